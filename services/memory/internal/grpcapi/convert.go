@@ -1,0 +1,69 @@
+package grpcapi
+
+import (
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+func toProtoThread(t *memory.Thread) *memoryv1.Thread {
+	return &memoryv1.Thread{
+		ThreadId: t.ID, ParentThreadId: t.ParentID, CreatedAt: timestamppb.New(t.CreatedAt),
+		LastUpdatedAt: timestamppb.New(t.UpdatedAt), ExpiresAt: timestamppb.New(t.ExpiresAt),
+		ToolName: t.ToolName, Turns: toProtoTurns(t.Turns), InitialContext: toStruct(t.InitialContext),
+		ClientId: t.ClientID,
+	}
+}
+
+func toProtoTurns(turns []memory.Turn) []*memoryv1.Turn {
+	out := make([]*memoryv1.Turn, len(turns))
+	for i, t := range turns {
+		files := make([]*memoryv1.FileRef, len(t.Files))
+		for j, f := range t.Files {
+			files[j] = &memoryv1.FileRef{Path: f.Path, Sha256: f.SHA256, SizeBytes: f.Size}
+		}
+		out[i] = &memoryv1.Turn{
+			Role: memoryv1.Role(t.Role), Content: t.Content, Timestamp: timestamppb.New(t.Timestamp),
+			Files: files, Images: t.Images, ToolName: t.ToolName, ModelProvider: t.ModelProvider,
+			ModelName: t.ModelName, ModelMetadata: toStruct(t.ModelMetadata),
+		}
+	}
+	return out
+}
+
+func fromProtoTurns(turns []*memoryv1.Turn) []memory.Turn {
+	out := make([]memory.Turn, len(turns))
+	for i, t := range turns {
+		files := make([]memory.FileRef, len(t.GetFiles()))
+		for j, f := range t.GetFiles() {
+			files[j] = memory.FileRef{Path: f.GetPath(), SHA256: f.GetSha256(), Size: f.GetSizeBytes()}
+		}
+		turn := memory.Turn{
+			Role: memory.Role(t.GetRole()), Content: t.GetContent(), Files: files, Images: t.GetImages(),
+			ToolName: t.GetToolName(), ModelProvider: t.GetModelProvider(), ModelName: t.GetModelName(),
+			ModelMetadata: t.GetModelMetadata().AsMap(),
+		}
+		if len(turn.ModelMetadata) == 0 {
+			turn.ModelMetadata = nil
+		}
+		if t.GetTimestamp() != nil {
+			turn.Timestamp = t.GetTimestamp().AsTime()
+		}
+		out[i] = turn
+	}
+	return out
+}
+
+// toStruct converts JSON-shaped maps; values that came from a Struct always
+// convert back, so the error is unreachable for stored data.
+func toStruct(m map[string]any) *structpb.Struct {
+	if len(m) == 0 {
+		return nil
+	}
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		return nil
+	}
+	return s
+}

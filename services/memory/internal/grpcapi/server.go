@@ -1,0 +1,86 @@
+package grpcapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Server implements memoryv1.MemoryServiceServer over a memory.Service.
+type Server struct {
+	memoryv1.UnimplementedMemoryServiceServer
+	svc    *memory.Service
+	logger *slog.Logger
+}
+
+// New returns a server for svc.
+func New(svc *memory.Service, logger *slog.Logger) *Server {
+	return &Server{svc: svc, logger: logger}
+}
+
+func (s *Server) GetSettings(context.Context, *memoryv1.GetSettingsRequest) (*memoryv1.GetSettingsResponse, error) {
+	return &memoryv1.GetSettingsResponse{MaxTurns: int32(s.svc.MaxTurns()), TtlSeconds: s.svc.TTL().Seconds()}, nil
+}
+
+func (s *Server) CreateThread(ctx context.Context, req *memoryv1.CreateThreadRequest) (*memoryv1.CreateThreadResponse, error) {
+	t, err := s.svc.Create(ctx, memory.CreateParams{
+		ToolName: req.GetToolName(), ParentID: req.GetParentThreadId(), InitialContext: req.GetInitialContext().AsMap(),
+		ClientID: req.GetClientId(), Turns: fromProtoTurns(req.GetTurns()),
+	})
+	if err != nil {
+		return nil, s.toStatus(ctx, "create thread", err)
+	}
+	return &memoryv1.CreateThreadResponse{Thread: toProtoThread(t)}, nil
+}
+
+func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) (*memoryv1.GetThreadResponse, error) {
+	t, err := s.svc.Get(ctx, req.GetThreadId(), req.GetClientId())
+	if err != nil {
+		return nil, s.toStatus(ctx, "get thread", err)
+	}
+	return &memoryv1.GetThreadResponse{Thread: toProtoThread(t)}, nil
+}
+
+func (s *Server) AppendTurns(ctx context.Context, req *memoryv1.AppendTurnsRequest) (*memoryv1.AppendTurnsResponse, error) {
+	n, err := s.svc.Append(ctx, req.GetThreadId(), req.GetClientId(), fromProtoTurns(req.GetTurns()))
+	if errors.Is(err, memory.ErrTurnLimit) {
+		return &memoryv1.AppendTurnsResponse{Accepted: false, TurnCount: int32(n)}, nil
+	}
+	if err != nil {
+		return nil, s.toStatus(ctx, "append turns", err)
+	}
+	return &memoryv1.AppendTurnsResponse{Accepted: true, TurnCount: int32(n)}, nil
+}
+
+func (s *Server) SelectHistory(ctx context.Context, req *memoryv1.SelectHistoryRequest) (*memoryv1.SelectHistoryResponse, error) {
+	sel, err := s.svc.SelectHistory(ctx, req.GetThreadId(), req.GetClientId(), req.GetTokenBudget())
+	if err != nil {
+		return nil, s.toStatus(ctx, "select history", err)
+	}
+	return &memoryv1.SelectHistoryResponse{
+		Turns: toProtoTurns(sel.Turns), TotalTurns: int32(len(sel.Thread.Turns)), OmittedTurns: int32(sel.Omitted),
+		TokensUsed: sel.TokensUsed, ToolName: sel.Thread.ToolName,
+	}, nil
+}
+
+// toStatus is the one place domain errors become status codes. Internal
+// error text stays in the log.
+func (s *Server) toStatus(ctx context.Context, op string, err error) error {
+	switch {
+	case errors.Is(err, memory.ErrNotFound):
+		return status.Error(codes.NotFound, "thread not found or expired")
+	case errors.Is(err, memory.ErrInvalid):
+		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, "cancelled")
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, "deadline exceeded")
+	}
+	s.logger.ErrorContext(ctx, "memory call failed", "op", op, "err", err)
+	return status.Error(codes.Internal, "memory: internal error")
+}

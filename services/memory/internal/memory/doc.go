@@ -1,0 +1,4 @@
+// Package memory owns the thread model, the Store interface every backend
+// implements, and the rules on top of it: ids, TTL, the turn limit, access by
+// client identity and history selection.
+package memory

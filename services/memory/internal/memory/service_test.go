@@ -1,0 +1,101 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+	"github.com/zenmcp/zen/services/memory/internal/memory/memstore"
+)
+
+func exchange(q, a string) []memory.Turn {
+	return []memory.Turn{{Role: memory.RoleUser, Content: q}, {Role: memory.RoleAssistant, Content: a, ModelName: "m"}}
+}
+
+func TestSelectHistoryKeepsNewestTurnsInOrder(t *testing.T) {
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 50)
+	th, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: exchange(strings.Repeat("a", 300), "b1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Append(ctx, th.ID, "", exchange("q2", "b2")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name        string
+		budget      int64
+		wantContent []string
+		wantOmitted int
+	}{
+		{"everything fits", 10_000, []string{strings.Repeat("a", 300), "b1", "q2", "b2"}, 0},
+		{"the long first turn does not fit", 100, []string{"b1", "q2", "b2"}, 1},
+		{"only the newest", 20, []string{"b2"}, 3},
+		{"nothing", 1, nil, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sel, err := svc.SelectHistory(ctx, th.ID, "", tt.budget)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, turn := range sel.Turns {
+				got = append(got, turn.Content)
+			}
+			if strings.Join(got, "|") != strings.Join(tt.wantContent, "|") || sel.Omitted != tt.wantOmitted {
+				t.Errorf("got %q omitted %d, want %q omitted %d", got, sel.Omitted, tt.wantContent, tt.wantOmitted)
+			}
+			if sel.TokensUsed > tt.budget {
+				t.Errorf("used %d tokens of a %d budget", sel.TokensUsed, tt.budget)
+			}
+		})
+	}
+}
+
+func TestGetHidesThreadsFromOtherClientsAndMalformedIDs(t *testing.T) {
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 50)
+	th, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "alice", Turns: exchange("q", "a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ id, client string }{{th.ID, "bob"}, {th.ID, ""}, {"not-a-uuid", "alice"}} {
+		if _, err := svc.Get(ctx, tc.id, tc.client); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("Get(%q, %q) err = %v, want ErrNotFound", tc.id, tc.client, err)
+		}
+	}
+	if _, err := svc.Get(ctx, th.ID, "alice"); err != nil {
+		t.Errorf("owner: %v", err)
+	}
+}
+
+func TestAppendPastTheLimitStoresNothing(t *testing.T) {
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 4)
+	th, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: exchange("q1", "a1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := svc.Append(ctx, th.ID, "", exchange("q2", "a2")); err != nil || n != 4 {
+		t.Fatalf("second exchange: %d, %v", n, err)
+	}
+	if _, err := svc.Append(ctx, th.ID, "", exchange("q3", "a3")); !errors.Is(err, memory.ErrTurnLimit) {
+		t.Fatalf("third exchange: err = %v, want ErrTurnLimit", err)
+	}
+	got, _ := svc.Get(ctx, th.ID, "")
+	if len(got.Turns) != 4 {
+		t.Errorf("have %d turns, want 4", len(got.Turns))
+	}
+}
+
+func TestCreateRejectsTurnsWithoutRole(t *testing.T) {
+	svc := memory.NewService(memstore.New(), time.Hour, 50)
+	_, err := svc.Create(context.Background(), memory.CreateParams{ToolName: "chat", Turns: []memory.Turn{{Content: "x"}}})
+	if !errors.Is(err, memory.ErrInvalid) {
+		t.Errorf("err = %v, want ErrInvalid", err)
+	}
+}

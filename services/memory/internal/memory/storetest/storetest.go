@@ -1,0 +1,138 @@
+// Package storetest is the conformance suite every memory.Store passes.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+)
+
+// Run runs the suite against stores made by newStore, one per subtest.
+func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
+	ctx := context.Background()
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	thread := func() *memory.Thread {
+		return &memory.Thread{
+			ID: uuid.NewString(), CreatedAt: base, UpdatedAt: base, ExpiresAt: base.Add(time.Hour),
+			ToolName: "chat", InitialContext: map[string]any{"prompt": "hi"},
+		}
+	}
+	turn := func(role memory.Role, content string) memory.Turn {
+		return memory.Turn{Role: role, Content: content, Timestamp: base, ToolName: "chat",
+			Files: []memory.FileRef{{Path: "/a.go", SHA256: "ab", Size: 2}}}
+	}
+
+	t.Run("create then get returns the same thread", func(t *testing.T) {
+		s := newStore(t)
+		want := thread()
+		want.Turns = []memory.Turn{turn(memory.RoleUser, "q"), turn(memory.RoleAssistant, "a")}
+		if err := s.Create(ctx, want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Get(ctx, want.ID, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID != want.ID || len(got.Turns) != 2 || got.Turns[1].Content != "a" || got.Turns[0].Files[0].SHA256 != "ab" ||
+			got.InitialContext["prompt"] != "hi" || !got.ExpiresAt.Equal(want.ExpiresAt) {
+			t.Errorf("got %+v, want %+v", got, want)
+		}
+	})
+
+	t.Run("unknown and expired threads are not found", func(t *testing.T) {
+		s := newStore(t)
+		if _, err := s.Get(ctx, uuid.NewString(), base); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("unknown: err = %v, want ErrNotFound", err)
+		}
+		th := thread()
+		if err := s.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Get(ctx, th.ID, base.Add(time.Hour)); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("expired: err = %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("append refreshes the expiry and respects the limit", func(t *testing.T) {
+		s := newStore(t)
+		th := thread()
+		if err := s.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		later := base.Add(50 * time.Minute)
+		n, err := s.Append(ctx, th.ID, []memory.Turn{turn(memory.RoleUser, "1"), turn(memory.RoleAssistant, "2")}, 3, later, later.Add(time.Hour))
+		if err != nil || n != 2 {
+			t.Fatalf("Append = %d, %v; want 2, nil", n, err)
+		}
+		if _, err := s.Get(ctx, th.ID, base.Add(90*time.Minute)); err != nil {
+			t.Errorf("after refresh: %v", err)
+		}
+		if _, err := s.Append(ctx, th.ID, []memory.Turn{turn(memory.RoleUser, "3"), turn(memory.RoleAssistant, "4")}, 3, later, later.Add(time.Hour)); !errors.Is(err, memory.ErrTurnLimit) {
+			t.Errorf("past the limit: err = %v, want ErrTurnLimit", err)
+		}
+		got, _ := s.Get(ctx, th.ID, later)
+		if len(got.Turns) != 2 {
+			t.Errorf("a rejected append stored turns: have %d, want 2", len(got.Turns))
+		}
+	})
+
+	t.Run("concurrent appends keep every exchange", func(t *testing.T) {
+		s := newStore(t)
+		th := thread()
+		if err := s.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		const writers = 100
+		var wg sync.WaitGroup
+		errs := make(chan error, writers)
+		for i := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				turns := []memory.Turn{turn(memory.RoleUser, fmt.Sprint("q", i)), turn(memory.RoleAssistant, fmt.Sprint("a", i))}
+				if _, err := s.Append(ctx, th.ID, turns, 1000, base, base.Add(time.Hour)); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		got, err := s.Get(ctx, th.ID, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Turns) != 2*writers {
+			t.Fatalf("have %d turns, want %d", len(got.Turns), 2*writers)
+		}
+		for i := 0; i < len(got.Turns); i += 2 {
+			if got.Turns[i].Role != memory.RoleUser || got.Turns[i+1].Role != memory.RoleAssistant ||
+				got.Turns[i].Content[1:] != got.Turns[i+1].Content[1:] {
+				t.Fatalf("exchange at %d interleaved: %q then %q", i, got.Turns[i].Content, got.Turns[i+1].Content)
+			}
+		}
+	})
+
+	t.Run("a caller cannot change stored turns", func(t *testing.T) {
+		s := newStore(t)
+		th := thread()
+		th.Turns = []memory.Turn{turn(memory.RoleUser, "q")}
+		if err := s.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := s.Get(ctx, th.ID, base)
+		got.Turns[0].Content = "changed"
+		again, _ := s.Get(ctx, th.ID, base)
+		if again.Turns[0].Content != "q" {
+			t.Errorf("stored turn changed to %q", again.Turns[0].Content)
+		}
+	})
+}

@@ -1,0 +1,271 @@
+package fakemodel
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Reply is what the server answers to one request.
+type Reply struct {
+	// Content is the assistant's text. Streamed replies send it word by word.
+	Content string
+	// FinishReason defaults to "stop".
+	FinishReason string
+	// Status, when not 200, answers with an OpenAI error body of that status.
+	Status int
+	// RetryAfter sets the Retry-After header on an error.
+	RetryAfter string
+	// Raw, when set, is sent as the body as it is, with status 200.
+	Raw string
+	// Stall holds the request open until the client cancels it.
+	Stall bool
+	// Delay waits before answering (cut short if the client cancels).
+	Delay time.Duration
+	// PromptTokens and CompletionTokens fill the usage block; zero means a
+	// count derived from the text.
+	PromptTokens, CompletionTokens int
+}
+
+// Message is one chat message as sent by the client.
+type Message struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// Text returns the message text, joining the text parts of a multi-part
+// message.
+func (m Message) Text() string {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(m.Content, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// Request is one recorded request.
+type Request struct {
+	Method string
+	Path   string
+	Header http.Header
+	Body   []byte
+	// The parsed chat completion request.
+	Model       string    `json:"model"`
+	Messages    []Message `json:"messages"`
+	Stream      bool      `json:"stream"`
+	Temperature *float64  `json:"temperature"`
+	// Cancelled is set when the client went away before the reply ended.
+	Cancelled bool `json:"-"`
+}
+
+// AllText joins every message's text, for assertions that look for a phrase.
+func (r Request) AllText() string {
+	var b strings.Builder
+	for _, m := range r.Messages {
+		b.WriteString(m.Text())
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// Server is the fake. The zero value is not usable; call Start or New.
+type Server struct {
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	reply    func(Request) Reply
+	requests []*Request
+}
+
+// Start starts a fake that echoes a fixed reply until told otherwise.
+func Start() *Server {
+	s := &Server{reply: func(Request) Reply { return Reply{Content: "fake reply"} }}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// New starts a fake that stops when the test ends.
+func New(tb testing.TB) *Server {
+	s := Start()
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
+
+// URL is the base URL a client is configured with, ending in /v1.
+func (s *Server) URL() string { return s.srv.URL + "/v1" }
+
+// SetReply decides the answer to every later request.
+func (s *Server) SetReply(f func(Request) Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reply = f
+}
+
+// Requests returns copies of the requests received so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Request, len(s.requests))
+	for i, r := range s.requests {
+		out[i] = *r
+	}
+	return out
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	req := &Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	_ = json.Unmarshal(body, req)
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	reply := s.reply
+	s.mu.Unlock()
+
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		writeError(w, http.StatusNotFound, "not_found", "fakemodel serves POST /v1/chat/completions only")
+		return
+	}
+	rep := reply(*req)
+	cancelled := func() {
+		s.mu.Lock()
+		req.Cancelled = true
+		s.mu.Unlock()
+	}
+	if rep.Stall {
+		<-r.Context().Done()
+		cancelled()
+		return
+	}
+	if rep.Delay > 0 {
+		select {
+		case <-time.After(rep.Delay):
+		case <-r.Context().Done():
+			cancelled()
+			return
+		}
+	}
+	switch {
+	case rep.Status != 0 && rep.Status != http.StatusOK:
+		if rep.RetryAfter != "" {
+			w.Header().Set("Retry-After", rep.RetryAfter)
+		}
+		writeError(w, rep.Status, "server_error", fmt.Sprintf("fake failure %d", rep.Status))
+	case rep.Raw != "":
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, rep.Raw)
+	case req.Stream:
+		if !s.stream(w, r, *req, rep) {
+			cancelled()
+		}
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(completion(*req, rep))
+	}
+}
+
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": nil}})
+}
+
+func finish(rep Reply) string {
+	if rep.FinishReason != "" {
+		return rep.FinishReason
+	}
+	return "stop"
+}
+
+func usage(req Request, rep Reply) map[string]int {
+	in, out := rep.PromptTokens, rep.CompletionTokens
+	if in == 0 {
+		in = len(req.AllText())/4 + 1
+	}
+	if out == 0 {
+		out = len(rep.Content)/4 + 1
+	}
+	return map[string]int{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out}
+}
+
+func completion(req Request, rep Reply) map[string]any {
+	return map[string]any{
+		"id": "chatcmpl-fake", "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
+		"choices": []any{map[string]any{
+			"index": 0, "finish_reason": finish(rep),
+			"message": map[string]any{"role": "assistant", "content": rep.Content},
+		}},
+		"usage": usage(req, rep),
+	}
+}
+
+// stream sends the reply as server-sent events; it reports false when the
+// client went away first.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, rep Reply) bool {
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	send := func(v any) bool {
+		b, _ := json.Marshal(v)
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return false
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return r.Context().Err() == nil
+	}
+	chunk := func(delta map[string]any, reason any) map[string]any {
+		return map[string]any{
+			"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": reason}},
+		}
+	}
+	if !send(chunk(map[string]any{"role": "assistant", "content": ""}, nil)) {
+		return false
+	}
+	for _, piece := range splitKeep(rep.Content) {
+		if !send(chunk(map[string]any{"content": piece}, nil)) {
+			return false
+		}
+	}
+	if !send(chunk(map[string]any{}, finish(rep))) {
+		return false
+	}
+	if !send(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": req.Model, "choices": []any{}, "usage": usage(req, rep)}) {
+		return false
+	}
+	_, err := io.WriteString(w, "data: [DONE]\n\n")
+	return err == nil
+}
+
+// splitKeep splits after each space so the pieces join back to s.
+func splitKeep(s string) []string {
+	var out []string
+	for s != "" {
+		i := strings.IndexByte(s, ' ')
+		if i < 0 {
+			out = append(out, s)
+			break
+		}
+		out = append(out, s[:i+1])
+		s = s[i+1:]
+	}
+	return out
+}

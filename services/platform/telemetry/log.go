@@ -1,0 +1,50 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"go.opentelemetry.io/otel/trace"
+)
+
+// ParseLevel reads LOG_LEVEL values (DEBUG, INFO, WARNING, ERROR and their
+// lowercase forms). An empty value means INFO.
+func ParseLevel(s string) (slog.Level, error) {
+	switch strings.ToUpper(strings.TrimSpace(s)) {
+	case "", "INFO":
+		return slog.LevelInfo, nil
+	case "DEBUG":
+		return slog.LevelDebug, nil
+	case "WARN", "WARNING":
+		return slog.LevelWarn, nil
+	case "ERROR", "CRITICAL":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("LOG_LEVEL=%q: want DEBUG, INFO, WARNING or ERROR", s)
+}
+
+// NewLogger writes JSON lines to w; every record logged with a context that
+// holds a span carries its trace_id and span_id.
+func NewLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(traceHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})})
+}
+
+type traceHandler struct{ slog.Handler }
+
+func (h traceHandler) Handle(ctx context.Context, r slog.Record) error {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h traceHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return traceHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h traceHandler) WithGroup(name string) slog.Handler {
+	return traceHandler{h.Handler.WithGroup(name)}
+}

@@ -1,0 +1,53 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/zenmcp/zen/services/platform/config"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Setup installs a tracer provider and the W3C propagators as the process
+// globals and returns a function that flushes and stops them. Spans are
+// always recorded, so every call has a trace id for logs and results; they
+// are exported over OTLP/gRPC only when OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set. OTEL_SERVICE_NAME, when set,
+// wins over service.
+func Setup(ctx context.Context, service, version string, getenv config.Getenv) (trace.TracerProvider, func(context.Context) error, error) {
+	if name := getenv("OTEL_SERVICE_NAME"); name != "" {
+		service = name
+	}
+	res := resource.NewSchemaless(semconv.ServiceName(service), semconv.ServiceVersion(version))
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" {
+		if p := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL")); p != "" && p != "grpc" {
+			return nil, nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q: zen exports traces over grpc only; unset it or set grpc", p)
+		}
+		exp, err := otlptracegrpc.New(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT: create OTLP exporter: %w", err)
+		}
+		opts = append(opts, sdktrace.WithBatcher(exp))
+	}
+	tp := sdktrace.NewTracerProvider(opts...)
+	otel.SetTracerProvider(tp)
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	return tp, tp.Shutdown, nil
+}
+
+// TraceID returns the hex trace id of the span in ctx, or "".
+func TraceID(ctx context.Context) string {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.HasTraceID() {
+		return ""
+	}
+	return sc.TraceID().String()
+}

@@ -1,0 +1,35 @@
+package tokens
+
+// charsPerToken is the divisor the reference server uses when it budgets
+// conversation turns: pessimistic for English prose, about right for code.
+const charsPerToken = 3
+
+// Estimate returns the estimated token cost of s.
+func Estimate(s string) int64 {
+	return int64((len(s) + charsPerToken - 1) / charsPerToken)
+}
+
+// Budget is how a model's context window is shared out.
+type Budget struct {
+	Content  int64 // everything we send: prompt, history and files
+	Response int64 // room left for the reply
+	Files    int64 // of Content, for embedded files
+	History  int64 // of Content, for conversation history
+}
+
+// largeContext is where the reference server moves from a 60/40 to an 80/20
+// split between content and response.
+const largeContext = 300_000
+
+// ForContext splits a context window the way the reference server does.
+func ForContext(window int64) Budget {
+	if window <= 0 {
+		window = 8192
+	}
+	if window < largeContext {
+		content := window * 60 / 100
+		return Budget{Content: content, Response: window - content, Files: content * 30 / 100, History: content * 50 / 100}
+	}
+	content := window * 80 / 100
+	return Budget{Content: content, Response: window - content, Files: content * 40 / 100, History: content * 40 / 100}
+}
