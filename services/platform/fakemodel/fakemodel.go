@@ -269,3 +269,26 @@ func splitKeep(s string) []string {
 	}
 	return out
 }
+
+// WaitCancelled blocks until request i (in arrival order) has been seen
+// cancelled by its client, failing the test if it ends first.
+func (s *Server) WaitCancelled(tb testing.TB, i int) {
+	tb.Helper()
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.mu.Lock()
+		done := i < len(s.requests) && s.requests[i].Cancelled
+		s.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-deadline.C:
+			tb.Fatalf("fakemodel: request %d was not cancelled within 10s", i)
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package grpcapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/router/internal/provider"
+	"github.com/zenmcp/zen/services/router/internal/routing"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Server implements routerv1.RouterServiceServer.
+type Server struct {
+	routerv1.UnimplementedRouterServiceServer
+	reg    *routing.Registry
+	logger *slog.Logger
+}
+
+// New returns a server over reg.
+func New(reg *routing.Registry, logger *slog.Logger) *Server {
+	return &Server{reg: reg, logger: logger}
+}
+
+func toProto(e routing.Entry) *routerv1.Model {
+	return &routerv1.Model{
+		Name: e.Name, Provider: e.Provider.Name, FriendlyName: e.FriendlyName, Aliases: e.Aliases,
+		IntelligenceScore: int32(e.IntelligenceScore), Description: e.Description, ContextWindow: e.ContextWindow,
+		MaxOutputTokens: e.MaxOutputTokens, MaxThinkingTokens: e.MaxThinkingTokens,
+		SupportsExtendedThinking: e.SupportsExtendedThinking, SupportsSystemPrompts: e.SupportsSystemPrompts,
+		SupportsStreaming: e.SupportsStreaming, SupportsFunctionCalling: e.SupportsFunctionCalling,
+		SupportsImages: e.SupportsImages, SupportsJsonMode: e.SupportsJSONMode, SupportsTemperature: e.SupportsTemperature,
+		TemperatureConstraint: e.TemperatureConstraint, MaxImageSizeMb: e.MaxImageSizeMB,
+		UseOpenaiResponseApi: e.UseOpenAIResponseAPI, DefaultReasoningEffort: e.DefaultReasoningEffort,
+		AllowCodeGeneration: e.AllowCodeGeneration, Configured: e.Configured, Rank: int32(e.Rank()),
+	}
+}
+
+func (s *Server) ListModels(_ context.Context, req *routerv1.ListModelsRequest) (*routerv1.ListModelsResponse, error) {
+	resp := &routerv1.ListModelsResponse{
+		ConfiguredProviders: s.reg.ConfiguredProviders(), DefaultModel: s.reg.DefaultModel(), AutoMode: s.reg.AutoMode(),
+	}
+	for _, e := range s.reg.Entries() {
+		if req.GetConfiguredOnly() && !e.Configured {
+			continue
+		}
+		resp.Models = append(resp.Models, toProto(e))
+	}
+	return resp, nil
+}
+
+func (s *Server) GetModel(_ context.Context, req *routerv1.GetModelRequest) (*routerv1.GetModelResponse, error) {
+	e, ok := s.reg.Lookup(req.GetName())
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "no catalogue lists a model or alias named %q", req.GetName())
+	}
+	return &routerv1.GetModelResponse{Model: toProto(e)}, nil
+}
+
+func (s *Server) ResolveModel(_ context.Context, req *routerv1.ResolveModelRequest) (*routerv1.ResolveModelResponse, error) {
+	if _, err := routing.ParseCategory(req.GetCategory()); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	e, why, err := s.reg.Resolve(req.GetModel(), req.GetCategory())
+	if errors.Is(err, routing.ErrNotAvailable) {
+		return nil, status.Errorf(codes.NotFound, "model %q is not available with the configured providers", req.GetModel())
+	}
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	return &routerv1.ResolveModelResponse{Model: toProto(e), Reason: why}, nil
+}
+
+func (s *Server) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStreamingServer[routerv1.GenerateResponse]) error {
+	ctx := stream.Context()
+	e, _, err := s.reg.Resolve(req.GetModel(), "")
+	if err != nil || req.GetModel() == "" || req.GetModel() == "auto" {
+		return status.Errorf(codes.NotFound, "model %q is not available with the configured providers", req.GetModel())
+	}
+	preq := provider.Request{Model: e.Name, Stream: e.SupportsStreaming, MaxTokens: req.GetMaxOutputTokens()}
+	if base, tag, ok := cutTag(req.GetModel()); ok && e.Provider.Name == "custom" && base != "" {
+		preq.Model = e.Name + ":" + tag
+	}
+	if req.GetHasTemperature() && e.SupportsTemperature {
+		t := e.ClampTemperature(req.GetTemperature())
+		preq.Temperature = &t
+	}
+	if sp := req.GetSystemPrompt(); sp != "" {
+		if e.SupportsSystemPrompts {
+			preq.Messages = append(preq.Messages, provider.Message{Role: "system", Content: sp})
+		} else {
+			preq.Messages = append(preq.Messages, provider.Message{Role: "user", Content: sp})
+		}
+	}
+	for _, m := range req.GetMessages() {
+		preq.Messages = append(preq.Messages, provider.Message{Role: m.GetRole(), Content: m.GetContent(), Images: m.GetImages()})
+	}
+	var sendErr error
+	res, err := e.Provider.Client.Generate(ctx, preq, func(delta string) {
+		if sendErr == nil {
+			sendErr = stream.Send(&routerv1.GenerateResponse{Event: &routerv1.GenerateResponse_Delta{Delta: delta}})
+		}
+	})
+	if err == nil {
+		err = sendErr
+	}
+	if err != nil {
+		return s.toStatus(ctx, err)
+	}
+	if res.Content == "" {
+		return status.Errorf(codes.FailedPrecondition, "Response blocked or incomplete. Finish reason: %s", res.FinishReason)
+	}
+	return stream.Send(&routerv1.GenerateResponse{Event: &routerv1.GenerateResponse_Done{Done: &routerv1.GenerateDone{
+		Content: res.Content, FinishReason: res.FinishReason, ModelName: e.Name, Provider: e.Provider.Name,
+		Usage: &routerv1.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens,
+			TotalTokens: res.Usage.InputTokens + res.Usage.OutputTokens},
+	}}})
+}
+
+func cutTag(name string) (string, string, bool) {
+	for i := len(name) - 1; i >= 0; i-- {
+		if name[i] == ':' {
+			return name[:i], name[i+1:], true
+		}
+	}
+	return name, "", false
+}
+
+// toStatus is the one place provider failures become status codes. The
+// provider's own message is meant for people, so it is passed on.
+func (s *Server) toStatus(ctx context.Context, err error) error {
+	var perr *provider.Error
+	switch {
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, "the caller cancelled the model call")
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, "the model call ran out of time")
+	case errors.As(err, &perr):
+		s.logger.WarnContext(ctx, "provider call failed", "provider", perr.Provider, "model", perr.Model, "status", perr.Status, "err", perr.Msg)
+		if perr.Retryable {
+			return status.Error(codes.Unavailable, perr.Error())
+		}
+		return status.Error(codes.FailedPrecondition, perr.Error())
+	}
+	s.logger.ErrorContext(ctx, "generate failed", "err", err)
+	return status.Error(codes.Internal, "router: internal error")
+}

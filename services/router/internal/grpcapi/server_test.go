@@ -1,0 +1,190 @@
+package grpcapi_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+
+	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/platform/fakemodel"
+	"github.com/zenmcp/zen/services/router/internal/catalogue"
+	"github.com/zenmcp/zen/services/router/internal/grpcapi"
+	"github.com/zenmcp/zen/services/router/internal/provider"
+	"github.com/zenmcp/zen/services/router/internal/routing"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+)
+
+// newRouter serves a router whose Custom provider is the fake, over gRPC.
+func newRouter(t *testing.T, fake *fakemodel.Server, defaultModel string) routerv1.RouterServiceClient {
+	t.Helper()
+	custom, err := catalogue.Embedded("custom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	openai, _ := catalogue.Embedded("openai")
+	reg, err := routing.New([]*routing.Provider{
+		{Name: "openai", Models: openai},
+		{Name: "custom", Configured: true, Models: custom, Client: provider.NewCompat("Custom API", fake.URL(), "k", provider.NewHTTPClient(5e9))},
+	}, defaultModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer()
+	routerv1.RegisterRouterServiceServer(srv, grpcapi.New(reg, slog.New(slog.DiscardHandler)))
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient("passthrough:///router", grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return routerv1.NewRouterServiceClient(conn)
+}
+
+func generate(ctx context.Context, c routerv1.RouterServiceClient, req *routerv1.GenerateRequest) (string, *routerv1.GenerateDone, error) {
+	stream, err := c.Generate(ctx, req)
+	if err != nil {
+		return "", nil, err
+	}
+	var deltas strings.Builder
+	for {
+		msg, err := stream.Recv()
+		if err == io.EOF {
+			return deltas.String(), nil, io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return deltas.String(), nil, err
+		}
+		if d := msg.GetDone(); d != nil {
+			return deltas.String(), d, nil
+		}
+		deltas.WriteString(msg.GetDelta())
+	}
+}
+
+func TestGenerateStreamsAndReportsUsage(t *testing.T) {
+	fake := fakemodel.New(t)
+	fake.SetReply(func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Content: "three little words", PromptTokens: 7, CompletionTokens: 3}
+	})
+	c := newRouter(t, fake, "auto")
+	deltas, done, err := generate(context.Background(), c, &routerv1.GenerateRequest{
+		Model: "local-llama", SystemPrompt: "be brief", HasTemperature: true, Temperature: 5,
+		Messages: []*routerv1.Message{{Role: "user", Content: "hello"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deltas != "three little words" || done.GetContent() != deltas || done.GetModelName() != "llama3.2" || done.GetProvider() != "custom" {
+		t.Errorf("deltas %q, done %+v", deltas, done)
+	}
+	if done.GetUsage().GetInputTokens() != 7 || done.GetUsage().GetOutputTokens() != 3 {
+		t.Errorf("usage = %+v, want 7 in, 3 out", done.GetUsage())
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d upstream requests, want 1", len(reqs))
+	}
+	r := reqs[0]
+	if r.Model != "llama3.2" || !r.Stream || r.Temperature == nil || *r.Temperature != 2 ||
+		r.Messages[0].Role != "system" || r.Messages[1].Text() != "hello" || r.Header.Get("Authorization") != "Bearer k" {
+		t.Errorf("upstream request = %+v (temperature %v)", r, r.Temperature)
+	}
+}
+
+func TestGenerateMapsProviderFailures(t *testing.T) {
+	tests := []struct {
+		name  string
+		reply fakemodel.Reply
+		code  codes.Code
+		text  string
+	}{
+		{"500 is retryable", fakemodel.Reply{Status: 500}, codes.Unavailable, "Custom API API error for model llama3.2: HTTP 500"},
+		{"400 is not", fakemodel.Reply{Status: 400}, codes.FailedPrecondition, "HTTP 400"},
+		{"garbage", fakemodel.Reply{Raw: "data: {not json\n\n"}, codes.FailedPrecondition, "could not be read"},
+		{"empty reply", fakemodel.Reply{Content: "", FinishReason: "length"}, codes.FailedPrecondition, "Finish reason: length"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := fakemodel.New(t)
+			fake.SetReply(func(fakemodel.Request) fakemodel.Reply { return tt.reply })
+			_, _, err := generate(context.Background(), newRouter(t, fake, "auto"), &routerv1.GenerateRequest{
+				Model: "llama3.2", Messages: []*routerv1.Message{{Role: "user", Content: "hi"}},
+			})
+			if status.Code(err) != tt.code || !strings.Contains(status.Convert(err).Message(), tt.text) {
+				t.Errorf("err = %v, want %v containing %q", err, tt.code, tt.text)
+			}
+		})
+	}
+}
+
+func TestGenerateCancelStopsTheUpstreamRequest(t *testing.T) {
+	fake := fakemodel.New(t)
+	started := make(chan struct{})
+	fake.SetReply(func(fakemodel.Request) fakemodel.Reply { close(started); return fakemodel.Reply{Stall: true} })
+	c := newRouter(t, fake, "auto")
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, _, err := generate(ctx, c, &routerv1.GenerateRequest{Model: "llama3.2", Messages: []*routerv1.Message{{Role: "user", Content: "hi"}}})
+		errc <- err
+	}()
+	<-started
+	cancel()
+	if err := <-errc; status.Code(err) != codes.Canceled {
+		t.Fatalf("err = %v, want Canceled", err)
+	}
+	fake.WaitCancelled(t, 0)
+}
+
+func TestResolveModel(t *testing.T) {
+	c := newRouter(t, fakemodel.New(t), "auto")
+	tests := []struct {
+		model, category, want string
+		code                  codes.Code
+	}{
+		{"auto", "EXTENDED_REASONING", "llama3.2", codes.OK},
+		{"", "fast_response", "llama3.2", codes.OK},
+		{"OLLAMA-LLAMA", "", "llama3.2", codes.OK},
+		{"llama3.2:8b", "", "llama3.2", codes.OK},
+		{"gpt-5.2", "", "", codes.NotFound},
+		{"auto", "SLOW", "", codes.InvalidArgument},
+	}
+	for _, tt := range tests {
+		t.Run(tt.model+"/"+tt.category, func(t *testing.T) {
+			resp, err := c.ResolveModel(context.Background(), &routerv1.ResolveModelRequest{Model: tt.model, Category: tt.category})
+			if status.Code(err) != tt.code {
+				t.Fatalf("err = %v, want %v", err, tt.code)
+			}
+			if err == nil && (resp.GetModel().GetName() != tt.want || resp.GetReason() == "") {
+				t.Errorf("resolved to %q (%q), want %q", resp.GetModel().GetName(), resp.GetReason(), tt.want)
+			}
+		})
+	}
+}
+
+func TestListModelsMarksConfiguredProviders(t *testing.T) {
+	resp, err := newRouter(t, fakemodel.New(t), "gpt-5").ListModels(context.Background(), &routerv1.ListModelsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !resp.GetAutoMode() {
+		t.Error("DEFAULT_MODEL=gpt-5 without OpenAI configured should be effective auto mode")
+	}
+	configured := map[string]bool{}
+	for _, m := range resp.GetModels() {
+		configured[m.GetName()] = m.GetConfigured()
+	}
+	if !configured["llama3.2"] || configured["gpt-5"] {
+		t.Errorf("configured = %v", configured)
+	}
+}

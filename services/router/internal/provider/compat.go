@@ -1,0 +1,155 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+)
+
+// Compat is a client for an OpenAI-compatible chat completions endpoint.
+type Compat struct {
+	label  string // "OpenAI", "Custom API": how errors name the provider
+	client *openai.Client
+}
+
+// NewHTTPClient returns the traced HTTP client provider calls use. There is
+// no overall timeout: streams are bounded by the caller's context.
+func NewHTTPClient(connectTimeout time.Duration) *http.Client {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.Proxy = nil
+	transport.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	return &http.Client{Transport: otelhttp.NewTransport(transport,
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+			return "provider " + r.Method + " " + r.URL.Path
+		}))}
+}
+
+// NewCompat returns a client for baseURL (ending in /v1 for most servers).
+func NewCompat(label, baseURL, apiKey string, hc *http.Client) *Compat {
+	cfg := openai.DefaultConfig(apiKey)
+	cfg.BaseURL = strings.TrimRight(baseURL, "/")
+	cfg.HTTPClient = hc
+	return &Compat{label: label, client: openai.NewClientWithConfig(cfg)}
+}
+
+func (c *Compat) request(req Request) openai.ChatCompletionRequest {
+	out := openai.ChatCompletionRequest{Model: req.Model, Stream: req.Stream}
+	for _, m := range req.Messages {
+		msg := openai.ChatCompletionMessage{Role: m.Role}
+		if len(m.Images) == 0 {
+			msg.Content = m.Content
+		} else {
+			msg.MultiContent = []openai.ChatMessagePart{{Type: openai.ChatMessagePartTypeText, Text: m.Content}}
+			for _, img := range m.Images {
+				msg.MultiContent = append(msg.MultiContent, openai.ChatMessagePart{
+					Type: openai.ChatMessagePartTypeImageURL, ImageURL: &openai.ChatMessageImageURL{URL: img},
+				})
+			}
+		}
+		out.Messages = append(out.Messages, msg)
+	}
+	if req.Temperature != nil {
+		out.Temperature = float32(*req.Temperature)
+		if out.Temperature == 0 {
+			// go-openai drops a zero temperature; a tiny one keeps the intent.
+			out.Temperature = 1e-6
+		}
+	}
+	if req.MaxTokens > 0 {
+		out.MaxCompletionTokens = int(req.MaxTokens)
+	}
+	if req.Stream {
+		out.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	}
+	return out
+}
+
+// Generate calls the endpoint, streaming when req.Stream is set.
+func (c *Compat) Generate(ctx context.Context, req Request, onDelta func(string)) (Result, error) {
+	if !req.Stream {
+		resp, err := c.client.CreateChatCompletion(ctx, c.request(req))
+		if err != nil {
+			return Result{}, c.wrap(ctx, req.Model, err)
+		}
+		if len(resp.Choices) == 0 {
+			return Result{}, &Error{Provider: c.label, Model: req.Model, Msg: "the response had no choices"}
+		}
+		res := Result{Content: resp.Choices[0].Message.Content, FinishReason: string(resp.Choices[0].FinishReason),
+			Usage: Usage{InputTokens: int64(resp.Usage.PromptTokens), OutputTokens: int64(resp.Usage.CompletionTokens)}}
+		if onDelta != nil && res.Content != "" {
+			onDelta(res.Content)
+		}
+		return res, nil
+	}
+	stream, err := c.client.CreateChatCompletionStream(ctx, c.request(req))
+	if err != nil {
+		return Result{}, c.wrap(ctx, req.Model, err)
+	}
+	defer stream.Close()
+	var res Result
+	var text strings.Builder
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return Result{}, c.wrap(ctx, req.Model, err)
+		}
+		if chunk.Usage != nil {
+			res.Usage = Usage{InputTokens: int64(chunk.Usage.PromptTokens), OutputTokens: int64(chunk.Usage.CompletionTokens)}
+		}
+		for _, choice := range chunk.Choices {
+			if choice.Delta.Content != "" {
+				text.WriteString(choice.Delta.Content)
+				if onDelta != nil {
+					onDelta(choice.Delta.Content)
+				}
+			}
+			if choice.FinishReason != "" {
+				res.FinishReason = string(choice.FinishReason)
+			}
+		}
+	}
+	res.Content = text.String()
+	return res, nil
+}
+
+// wrap turns a client error into an Error a person can act on.
+func (c *Compat) wrap(ctx context.Context, model string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	e := &Error{Provider: c.label, Model: model}
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &apiErr):
+		e.Status = apiErr.HTTPStatusCode
+		e.Msg = fmt.Sprintf("HTTP %d: %s", apiErr.HTTPStatusCode, apiErr.Message)
+	case errors.As(err, &reqErr):
+		e.Status = reqErr.HTTPStatusCode
+		e.Msg = fmt.Sprintf("HTTP %d: %s", reqErr.HTTPStatusCode, http.StatusText(reqErr.HTTPStatusCode))
+	case errors.As(err, &netErr):
+		e.Msg, e.Retryable = "could not reach the provider: "+netErr.Error(), true
+		return e
+	default:
+		e.Msg = "the provider's response could not be read: " + err.Error()
+		return e
+	}
+	switch e.Status {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		e.Retryable = true
+	}
+	return e
+}

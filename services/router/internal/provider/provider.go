@@ -1,0 +1,57 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Message is one chat message.
+type Message struct {
+	Role    string // system, user or assistant
+	Content string
+	Images  []string // data URLs
+}
+
+// Request is one generation.
+type Request struct {
+	Model       string // the name the provider knows
+	Messages    []Message
+	Temperature *float64 // nil leaves it out of the request
+	MaxTokens   int64    // 0 leaves it out
+	Stream      bool
+}
+
+// Usage counts tokens.
+type Usage struct {
+	InputTokens, OutputTokens int64
+}
+
+// Result is a finished generation.
+type Result struct {
+	Content      string
+	FinishReason string
+	Usage        Usage
+}
+
+// Error is a failed provider call, worded for the person who reads it.
+type Error struct {
+	Provider  string
+	Model     string
+	Status    int  // HTTP status, 0 when none came back
+	Retryable bool // a later attempt may succeed
+	Msg       string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s API error for model %s: %s", e.Provider, e.Model, e.Msg)
+}
+
+// ErrEmpty is a reply with no text.
+var ErrEmpty = errors.New("empty response")
+
+// Generator is a provider client. OnDelta, when set, gets each piece of the
+// reply as it streams.
+type Generator interface {
+	Generate(ctx context.Context, req Request, onDelta func(string)) (Result, error)
+}

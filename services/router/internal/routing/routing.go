@@ -1,0 +1,193 @@
+package routing
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/zenmcp/zen/services/router/internal/catalogue"
+	"github.com/zenmcp/zen/services/router/internal/provider"
+)
+
+// ErrNotAvailable is a model no configured provider serves.
+var ErrNotAvailable = errors.New("model not available")
+
+// Categories of tools for auto mode.
+const (
+	ExtendedReasoning = "EXTENDED_REASONING"
+	FastResponse      = "FAST_RESPONSE"
+	Balanced          = "BALANCED"
+)
+
+// ParseCategory accepts a category in any case; empty means BALANCED.
+func ParseCategory(s string) (string, error) {
+	c := strings.ToUpper(strings.TrimSpace(s))
+	switch c {
+	case "":
+		return Balanced, nil
+	case ExtendedReasoning, FastResponse, Balanced:
+		return c, nil
+	}
+	return "", fmt.Errorf("unknown category %q: want EXTENDED_REASONING, FAST_RESPONSE or BALANCED", s)
+}
+
+// Provider is one configured or known provider.
+type Provider struct {
+	Name       string // openai, custom
+	Configured bool
+	Models     []catalogue.Model
+	Client     provider.Generator // nil when not configured
+}
+
+// Entry is a model with the provider that serves it.
+type Entry struct {
+	catalogue.Model
+	Provider   *Provider
+	Configured bool
+}
+
+// Registry resolves model names. Providers are in priority order: the first
+// configured provider that knows a name serves it.
+type Registry struct {
+	providers    []*Provider
+	defaultModel string
+}
+
+// New returns a registry; defaultModel is DEFAULT_MODEL ("auto" when empty).
+func New(providers []*Provider, defaultModel string) (*Registry, error) {
+	if defaultModel == "" {
+		defaultModel = "auto"
+	}
+	r := &Registry{providers: providers, defaultModel: defaultModel}
+	if len(r.ConfiguredProviders()) == 0 {
+		return nil, errors.New("at least one model provider must be configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server) or CUSTOM_API_URL")
+	}
+	return r, nil
+}
+
+// DefaultModel is DEFAULT_MODEL as configured.
+func (r *Registry) DefaultModel() string { return r.defaultModel }
+
+// AutoMode reports whether callers must name a model: DEFAULT_MODEL is auto
+// or names a model no configured provider serves.
+func (r *Registry) AutoMode() bool {
+	if strings.EqualFold(r.defaultModel, "auto") {
+		return true
+	}
+	_, err := r.lookup(r.defaultModel)
+	return err != nil
+}
+
+// ConfiguredProviders lists configured providers in priority order.
+func (r *Registry) ConfiguredProviders() []string {
+	var out []string
+	for _, p := range r.providers {
+		if p.Configured {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// Entries lists every known model, configured or not, in priority order.
+func (r *Registry) Entries() []Entry {
+	var out []Entry
+	for _, p := range r.providers {
+		for _, m := range p.Models {
+			out = append(out, Entry{Model: m, Provider: p, Configured: p.Configured})
+		}
+	}
+	return out
+}
+
+// Lookup finds a model by canonical name or alias, case-insensitively, in
+// any provider's catalogue, configured or not.
+func (r *Registry) Lookup(name string) (Entry, bool) {
+	for _, e := range r.Entries() {
+		if matches(e.Model, name) {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+func matches(m catalogue.Model, name string) bool {
+	if strings.EqualFold(m.Name, name) {
+		return true
+	}
+	return slices.ContainsFunc(m.Aliases, func(a string) bool { return strings.EqualFold(a, name) })
+}
+
+// lookup finds a configured provider's model by name, alias, or a Custom
+// model:tag whose model is known.
+func (r *Registry) lookup(name string) (Entry, error) {
+	for _, p := range r.providers {
+		if !p.Configured {
+			continue
+		}
+		for _, m := range p.Models {
+			if matches(m, name) {
+				return Entry{Model: m, Provider: p, Configured: true}, nil
+			}
+			if base, _, tagged := strings.Cut(name, ":"); tagged && p.Name == "custom" && matches(m, base) {
+				return Entry{Model: m, Provider: p, Configured: true}, nil
+			}
+		}
+	}
+	return Entry{}, fmt.Errorf("%w: %s", ErrNotAvailable, name)
+}
+
+// Resolve turns name into a served model for a tool of the given category,
+// and says why it chose it.
+func (r *Registry) Resolve(name, category string) (Entry, string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		if r.AutoMode() {
+			return r.auto(category, "no model was named and DEFAULT_MODEL="+r.defaultModel+" is not served, so auto mode picks")
+		}
+		e, err := r.lookup(r.defaultModel)
+		return e, fmt.Sprintf("no model was named; DEFAULT_MODEL is %s (%s)", r.defaultModel, e.Provider.Name), err
+	}
+	if strings.EqualFold(name, "auto") {
+		return r.auto(category, "auto mode picks")
+	}
+	e, err := r.lookup(name)
+	if err != nil {
+		return Entry{}, "", err
+	}
+	if strings.EqualFold(e.Name, name) {
+		return e, fmt.Sprintf("%s is served by %s", e.Name, e.Provider.Name), nil
+	}
+	return e, fmt.Sprintf("%s is an alias of %s, served by %s", name, e.Name, e.Provider.Name), nil
+}
+
+// auto picks the highest-ranked configured model for the category. Extended
+// reasoning prefers models that think; provider priority breaks ties. Models
+// that need the OpenAI responses API are left out until zen speaks it.
+func (r *Registry) auto(category, why string) (Entry, string, error) {
+	cat, err := ParseCategory(category)
+	if err != nil {
+		return Entry{}, "", err
+	}
+	var candidates []Entry
+	for _, e := range r.Entries() {
+		if e.Configured && !e.UseOpenAIResponseAPI {
+			candidates = append(candidates, e)
+		}
+	}
+	if len(candidates) == 0 {
+		return Entry{}, "", fmt.Errorf("%w: no configured provider serves a model auto mode can use", ErrNotAvailable)
+	}
+	best := slices.MaxFunc(candidates, func(a, b Entry) int {
+		if cat == ExtendedReasoning && a.SupportsExtendedThinking != b.SupportsExtendedThinking {
+			if a.SupportsExtendedThinking {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(a.Rank(), b.Rank())
+	})
+	return best, fmt.Sprintf("%s %s for %s: the highest-ranked model (rank %d) of %s", why, best.Name, cat, best.Rank(), strings.Join(r.ConfiguredProviders(), ", ")), nil
+}
