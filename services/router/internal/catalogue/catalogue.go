@@ -68,7 +68,7 @@ type entry struct {
 }
 
 type file struct {
-	README json.RawMessage `json:"_README"`
+	README json.RawMessage   `json:"_README"`
 	Models []json.RawMessage `json:"models"`
 }
 
