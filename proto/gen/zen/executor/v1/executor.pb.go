@@ -208,10 +208,15 @@ type Conversation struct {
 	// tool_name is the tool that started the thread.
 	ToolName string `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
 	// turns were selected within the history budget, oldest first.
-	Turns         []*v1.Turn `protobuf:"bytes,3,rep,name=turns,proto3" json:"turns,omitempty"`
-	TotalTurns    int32      `protobuf:"varint,4,opt,name=total_turns,json=totalTurns,proto3" json:"total_turns,omitempty"`
-	OmittedTurns  int32      `protobuf:"varint,5,opt,name=omitted_turns,json=omittedTurns,proto3" json:"omitted_turns,omitempty"`
-	MaxTurns      int32      `protobuf:"varint,6,opt,name=max_turns,json=maxTurns,proto3" json:"max_turns,omitempty"`
+	Turns        []*v1.Turn `protobuf:"bytes,3,rep,name=turns,proto3" json:"turns,omitempty"`
+	TotalTurns   int32      `protobuf:"varint,4,opt,name=total_turns,json=totalTurns,proto3" json:"total_turns,omitempty"`
+	OmittedTurns int32      `protobuf:"varint,5,opt,name=omitted_turns,json=omittedTurns,proto3" json:"omitted_turns,omitempty"`
+	MaxTurns     int32      `protobuf:"varint,6,opt,name=max_turns,json=maxTurns,proto3" json:"max_turns,omitempty"`
+	// files are the files the selected turns used, newest reference first,
+	// as they read now; they are embedded once, in the history.
+	Files []*FileContent `protobuf:"bytes,7,rep,name=files,proto3" json:"files,omitempty"`
+	// omitted_files counts referenced files left out for the file budget.
+	OmittedFiles  int32 `protobuf:"varint,8,opt,name=omitted_files,json=omittedFiles,proto3" json:"omitted_files,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -284,6 +289,20 @@ func (x *Conversation) GetOmittedTurns() int32 {
 func (x *Conversation) GetMaxTurns() int32 {
 	if x != nil {
 		return x.MaxTurns
+	}
+	return 0
+}
+
+func (x *Conversation) GetFiles() []*FileContent {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *Conversation) GetOmittedFiles() int32 {
+	if x != nil {
+		return x.OmittedFiles
 	}
 	return 0
 }
@@ -699,7 +718,7 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\x0erequires_model\x18\a \x01(\bR\rrequiresModel\"\x12\n" +
 	"\x10ListToolsRequest\"@\n" +
 	"\x11ListToolsResponse\x12+\n" +
-	"\x05tools\x18\x01 \x03(\v2\x15.zen.executor.v1.ToolR\x05tools\"\xd6\x01\n" +
+	"\x05tools\x18\x01 \x03(\v2\x15.zen.executor.v1.ToolR\x05tools\"\xaf\x02\n" +
 	"\fConversation\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12)\n" +
@@ -707,7 +726,9 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\vtotal_turns\x18\x04 \x01(\x05R\n" +
 	"totalTurns\x12#\n" +
 	"\romitted_turns\x18\x05 \x01(\x05R\fomittedTurns\x12\x1b\n" +
-	"\tmax_turns\x18\x06 \x01(\x05R\bmaxTurns\"\x93\x01\n" +
+	"\tmax_turns\x18\x06 \x01(\x05R\bmaxTurns\x122\n" +
+	"\x05files\x18\a \x03(\v2\x1c.zen.executor.v1.FileContentR\x05files\x12#\n" +
+	"\romitted_files\x18\b \x01(\x05R\fomittedFiles\"\x93\x01\n" +
 	"\vFileContent\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
 	"\x06sha256\x18\x02 \x01(\tR\x06sha256\x12\x18\n" +
@@ -773,24 +794,25 @@ var file_zen_executor_v1_executor_proto_depIdxs = []int32{
 	9,  // 0: zen.executor.v1.Tool.input_schema:type_name -> google.protobuf.Struct
 	0,  // 1: zen.executor.v1.ListToolsResponse.tools:type_name -> zen.executor.v1.Tool
 	10, // 2: zen.executor.v1.Conversation.turns:type_name -> zen.memory.v1.Turn
-	9,  // 3: zen.executor.v1.ExecuteToolRequest.arguments:type_name -> google.protobuf.Struct
-	11, // 4: zen.executor.v1.ExecuteToolRequest.model:type_name -> zen.router.v1.Model
-	3,  // 5: zen.executor.v1.ExecuteToolRequest.conversation:type_name -> zen.executor.v1.Conversation
-	4,  // 6: zen.executor.v1.ExecuteToolRequest.files:type_name -> zen.executor.v1.FileContent
-	9,  // 7: zen.executor.v1.ToolResult.payload:type_name -> google.protobuf.Struct
-	10, // 8: zen.executor.v1.ToolResult.turns:type_name -> zen.memory.v1.Turn
-	9,  // 9: zen.executor.v1.ToolResult.initial_context:type_name -> google.protobuf.Struct
-	6,  // 10: zen.executor.v1.ExecuteToolResponse.progress:type_name -> zen.executor.v1.Progress
-	7,  // 11: zen.executor.v1.ExecuteToolResponse.result:type_name -> zen.executor.v1.ToolResult
-	1,  // 12: zen.executor.v1.ExecutorService.ListTools:input_type -> zen.executor.v1.ListToolsRequest
-	5,  // 13: zen.executor.v1.ExecutorService.ExecuteTool:input_type -> zen.executor.v1.ExecuteToolRequest
-	2,  // 14: zen.executor.v1.ExecutorService.ListTools:output_type -> zen.executor.v1.ListToolsResponse
-	8,  // 15: zen.executor.v1.ExecutorService.ExecuteTool:output_type -> zen.executor.v1.ExecuteToolResponse
-	14, // [14:16] is the sub-list for method output_type
-	12, // [12:14] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	4,  // 3: zen.executor.v1.Conversation.files:type_name -> zen.executor.v1.FileContent
+	9,  // 4: zen.executor.v1.ExecuteToolRequest.arguments:type_name -> google.protobuf.Struct
+	11, // 5: zen.executor.v1.ExecuteToolRequest.model:type_name -> zen.router.v1.Model
+	3,  // 6: zen.executor.v1.ExecuteToolRequest.conversation:type_name -> zen.executor.v1.Conversation
+	4,  // 7: zen.executor.v1.ExecuteToolRequest.files:type_name -> zen.executor.v1.FileContent
+	9,  // 8: zen.executor.v1.ToolResult.payload:type_name -> google.protobuf.Struct
+	10, // 9: zen.executor.v1.ToolResult.turns:type_name -> zen.memory.v1.Turn
+	9,  // 10: zen.executor.v1.ToolResult.initial_context:type_name -> google.protobuf.Struct
+	6,  // 11: zen.executor.v1.ExecuteToolResponse.progress:type_name -> zen.executor.v1.Progress
+	7,  // 12: zen.executor.v1.ExecuteToolResponse.result:type_name -> zen.executor.v1.ToolResult
+	1,  // 13: zen.executor.v1.ExecutorService.ListTools:input_type -> zen.executor.v1.ListToolsRequest
+	5,  // 14: zen.executor.v1.ExecutorService.ExecuteTool:input_type -> zen.executor.v1.ExecuteToolRequest
+	2,  // 15: zen.executor.v1.ExecutorService.ListTools:output_type -> zen.executor.v1.ListToolsResponse
+	8,  // 16: zen.executor.v1.ExecutorService.ExecuteTool:output_type -> zen.executor.v1.ExecuteToolResponse
+	15, // [15:17] is the sub-list for method output_type
+	13, // [13:15] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_zen_executor_v1_executor_proto_init() }

@@ -1,0 +1,79 @@
+package grpcapi
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
+	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/executor/internal/tools"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Server implements executorv1.ExecutorServiceServer.
+type Server struct {
+	executorv1.UnimplementedExecutorServiceServer
+	env    *tools.Env
+	logger *slog.Logger
+}
+
+// New returns a server whose tools use env.
+func New(env *tools.Env, logger *slog.Logger) *Server {
+	return &Server{env: env, logger: logger}
+}
+
+func (s *Server) ListTools(ctx context.Context, _ *executorv1.ListToolsRequest) (*executorv1.ListToolsResponse, error) {
+	models, err := s.env.Router.ListModels(ctx, &routerv1.ListModelsRequest{})
+	if err != nil {
+		s.logger.WarnContext(ctx, "list tools: router unavailable", "err", err)
+		return nil, status.Error(codes.Unavailable, "executor: the router is unavailable, so tool schemas cannot list models")
+	}
+	catalog := tools.NewCatalog(models)
+	resp := &executorv1.ListToolsResponse{}
+	for _, t := range tools.All() {
+		p, err := t.Proto(catalog)
+		if err != nil {
+			s.logger.ErrorContext(ctx, "tool schema", "tool", t.Name, "err", err)
+			return nil, status.Error(codes.Internal, "executor: internal error")
+		}
+		resp.Tools = append(resp.Tools, p)
+	}
+	return resp, nil
+}
+
+func (s *Server) ExecuteTool(req *executorv1.ExecuteToolRequest, stream grpc.ServerStreamingServer[executorv1.ExecuteToolResponse]) error {
+	ctx := stream.Context()
+	tool, ok := tools.Find(req.GetToolName())
+	if !ok {
+		return status.Errorf(codes.NotFound, "unknown tool %q", req.GetToolName())
+	}
+	if tool.RequiresModel && req.GetModel() == nil {
+		return status.Errorf(codes.InvalidArgument, "tool %s needs a resolved model", tool.Name)
+	}
+	var mu sync.Mutex
+	call := &tools.Call{
+		Args: req.GetArguments().AsMap(), Model: req.GetModel(), ModelRequested: req.GetModelRequested(),
+		Conversation: req.GetConversation(), Files: req.GetFiles(), RemainingTurns: int(req.GetRemainingTurns()),
+		Progress: func(msg string, tokens int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			_ = stream.Send(&executorv1.ExecuteToolResponse{Event: &executorv1.ExecuteToolResponse_Progress{
+				Progress: &executorv1.Progress{Message: msg, OutputTokens: tokens},
+			}})
+		},
+	}
+	result, err := tool.Run(ctx, s.env, call)
+	if err != nil {
+		if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown {
+			return err
+		}
+		s.logger.ErrorContext(ctx, "tool failed", "tool", tool.Name, "err", err)
+		return status.Error(codes.Internal, "executor: internal error")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return stream.Send(&executorv1.ExecuteToolResponse{Event: &executorv1.ExecuteToolResponse_Result{Result: result}})
+}

@@ -1,0 +1,72 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+)
+
+// History renders the block that opens a continued call: the thread, the
+// files it used (each once) and its turns in order.
+func History(c *executorv1.Conversation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "=== CONVERSATION HISTORY (CONTINUATION) ===\nThread: %s\nTool: %s\nTurn %d/%d\n",
+		c.GetThreadId(), c.GetToolName(), c.GetTotalTurns(), c.GetMaxTurns())
+	b.WriteString("You are continuing this conversation thread from where it left off.\n\n")
+
+	if len(c.GetFiles()) > 0 || c.GetOmittedFiles() > 0 {
+		b.WriteString("=== FILES REFERENCED IN THIS CONVERSATION ===\n")
+		b.WriteString("These files were shared earlier in the conversation; each appears once, as it reads now.\n")
+		if n := c.GetOmittedFiles(); n > 0 {
+			fmt.Fprintf(&b, "[NOTE: %d older file(s) left out to fit the context budget]\n", n)
+		}
+		b.WriteString("Refer to them for the turns below and for the new request.\n\n")
+		b.WriteString(Files(c.GetFiles()))
+		b.WriteString("=== END REFERENCED FILES ===\n\n")
+	}
+
+	b.WriteString("Previous conversation turns:\n")
+	first := int(c.GetOmittedTurns()) + 1
+	for i, t := range c.GetTurns() {
+		fmt.Fprintf(&b, "\n--- Turn %d (%s) ---\n", first+i, turnLabel(t))
+		if files := t.GetFiles(); len(files) > 0 {
+			paths := make([]string, len(files))
+			for j, f := range files {
+				paths[j] = f.GetPath()
+			}
+			fmt.Fprintf(&b, "Files used in this turn: %s\n\n", strings.Join(paths, ", "))
+		}
+		b.WriteString(t.GetContent())
+		b.WriteString("\n")
+	}
+	if c.GetOmittedTurns() > 0 {
+		fmt.Fprintf(&b, "\n[Note: Showing %d most recent turns out of %d total]\n", len(c.GetTurns()), c.GetTotalTurns())
+	}
+	b.WriteString("\n=== END CONVERSATION HISTORY ===\n")
+	b.WriteString("IMPORTANT: You are continuing an existing conversation. Build on what was said above; do not repeat or summarise earlier answers, and keep to the decisions already made unless the new input changes them.\n")
+	fmt.Fprintf(&b, "This is turn %d of the conversation - use the history above to answer the new input below.\n", c.GetTotalTurns()+1)
+	return b.String()
+}
+
+// turnLabel names who spoke: the agent for user turns, the model (with the
+// tool and provider) for assistant turns.
+func turnLabel(t *memoryv1.Turn) string {
+	var label string
+	switch {
+	case t.GetRole() == memoryv1.Role_ROLE_USER:
+		label = "Agent"
+	case t.GetModelName() != "":
+		label = t.GetModelName()
+	default:
+		label = "Assistant"
+	}
+	if t.GetToolName() != "" {
+		label += " using " + t.GetToolName()
+	}
+	if t.GetRole() == memoryv1.Role_ROLE_ASSISTANT && t.GetModelProvider() != "" {
+		label += " via " + t.GetModelProvider()
+	}
+	return label
+}

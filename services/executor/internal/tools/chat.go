@@ -1,0 +1,186 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/executor/internal/prompts"
+	"github.com/zenmcp/zen/services/executor/internal/render"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// defaultTemperature is what every reference tool default resolves to.
+const defaultTemperature = 1.0
+
+var thinkingModes = []any{"minimal", "low", "medium", "high", "max"}
+
+func chatTool() Tool {
+	return Tool{
+		Name:  "chat",
+		Title: "Chat with another model",
+		Description: "Talk a problem through with another AI model: brainstorm, get a second opinion, check an approach " +
+			"or ask for an explanation. Pass the relevant files and the working directory. The reply comes with a " +
+			"continuation_id; pass it back to carry the same conversation on, in chat or any other tool.",
+		Category: FastResponse,
+		// chat may write zen_generated.code into the working directory.
+		ReadOnly:      false,
+		RequiresModel: true,
+		Schema: func(c Catalog) map[string]any {
+			return object(map[string]any{
+				"prompt": str("Your question or idea for the other model, with the context it needs. Say what you " +
+					"already know and what you want from it."),
+				"absolute_file_paths": strList("Full absolute paths of files or directories the model should read."),
+				"images":              strList("Full absolute paths of images, or data:image/...;base64 URLs."),
+				"working_directory_absolute_path": str("Full absolute path of an existing directory: the project the " +
+					"conversation is about."),
+				"model": modelField(c),
+				"temperature": map[string]any{"type": "number", "minimum": 0, "maximum": 1,
+					"description": "0 for focused answers, 1 for more varied ones."},
+				"thinking_mode": map[string]any{"type": "string", "enum": thinkingModes,
+					"description": "How much the model should think first, for models that can."},
+				"continuation_id": str("The continuation_id of an earlier answer, to continue that conversation."),
+			}, requiredWithModel(c, "prompt", "working_directory_absolute_path")...)
+		},
+		Run: runChat,
+	}
+}
+
+func runChat(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, error) {
+	prompt, _ := c.Args["prompt"].(string)
+	if strings.TrimSpace(prompt) == "" {
+		return errorResult("chat", "Error in chat: prompt is required and must not be empty.", nil), nil
+	}
+	if c.Model == nil {
+		return errorResult("chat", "Error in chat: no model was resolved for this call.", nil), nil
+	}
+	user := chatUserMessage(prompt, c)
+	done, err := generate(ctx, env, c, prompts.System("chat", env.Locale), user, defaultTemperature)
+	if err != nil {
+		return toolFailure(ctx, "chat", err)
+	}
+	content := done.GetContent() + "\n\n" + prompts.Text("agent_turn")
+	usage := map[string]any{
+		"input_tokens": done.GetUsage().GetInputTokens(), "output_tokens": done.GetUsage().GetOutputTokens(),
+		"total_tokens": done.GetUsage().GetTotalTokens(),
+	}
+	modelUsed := c.ModelRequested
+	if modelUsed == "" || strings.EqualFold(modelUsed, "auto") {
+		modelUsed = done.GetModelName()
+	}
+	return &executorv1.ToolResult{
+		OffersContinuation: true,
+		Payload: payload(map[string]any{
+			"status": "success", "content": content, "content_type": "text",
+			"metadata": map[string]any{
+				"tool_name": "chat", "conversation_ready": true, "model_used": modelUsed,
+				"provider_used": done.GetProvider(), "usage": usage,
+			},
+		}),
+		Turns: []*memoryv1.Turn{
+			{Role: memoryv1.Role_ROLE_USER, Content: prompt, ToolName: "chat", Files: fileRefs(c.Files), Images: stringList(c.Args["images"])},
+			{Role: memoryv1.Role_ROLE_ASSISTANT, Content: done.GetContent(), ToolName: "chat", ModelName: done.GetModelName(),
+				ModelProvider: done.GetProvider(), ModelMetadata: payload(map[string]any{"usage": usage})},
+		},
+		InitialContext: initialContext(c.Args),
+	}, nil
+}
+
+// chatUserMessage lays out the request: the history (when continuing), the
+// new input, files not already in the history, and the closing line.
+func chatUserMessage(prompt string, c *Call) string {
+	var b strings.Builder
+	b.WriteString("=== USER REQUEST ===\n")
+	if c.Conversation != nil {
+		b.WriteString(render.History(c.Conversation))
+		b.WriteString("\n=== NEW USER INPUT ===\n")
+		b.WriteString(prompt)
+		b.WriteString("\n\n")
+		b.WriteString(continuationNote(c, "follow_up"))
+	} else {
+		b.WriteString(prompt)
+	}
+	b.WriteString("\n")
+	fresh, known := splitKnownFiles(c)
+	if len(fresh) > 0 {
+		b.WriteString("\n=== CONTEXT FILES ===\n")
+		b.WriteString(render.Files(fresh))
+	}
+	if len(known) > 0 {
+		b.WriteString("\n--- NOTE: Files already in the conversation history above ---\nThese files are embedded in the history and were not repeated:\n")
+		for _, p := range known {
+			b.WriteString("- " + p + "\n")
+		}
+		b.WriteString("--- END NOTE ---\n")
+	}
+	b.WriteString("=== END REQUEST ===\n\n")
+	b.WriteString(prompts.Text("chat_request_footer"))
+	if c.Conversation == nil {
+		b.WriteString("\n\n")
+		b.WriteString(continuationNote(c, "new_conversation"))
+	}
+	return b.String()
+}
+
+func continuationNote(c *Call, name string) string {
+	if c.RemainingTurns <= 0 {
+		return prompts.Text("last_exchange")
+	}
+	return strings.ReplaceAll(prompts.Text(name), "{remaining}", fmt.Sprint(c.RemainingTurns))
+}
+
+// splitKnownFiles separates requested files from those the history already
+// embeds with the same contents.
+func splitKnownFiles(c *Call) (fresh []*executorv1.FileContent, known []string) {
+	inHistory := map[string]string{}
+	for _, f := range c.Conversation.GetFiles() {
+		inHistory[f.GetPath()] = f.GetSha256()
+	}
+	for _, f := range c.Files {
+		if sum, ok := inHistory[f.GetPath()]; ok && sum == f.GetSha256() {
+			known = append(known, f.GetPath())
+			continue
+		}
+		fresh = append(fresh, f)
+	}
+	return fresh, known
+}
+
+func fileRefs(files []*executorv1.FileContent) []*memoryv1.FileRef {
+	out := make([]*memoryv1.FileRef, len(files))
+	for i, f := range files {
+		out[i] = &memoryv1.FileRef{Path: f.GetPath(), Sha256: f.GetSha256(), SizeBytes: f.GetSizeBytes()}
+	}
+	return out
+}
+
+func stringList(v any) []string {
+	list, _ := v.([]any)
+	var out []string
+	for _, item := range list {
+		if s, ok := item.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// perCallKeys are settings of one call that a thread does not keep.
+var perCallKeys = []string{"temperature", "thinking_mode", "model", "continuation_id"}
+
+func initialContext(args map[string]any) *structpb.Struct {
+	kept := map[string]any{}
+	for k, v := range args {
+		kept[k] = v
+	}
+	for _, k := range perCallKeys {
+		delete(kept, k)
+	}
+	s, err := structpb.NewStruct(kept)
+	if err != nil {
+		return nil
+	}
+	return s
+}

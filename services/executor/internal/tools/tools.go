@@ -1,0 +1,182 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
+	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// Categories steer auto mode.
+const (
+	ExtendedReasoning = "EXTENDED_REASONING"
+	FastResponse      = "FAST_RESPONSE"
+	Balanced          = "BALANCED"
+)
+
+// Env is what tools need from outside: the router and build facts.
+type Env struct {
+	Router  routerv1.RouterServiceClient
+	Locale  string
+	Version string
+	Commit  string
+}
+
+// Call is one invocation, as the edge prepared it.
+type Call struct {
+	Args           map[string]any
+	Model          *routerv1.Model // nil for tools that need none
+	ModelRequested string
+	Conversation   *executorv1.Conversation // nil for a new conversation
+	Files          []*executorv1.FileContent
+	RemainingTurns int
+	// Progress reports what the call is doing; outputTokens counts the
+	// reply so far.
+	Progress func(msg string, outputTokens int64)
+}
+
+// Catalog is what schemas describe about the models on offer.
+type Catalog struct {
+	AutoMode     bool
+	DefaultModel string
+	Ranked       []*routerv1.Model // configured models, best first
+}
+
+// Tool is one MCP tool.
+type Tool struct {
+	Name          string
+	Title         string
+	Description   string
+	Category      string
+	ReadOnly      bool
+	RequiresModel bool
+	Schema        func(Catalog) map[string]any
+	Run           func(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, error)
+}
+
+// All returns every tool in the order clients list them.
+func All() []Tool {
+	return []Tool{chatTool(), listModelsTool(), versionTool()}
+}
+
+// Find returns the named tool.
+func Find(name string) (Tool, bool) {
+	i := slices.IndexFunc(All(), func(t Tool) bool { return t.Name == name })
+	if i < 0 {
+		return Tool{}, false
+	}
+	return All()[i], true
+}
+
+// NewCatalog ranks the configured models of a ListModels answer.
+func NewCatalog(resp *routerv1.ListModelsResponse) Catalog {
+	var ranked []*routerv1.Model
+	for _, m := range resp.GetModels() {
+		if m.GetConfigured() {
+			ranked = append(ranked, m)
+		}
+	}
+	slices.SortStableFunc(ranked, func(a, b *routerv1.Model) int { return int(b.GetRank() - a.GetRank()) })
+	return Catalog{AutoMode: resp.GetAutoMode(), DefaultModel: resp.GetDefaultModel(), Ranked: ranked}
+}
+
+// Proto describes the tool for ListTools.
+func (t Tool) Proto(c Catalog) (*executorv1.Tool, error) {
+	schema, err := structpb.NewStruct(t.Schema(c))
+	if err != nil {
+		return nil, fmt.Errorf("schema of %s: %w", t.Name, err)
+	}
+	return &executorv1.Tool{
+		Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema, ReadOnly: t.ReadOnly,
+		Category: t.Category, RequiresModel: t.RequiresModel,
+	}, nil
+}
+
+// object builds an object schema that rejects unknown properties.
+func object(props map[string]any, required ...string) map[string]any {
+	req := make([]any, len(required))
+	for i, r := range required {
+		req[i] = r
+	}
+	return map[string]any{"type": "object", "properties": props, "required": req, "additionalProperties": false}
+}
+
+func str(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
+
+func strList(desc string) map[string]any {
+	return map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": desc}
+}
+
+// modelField describes the model argument: in auto mode it lists the best
+// models so the agent can choose without a listmodels round trip.
+func modelField(c Catalog) map[string]any {
+	if !c.AutoMode {
+		return str(fmt.Sprintf("Model to use. Defaults to %s; name another only when the user asks for it.", c.DefaultModel))
+	}
+	const shown = 5
+	var parts []string
+	for _, m := range c.Ranked[:min(shown, len(c.Ranked))] {
+		parts = append(parts, modelSummary(m))
+	}
+	desc := "Model to use (required: no default is set). Best available: " + strings.Join(parts, "; ")
+	if extra := len(c.Ranked) - shown; extra > 0 {
+		desc += fmt.Sprintf("; +%d more via `listmodels`", extra)
+	}
+	return str(desc + ".")
+}
+
+func modelSummary(m *routerv1.Model) string {
+	traits := []string{fmt.Sprintf("score %d", m.GetIntelligenceScore()), tokensShort(m.GetContextWindow()) + " ctx"}
+	if m.GetSupportsExtendedThinking() {
+		traits = append(traits, "thinking")
+	}
+	if m.GetAllowCodeGeneration() {
+		traits = append(traits, "code-gen")
+	}
+	return fmt.Sprintf("%s (%s)", m.GetName(), strings.Join(traits, ", "))
+}
+
+// tokensShort writes 400000 as 400K and 1048576 as 1M.
+func tokensShort(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%dM", (n+500_000)/1_000_000)
+	case n >= 1000:
+		return fmt.Sprintf("%dK", n/1000)
+	}
+	return fmt.Sprint(n)
+}
+
+// requiredWithModel adds "model" to the required list in auto mode.
+func requiredWithModel(c Catalog, names ...string) []string {
+	if c.AutoMode {
+		return append(names, "model")
+	}
+	return names
+}
+
+// payload builds the result object a client receives.
+func payload(m map[string]any) *structpb.Struct {
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		// Every payload is built from strings, numbers, bools and maps of
+		// them, which always convert.
+		panic(fmt.Sprintf("tools: payload does not convert: %v", err))
+	}
+	return s
+}
+
+// errorResult is a tool error the agent can act on.
+func errorResult(tool, msg string, meta map[string]any) *executorv1.ToolResult {
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta["tool_name"] = tool
+	return &executorv1.ToolResult{IsError: true, Payload: payload(map[string]any{
+		"status": "error", "content": msg, "content_type": "text", "metadata": meta,
+	})}
+}

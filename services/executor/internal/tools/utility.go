@@ -1,0 +1,120 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+
+	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
+	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+)
+
+func noArgs(Catalog) map[string]any { return object(map[string]any{}) }
+
+func listModelsTool() Tool {
+	return Tool{
+		Name:        "listmodels",
+		Title:       "List available models",
+		Description: "List the models zen can use, by provider, with their aliases, context windows and which providers are configured.",
+		Category:    FastResponse,
+		ReadOnly:    true,
+		Schema:      noArgs,
+		Run: func(ctx context.Context, env *Env, _ *Call) (*executorv1.ToolResult, error) {
+			resp, err := env.Router.ListModels(ctx, &routerv1.ListModelsRequest{})
+			if err != nil {
+				return toolFailure(ctx, "listmodels", err)
+			}
+			return &executorv1.ToolResult{Payload: payload(map[string]any{
+				"status": "success", "content": modelListing(resp), "content_type": "markdown",
+				"metadata": map[string]any{"tool_name": "listmodels", "configured_providers": len(resp.GetConfiguredProviders())},
+			})}, nil
+		},
+	}
+}
+
+// providerTitles are how listings name providers.
+var providerTitles = map[string]string{"openai": "OpenAI", "custom": "Custom (OpenAI-compatible endpoint)"}
+
+func modelListing(resp *routerv1.ListModelsResponse) string {
+	var b strings.Builder
+	b.WriteString("# Available AI Models\n")
+	var order []string
+	byProvider := map[string][]*routerv1.Model{}
+	for _, m := range resp.GetModels() {
+		if _, seen := byProvider[m.GetProvider()]; !seen {
+			order = append(order, m.GetProvider())
+		}
+		byProvider[m.GetProvider()] = append(byProvider[m.GetProvider()], m)
+	}
+	available := 0
+	for _, p := range order {
+		models := byProvider[p]
+		title := providerTitles[p]
+		if title == "" {
+			title = p
+		}
+		if !models[0].GetConfigured() {
+			fmt.Fprintf(&b, "\n## %s ❌\nNot configured: set its API key to use these %d models.\n", title, len(models))
+			continue
+		}
+		fmt.Fprintf(&b, "\n## %s ✅\n", title)
+		for _, m := range models {
+			available++
+			fmt.Fprintf(&b, "- `%s` - %s context, %s output, score %d\n", m.GetName(), tokensShort(m.GetContextWindow()),
+				tokensShort(m.GetMaxOutputTokens()), m.GetIntelligenceScore())
+			if m.GetDescription() != "" {
+				fmt.Fprintf(&b, "  - %s\n", m.GetDescription())
+			}
+			if len(m.GetAliases()) > 0 {
+				fmt.Fprintf(&b, "  - Aliases: %s\n", strings.Join(m.GetAliases(), ", "))
+			}
+		}
+	}
+	b.WriteString("\n## Summary\n")
+	fmt.Fprintf(&b, "**Configured Providers**: %d (%s)\n", len(resp.GetConfiguredProviders()), strings.Join(resp.GetConfiguredProviders(), ", "))
+	fmt.Fprintf(&b, "**Total Available Models**: %d\n", available)
+	if resp.GetAutoMode() {
+		b.WriteString("**Model selection**: auto mode: name a model from this list, or pass \"auto\" to let zen pick.\n")
+	} else {
+		fmt.Fprintf(&b, "**Model selection**: calls without a model use %s.\n", resp.GetDefaultModel())
+	}
+	return b.String()
+}
+
+func versionTool() Tool {
+	return Tool{
+		Name:        "version",
+		Title:       "Server version",
+		Description: "Show the zen server's version, build and configuration.",
+		Category:    FastResponse,
+		ReadOnly:    true,
+		Schema:      noArgs,
+		Run: func(ctx context.Context, env *Env, _ *Call) (*executorv1.ToolResult, error) {
+			resp, err := env.Router.ListModels(ctx, &routerv1.ListModelsRequest{ConfiguredOnly: true})
+			if err != nil {
+				return toolFailure(ctx, "version", err)
+			}
+			mode := "fixed"
+			if resp.GetAutoMode() {
+				mode = "auto"
+			}
+			platform := runtime.GOOS + "/" + runtime.GOARCH
+			var b strings.Builder
+			b.WriteString("# zen MCP server\n\n")
+			fmt.Fprintf(&b, "**Version**: %s\n**Commit**: %s\n**Go**: %s\n**Platform**: %s\n\n", env.Version, env.Commit, runtime.Version(), platform)
+			b.WriteString("## Configuration\n")
+			fmt.Fprintf(&b, "- Model selection: %s (DEFAULT_MODEL=%s)\n", mode, resp.GetDefaultModel())
+			fmt.Fprintf(&b, "- Configured providers: %s\n", strings.Join(resp.GetConfiguredProviders(), ", "))
+			fmt.Fprintf(&b, "- Available models: %d\n", len(resp.GetModels()))
+			return &executorv1.ToolResult{Payload: payload(map[string]any{
+				"status": "success", "content": b.String(), "content_type": "markdown",
+				"metadata": map[string]any{
+					"tool_name": "version", "server_version": env.Version, "commit": env.Commit,
+					"go_version": runtime.Version(), "platform": platform,
+					"model_selection_mode": mode, "default_model": resp.GetDefaultModel(),
+				},
+			})}, nil
+		},
+	}
+}
