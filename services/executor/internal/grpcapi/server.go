@@ -61,7 +61,7 @@ func (s *Server) ExecuteTool(req *executorv1.ExecuteToolRequest, stream grpc.Ser
 			mu.Lock()
 			defer mu.Unlock()
 			_ = stream.Send(&executorv1.ExecuteToolResponse{Event: &executorv1.ExecuteToolResponse_Progress{
-				Progress: &executorv1.Progress{Message: msg, OutputTokens: tokens},
+				Progress: &executorv1.Progress{Message: msg, OutputTokens: int32(tokens)},
 			}})
 		},
 	}

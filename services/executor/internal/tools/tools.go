@@ -141,7 +141,7 @@ func modelSummary(m *routerv1.Model) string {
 }
 
 // tokensShort writes 400000 as 400K and 1048576 as 1M.
-func tokensShort(n int64) string {
+func tokensShort(n int32) string {
 	switch {
 	case n >= 1_000_000:
 		return fmt.Sprintf("%dM", (n+500_000)/1_000_000)

@@ -21,7 +21,7 @@ func toProtoTurns(turns []memory.Turn) []*memoryv1.Turn {
 	for i, t := range turns {
 		files := make([]*memoryv1.FileRef, len(t.Files))
 		for j, f := range t.Files {
-			files[j] = &memoryv1.FileRef{Path: f.Path, Sha256: f.SHA256, SizeBytes: f.Size}
+			files[j] = &memoryv1.FileRef{Path: f.Path, Sha256: f.SHA256, SizeBytes: int32(f.Size)}
 		}
 		out[i] = &memoryv1.Turn{
 			Role: memoryv1.Role(t.Role), Content: t.Content, Timestamp: timestamppb.New(t.Timestamp),
@@ -37,7 +37,7 @@ func fromProtoTurns(turns []*memoryv1.Turn) []memory.Turn {
 	for i, t := range turns {
 		files := make([]memory.FileRef, len(t.GetFiles()))
 		for j, f := range t.GetFiles() {
-			files[j] = memory.FileRef{Path: f.GetPath(), SHA256: f.GetSha256(), Size: f.GetSizeBytes()}
+			files[j] = memory.FileRef{Path: f.GetPath(), SHA256: f.GetSha256(), Size: int64(f.GetSizeBytes())}
 		}
 		turn := memory.Turn{
 			Role: memory.Role(t.GetRole()), Content: t.GetContent(), Files: files, Images: t.GetImages(),

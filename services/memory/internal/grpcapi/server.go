@@ -58,13 +58,13 @@ func (s *Server) AppendTurns(ctx context.Context, req *memoryv1.AppendTurnsReque
 }
 
 func (s *Server) SelectHistory(ctx context.Context, req *memoryv1.SelectHistoryRequest) (*memoryv1.SelectHistoryResponse, error) {
-	sel, err := s.svc.SelectHistory(ctx, req.GetThreadId(), req.GetClientId(), req.GetTokenBudget())
+	sel, err := s.svc.SelectHistory(ctx, req.GetThreadId(), req.GetClientId(), int64(req.GetTokenBudget()))
 	if err != nil {
 		return nil, s.toStatus(ctx, "select history", err)
 	}
 	return &memoryv1.SelectHistoryResponse{
 		Turns: toProtoTurns(sel.Turns), TotalTurns: int32(len(sel.Thread.Turns)), OmittedTurns: int32(sel.Omitted),
-		TokensUsed: sel.TokensUsed, ToolName: sel.Thread.ToolName,
+		TokensUsed: int32(sel.TokensUsed), ToolName: sel.Thread.ToolName,
 	}, nil
 }
 

@@ -28,8 +28,8 @@ func New(reg *routing.Registry, logger *slog.Logger) *Server {
 func toProto(e routing.Entry) *routerv1.Model {
 	return &routerv1.Model{
 		Name: e.Name, Provider: e.Provider.Name, FriendlyName: e.FriendlyName, Aliases: e.Aliases,
-		IntelligenceScore: int32(e.IntelligenceScore), Description: e.Description, ContextWindow: e.ContextWindow,
-		MaxOutputTokens: e.MaxOutputTokens, MaxThinkingTokens: e.MaxThinkingTokens,
+		IntelligenceScore: int32(e.IntelligenceScore), Description: e.Description, ContextWindow: int32(e.ContextWindow),
+		MaxOutputTokens: int32(e.MaxOutputTokens), MaxThinkingTokens: int32(e.MaxThinkingTokens),
 		SupportsExtendedThinking: e.SupportsExtendedThinking, SupportsSystemPrompts: e.SupportsSystemPrompts,
 		SupportsStreaming: e.SupportsStreaming, SupportsFunctionCalling: e.SupportsFunctionCalling,
 		SupportsImages: e.SupportsImages, SupportsJsonMode: e.SupportsJSONMode, SupportsTemperature: e.SupportsTemperature,
@@ -80,7 +80,7 @@ func (s *Server) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStrea
 	if err != nil || req.GetModel() == "" || req.GetModel() == "auto" {
 		return status.Errorf(codes.NotFound, "model %q is not available with the configured providers", req.GetModel())
 	}
-	preq := provider.Request{Model: e.Name, Stream: e.SupportsStreaming, MaxTokens: req.GetMaxOutputTokens()}
+	preq := provider.Request{Model: e.Name, Stream: e.SupportsStreaming, MaxTokens: int64(req.GetMaxOutputTokens())}
 	if base, tag, ok := cutTag(req.GetModel()); ok && e.Provider.Name == "custom" && base != "" {
 		preq.Model = e.Name + ":" + tag
 	}
@@ -115,8 +115,8 @@ func (s *Server) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStrea
 	}
 	return stream.Send(&routerv1.GenerateResponse{Event: &routerv1.GenerateResponse_Done{Done: &routerv1.GenerateDone{
 		Content: res.Content, FinishReason: res.FinishReason, ModelName: e.Name, Provider: e.Provider.Name,
-		Usage: &routerv1.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens,
-			TotalTokens: res.Usage.InputTokens + res.Usage.OutputTokens},
+		Usage: &routerv1.Usage{InputTokens: int32(res.Usage.InputTokens), OutputTokens: int32(res.Usage.OutputTokens),
+			TotalTokens: int32(res.Usage.InputTokens + res.Usage.OutputTokens)},
 	}}})
 }
 

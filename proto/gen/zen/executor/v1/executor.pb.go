@@ -314,7 +314,7 @@ type FileContent struct {
 	Path      string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	Sha256    string `protobuf:"bytes,2,opt,name=sha256,proto3" json:"sha256,omitempty"`
 	Content   string `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
-	SizeBytes int64  `protobuf:"varint,4,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	SizeBytes int32  `protobuf:"varint,4,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
 	// modified_at is the file's modification time, RFC 3339.
 	ModifiedAt    string `protobuf:"bytes,5,opt,name=modified_at,json=modifiedAt,proto3" json:"modified_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -372,7 +372,7 @@ func (x *FileContent) GetContent() string {
 	return ""
 }
 
-func (x *FileContent) GetSizeBytes() int64 {
+func (x *FileContent) GetSizeBytes() int32 {
 	if x != nil {
 		return x.SizeBytes
 	}
@@ -487,7 +487,7 @@ func (x *ExecuteToolRequest) GetModelRequested() string {
 type Progress struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Message       string                 `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
-	OutputTokens  int64                  `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	OutputTokens  int32                  `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -529,7 +529,7 @@ func (x *Progress) GetMessage() string {
 	return ""
 }
 
-func (x *Progress) GetOutputTokens() int64 {
+func (x *Progress) GetOutputTokens() int32 {
 	if x != nil {
 		return x.OutputTokens
 	}
@@ -734,7 +734,7 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\x06sha256\x18\x02 \x01(\tR\x06sha256\x12\x18\n" +
 	"\acontent\x18\x03 \x01(\tR\acontent\x12\x1d\n" +
 	"\n" +
-	"size_bytes\x18\x04 \x01(\x03R\tsizeBytes\x12\x1f\n" +
+	"size_bytes\x18\x04 \x01(\x05R\tsizeBytes\x12\x1f\n" +
 	"\vmodified_at\x18\x05 \x01(\tR\n" +
 	"modifiedAt\"\xdd\x02\n" +
 	"\x12ExecuteToolRequest\x12\x1b\n" +
@@ -747,7 +747,7 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\x0fmodel_requested\x18\a \x01(\tR\x0emodelRequested\"I\n" +
 	"\bProgress\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12#\n" +
-	"\routput_tokens\x18\x02 \x01(\x03R\foutputTokens\"\xf8\x01\n" +
+	"\routput_tokens\x18\x02 \x01(\x05R\foutputTokens\"\xf8\x01\n" +
 	"\n" +
 	"ToolResult\x121\n" +
 	"\apayload\x18\x01 \x01(\v2\x17.google.protobuf.StructR\apayload\x12\x19\n" +

@@ -81,7 +81,7 @@ type FileRef struct {
 	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// sha256 is the lowercase hex digest of the contents.
 	Sha256        string `protobuf:"bytes,2,opt,name=sha256,proto3" json:"sha256,omitempty"`
-	SizeBytes     int64  `protobuf:"varint,3,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	SizeBytes     int32  `protobuf:"varint,3,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -130,7 +130,7 @@ func (x *FileRef) GetSha256() string {
 	return ""
 }
 
-func (x *FileRef) GetSizeBytes() int64 {
+func (x *FileRef) GetSizeBytes() int32 {
 	if x != nil {
 		return x.SizeBytes
 	}
@@ -785,7 +785,7 @@ type SelectHistoryRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	ThreadId string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
 	// token_budget is the most the selected turns may cost.
-	TokenBudget   int64  `protobuf:"varint,2,opt,name=token_budget,json=tokenBudget,proto3" json:"token_budget,omitempty"`
+	TokenBudget   int32  `protobuf:"varint,2,opt,name=token_budget,json=tokenBudget,proto3" json:"token_budget,omitempty"`
 	ClientId      string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -828,7 +828,7 @@ func (x *SelectHistoryRequest) GetThreadId() string {
 	return ""
 }
 
-func (x *SelectHistoryRequest) GetTokenBudget() int64 {
+func (x *SelectHistoryRequest) GetTokenBudget() int32 {
 	if x != nil {
 		return x.TokenBudget
 	}
@@ -850,7 +850,7 @@ type SelectHistoryResponse struct {
 	TotalTurns int32 `protobuf:"varint,2,opt,name=total_turns,json=totalTurns,proto3" json:"total_turns,omitempty"`
 	// omitted_turns counts the older turns left out for the budget.
 	OmittedTurns  int32  `protobuf:"varint,3,opt,name=omitted_turns,json=omittedTurns,proto3" json:"omitted_turns,omitempty"`
-	TokensUsed    int64  `protobuf:"varint,4,opt,name=tokens_used,json=tokensUsed,proto3" json:"tokens_used,omitempty"`
+	TokensUsed    int32  `protobuf:"varint,4,opt,name=tokens_used,json=tokensUsed,proto3" json:"tokens_used,omitempty"`
 	ToolName      string `protobuf:"bytes,5,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -907,7 +907,7 @@ func (x *SelectHistoryResponse) GetOmittedTurns() int32 {
 	return 0
 }
 
-func (x *SelectHistoryResponse) GetTokensUsed() int64 {
+func (x *SelectHistoryResponse) GetTokensUsed() int32 {
 	if x != nil {
 		return x.TokensUsed
 	}
@@ -930,7 +930,7 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
 	"\x06sha256\x18\x02 \x01(\tR\x06sha256\x12\x1d\n" +
 	"\n" +
-	"size_bytes\x18\x03 \x01(\x03R\tsizeBytes\"\xec\x02\n" +
+	"size_bytes\x18\x03 \x01(\x05R\tsizeBytes\"\xec\x02\n" +
 	"\x04Turn\x12'\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x13.zen.memory.v1.RoleR\x04role\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x128\n" +
@@ -982,14 +982,14 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"turn_count\x18\x02 \x01(\x05R\tturnCount\"s\n" +
 	"\x14SelectHistoryRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12!\n" +
-	"\ftoken_budget\x18\x02 \x01(\x03R\vtokenBudget\x12\x1b\n" +
+	"\ftoken_budget\x18\x02 \x01(\x05R\vtokenBudget\x12\x1b\n" +
 	"\tclient_id\x18\x03 \x01(\tR\bclientId\"\xc6\x01\n" +
 	"\x15SelectHistoryResponse\x12)\n" +
 	"\x05turns\x18\x01 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12\x1f\n" +
 	"\vtotal_turns\x18\x02 \x01(\x05R\n" +
 	"totalTurns\x12#\n" +
 	"\romitted_turns\x18\x03 \x01(\x05R\fomittedTurns\x12\x1f\n" +
-	"\vtokens_used\x18\x04 \x01(\x03R\n" +
+	"\vtokens_used\x18\x04 \x01(\x05R\n" +
 	"tokensUsed\x12\x1b\n" +
 	"\ttool_name\x18\x05 \x01(\tR\btoolName*?\n" +
 	"\x04Role\x12\x14\n" +

@@ -33,9 +33,9 @@ type Model struct {
 	Aliases                  []string `protobuf:"bytes,4,rep,name=aliases,proto3" json:"aliases,omitempty"`
 	IntelligenceScore        int32    `protobuf:"varint,5,opt,name=intelligence_score,json=intelligenceScore,proto3" json:"intelligence_score,omitempty"`
 	Description              string   `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
-	ContextWindow            int64    `protobuf:"varint,7,opt,name=context_window,json=contextWindow,proto3" json:"context_window,omitempty"`
-	MaxOutputTokens          int64    `protobuf:"varint,8,opt,name=max_output_tokens,json=maxOutputTokens,proto3" json:"max_output_tokens,omitempty"`
-	MaxThinkingTokens        int64    `protobuf:"varint,9,opt,name=max_thinking_tokens,json=maxThinkingTokens,proto3" json:"max_thinking_tokens,omitempty"`
+	ContextWindow            int32    `protobuf:"varint,7,opt,name=context_window,json=contextWindow,proto3" json:"context_window,omitempty"`
+	MaxOutputTokens          int32    `protobuf:"varint,8,opt,name=max_output_tokens,json=maxOutputTokens,proto3" json:"max_output_tokens,omitempty"`
+	MaxThinkingTokens        int32    `protobuf:"varint,9,opt,name=max_thinking_tokens,json=maxThinkingTokens,proto3" json:"max_thinking_tokens,omitempty"`
 	SupportsExtendedThinking bool     `protobuf:"varint,10,opt,name=supports_extended_thinking,json=supportsExtendedThinking,proto3" json:"supports_extended_thinking,omitempty"`
 	SupportsSystemPrompts    bool     `protobuf:"varint,11,opt,name=supports_system_prompts,json=supportsSystemPrompts,proto3" json:"supports_system_prompts,omitempty"`
 	SupportsStreaming        bool     `protobuf:"varint,12,opt,name=supports_streaming,json=supportsStreaming,proto3" json:"supports_streaming,omitempty"`
@@ -130,21 +130,21 @@ func (x *Model) GetDescription() string {
 	return ""
 }
 
-func (x *Model) GetContextWindow() int64 {
+func (x *Model) GetContextWindow() int32 {
 	if x != nil {
 		return x.ContextWindow
 	}
 	return 0
 }
 
-func (x *Model) GetMaxOutputTokens() int64 {
+func (x *Model) GetMaxOutputTokens() int32 {
 	if x != nil {
 		return x.MaxOutputTokens
 	}
 	return 0
 }
 
-func (x *Model) GetMaxThinkingTokens() int64 {
+func (x *Model) GetMaxThinkingTokens() int32 {
 	if x != nil {
 		return x.MaxThinkingTokens
 	}
@@ -636,7 +636,7 @@ type GenerateRequest struct {
 	HasTemperature bool    `protobuf:"varint,5,opt,name=has_temperature,json=hasTemperature,proto3" json:"has_temperature,omitempty"`
 	// thinking_mode is minimal, low, medium, high or max.
 	ThinkingMode    string `protobuf:"bytes,6,opt,name=thinking_mode,json=thinkingMode,proto3" json:"thinking_mode,omitempty"`
-	MaxOutputTokens int64  `protobuf:"varint,7,opt,name=max_output_tokens,json=maxOutputTokens,proto3" json:"max_output_tokens,omitempty"`
+	MaxOutputTokens int32  `protobuf:"varint,7,opt,name=max_output_tokens,json=maxOutputTokens,proto3" json:"max_output_tokens,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -713,7 +713,7 @@ func (x *GenerateRequest) GetThinkingMode() string {
 	return ""
 }
 
-func (x *GenerateRequest) GetMaxOutputTokens() int64 {
+func (x *GenerateRequest) GetMaxOutputTokens() int32 {
 	if x != nil {
 		return x.MaxOutputTokens
 	}
@@ -723,9 +723,9 @@ func (x *GenerateRequest) GetMaxOutputTokens() int64 {
 // Usage counts the tokens of one call.
 type Usage struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	InputTokens   int64                  `protobuf:"varint,1,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
-	OutputTokens  int64                  `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
-	TotalTokens   int64                  `protobuf:"varint,3,opt,name=total_tokens,json=totalTokens,proto3" json:"total_tokens,omitempty"`
+	InputTokens   int32                  `protobuf:"varint,1,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens  int32                  `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	TotalTokens   int32                  `protobuf:"varint,3,opt,name=total_tokens,json=totalTokens,proto3" json:"total_tokens,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -760,21 +760,21 @@ func (*Usage) Descriptor() ([]byte, []int) {
 	return file_zen_router_v1_router_proto_rawDescGZIP(), []int{9}
 }
 
-func (x *Usage) GetInputTokens() int64 {
+func (x *Usage) GetInputTokens() int32 {
 	if x != nil {
 		return x.InputTokens
 	}
 	return 0
 }
 
-func (x *Usage) GetOutputTokens() int64 {
+func (x *Usage) GetOutputTokens() int32 {
 	if x != nil {
 		return x.OutputTokens
 	}
 	return 0
 }
 
-func (x *Usage) GetTotalTokens() int64 {
+func (x *Usage) GetTotalTokens() int32 {
 	if x != nil {
 		return x.TotalTokens
 	}
@@ -954,9 +954,9 @@ const file_zen_router_v1_router_proto_rawDesc = "" +
 	"\aaliases\x18\x04 \x03(\tR\aaliases\x12-\n" +
 	"\x12intelligence_score\x18\x05 \x01(\x05R\x11intelligenceScore\x12 \n" +
 	"\vdescription\x18\x06 \x01(\tR\vdescription\x12%\n" +
-	"\x0econtext_window\x18\a \x01(\x03R\rcontextWindow\x12*\n" +
-	"\x11max_output_tokens\x18\b \x01(\x03R\x0fmaxOutputTokens\x12.\n" +
-	"\x13max_thinking_tokens\x18\t \x01(\x03R\x11maxThinkingTokens\x12<\n" +
+	"\x0econtext_window\x18\a \x01(\x05R\rcontextWindow\x12*\n" +
+	"\x11max_output_tokens\x18\b \x01(\x05R\x0fmaxOutputTokens\x12.\n" +
+	"\x13max_thinking_tokens\x18\t \x01(\x05R\x11maxThinkingTokens\x12<\n" +
 	"\x1asupports_extended_thinking\x18\n" +
 	" \x01(\bR\x18supportsExtendedThinking\x126\n" +
 	"\x17supports_system_prompts\x18\v \x01(\bR\x15supportsSystemPrompts\x12-\n" +
@@ -1002,11 +1002,11 @@ const file_zen_router_v1_router_proto_rawDesc = "" +
 	"\vtemperature\x18\x04 \x01(\x01R\vtemperature\x12'\n" +
 	"\x0fhas_temperature\x18\x05 \x01(\bR\x0ehasTemperature\x12#\n" +
 	"\rthinking_mode\x18\x06 \x01(\tR\fthinkingMode\x12*\n" +
-	"\x11max_output_tokens\x18\a \x01(\x03R\x0fmaxOutputTokens\"r\n" +
+	"\x11max_output_tokens\x18\a \x01(\x05R\x0fmaxOutputTokens\"r\n" +
 	"\x05Usage\x12!\n" +
-	"\finput_tokens\x18\x01 \x01(\x03R\vinputTokens\x12#\n" +
-	"\routput_tokens\x18\x02 \x01(\x03R\foutputTokens\x12!\n" +
-	"\ftotal_tokens\x18\x03 \x01(\x03R\vtotalTokens\"f\n" +
+	"\finput_tokens\x18\x01 \x01(\x05R\vinputTokens\x12#\n" +
+	"\routput_tokens\x18\x02 \x01(\x05R\foutputTokens\x12!\n" +
+	"\ftotal_tokens\x18\x03 \x01(\x05R\vtotalTokens\"f\n" +
 	"\x10GenerateResponse\x12\x16\n" +
 	"\x05delta\x18\x01 \x01(\tH\x00R\x05delta\x121\n" +
 	"\x04done\x18\x02 \x01(\v2\x1b.zen.router.v1.GenerateDoneH\x00R\x04doneB\a\n" +

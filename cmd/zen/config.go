@@ -1,0 +1,70 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/zenmcp/zen/services/platform/config"
+)
+
+// settings are the flags every role understands; each flag's default comes
+// from its variable, so `--grpc-addr` and ZEN_GRPC_ADDR mean the same.
+type settings struct {
+	mcpAddr, httpAddr, grpcAddr          string
+	memoryAddr, routerAddr, executorAddr string
+	logLevel                             string
+	getenv                               config.Getenv
+}
+
+type flagSpec struct {
+	name, env, def, usage string
+	dst                   func(*settings) *string
+}
+
+var flagSpecs = []flagSpec{
+	{"mcp-addr", "ZEN_MCP_ADDR", "127.0.0.1:8080", "address MCP streamable HTTP listens on (path /mcp)", func(s *settings) *string { return &s.mcpAddr }},
+	{"http-addr", "ZEN_HTTP_ADDR", "127.0.0.1:8081", "address the HTTP gateway listens on", func(s *settings) *string { return &s.httpAddr }},
+	{"grpc-addr", "ZEN_GRPC_ADDR", "127.0.0.1:9090", "address gRPC services listen on", func(s *settings) *string { return &s.grpcAddr }},
+	{"memory-addr", "ZEN_MEMORY_ADDR", "", "address of a remote memory service", func(s *settings) *string { return &s.memoryAddr }},
+	{"router-addr", "ZEN_ROUTER_ADDR", "", "address of a remote router service", func(s *settings) *string { return &s.routerAddr }},
+	{"executor-addr", "ZEN_EXECUTOR_ADDR", "", "address of a remote executor service", func(s *settings) *string { return &s.executorAddr }},
+	{"log-level", "LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING or ERROR", func(s *settings) *string { return &s.logLevel }},
+}
+
+// parseSettings reads flags over variables over defaults, then checks the
+// addresses, naming the variable of any bad value.
+func parseSettings(role string, args []string, getenv config.Getenv, stderr io.Writer) (*settings, error) {
+	s := &settings{getenv: getenv}
+	fs := flag.NewFlagSet("zen "+role, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	for _, f := range flagSpecs {
+		fs.StringVar(f.dst(s), f.name, config.String(getenv, f.env, f.def), f.usage+" ("+f.env+")")
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("zen %s takes no arguments, got %q", role, strings.Join(fs.Args(), " "))
+	}
+	for _, f := range flagSpecs {
+		if !strings.HasSuffix(f.name, "-addr") {
+			continue
+		}
+		v := *f.dst(s)
+		if _, err := config.Addr(func(string) string { return v }, f.env, ""); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// require names the variable a role needs but was not given.
+func require(value, env, role, what string) error {
+	if value == "" {
+		return fmt.Errorf("zen %s needs %s: set %s (or --%s) to its host:port", role, what, env,
+			strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(env, "ZEN_"), "_", "-")))
+	}
+	return nil
+}

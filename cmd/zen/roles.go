@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+
+	edgeserver "github.com/zenmcp/zen/services/edge/server"
+	executorserver "github.com/zenmcp/zen/services/executor/server"
+	memoryserver "github.com/zenmcp/zen/services/memory/server"
+	"github.com/zenmcp/zen/services/platform/serve"
+	routerserver "github.com/zenmcp/zen/services/router/server"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+
+	"github.com/zenmcp/zen/gateway"
+)
+
+// listen opens a listener before anything serves, so ":0" works and the
+// log says where each listener ended up.
+func listen(logger *slog.Logger, addr, what string) (net.Listener, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen for %s on %s: %w", what, addr, err)
+	}
+	logger.Info("listening", "listener", what, "addr", lis.Addr().String())
+	return lis, nil
+}
+
+func buildMemory(s *settings, logger *slog.Logger) (*memoryserver.Server, error) {
+	cfg, err := memoryserver.Load(s.getenv)
+	if err != nil {
+		return nil, err
+	}
+	return memoryserver.New(cfg, logger.With("service", "memory"))
+}
+
+func buildRouter(s *settings, logger *slog.Logger) (*routerserver.Server, error) {
+	cfg, err := routerserver.Load(s.getenv)
+	if err != nil {
+		return nil, err
+	}
+	return routerserver.New(cfg, logger.With("service", "router"))
+}
+
+func buildExecutor(s *settings, router grpc.ClientConnInterface, logger *slog.Logger) (*executorserver.Server, error) {
+	cfg, err := executorserver.Load(s.getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Version, cfg.Commit = version, commit
+	return executorserver.New(cfg, router, logger.With("service", "executor")), nil
+}
+
+// edgeMux serves MCP at /mcp beside liveness and readiness probes.
+func edgeMux(edge *edgeserver.Server, deps []serve.Dependency) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", edge.Handler())
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := serve.CheckAll(r.Context(), deps); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	return mux
+}
+
+func dial(addr, env string) (*grpc.ClientConn, error) {
+	conn, err := serve.Dial(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s=%q: %w", env, addr, err)
+	}
+	return conn, nil
+}
+
+// runServe runs every role in one process. The edge and the gateway reach
+// the services through the same gRPC port a cluster would use.
+func runServe(ctx context.Context, s *settings, logger *slog.Logger) error {
+	mem, err := buildMemory(s, logger)
+	if err != nil {
+		return err
+	}
+	defer mem.Close()
+	rt, err := buildRouter(s, logger)
+	if err != nil {
+		return err
+	}
+	grpcLis, err := listen(logger, s.grpcAddr, "grpc")
+	if err != nil {
+		return err
+	}
+	self, err := serve.Dial(grpcLis.Addr().String())
+	if err != nil {
+		return err
+	}
+	defer self.Close()
+	ex, err := buildExecutor(s, self, logger)
+	if err != nil {
+		return err
+	}
+	g := serve.NewGRPC()
+	mem.Register(g.Server)
+	rt.Register(g.Server)
+	ex.Register(g.Server)
+	g.SetServing(memoryserver.ServiceName, routerserver.ServiceName, executorserver.ServiceName)
+
+	group, gctx := errgroup.WithContext(ctx)
+	group.Go(func() error { return g.Serve(gctx, grpcLis) })
+	edge, err := edgeserver.New(gctx, edgeserver.Conns{Memory: self, Router: self, Executor: self}, version, logger)
+	if err != nil {
+		_ = group.Wait()
+		return err
+	}
+	gw, err := gateway.New(gctx, gateway.Conns{Memory: self, Router: self, Executor: self})
+	if err != nil {
+		return err
+	}
+	deps := []serve.Dependency{{Name: "memory", Conn: self}, {Name: "router", Conn: self}, {Name: "executor", Conn: self}}
+	if err := serveHTTP(gctx, group, logger, s.mcpAddr, "mcp", edgeMux(edge, deps)); err != nil {
+		return err
+	}
+	if err := serveHTTP(gctx, group, logger, s.httpAddr, "gateway", gw); err != nil {
+		return err
+	}
+	return group.Wait()
+}
+
+func serveHTTP(ctx context.Context, group *errgroup.Group, logger *slog.Logger, addr, what string, h http.Handler) error {
+	lis, err := listen(logger, addr, what)
+	if err != nil {
+		return err
+	}
+	group.Go(func() error { return serve.HTTP(ctx, lis, h) })
+	return nil
+}
+
+// runGRPCRole serves one gRPC role until ctx ends.
+func runGRPCRole(ctx context.Context, s *settings, logger *slog.Logger, name string, register func(grpc.ServiceRegistrar)) error {
+	lis, err := listen(logger, s.grpcAddr, "grpc")
+	if err != nil {
+		return err
+	}
+	g := serve.NewGRPC()
+	register(g.Server)
+	g.SetServing(name)
+	return g.Serve(ctx, lis)
+}
+
+func runMemory(ctx context.Context, s *settings, logger *slog.Logger) error {
+	mem, err := buildMemory(s, logger)
+	if err != nil {
+		return err
+	}
+	defer mem.Close()
+	return runGRPCRole(ctx, s, logger, memoryserver.ServiceName, mem.Register)
+}
+
+func runRouter(ctx context.Context, s *settings, logger *slog.Logger) error {
+	rt, err := buildRouter(s, logger)
+	if err != nil {
+		return err
+	}
+	return runGRPCRole(ctx, s, logger, routerserver.ServiceName, rt.Register)
+}
+
+func runExecutor(ctx context.Context, s *settings, logger *slog.Logger) error {
+	if err := require(s.routerAddr, "ZEN_ROUTER_ADDR", "executor", "the router"); err != nil {
+		return err
+	}
+	router, err := dial(s.routerAddr, "ZEN_ROUTER_ADDR")
+	if err != nil {
+		return err
+	}
+	defer router.Close()
+	ex, err := buildExecutor(s, router, logger)
+	if err != nil {
+		return err
+	}
+	return runGRPCRole(ctx, s, logger, executorserver.ServiceName, ex.Register)
+}
+
+// remoteConns dials the three services a front role (edge, gateway) needs.
+func remoteConns(s *settings, role string) (mem, rt, ex *grpc.ClientConn, err error) {
+	for _, r := range []struct{ addr, env, what string }{
+		{s.memoryAddr, "ZEN_MEMORY_ADDR", "the memory service"},
+		{s.routerAddr, "ZEN_ROUTER_ADDR", "the router"},
+		{s.executorAddr, "ZEN_EXECUTOR_ADDR", "the executor"},
+	} {
+		if err := require(r.addr, r.env, role, r.what); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if mem, err = dial(s.memoryAddr, "ZEN_MEMORY_ADDR"); err != nil {
+		return nil, nil, nil, err
+	}
+	if rt, err = dial(s.routerAddr, "ZEN_ROUTER_ADDR"); err != nil {
+		return nil, nil, nil, err
+	}
+	if ex, err = dial(s.executorAddr, "ZEN_EXECUTOR_ADDR"); err != nil {
+		return nil, nil, nil, err
+	}
+	return mem, rt, ex, nil
+}
+
+func runEdge(ctx context.Context, s *settings, logger *slog.Logger) error {
+	mem, rt, ex, err := remoteConns(s, "edge")
+	if err != nil {
+		return err
+	}
+	defer closeAll(mem, rt, ex)
+	edge, err := edgeserver.New(ctx, edgeserver.Conns{Memory: mem, Router: rt, Executor: ex}, version, logger)
+	if err != nil {
+		return err
+	}
+	lis, err := listen(logger, s.mcpAddr, "mcp")
+	if err != nil {
+		return err
+	}
+	deps := []serve.Dependency{{Name: "memory", Conn: mem}, {Name: "router", Conn: rt}, {Name: "executor", Conn: ex}}
+	return serve.HTTP(ctx, lis, edgeMux(edge, deps))
+}
+
+func runGateway(ctx context.Context, s *settings, logger *slog.Logger) error {
+	mem, rt, ex, err := remoteConns(s, "gateway")
+	if err != nil {
+		return err
+	}
+	defer closeAll(mem, rt, ex)
+	gw, err := gateway.New(ctx, gateway.Conns{Memory: mem, Router: rt, Executor: ex})
+	if err != nil {
+		return err
+	}
+	lis, err := listen(logger, s.httpAddr, "gateway")
+	if err != nil {
+		return err
+	}
+	return serve.HTTP(ctx, lis, gw)
+}
+
+func closeAll(conns ...*grpc.ClientConn) {
+	for _, c := range conns {
+		_ = c.Close()
+	}
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/zenmcp/zen/services/platform/config"
+	"github.com/zenmcp/zen/services/platform/telemetry"
+)
+
+const usage = `zen: a multi-model MCP server
+
+Usage: zen <command> [flags]
+
+Commands:
+  serve      every role in one process: MCP on 127.0.0.1:8080/mcp, gateway on 127.0.0.1:8081, gRPC on 127.0.0.1:9090
+  stdio      MCP over stdin/stdout; other roles in-process unless ZEN_MEMORY_ADDR / ZEN_ROUTER_ADDR / ZEN_EXECUTOR_ADDR are set
+  edge       the MCP front door (needs ZEN_MEMORY_ADDR, ZEN_ROUTER_ADDR, ZEN_EXECUTOR_ADDR)
+  memory     conversation threads (gRPC)
+  router     models and providers (gRPC)
+  executor   tools and prompts (gRPC; needs ZEN_ROUTER_ADDR)
+  gateway    HTTP/JSON inspection (needs ZEN_MEMORY_ADDR, ZEN_ROUTER_ADDR, ZEN_EXECUTOR_ADDR)
+  version    print the version
+
+Run "zen <command> -h" for the flags; each flag also reads the variable named in its help.
+`
+
+// roles maps each command to what it runs.
+var roles = map[string]func(context.Context, *settings, *slog.Logger) error{
+	"serve": runServe, "stdio": runStdio, "edge": runEdge, "memory": runMemory,
+	"router": runRouter, "executor": runExecutor, "gateway": runGateway,
+}
+
+func run(ctx context.Context, args []string, getenv config.Getenv) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(os.Stderr, usage)
+		if len(args) == 0 {
+			return errors.New("no command given")
+		}
+		return nil
+	}
+	role := args[0]
+	if role == "version" {
+		fmt.Printf("zen %s (commit %s, %s, %s/%s)\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return nil
+	}
+	start, ok := roles[role]
+	if !ok {
+		return fmt.Errorf("unknown command %q; commands are %s", role, "serve, stdio, edge, memory, router, executor, gateway, version")
+	}
+	getenv, err := config.WithDotEnv(".env", getenv)
+	if err != nil {
+		return fmt.Errorf(".env: %w", err)
+	}
+	s, err := parseSettings(role, args[1:], getenv, os.Stderr)
+	if err != nil {
+		return err
+	}
+	level, err := telemetry.ParseLevel(s.logLevel)
+	if err != nil {
+		return err
+	}
+	logger := telemetry.NewLogger(os.Stderr, level).With("role", role)
+	_, shutdown, err := telemetry.Setup(ctx, "zen-"+role, version, getenv)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := shutdown(flushCtx); err != nil {
+			logger.Warn("flush traces", "err", err)
+		}
+	}()
+	logger.Info("starting", "version", version)
+	if err := start(ctx, s, logger); err != nil {
+		return err
+	}
+	logger.Info("stopped")
+	return nil
+}

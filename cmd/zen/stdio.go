@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	edgeserver "github.com/zenmcp/zen/services/edge/server"
+	executorserver "github.com/zenmcp/zen/services/executor/server"
+	memoryserver "github.com/zenmcp/zen/services/memory/server"
+	"github.com/zenmcp/zen/services/platform/serve"
+	routerserver "github.com/zenmcp/zen/services/router/server"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+)
+
+// runStdio serves MCP on stdin/stdout. Each of memory, router and executor
+// is dialled when its address is set, and otherwise runs in this process
+// behind an in-memory gRPC listener, so no port is opened. Nothing but MCP
+// is written to stdout.
+func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	local := serve.NewInProcess()
+	g := serve.NewGRPC()
+	group, gctx := errgroup.WithContext(ctx)
+	var localConn *grpc.ClientConn
+	localDial := func() (*grpc.ClientConn, error) {
+		if localConn == nil {
+			c, err := local.Dial()
+			if err != nil {
+				return nil, err
+			}
+			localConn = c
+		}
+		return localConn, nil
+	}
+	connFor := func(addr, env string) (*grpc.ClientConn, error) {
+		if addr != "" {
+			return dial(addr, env)
+		}
+		return localDial()
+	}
+	mem, err := connFor(s.memoryAddr, "ZEN_MEMORY_ADDR")
+	if err != nil {
+		return err
+	}
+	rt, err := connFor(s.routerAddr, "ZEN_ROUTER_ADDR")
+	if err != nil {
+		return err
+	}
+	ex, err := connFor(s.executorAddr, "ZEN_EXECUTOR_ADDR")
+	if err != nil {
+		return err
+	}
+	defer closeAll(mem, rt, ex)
+	var serving []string
+	if s.memoryAddr == "" {
+		m, err := buildMemory(s, logger)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		m.Register(g.Server)
+		serving = append(serving, memoryserver.ServiceName)
+	}
+	if s.routerAddr == "" {
+		r, err := buildRouter(s, logger)
+		if err != nil {
+			return err
+		}
+		r.Register(g.Server)
+		serving = append(serving, routerserver.ServiceName)
+	}
+	if s.executorAddr == "" {
+		e, err := buildExecutor(s, rt, logger)
+		if err != nil {
+			return err
+		}
+		e.Register(g.Server)
+		serving = append(serving, executorserver.ServiceName)
+	}
+	g.SetServing(serving...)
+	if len(serving) > 0 {
+		group.Go(func() error { return g.Serve(gctx, local.Listener()) })
+	}
+	edge, err := edgeserver.New(gctx, edgeserver.Conns{Memory: mem, Router: rt, Executor: ex}, version, logger)
+	if err != nil {
+		cancel()
+		_ = group.Wait()
+		return err
+	}
+	group.Go(func() error {
+		// The client closing stdin ends the session, and with it the process.
+		defer cancel()
+		err := edge.RunStdio(gctx)
+		if gctx.Err() != nil {
+			return nil
+		}
+		return err
+	})
+	return group.Wait()
+}

@@ -1,0 +1,70 @@
+package gateway
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/platform/serve"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+//go:embed openapi/zen.swagger.json
+var openAPI []byte
+
+// Conns are the services the gateway exposes.
+type Conns struct {
+	Memory, Router, Executor *grpc.ClientConn
+}
+
+// New returns the gateway's HTTP handler.
+func New(ctx context.Context, c Conns) (http.Handler, error) {
+	mux := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{
+		MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
+		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
+	}))
+	if err := memoryv1.RegisterMemoryServiceHandlerClient(ctx, mux, memoryv1.NewMemoryServiceClient(c.Memory)); err != nil {
+		return nil, fmt.Errorf("gateway: memory routes: %w", err)
+	}
+	if err := routerv1.RegisterRouterServiceHandlerClient(ctx, mux, routerv1.NewRouterServiceClient(c.Router)); err != nil {
+		return nil, fmt.Errorf("gateway: router routes: %w", err)
+	}
+	if err := executorv1.RegisterExecutorServiceHandlerClient(ctx, mux, executorv1.NewExecutorServiceClient(c.Executor)); err != nil {
+		return nil, fmt.Errorf("gateway: executor routes: %w", err)
+	}
+	deps := []serve.Dependency{{Name: "memory", Conn: c.Memory}, {Name: "router", Conn: c.Router}, {Name: "executor", Conn: c.Executor}}
+
+	root := http.NewServeMux()
+	root.Handle("/v1/", mux)
+	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	root.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := serve.CheckAll(r.Context(), deps); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	root.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openAPI)
+	})
+	return otelhttp.NewHandler(root, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+		return "gateway " + r.Method + " " + r.URL.Path
+	})), nil
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}

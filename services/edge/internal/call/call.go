@@ -1,0 +1,229 @@
+package call
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/platform/telemetry"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Backends are the services a call uses.
+type Backends struct {
+	Memory   memoryv1.MemoryServiceClient
+	Router   routerv1.RouterServiceClient
+	Executor executorv1.ExecutorServiceClient
+}
+
+// Outcome is what the client receives: a JSON payload, or plain text.
+type Outcome struct {
+	Payload map[string]any
+	Text    string
+	IsError bool
+}
+
+// BackendError is a service that failed in a way the agent cannot fix.
+type BackendError struct {
+	Role string
+	Err  error
+}
+
+func (e *BackendError) Error() string { return e.Role + ": " + e.Err.Error() }
+func (e *BackendError) Unwrap() error { return e.Err }
+
+// Runner runs tool calls.
+type Runner struct {
+	b      Backends
+	logger *slog.Logger
+	tools  map[string]*Tool
+
+	settingsOnce sync.Once
+	settings     *memoryv1.GetSettingsResponse
+	settingsErr  error
+}
+
+// NewRunner returns a runner for the given tools.
+func NewRunner(b Backends, tools []*Tool, logger *slog.Logger) *Runner {
+	m := map[string]*Tool{}
+	for _, t := range tools {
+		m[t.GetName()] = t
+	}
+	return &Runner{b: b, tools: m, logger: logger}
+}
+
+// memorySettings asks memory for its limits once; they do not change while
+// it runs.
+func (r *Runner) memorySettings(ctx context.Context) (*memoryv1.GetSettingsResponse, error) {
+	r.settingsOnce.Do(func() {
+		r.settings, r.settingsErr = r.b.Memory.GetSettings(ctx, &memoryv1.GetSettingsRequest{})
+	})
+	if r.settingsErr != nil {
+		err := r.settingsErr
+		r.settingsOnce = sync.Once{} // try again on the next call
+		return nil, &BackendError{"memory", err}
+	}
+	return r.settings, nil
+}
+
+func toolError(tool, msg string, meta map[string]any) Outcome {
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta["tool_name"] = tool
+	return Outcome{IsError: true, Payload: map[string]any{"status": "error", "content": msg, "content_type": "text", "metadata": meta}}
+}
+
+// Run executes one call. Progress, when set, hears what the call is doing.
+func (r *Runner) Run(ctx context.Context, name string, rawArgs json.RawMessage, progress func(string)) (Outcome, error) {
+	if progress == nil {
+		progress = func(string) {}
+	}
+	tool, ok := r.tools[name]
+	if !ok {
+		return Outcome{}, &UnknownToolError{Name: name}
+	}
+	args := map[string]any{}
+	if len(rawArgs) > 0 && string(rawArgs) != "null" {
+		if err := json.Unmarshal(rawArgs, &args); err != nil {
+			return toolError(name, "invalid arguments for "+name+": they must be a JSON object", nil), nil
+		}
+	}
+	if err := tool.Validate(args); err != nil {
+		return toolError(name, err.Error(), nil), nil
+	}
+	req, out, err := r.prepare(ctx, tool, args, progress)
+	if err != nil || out != nil {
+		return deref(out), err
+	}
+	result, err := r.execute(ctx, req, progress)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return r.finish(ctx, tool, req, result)
+}
+
+func deref(o *Outcome) Outcome {
+	if o == nil {
+		return Outcome{}
+	}
+	return *o
+}
+
+// execute streams the executor's answer, passing progress on.
+func (r *Runner) execute(ctx context.Context, req *executorv1.ExecuteToolRequest, progress func(string)) (*executorv1.ToolResult, error) {
+	stream, err := r.b.Executor.ExecuteTool(ctx, req)
+	if err != nil {
+		return nil, &BackendError{"executor", err}
+	}
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, &BackendError{"executor", err}
+		}
+		if p := msg.GetProgress(); p != nil {
+			progress(p.GetMessage())
+			continue
+		}
+		if res := msg.GetResult(); res != nil {
+			return res, nil
+		}
+	}
+}
+
+// finish stores the exchange and builds the reply.
+func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.ExecuteToolRequest, res *executorv1.ToolResult) (Outcome, error) {
+	payload := res.GetPayload().AsMap()
+	meta, _ := payload["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		payload["metadata"] = meta
+	}
+	if id := telemetry.TraceID(ctx); id != "" {
+		meta["trace_id"] = id
+	}
+	if res.GetIsError() || !res.GetOffersContinuation() || len(res.GetTurns()) == 0 {
+		return Outcome{Payload: payload, IsError: res.GetIsError()}, nil
+	}
+	settings, err := r.memorySettings(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	threadID, stored, turnsAfter, err := r.store(ctx, tool, req, res)
+	if err != nil {
+		// The answer is good; only the continuation is lost. Say so rather
+		// than throw the answer away.
+		r.logger.ErrorContext(ctx, "store exchange", "tool", tool.GetName(), "err", err)
+		meta["continuation_error"] = "the answer could not be saved, so this conversation cannot be continued"
+		return Outcome{Payload: payload}, nil
+	}
+	maxTurns := int(settings.GetMaxTurns())
+	if stored && turnsAfter+2 <= maxTurns {
+		remaining := maxTurns + 1 - turnsAfter
+		payload["status"] = "continuation_available"
+		payload["continuation_offer"] = map[string]any{
+			"continuation_id": threadID,
+			"note":            fmt.Sprintf("You can continue this conversation for %d more exchanges.", remaining),
+			"remaining_turns": remaining,
+		}
+	}
+	return Outcome{Payload: payload}, nil
+}
+
+// store creates the thread or appends to it. It reports whether the turns
+// were stored and how many turns the thread then holds.
+func (r *Runner) store(ctx context.Context, tool *Tool, req *executorv1.ExecuteToolRequest, res *executorv1.ToolResult) (string, bool, int, error) {
+	if c := req.GetConversation(); c != nil {
+		resp, err := r.b.Memory.AppendTurns(ctx, &memoryv1.AppendTurnsRequest{ThreadId: c.GetThreadId(), Turns: res.GetTurns()})
+		if err != nil {
+			return "", false, 0, err
+		}
+		return c.GetThreadId(), resp.GetAccepted(), int(resp.GetTurnCount()), nil
+	}
+	resp, err := r.b.Memory.CreateThread(ctx, &memoryv1.CreateThreadRequest{
+		ToolName: tool.GetName(), InitialContext: res.GetInitialContext(), Turns: res.GetTurns(),
+	})
+	if err != nil {
+		return "", false, 0, err
+	}
+	return resp.GetThread().GetThreadId(), true, len(resp.GetThread().GetTurns()), nil
+}
+
+// notFoundMessage is the reference's reply to an unknown or expired thread,
+// with the TTL actually configured.
+func notFoundMessage(id string, ttlSeconds float64) string {
+	hours := ttlSeconds / 3600
+	ttl := fmt.Sprintf("%g hours", math.Round(hours*100)/100)
+	if hours == 1 {
+		ttl = "1 hour"
+	}
+	return fmt.Sprintf("Conversation thread '%s' was not found or has expired. Threads expire %s after their last "+
+		"message (CONVERSATION_TIMEOUT_HOURS), and an id must be one a zen tool returned. Start a new conversation "+
+		"by calling the tool again without continuation_id, and include the context it needs.", id, ttl)
+}
+
+// isNotFound tells a missing thread from a failing memory service.
+func isNotFound(err error) bool { return status.Code(err) == codes.NotFound }
+
+// validThreadID spares memory a round trip for ids that cannot exist.
+func validThreadID(id string) bool {
+	_, err := uuid.Parse(id)
+	return err == nil && strings.Count(id, "-") == 4
+}
+
+// UnknownToolError is a call to a tool zen does not have.
+type UnknownToolError struct{ Name string }
+
+func (e *UnknownToolError) Error() string { return "unknown tool: " + e.Name }

@@ -1,0 +1,252 @@
+package call
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/edge/internal/files"
+	"github.com/zenmcp/zen/services/platform/tokens"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// prepare does everything before the executor runs: it either returns the
+// request to execute, or an outcome that ends the call without a model.
+func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, progress func(string)) (*executorv1.ExecuteToolRequest, *Outcome, error) {
+	name := tool.GetName()
+	if out := checkPaths(name, args); out != nil {
+		return nil, out, nil
+	}
+	var thread *memoryv1.Thread
+	if id, _ := args["continuation_id"].(string); id != "" {
+		settings, err := r.memorySettings(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !validThreadID(id) {
+			return nil, &Outcome{Text: notFoundMessage(id, settings.GetTtlSeconds()), IsError: true}, nil
+		}
+		resp, err := r.b.Memory.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id})
+		if isNotFound(err) {
+			return nil, &Outcome{Text: notFoundMessage(id, settings.GetTtlSeconds()), IsError: true}, nil
+		}
+		if err != nil {
+			return nil, nil, &BackendError{"memory", err}
+		}
+		thread = resp.GetThread()
+		mergeInitialContext(args, thread.GetInitialContext(), tool.declares)
+	}
+	req := &executorv1.ExecuteToolRequest{ToolName: name, RemainingTurns: -1}
+	if tool.GetRequiresModel() {
+		model, requested, out, err := r.resolveModel(ctx, tool, args, thread)
+		if err != nil || out != nil {
+			return nil, out, err
+		}
+		req.Model, req.ModelRequested = model, requested
+		progress("using " + model.GetName())
+	}
+	budget := tokens.ForContext(int64(req.GetModel().GetContextWindow()))
+	paths := stringList(args["absolute_file_paths"])
+	if len(paths) > 0 {
+		expanded, err := files.Expand(paths)
+		if err != nil {
+			return nil, ptr(toolError(name, "Error: "+err.Error()+". Pass paths to files that exist.", nil)), nil
+		}
+		read, omitted, err := files.ReadWithin(expanded, budget.Files)
+		if err != nil {
+			return nil, ptr(toolError(name, "Error: "+err.Error(), nil)), nil
+		}
+		if omitted > 0 {
+			return nil, ptr(toolError(name, fmt.Sprintf("The files given are too large for %s: %d of %d files would not fit its "+
+				"file budget of about %d tokens. Pass fewer or smaller files, or pick a model with a larger context window.",
+				req.GetModel().GetName(), omitted, len(expanded), budget.Files), map[string]any{"file_count": len(expanded)})), nil
+		}
+		req.Files = toFileContents(read)
+	}
+	if thread != nil {
+		conv, err := r.conversation(ctx, thread, budget)
+		if err != nil {
+			return nil, nil, err
+		}
+		req.Conversation = conv
+	}
+	settings, err := r.memorySettings(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.RemainingTurns = settings.GetMaxTurns() - 1 - int32(len(thread.GetTurns()))
+	s, err := structpb.NewStruct(args)
+	if err != nil {
+		return nil, ptr(toolError(name, "invalid arguments for "+name+": "+err.Error(), nil)), nil
+	}
+	req.Arguments = s
+	return req, nil, nil
+}
+
+func ptr(o Outcome) *Outcome { return &o }
+
+// checkPaths enforces absolute paths and an existing working directory
+// before anything is read.
+func checkPaths(tool string, args map[string]any) *Outcome {
+	if wd, ok := args["working_directory_absolute_path"].(string); ok {
+		p := files.ExpandHome(wd)
+		if !filepath.IsAbs(p) {
+			return ptr(toolError(tool, fmt.Sprintf("Error: working_directory_absolute_path must be a FULL absolute path to an existing directory; received %q", wd), nil))
+		}
+		if info, err := os.Stat(p); err != nil || !info.IsDir() {
+			return ptr(toolError(tool, fmt.Sprintf("Error: working_directory_absolute_path %q is not an existing directory; pass the project directory's absolute path", wd), nil))
+		}
+	}
+	for _, key := range []string{"absolute_file_paths", "images"} {
+		var paths []string
+		for _, p := range stringList(args[key]) {
+			if !strings.HasPrefix(p, "data:") {
+				paths = append(paths, p)
+			}
+		}
+		if err := files.CheckAbsolute(paths); err != nil {
+			return ptr(toolError(tool, "Error: "+err.Error()+" (in "+key+")", nil))
+		}
+	}
+	return nil
+}
+
+// resolveModel picks the model: the one named, else the thread's last
+// assistant model, else the default or auto mode's pick.
+func (r *Runner) resolveModel(ctx context.Context, tool *Tool, args map[string]any, thread *memoryv1.Thread) (*routerv1.Model, string, *Outcome, error) {
+	requested, _ := args["model"].(string)
+	inherited := ""
+	if requested == "" {
+		inherited = lastAssistantModel(thread)
+	}
+	ask := requested
+	if ask == "" {
+		ask = inherited
+	}
+	resp, err := r.b.Router.ResolveModel(ctx, &routerv1.ResolveModelRequest{Model: ask, Category: tool.GetCategory()})
+	if isNotFound(err) && inherited != "" {
+		// The thread's model is gone (catalogue or keys changed): let the
+		// default or auto mode choose, as the reference does.
+		resp, err = r.b.Router.ResolveModel(ctx, &routerv1.ResolveModelRequest{Category: tool.GetCategory()})
+	}
+	if isNotFound(err) {
+		return nil, "", ptr(r.unknownModel(ctx, tool, ask)), nil
+	}
+	if err != nil {
+		return nil, "", nil, &BackendError{"router", err}
+	}
+	if requested == "" {
+		requested = resp.GetModel().GetName()
+	}
+	return resp.GetModel(), requested, nil, nil
+}
+
+func lastAssistantModel(thread *memoryv1.Thread) string {
+	turns := thread.GetTurns()
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].GetRole() == memoryv1.Role_ROLE_ASSISTANT && turns[i].GetModelName() != "" {
+			return turns[i].GetModelName()
+		}
+	}
+	return ""
+}
+
+// unknownModel is the reference's error: what is available, and a pick.
+func (r *Runner) unknownModel(ctx context.Context, tool *Tool, name string) Outcome {
+	msg := fmt.Sprintf("Model '%s' is not available with current API keys.", name)
+	if list, err := r.b.Router.ListModels(ctx, &routerv1.ListModelsRequest{ConfiguredOnly: true}); err == nil {
+		var names []string
+		for _, m := range list.GetModels() {
+			names = append(names, m.GetName())
+			names = append(names, m.GetAliases()...)
+		}
+		msg += " Available models: " + strings.Join(names, ", ") + "."
+	}
+	if pick, err := r.b.Router.ResolveModel(ctx, &routerv1.ResolveModelRequest{Model: "auto", Category: tool.GetCategory()}); err == nil {
+		msg += fmt.Sprintf(" Suggested model for %s: '%s' (category: %s)", tool.GetName(), pick.GetModel().GetName(), strings.ToLower(tool.GetCategory()))
+	}
+	return toolError(tool.GetName(), msg, map[string]any{"requested_model": name})
+}
+
+// conversation selects the history that fits and re-reads the files its
+// turns used, newest reference first, within the file budget.
+func (r *Runner) conversation(ctx context.Context, thread *memoryv1.Thread, budget tokens.Budget) (*executorv1.Conversation, error) {
+	sel, err := r.b.Memory.SelectHistory(ctx, &memoryv1.SelectHistoryRequest{ThreadId: thread.GetThreadId(), TokenBudget: int32(min(budget.History, math.MaxInt32))})
+	if err != nil {
+		return nil, &BackendError{"memory", err}
+	}
+	settings, err := r.memorySettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	seen := map[string]bool{}
+	turns := sel.GetTurns()
+	for i := len(turns) - 1; i >= 0; i-- {
+		for _, f := range turns[i].GetFiles() {
+			if !seen[f.GetPath()] {
+				seen[f.GetPath()] = true
+				paths = append(paths, f.GetPath())
+			}
+		}
+	}
+	var kept []files.File
+	var used int64
+	omitted := 0
+	for _, p := range paths {
+		f, err := files.Read(p)
+		if err != nil || used+f.Tokens() > budget.Files {
+			omitted++
+			continue
+		}
+		used += f.Tokens()
+		kept = append(kept, f)
+	}
+	return &executorv1.Conversation{
+		ThreadId: thread.GetThreadId(), ToolName: sel.GetToolName(), Turns: turns, TotalTurns: sel.GetTotalTurns(),
+		OmittedTurns: sel.GetOmittedTurns(), MaxTurns: settings.GetMaxTurns(), Files: toFileContents(kept),
+		OmittedFiles: int32(omitted),
+	}, nil
+}
+
+func toFileContents(fs []files.File) []*executorv1.FileContent {
+	out := make([]*executorv1.FileContent, len(fs))
+	for i, f := range fs {
+		out[i] = &executorv1.FileContent{Path: f.Path, Sha256: f.SHA256, Content: f.Content, SizeBytes: int32(f.Size),
+			ModifiedAt: f.Modified.UTC().Format(time.RFC3339)}
+	}
+	return out
+}
+
+// mergeInitialContext fills arguments the continuing call left out from
+// the thread's first call, except per-call settings and arguments this tool
+// does not take (the thread may have started in another tool).
+func mergeInitialContext(args map[string]any, initial *structpb.Struct, declares func(string) bool) {
+	for k, v := range initial.AsMap() {
+		switch k {
+		case "temperature", "thinking_mode", "model", "continuation_id", "prompt":
+			continue
+		}
+		if _, set := args[k]; !set && declares(k) {
+			args[k] = v
+		}
+	}
+}
+
+func stringList(v any) []string {
+	list, _ := v.([]any)
+	var out []string
+	for _, item := range list {
+		if s, ok := item.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}

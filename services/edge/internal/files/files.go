@@ -1,0 +1,155 @@
+package files
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/zenmcp/zen/services/platform/tokens"
+)
+
+// MaxFileBytes is the largest file read; larger ones are skipped.
+const MaxFileBytes = 1_000_000
+
+// File is one file as read now.
+type File struct {
+	Path     string
+	SHA256   string
+	Content  string
+	Size     int64
+	Modified time.Time
+}
+
+// Tokens is the file's estimated cost.
+func (f File) Tokens() int64 { return tokens.Estimate(f.Content) }
+
+// ExpandHome turns a leading ~ into the home directory.
+func ExpandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[1:])
+		}
+	}
+	return p
+}
+
+// CheckAbsolute returns an error naming the first path that is not absolute.
+func CheckAbsolute(paths []string) error {
+	for _, p := range paths {
+		if !filepath.IsAbs(ExpandHome(p)) {
+			return fmt.Errorf("all file paths must be FULL absolute paths to real files or folders; received %q", p)
+		}
+	}
+	return nil
+}
+
+// excludedDirs are never walked into: dependencies, build output, caches.
+var excludedDirs = []string{
+	"__pycache__", "venv", "env", "node_modules", "bower_components", "build", "dist", "target", "out",
+	"coverage", "htmlcov", "vendor", "site", "_build", "wheels",
+}
+
+// sourceExts are the extensions picked up when walking a directory; files
+// named explicitly are read whatever their extension.
+var sourceExts = []string{
+	".go", ".py", ".js", ".jsx", ".ts", ".tsx", ".java", ".kt", ".kts", ".scala", ".rs", ".c", ".h", ".cc", ".cpp",
+	".hpp", ".cs", ".rb", ".php", ".swift", ".m", ".mm", ".sh", ".bash", ".zsh", ".ps1", ".sql", ".proto", ".graphql",
+	".html", ".css", ".scss", ".vue", ".svelte", ".md", ".rst", ".txt", ".json", ".yaml", ".yml", ".toml", ".ini",
+	".cfg", ".conf", ".xml", ".gradle", ".tf", ".lua", ".r", ".dart", ".ex", ".exs", ".erl", ".hs", ".clj", ".mk",
+}
+
+// Expand turns paths into the files to read: files as given, directories
+// walked for source files (sorted, hidden entries and dependency folders
+// skipped). Duplicates are dropped; order is kept.
+func Expand(paths []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, p := range paths {
+		p = filepath.Clean(ExpandHome(p))
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read %s: %w", p, errors.Unwrap(err))
+		}
+		if !info.IsDir() {
+			add(p)
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // unreadable entries are skipped, not fatal
+			}
+			name := d.Name()
+			if path != p && (strings.HasPrefix(name, ".") || d.IsDir() && slices.Contains(excludedDirs, name)) {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.Type().IsRegular() && slices.Contains(sourceExts, strings.ToLower(filepath.Ext(name))) {
+				add(path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("walk %s: %w", p, err)
+		}
+	}
+	return out, nil
+}
+
+// Read reads one file, normalising line endings and replacing invalid UTF-8.
+func Read(path string) (File, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return File{}, fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
+	}
+	if !info.Mode().IsRegular() {
+		return File{}, fmt.Errorf("%s is not a regular file", path)
+	}
+	if info.Size() > MaxFileBytes {
+		return File{}, fmt.Errorf("%s is %d bytes, over the %d-byte limit for one file", path, info.Size(), MaxFileBytes)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return File{}, fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
+	}
+	sum := sha256.Sum256(raw)
+	text := strings.ReplaceAll(strings.ReplaceAll(string(raw), "\r\n", "\n"), "\r", "\n")
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
+	}
+	return File{Path: path, SHA256: hex.EncodeToString(sum[:]), Content: text, Size: info.Size(), Modified: info.ModTime()}, nil
+}
+
+// ReadWithin reads paths in order while their estimated tokens fit budget,
+// and returns what fit and how many were left out.
+func ReadWithin(paths []string, budget int64) ([]File, int, error) {
+	var out []File
+	var used int64
+	for i, p := range paths {
+		f, err := Read(p)
+		if err != nil {
+			return nil, 0, err
+		}
+		if used+f.Tokens() > budget {
+			return out, len(paths) - i, nil
+		}
+		used += f.Tokens()
+		out = append(out, f)
+	}
+	return out, 0, nil
+}

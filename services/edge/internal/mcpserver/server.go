@@ -1,0 +1,103 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/zenmcp/zen/services/edge/internal/call"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Instructions for the handshake, by model selection mode.
+const (
+	autoInstructions = "zen lets you consult other AI models. No default model is set: when the user names a " +
+		"model, pass it as `model`; otherwise call `listmodels` first and pick one that fits the task. Pass a " +
+		"returned continuation_id back to keep a conversation going, in any zen tool."
+	fixedInstructions = "zen lets you consult other AI models. Calls without a `model` use %s; pass `model` only " +
+		"when the user asks for another. Pass a returned continuation_id back to keep a conversation going, in any zen tool."
+)
+
+// Options configure the MCP server.
+type Options struct {
+	Name, Version string
+	Instructions  string
+	Logger        *slog.Logger
+}
+
+// New returns an MCP server offering tools, each run by runner.
+func New(tools []*call.Tool, runner *call.Runner, o Options) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
+		Instructions: o.Instructions, Logger: o.Logger,
+	})
+	tracer := otel.Tracer("zen/edge")
+	for _, t := range tools {
+		s.AddTool(&mcp.Tool{
+			Name: t.GetName(), Title: t.GetTitle(), Description: t.GetDescription(),
+			InputSchema: t.GetInputSchema().AsMap(),
+			Annotations: &mcp.ToolAnnotations{Title: t.GetTitle(), ReadOnlyHint: t.GetReadOnly()},
+		}, handler(t.GetName(), runner, tracer, o.Logger))
+	}
+	return s
+}
+
+// FixedInstructions words the handshake for a default model.
+func FixedInstructions(model string) string { return fmt.Sprintf(fixedInstructions, model) }
+
+// AutoInstructions words the handshake for auto mode.
+func AutoInstructions() string { return autoInstructions }
+
+func handler(name string, runner *call.Runner, tracer trace.Tracer, logger *slog.Logger) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, span := tracer.Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("mcp.tool", name)))
+		defer span.End()
+		progress := progressReporter(ctx, req)
+		out, err := runner.Run(ctx, name, req.Params.Arguments, progress)
+		if err != nil {
+			span.SetStatus(codes.Error, err.Error())
+			return nil, toRPCError(ctx, logger, name, err)
+		}
+		if out.IsError {
+			span.SetStatus(codes.Error, "tool error")
+		}
+		return result(out), nil
+	}
+}
+
+// result renders an outcome: JSON text, and the same object as structured
+// content, or plain text for the errors the reference sends as text.
+func result(out call.Outcome) *mcp.CallToolResult {
+	if out.Payload == nil {
+		return &mcp.CallToolResult{IsError: out.IsError, Content: []mcp.Content{&mcp.TextContent{Text: out.Text}}}
+	}
+	text, err := json.Marshal(out.Payload)
+	if err != nil {
+		text = []byte(`{"status":"error","content":"zen could not encode the result"}`)
+	}
+	return &mcp.CallToolResult{IsError: out.IsError, Content: []mcp.Content{&mcp.TextContent{Text: string(text)}},
+		StructuredContent: out.Payload}
+}
+
+// progressReporter sends notifications/progress when the client asked for
+// them with a progress token; progress only ever increases.
+func progressReporter(ctx context.Context, req *mcp.CallToolRequest) func(string) {
+	token := req.Params.GetProgressToken()
+	if token == nil || req.Session == nil {
+		return nil
+	}
+	var mu sync.Mutex
+	n := 0.0
+	return func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: msg, Progress: n})
+	}
+}

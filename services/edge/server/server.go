@@ -1,0 +1,83 @@
+// Package server is what the zen binary wires to run the edge role: MCP
+// over streamable HTTP or stdio in front of memory, router and executor.
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/edge/internal/call"
+	"github.com/zenmcp/zen/services/edge/internal/mcpserver"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"google.golang.org/grpc"
+)
+
+// StartupTimeout bounds how long the edge waits for the executor's tool
+// list and the router's model list before it gives up starting.
+const StartupTimeout = 30 * time.Second
+
+// Conns are the edge's connections to the other roles.
+type Conns struct {
+	Memory, Router, Executor grpc.ClientConnInterface
+}
+
+// Server is the edge role.
+type Server struct {
+	mcp    *mcp.Server
+	logger *slog.Logger
+}
+
+// New fetches the tool catalogue and builds the MCP server.
+func New(ctx context.Context, conns Conns, version string, logger *slog.Logger) (*Server, error) {
+	ctx, cancel := context.WithTimeout(ctx, StartupTimeout)
+	defer cancel()
+	router := routerv1.NewRouterServiceClient(conns.Router)
+	executor := executorv1.NewExecutorServiceClient(conns.Executor)
+	list, err := executor.ListTools(ctx, &executorv1.ListToolsRequest{}, grpc.WaitForReady(true))
+	if err != nil {
+		return nil, fmt.Errorf("edge: list tools from the executor: %w", err)
+	}
+	models, err := router.ListModels(ctx, &routerv1.ListModelsRequest{}, grpc.WaitForReady(true))
+	if err != nil {
+		return nil, fmt.Errorf("edge: list models from the router: %w", err)
+	}
+	var tools []*call.Tool
+	for _, t := range list.GetTools() {
+		ct, err := call.NewTool(t)
+		if err != nil {
+			return nil, fmt.Errorf("edge: %w", err)
+		}
+		tools = append(tools, ct)
+	}
+	runner := call.NewRunner(call.Backends{
+		Memory: memoryv1.NewMemoryServiceClient(conns.Memory), Router: router, Executor: executor,
+	}, tools, logger)
+	instructions := mcpserver.AutoInstructions()
+	if !models.GetAutoMode() {
+		instructions = mcpserver.FixedInstructions(models.GetDefaultModel())
+	}
+	s := mcpserver.New(tools, runner, mcpserver.Options{Name: "zen", Version: version, Instructions: instructions, Logger: logger})
+	return &Server{mcp: s, logger: logger}, nil
+}
+
+// Handler serves MCP over streamable HTTP. Sessions are stateless, so any
+// edge replica can answer any request.
+func (s *Server) Handler() http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Stateless: true, Logger: s.logger, PropagateRequestCancellation: true,
+	})
+	return otelhttp.NewHandler(h, "mcp")
+}
+
+// RunStdio serves MCP over stdin and stdout until the client leaves or ctx
+// ends.
+func (s *Server) RunStdio(ctx context.Context) error {
+	return s.mcp.Run(ctx, &mcp.StdioTransport{})
+}
