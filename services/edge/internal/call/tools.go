@@ -3,6 +3,8 @@ package call
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -15,9 +17,16 @@ type Tool struct {
 	schema *jsonschema.Resolved
 }
 
-// NewTool compiles a tool's input schema.
+// NewTool compiles a tool's input schema for validation. The schema
+// advertises model as required in auto mode, but a call without one is
+// still served: a continuation inherits the thread's model, and otherwise
+// auto mode picks, as the reference server does.
 func NewTool(t *executorv1.Tool) (*Tool, error) {
-	raw, err := json.Marshal(t.GetInputSchema().AsMap())
+	schema := t.GetInputSchema().AsMap()
+	if req, ok := schema["required"].([]any); ok {
+		schema["required"] = slices.DeleteFunc(slices.Clone(req), func(v any) bool { return v == "model" })
+	}
+	raw, err := json.Marshal(schema)
 	if err != nil {
 		return nil, err
 	}
@@ -32,15 +41,17 @@ func NewTool(t *executorv1.Tool) (*Tool, error) {
 	return &Tool{Tool: t, schema: resolved}, nil
 }
 
+// propertyPrefix shortens the validator's "validating /properties/x: "
+// to "x: ".
+var propertyPrefix = regexp.MustCompile(`validating /properties/([^:]+): `)
+
 // Validate checks arguments against the schema and words the failure for
 // the agent that sent them.
 func (t *Tool) Validate(args map[string]any) error {
 	if err := t.schema.Validate(args); err != nil {
-		msg := err.Error()
-		if i := strings.LastIndex(msg, ": "); i >= 0 && strings.HasPrefix(msg, "validating") {
-			msg = msg[i+2:]
-		}
-		return fmt.Errorf("invalid arguments for %s: %s; see the tool's input schema", t.GetName(), msg)
+		msg := strings.TrimPrefix(err.Error(), "validating root: ")
+		msg = propertyPrefix.ReplaceAllString(msg, "$1: ")
+		return fmt.Errorf("invalid arguments for %s: %s. Check the call against the tool's input schema", t.GetName(), msg)
 	}
 	return nil
 }

@@ -96,6 +96,7 @@ func (c *Compat) Generate(ctx context.Context, req Request, onDelta func(string)
 	defer stream.Close()
 	var res Result
 	var text strings.Builder
+	chunks := 0
 	for {
 		chunk, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -104,6 +105,7 @@ func (c *Compat) Generate(ctx context.Context, req Request, onDelta func(string)
 		if err != nil {
 			return Result{}, c.wrap(ctx, req.Model, err)
 		}
+		chunks++
 		if chunk.Usage != nil {
 			res.Usage = Usage{InputTokens: int64(chunk.Usage.PromptTokens), OutputTokens: int64(chunk.Usage.CompletionTokens)}
 		}
@@ -118,6 +120,11 @@ func (c *Compat) Generate(ctx context.Context, req Request, onDelta func(string)
 				res.FinishReason = string(choice.FinishReason)
 			}
 		}
+	}
+	if chunks == 0 {
+		// A body with no server-sent events at all is not a stream that
+		// ended early: the endpoint does not speak this protocol.
+		return Result{}, &Error{Provider: c.label, Model: req.Model, Msg: "the provider's response could not be read: it was not a chat completion stream"}
 	}
 	res.Content = text.String()
 	return res, nil

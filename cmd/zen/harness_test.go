@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// zenBin is the binary under test, built once by TestMain.
+var zenBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "zen-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	zenBin = filepath.Join(dir, "zen")
+	build := exec.Command("go", "build", "-o", zenBin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build zen:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is a running zen process.
+type proc struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	mu    sync.Mutex
+	addrs map[string]string
+	log   strings.Builder
+	ready chan struct{}
+	done  chan error
+}
+
+// baseEnv is what every zen under test gets: no variables from the
+// developer's shell, a home and working directory of its own.
+func baseEnv(t *testing.T, extra map[string]string) []string {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LOG_LEVEL=INFO"}
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// startZen runs zen with args and waits until the named listeners are up.
+// At the end of the test it sends SIGTERM and checks zen exits 0.
+func startZen(t *testing.T, env map[string]string, listeners []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, addrs: map[string]string{}, ready: make(chan struct{}), done: make(chan error, 1)}
+	p.cmd = exec.Command(zenBin, args...)
+	p.cmd.Env = baseEnv(t, env)
+	p.cmd.Dir = t.TempDir()
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go p.readLog(stderr, listeners)
+	go func() { p.done <- p.cmd.Wait() }()
+	select {
+	case <-p.ready:
+	case err := <-p.done:
+		t.Fatalf("zen %s exited early (%v):\n%s", strings.Join(args, " "), err, p.logText())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("zen %s did not start listening on %v:\n%s", strings.Join(args, " "), listeners, p.logText())
+	}
+	t.Cleanup(func() { p.stop() })
+	return p
+}
+
+func (p *proc) readLog(r io.Reader, want []string) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	signalled := false
+	for sc.Scan() {
+		line := sc.Text()
+		var rec struct {
+			Msg, Listener, Addr string
+		}
+		_ = json.Unmarshal([]byte(line), &rec)
+		p.mu.Lock()
+		p.log.WriteString(line + "\n")
+		if rec.Msg == "listening" {
+			p.addrs[rec.Listener] = rec.Addr
+		}
+		all := true
+		for _, w := range want {
+			all = all && p.addrs[w] != ""
+		}
+		p.mu.Unlock()
+		if all && !signalled {
+			signalled = true
+			close(p.ready)
+		}
+	}
+}
+
+func (p *proc) logText() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
+}
+
+func (p *proc) addr(listener string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.addrs[listener]
+}
+
+// stop sends SIGTERM and expects a clean exit.
+func (p *proc) stop() {
+	if p.cmd.ProcessState != nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		if err != nil {
+			p.t.Errorf("zen did not exit cleanly on SIGTERM: %v\n%s", err, p.logText())
+		}
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		p.t.Errorf("zen did not stop within 30s of SIGTERM\n%s", p.logText())
+	}
+}
+
+// connectHTTP opens an MCP client session to a streamable HTTP endpoint.
+func connectHTTP(t *testing.T, url string) *mcp.ClientSession {
+	t.Helper()
+	return connect(t, &mcp.StreamableClientTransport{Endpoint: url})
+}
+
+func connect(t *testing.T, transport mcp.Transport) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "zen-e2e", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// callTool calls a tool and returns its result and its text decoded as JSON
+// (nil when the text is not JSON).
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, map[string]any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	return res, decode(res)
+}
+
+func text(res *mcp.CallToolResult) string {
+	if len(res.Content) == 0 {
+		return ""
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+		return tc.Text
+	}
+	return ""
+}
+
+func decode(res *mcp.CallToolResult) map[string]any {
+	var m map[string]any
+	if json.Unmarshal([]byte(text(res)), &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// getJSON fetches a gateway path and decodes the answer.
+func getJSON(t *testing.T, url string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m
+}
