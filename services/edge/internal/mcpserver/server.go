@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -55,6 +56,7 @@ func AutoInstructions() string { return autoInstructions }
 
 func handler(name string, runner *call.Runner, tracer trace.Tracer, logger *slog.Logger) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx = contextFromMeta(ctx, req.Params.Meta)
 		ctx, span := tracer.Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("mcp.tool", name)))
 		defer span.End()
@@ -100,4 +102,22 @@ func progressReporter(ctx context.Context, req *mcp.CallToolRequest) func(string
 		n++
 		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: msg, Progress: n})
 	}
+}
+
+// contextFromMeta continues a trace the client started, when its request
+// carries W3C trace context in _meta (traceparent, tracestate, baggage).
+func contextFromMeta(ctx context.Context, meta mcp.Meta) context.Context {
+	if len(meta) == 0 {
+		return ctx
+	}
+	carrier := propagation.MapCarrier{}
+	for _, k := range []string{"traceparent", "tracestate", "baggage"} {
+		if v, ok := meta[k].(string); ok {
+			carrier[k] = v
+		}
+	}
+	if len(carrier) == 0 {
+		return ctx
+	}
+	return otel.GetTextMapPropagator().Extract(ctx, carrier)
 }
