@@ -37,16 +37,7 @@ func stdioStack(t *testing.T, env map[string]string) stack {
 
 // splitStack runs the five roles as separate processes talking gRPC.
 func splitStack(t *testing.T, env map[string]string) stack {
-	with := func(extra map[string]string) map[string]string {
-		out := map[string]string{}
-		for k, v := range env {
-			out[k] = v
-		}
-		for k, v := range extra {
-			out[k] = v
-		}
-		return out
-	}
+	with := func(extra map[string]string) map[string]string { return mergeEnv(env, extra) }
 	grpcOnly := []string{"grpc"}
 	mem := startZen(t, with(map[string]string{"ZEN_GRPC_ADDR": "127.0.0.1:0"}), grpcOnly, "memory")
 	rt := startZen(t, with(map[string]string{"ZEN_GRPC_ADDR": "127.0.0.1:0"}), grpcOnly, "router")

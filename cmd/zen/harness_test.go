@@ -207,3 +207,5 @@ func getJSON(t *testing.T, url string) (int, map[string]any) {
 	_ = json.NewDecoder(resp.Body).Decode(&m)
 	return resp.StatusCode, m
 }
+
+func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }
