@@ -1,0 +1,125 @@
+package tools
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+
+	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+)
+
+// fakeRouter records Generate requests and answers with reply or err.
+type fakeRouter struct {
+	routerv1.UnimplementedRouterServiceServer
+	got   []*routerv1.GenerateRequest
+	reply string
+	err   error
+}
+
+func (f *fakeRouter) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStreamingServer[routerv1.GenerateResponse]) error {
+	f.got = append(f.got, req)
+	if f.err != nil {
+		return f.err
+	}
+	_ = stream.Send(&routerv1.GenerateResponse{Event: &routerv1.GenerateResponse_Delta{Delta: f.reply}})
+	return stream.Send(&routerv1.GenerateResponse{Event: &routerv1.GenerateResponse_Done{Done: &routerv1.GenerateDone{
+		Content: f.reply, ModelName: "llama3.2", Provider: "custom", Usage: &routerv1.Usage{InputTokens: 10, OutputTokens: 2, TotalTokens: 12},
+	}}})
+}
+
+func newEnv(t *testing.T, f *fakeRouter) *Env {
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer()
+	routerv1.RegisterRouterServiceServer(srv, f)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient("passthrough:///router", grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return &Env{Router: routerv1.NewRouterServiceClient(conn), Locale: "de-DE"}
+}
+
+func TestChatNewConversationLayout(t *testing.T) {
+	f := &fakeRouter{reply: "an answer"}
+	res, err := runChat(context.Background(), newEnv(t, f), &Call{
+		Args:  map[string]any{"prompt": "why?", "temperature": 0.2},
+		Model: &routerv1.Model{Name: "llama3.2"}, ModelRequested: "local-llama", RemainingTurns: 49,
+		Files: []*executorv1.FileContent{{Path: "/p/a.go", Sha256: "aa", Content: "package a\n"}},
+	})
+	if err != nil || res.GetIsError() {
+		t.Fatalf("runChat: %v %v", err, res)
+	}
+	req := f.got[0]
+	user := req.GetMessages()[0].GetContent()
+	for _, want := range []string{
+		"=== USER REQUEST ===\nwhy?\n", "=== CONTEXT FILES ===\n--- BEGIN FILE: /p/a.go", "   1│ package a",
+		"=== END REQUEST ===", "49 more exchanges",
+	} {
+		if !strings.Contains(user, want) {
+			t.Errorf("user message lacks %q:\n%s", want, user)
+		}
+	}
+	if !strings.HasPrefix(req.GetSystemPrompt(), "Always respond in de-DE.") || req.GetTemperature() != 0.2 {
+		t.Errorf("system prompt %q..., temperature %v", req.GetSystemPrompt()[:30], req.GetTemperature())
+	}
+	p := res.GetPayload().AsMap()
+	if p["status"] != "success" || p["metadata"].(map[string]any)["model_used"] != "local-llama" ||
+		!strings.HasPrefix(p["content"].(string), "an answer\n\n---\n\nAGENT'S TURN") {
+		t.Errorf("payload = %v", p)
+	}
+	turns := res.GetTurns()
+	if len(turns) != 2 || turns[0].GetContent() != "why?" || turns[0].GetFiles()[0].GetSha256() != "aa" ||
+		turns[1].GetContent() != "an answer" || turns[1].GetModelName() != "llama3.2" {
+		t.Errorf("turns = %v", turns)
+	}
+	if ic := res.GetInitialContext().AsMap(); ic["prompt"] != "why?" || ic["temperature"] != nil {
+		t.Errorf("initial context = %v, want the prompt without per-call settings", ic)
+	}
+}
+
+func TestChatContinuationEmbedsHistoryOnceAndSkipsKnownFiles(t *testing.T) {
+	f := &fakeRouter{reply: "again"}
+	file := &executorv1.FileContent{Path: "/p/a.go", Sha256: "aa", Content: "package a\n"}
+	_, err := runChat(context.Background(), newEnv(t, f), &Call{
+		Args: map[string]any{"prompt": "and now?"}, Model: &routerv1.Model{Name: "llama3.2"}, RemainingTurns: 47,
+		Files: []*executorv1.FileContent{file, {Path: "/p/b.go", Sha256: "bb", Content: "package b\n"}},
+		Conversation: &executorv1.Conversation{ThreadId: "t", ToolName: "chat", TotalTurns: 2, MaxTurns: 50,
+			Files: []*executorv1.FileContent{file},
+			Turns: []*memoryv1.Turn{
+				{Role: memoryv1.Role_ROLE_USER, Content: "why?", Files: []*memoryv1.FileRef{{Path: "/p/a.go"}}},
+				{Role: memoryv1.Role_ROLE_ASSISTANT, Content: "because", ModelName: "llama3.2"},
+			}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := f.got[0].GetMessages()[0].GetContent()
+	checks := map[string]int{"package a": 1, "package b": 1, "because": 1, "=== NEW USER INPUT ===\nand now?": 1, "- /p/a.go": 1, "47 exchanges remain": 1}
+	for s, want := range checks {
+		if got := strings.Count(user, s); got != want {
+			t.Errorf("%q appears %d times, want %d:\n%s", s, got, want, user)
+		}
+	}
+}
+
+func TestChatProviderFailureIsAToolError(t *testing.T) {
+	f := &fakeRouter{err: status.Error(codes.Unavailable, "Custom API API error for model llama3.2: HTTP 503")}
+	res, err := runChat(context.Background(), newEnv(t, f), &Call{Args: map[string]any{"prompt": "x"}, Model: &routerv1.Model{Name: "llama3.2"}})
+	if err != nil || !res.GetIsError() || !strings.Contains(res.GetPayload().AsMap()["content"].(string), "Error in chat: Custom API API error") {
+		t.Errorf("res %v, err %v", res, err)
+	}
+	if len(res.GetTurns()) != 0 {
+		t.Error("a failed call must store no turns")
+	}
+}

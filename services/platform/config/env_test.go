@@ -1,0 +1,81 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) Getenv { return func(k string) string { return m[k] } }
+
+func TestWithDotEnvLayersUnderTheProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".env")
+	content := "# comment\nexport A=from-file\nB=\"quoted value\"\nC=x # trailing comment\n"
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	get, err := WithDotEnv(path, env(map[string]string{"A": "from-process"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"A": "from-process", "B": "quoted value", "C": "x", "D": ""} {
+		if got := get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+}
+
+func TestForceOverrideMakesDotEnvWin(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".env")
+	if err := os.WriteFile(path, []byte("ZEN_MCP_FORCE_ENV_OVERRIDE=true\nA=file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	get, err := WithDotEnv(path, env(map[string]string{"A": "process", "B": "process"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if get("A") != "file" || get("B") != "" {
+		t.Errorf("A=%q B=%q; want .env only", get("A"), get("B"))
+	}
+}
+
+func TestMissingDotEnvIsFineAndBadLinesAreNamed(t *testing.T) {
+	if _, err := WithDotEnv(filepath.Join(t.TempDir(), "none"), env(nil)); err != nil {
+		t.Errorf("missing file: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), ".env")
+	if err := os.WriteFile(path, []byte("GOOD=1\nnot a pair\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WithDotEnv(path, env(nil)); err == nil || !strings.Contains(err.Error(), ":2:") {
+		t.Errorf("err = %v, want one naming line 2", err)
+	}
+}
+
+func TestParsersNameTheVariable(t *testing.T) {
+	get := env(map[string]string{"H": "0.5", "BADH": "-1", "N": "7", "BADN": "x", "T": "yes", "BADT": "maybe", "ADDR": "nohost"})
+	if h, err := Hours(get, "H", time.Hour); err != nil || h != 30*time.Minute {
+		t.Errorf("Hours = %v, %v", h, err)
+	}
+	if n, err := Int(get, "N", 1, 0, 10); err != nil || n != 7 {
+		t.Errorf("Int = %v, %v", n, err)
+	}
+	if b, err := Bool(get, "T", false); err != nil || !b {
+		t.Errorf("Bool = %v, %v", b, err)
+	}
+	if d, err := Hours(get, "UNSET", 3*time.Hour); err != nil || d != 3*time.Hour {
+		t.Errorf("default = %v, %v", d, err)
+	}
+	for name, err := range map[string]error{
+		"BADH": second(Hours(get, "BADH", 0)), "BADN": second(Int(get, "BADN", 0, 0, 1)),
+		"BADT": second(Bool(get, "BADT", false)), "ADDR": second(Addr(get, "ADDR", "")),
+	} {
+		if err == nil || !strings.HasPrefix(err.Error(), name+"=") {
+			t.Errorf("%s: err = %v, want one naming the variable", name, err)
+		}
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
