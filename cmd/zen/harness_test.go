@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 
 // proc is a running zen process.
 type proc struct {
-	t     *testing.T
+	t     testing.TB
 	cmd   *exec.Cmd
 	mu    sync.Mutex
 	addrs map[string]string
@@ -53,7 +53,7 @@ type proc struct {
 
 // baseEnv is what every zen under test gets: no variables from the
 // developer's shell, a home and working directory of its own.
-func baseEnv(t *testing.T, extra map[string]string) []string {
+func baseEnv(t testing.TB, extra map[string]string) []string {
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LOG_LEVEL=INFO"}
 	for k, v := range extra {
 		env = append(env, k+"="+v)
@@ -63,7 +63,7 @@ func baseEnv(t *testing.T, extra map[string]string) []string {
 
 // startZen runs zen with args and waits until the named listeners are up.
 // At the end of the test it sends SIGTERM and checks zen exits 0.
-func startZen(t *testing.T, env map[string]string, listeners []string, args ...string) *proc {
+func startZen(t testing.TB, env map[string]string, listeners []string, args ...string) *proc {
 	t.Helper()
 	p := &proc{t: t, addrs: map[string]string{}, ready: make(chan struct{}), done: make(chan error, 1)}
 	p.cmd = exec.Command(zenBin, args...)
@@ -146,12 +146,12 @@ func (p *proc) stop() {
 }
 
 // connectHTTP opens an MCP client session to a streamable HTTP endpoint.
-func connectHTTP(t *testing.T, url string) *mcp.ClientSession {
+func connectHTTP(t testing.TB, url string) *mcp.ClientSession {
 	t.Helper()
 	return connect(t, &mcp.StreamableClientTransport{Endpoint: url})
 }
 
-func connect(t *testing.T, transport mcp.Transport) *mcp.ClientSession {
+func connect(t testing.TB, transport mcp.Transport) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/zenmcp/zen/services/platform/fakemodel"
+)
+
+// BenchmarkChatOverhead measures what the stack adds to one chat call: a
+// new conversation through MCP over HTTP, edge, memory, router, executor and
+// back, against a fake model that answers at once. It reports p50 and p99.
+//
+//	go test -run '^$' -bench ChatOverhead -benchtime 2000x ./cmd/zen
+func BenchmarkChatOverhead(b *testing.B) {
+	b.Run("one-process", func(b *testing.B) {
+		fake := fakemodel.New(b)
+		mcpAddr := freeAddr(b)
+		env := map[string]string{"CUSTOM_API_URL": fake.URL(), "LOG_LEVEL": "ERROR"}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- run(ctx, []string{"serve", "--mcp-addr", mcpAddr, "--http-addr", freeAddr(b), "--grpc-addr", freeAddr(b)},
+				func(k string) string { return env[k] })
+		}()
+		b.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				b.Errorf("zen serve: %v", err)
+			}
+		})
+		measure(b, waitConnect(b, "http://"+mcpAddr+"/mcp"))
+	})
+	b.Run("separate-processes", func(b *testing.B) {
+		fake := fakemodel.New(b)
+		env := map[string]string{"CUSTOM_API_URL": fake.URL(), "LOG_LEVEL": "ERROR"}
+		// The harness reads the "listening" lines, so these log at INFO.
+		env["LOG_LEVEL"] = "INFO"
+		grpc := func(role string, extra map[string]string) string {
+			p := startZen(b, mergeEnv(mergeEnv(env, extra), map[string]string{"ZEN_GRPC_ADDR": "127.0.0.1:0"}), []string{"grpc"}, role)
+			return p.addr("grpc")
+		}
+		mem := grpc("memory", nil)
+		rt := grpc("router", nil)
+		ex := grpc("executor", map[string]string{"ZEN_ROUTER_ADDR": rt})
+		edge := startZen(b, mergeEnv(env, map[string]string{"ZEN_MEMORY_ADDR": mem, "ZEN_ROUTER_ADDR": rt, "ZEN_EXECUTOR_ADDR": ex}),
+			[]string{"mcp"}, "edge", "--mcp-addr", "127.0.0.1:0")
+		measure(b, connectHTTP(b, "http://"+edge.addr("mcp")+"/mcp"))
+	})
+}
+
+func measure(b *testing.B, cs *mcp.ClientSession) {
+	args := map[string]any{"prompt": "How fast is this?", "working_directory_absolute_path": b.TempDir(), "model": "llama3.2"}
+	call := func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "chat", Arguments: args})
+		if err != nil || res.IsError {
+			b.Fatalf("chat: %v %v", err, res)
+		}
+	}
+	for range 20 { // warm connections and caches
+		call()
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		call()
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+func freeAddr(b testing.TB) string {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lis.Close()
+	return lis.Addr().String()
+}
+
+// waitConnect retries until the in-process server accepts MCP.
+func waitConnect(b testing.TB, url string) *mcp.ClientSession {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+		cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err == nil {
+			if _, err = cs.ListTools(context.Background(), nil); err == nil {
+				b.Cleanup(func() { cs.Close() })
+				return cs
+			}
+			cs.Close()
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("connect %s: %v", url, fmt.Errorf("gave up: %w", err))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
