@@ -70,6 +70,13 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 		}
 		req.Files = toFileContents(read)
 	}
+	if refs := stringList(args["images"]); len(refs) > 0 {
+		images, out := readImages(name, req.GetModel(), refs)
+		if out != nil {
+			return nil, out, nil
+		}
+		req.Images = images
+	}
 	if thread != nil {
 		conv, err := r.conversation(ctx, thread, budget)
 		if err != nil {
@@ -91,6 +98,35 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 }
 
 func ptr(o Outcome) *Outcome { return &o }
+
+// readImages checks the model takes images, the count and the total size,
+// and returns the images as data URLs.
+func readImages(tool string, model *routerv1.Model, refs []string) ([]string, *Outcome) {
+	if !model.GetSupportsImages() {
+		return nil, ptr(toolError(tool, fmt.Sprintf("Image support not available: model '%s' does not support images. "+
+			"Pick a model that does (see listmodels), or call again without images.", model.GetName()),
+			map[string]any{"error_type": "validation_error"}))
+	}
+	if len(refs) > files.MaxImages {
+		return nil, ptr(toolError(tool, fmt.Sprintf("Too many images: %d given, at most %d per call.", len(refs), files.MaxImages),
+			map[string]any{"error_type": "validation_error"}))
+	}
+	var urls []string
+	var total int64
+	for _, ref := range refs {
+		img, err := files.ReadImage(ref)
+		if err != nil {
+			return nil, ptr(toolError(tool, "Error: "+err.Error(), map[string]any{"error_type": "validation_error"}))
+		}
+		total += img.Size
+		urls = append(urls, img.URL)
+	}
+	if limit := model.GetMaxImageSizeMb(); limit > 0 && float64(total) > limit*1024*1024 {
+		return nil, ptr(toolError(tool, fmt.Sprintf("Images too large: %.1f MB in total, %s accepts %.0f MB.",
+			float64(total)/(1024*1024), model.GetName(), limit), map[string]any{"error_type": "validation_error"}))
+	}
+	return urls, nil
+}
 
 // checkPaths enforces absolute paths and an existing working directory
 // before anything is read.

@@ -20,7 +20,7 @@ const progressEvery = time.Second
 func generate(ctx context.Context, env *Env, c *Call, system, user string, defaultTemp float64) (*routerv1.GenerateDone, error) {
 	req := &routerv1.GenerateRequest{
 		Model: c.Model.GetName(), SystemPrompt: system,
-		Messages:    []*routerv1.Message{{Role: "user", Content: user, Images: imageURLs(c.Args["images"])}},
+		Messages:    []*routerv1.Message{{Role: "user", Content: user, Images: c.Images}},
 		Temperature: defaultTemp, HasTemperature: true,
 	}
 	if t, ok := c.Args["temperature"].(float64); ok {
@@ -58,18 +58,6 @@ func generate(ctx context.Context, env *Env, c *Call, system, user string, defau
 			progress(fmt.Sprintf("%s is answering: about %d tokens so far", c.Model.GetName(), tokens), tokens)
 		}
 	}
-}
-
-// imageURLs keeps the data URLs among the images; the edge turns image
-// files into data URLs before calling.
-func imageURLs(v any) []string {
-	var out []string
-	for _, s := range stringList(v) {
-		if len(s) > 5 && s[:5] == "data:" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // toolFailure turns a failed model call into a tool error the agent can

@@ -33,6 +33,7 @@ type Call struct {
 	ModelRequested string
 	Conversation   *executorv1.Conversation // nil for a new conversation
 	Files          []*executorv1.FileContent
+	Images         []string // data URLs
 	RemainingTurns int
 	// Progress reports what the call is doing; outputTokens counts the
 	// reply so far.

@@ -400,8 +400,11 @@ type ExecuteToolRequest struct {
 	RemainingTurns int32 `protobuf:"varint,6,opt,name=remaining_turns,json=remainingTurns,proto3" json:"remaining_turns,omitempty"`
 	// model_requested is the name the caller used, reported back as model_used.
 	ModelRequested string `protobuf:"bytes,7,opt,name=model_requested,json=modelRequested,proto3" json:"model_requested,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// images are the call's images as data URLs, read by the edge; the
+	// arguments keep the paths the caller gave.
+	Images        []string `protobuf:"bytes,8,rep,name=images,proto3" json:"images,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecuteToolRequest) Reset() {
@@ -481,6 +484,13 @@ func (x *ExecuteToolRequest) GetModelRequested() string {
 		return x.ModelRequested
 	}
 	return ""
+}
+
+func (x *ExecuteToolRequest) GetImages() []string {
+	if x != nil {
+		return x.Images
+	}
+	return nil
 }
 
 // Progress tells the caller what a long call is doing.
@@ -736,7 +746,7 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\n" +
 	"size_bytes\x18\x04 \x01(\x05R\tsizeBytes\x12\x1f\n" +
 	"\vmodified_at\x18\x05 \x01(\tR\n" +
-	"modifiedAt\"\xdd\x02\n" +
+	"modifiedAt\"\xf5\x02\n" +
 	"\x12ExecuteToolRequest\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x125\n" +
 	"\targuments\x18\x02 \x01(\v2\x17.google.protobuf.StructR\targuments\x12*\n" +
@@ -744,7 +754,8 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\fconversation\x18\x04 \x01(\v2\x1d.zen.executor.v1.ConversationR\fconversation\x122\n" +
 	"\x05files\x18\x05 \x03(\v2\x1c.zen.executor.v1.FileContentR\x05files\x12'\n" +
 	"\x0fremaining_turns\x18\x06 \x01(\x05R\x0eremainingTurns\x12'\n" +
-	"\x0fmodel_requested\x18\a \x01(\tR\x0emodelRequested\"I\n" +
+	"\x0fmodel_requested\x18\a \x01(\tR\x0emodelRequested\x12\x16\n" +
+	"\x06images\x18\b \x03(\tR\x06images\"I\n" +
 	"\bProgress\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12#\n" +
 	"\routput_tokens\x18\x02 \x01(\x05R\foutputTokens\"\xf8\x01\n" +

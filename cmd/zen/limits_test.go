@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zenmcp/zen/services/platform/fakemodel"
+)
+
+// visionCatalogue replaces the Custom catalogue with one model that takes
+// images, through CUSTOM_MODELS_CONFIG_PATH.
+const visionCatalogue = `{"_README": {"description": "test"}, "models": [
+  {"model_name": "llava", "aliases": ["vision"], "context_window": 32768, "max_output_tokens": 4096,
+   "supports_images": true, "max_image_size_mb": 1}
+]}`
+
+func TestImagesReachTheModelAsDataURLs(t *testing.T) {
+	dir := t.TempDir()
+	catalogue := filepath.Join(dir, "custom.json")
+	png := filepath.Join(dir, "shot.png")
+	if err := os.WriteFile(catalogue, []byte(visionCatalogue), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pngBytes := []byte("\x89PNG\r\n\x1a\nfake image body")
+	if err := os.WriteFile(png, pngBytes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.png")
+	if err := os.WriteFile(big, make([]byte, 2<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := fakemodel.New(t)
+	st := serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"CUSTOM_MODELS_CONFIG_PATH": catalogue}))
+
+	res, got := callTool(t, st.session, "chat", map[string]any{
+		"prompt": "what is in this picture?", "working_directory_absolute_path": dir, "model": "vision", "images": []any{png},
+	})
+	if res.IsError {
+		t.Fatalf("chat with an image: %s", text(res))
+	}
+	body := string(fake.Requests()[0].Body)
+	if !strings.Contains(body, "data:image/png;base64,"+base64.StdEncoding.EncodeToString(pngBytes)) {
+		t.Errorf("the upstream request carries no data URL of the image: %s", body)
+	}
+	if fake.Requests()[0].Model != "llava" {
+		t.Errorf("alias vision resolved to %q", fake.Requests()[0].Model)
+	}
+	id := got["continuation_offer"].(map[string]any)["continuation_id"].(string)
+	_, thread := getJSON(t, st.gateway+"/v1/threads/"+id)
+	turn := thread["thread"].(map[string]any)["turns"].([]any)[0].(map[string]any)
+	if images := turn["images"].([]any); len(images) != 1 || images[0] != png {
+		t.Errorf("stored images = %v, want the path, not the data", images)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		images []any
+		want   string
+	}{
+		{"too many", []any{png, png, png, png, png, png}, "Too many images: 6 given, at most 5"},
+		{"too large", []any{big}, "Images too large"},
+		{"not an image", []any{catalogue}, "unsupported image"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, got := callTool(t, st.session, "chat", map[string]any{
+				"prompt": "look", "working_directory_absolute_path": dir, "model": "llava", "images": tc.images,
+			})
+			if !res.IsError || !strings.Contains(got["content"].(string), tc.want) {
+				t.Errorf("IsError %v, %v; want %q", res.IsError, got["content"], tc.want)
+			}
+		})
+	}
+	if n := len(fake.Requests()); n != 1 {
+		t.Errorf("rejected images reached the model: %d requests", n)
+	}
+}
+
+func TestImagesForAModelWithoutVision(t *testing.T) {
+	fake := fakemodel.New(t)
+	st := serveStack(t, fakeEnv(fake))
+	res, got := callTool(t, st.session, "chat", map[string]any{
+		"prompt": "look", "working_directory_absolute_path": t.TempDir(), "model": "llama3.2", "images": []any{"/tmp/x.png"},
+	})
+	if !res.IsError || !strings.Contains(got["content"].(string), "Image support not available: model 'llama3.2'") {
+		t.Errorf("got %v", got)
+	}
+}
+
+func TestTurnLimitStopsOfferingContinuations(t *testing.T) {
+	fake := fakemodel.New(t)
+	st := serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"MAX_CONVERSATION_TURNS": "4"}))
+	wd := t.TempDir()
+	args := map[string]any{"prompt": "one", "working_directory_absolute_path": wd, "model": "llama3.2"}
+	_, got := callTool(t, st.session, "chat", args)
+	offer := got["continuation_offer"].(map[string]any)
+	id := offer["continuation_id"].(string)
+	if offer["remaining_turns"] != 3.0 {
+		t.Errorf("first offer = %v, want 3 turns left of 4", offer)
+	}
+	args = map[string]any{"prompt": "two", "working_directory_absolute_path": wd, "continuation_id": id}
+	_, got = callTool(t, st.session, "chat", args)
+	if got["status"] != "success" || got["continuation_offer"] != nil {
+		t.Errorf("the exchange that fills the thread: status %v, offer %v; want success and no offer", got["status"], got["continuation_offer"])
+	}
+	// A full thread still answers, but stores nothing and offers nothing.
+	res, got := callTool(t, st.session, "chat", map[string]any{"prompt": "three", "working_directory_absolute_path": wd, "continuation_id": id})
+	if res.IsError || got["status"] != "success" || got["continuation_offer"] != nil {
+		t.Errorf("past the limit: IsError %v, %v", res.IsError, got)
+	}
+	_, thread := getJSON(t, st.gateway+"/v1/threads/"+id)
+	if turns := thread["thread"].(map[string]any)["turns"].([]any); len(turns) != 4 {
+		t.Errorf("thread has %d turns, want 4", len(turns))
+	}
+	if n := len(fake.Requests()); n != 3 {
+		t.Errorf("%d model calls, want 3", n)
+	}
+}

@@ -1,0 +1,53 @@
+package files
+
+import (
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// MaxImages is the most images one call may carry.
+const MaxImages = 5
+
+// imageTypes maps accepted extensions to their media types.
+var imageTypes = map[string]string{".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
+
+// Image is an image ready to send: a data URL and its decoded size.
+type Image struct {
+	URL  string
+	Size int64
+}
+
+// ReadImage accepts an absolute path to a PNG, JPEG, GIF or WebP file, or a
+// data:image/...;base64 URL of one of those types.
+func ReadImage(ref string) (Image, error) {
+	if strings.HasPrefix(ref, "data:") {
+		meta, data, ok := strings.Cut(strings.TrimPrefix(ref, "data:"), ",")
+		mime, enc, _ := strings.Cut(meta, ";")
+		if !ok || enc != "base64" || !knownMime(mime) {
+			return Image{}, fmt.Errorf("unsupported image data URL: want data:image/png|jpeg|gif|webp;base64,...")
+		}
+		return Image{URL: ref, Size: int64(base64.StdEncoding.DecodedLen(len(data)))}, nil
+	}
+	p := ExpandHome(ref)
+	mime, ok := imageTypes[strings.ToLower(filepath.Ext(p))]
+	if !ok {
+		return Image{}, fmt.Errorf("unsupported image %s: zen sends PNG, JPEG, GIF and WebP images", ref)
+	}
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		return Image{}, fmt.Errorf("cannot read image %s: %w", ref, err)
+	}
+	return Image{URL: "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(raw), Size: int64(len(raw))}, nil
+}
+
+func knownMime(m string) bool {
+	for _, v := range imageTypes {
+		if v == m {
+			return true
+		}
+	}
+	return m == "image/jpg"
+}
