@@ -27,7 +27,7 @@ func ReadImage(ref string) (Image, error) {
 		meta, data, ok := strings.Cut(strings.TrimPrefix(ref, "data:"), ",")
 		mime, enc, _ := strings.Cut(meta, ";")
 		if !ok || enc != "base64" || !knownMime(mime) {
-			return Image{}, fmt.Errorf("unsupported image data URL: want data:image/png|jpeg|gif|webp;base64,...")
+			return Image{}, fmt.Errorf("unsupported image data URL: want data:image/<png, jpeg, gif or webp>;base64 followed by the data")
 		}
 		return Image{URL: ref, Size: int64(base64.StdEncoding.DecodedLen(len(data)))}, nil
 	}
