@@ -47,9 +47,8 @@ type Runner struct {
 	logger *slog.Logger
 	tools  map[string]*Tool
 
-	settingsOnce sync.Once
-	settings     *memoryv1.GetSettingsResponse
-	settingsErr  error
+	settingsMu sync.Mutex
+	settings   *memoryv1.GetSettingsResponse
 }
 
 // NewRunner returns a runner for the given tools.
@@ -61,16 +60,17 @@ func NewRunner(b Backends, tools []*Tool, logger *slog.Logger) *Runner {
 	return &Runner{b: b, tools: m, logger: logger}
 }
 
-// memorySettings asks memory for its limits once; they do not change while
-// it runs.
+// memorySettings asks memory for its limits until it has an answer, then
+// keeps it: the limits do not change while memory runs.
 func (r *Runner) memorySettings(ctx context.Context) (*memoryv1.GetSettingsResponse, error) {
-	r.settingsOnce.Do(func() {
-		r.settings, r.settingsErr = r.b.Memory.GetSettings(ctx, &memoryv1.GetSettingsRequest{})
-	})
-	if r.settingsErr != nil {
-		err := r.settingsErr
-		r.settingsOnce = sync.Once{} // try again on the next call
-		return nil, &BackendError{"memory", err}
+	r.settingsMu.Lock()
+	defer r.settingsMu.Unlock()
+	if r.settings == nil {
+		s, err := r.b.Memory.GetSettings(ctx, &memoryv1.GetSettingsRequest{})
+		if err != nil {
+			return nil, &BackendError{"memory", err}
+		}
+		r.settings = s
 	}
 	return r.settings, nil
 }

@@ -2,18 +2,16 @@ package tools
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/platform/serve"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 )
 
 // fakeRouter records Generate requests and answers with reply or err.
@@ -36,13 +34,12 @@ func (f *fakeRouter) Generate(req *routerv1.GenerateRequest, stream grpc.ServerS
 }
 
 func newEnv(t *testing.T, f *fakeRouter) *Env {
-	lis := bufconn.Listen(1 << 20)
+	lis := serve.NewInProcess()
 	srv := grpc.NewServer()
 	routerv1.RegisterRouterServiceServer(srv, f)
-	go func() { _ = srv.Serve(lis) }()
+	go func() { _ = srv.Serve(lis.Listener()) }()
 	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient("passthrough:///router", grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))
+	conn, err := lis.Dial()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/router/internal/provider"
@@ -81,8 +82,8 @@ func (s *Server) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStrea
 		return status.Errorf(codes.NotFound, "model %q is not available with the configured providers", req.GetModel())
 	}
 	preq := provider.Request{Model: e.Name, Stream: e.SupportsStreaming, MaxTokens: int64(req.GetMaxOutputTokens())}
-	if base, tag, ok := cutTag(req.GetModel()); ok && e.Provider.Name == "custom" && base != "" {
-		preq.Model = e.Name + ":" + tag
+	if i := strings.LastIndexByte(req.GetModel(), ':'); i > 0 && e.Provider.Name == "custom" {
+		preq.Model = e.Name + req.GetModel()[i:] // keep the Ollama tag: llama3.2:8b
 	}
 	if req.GetHasTemperature() && e.SupportsTemperature {
 		t := e.ClampTemperature(req.GetTemperature())
@@ -118,15 +119,6 @@ func (s *Server) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStrea
 		Usage: &routerv1.Usage{InputTokens: int32(res.Usage.InputTokens), OutputTokens: int32(res.Usage.OutputTokens),
 			TotalTokens: int32(res.Usage.InputTokens + res.Usage.OutputTokens)},
 	}}})
-}
-
-func cutTag(name string) (string, string, bool) {
-	for i := len(name) - 1; i >= 0; i-- {
-		if name[i] == ':' {
-			return name[:i], name[i+1:], true
-		}
-	}
-	return name, "", false
 }
 
 // toStatus is the one place provider failures become status codes. The

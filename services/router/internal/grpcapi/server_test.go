@@ -4,21 +4,19 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
+	"github.com/zenmcp/zen/services/platform/serve"
 	"github.com/zenmcp/zen/services/router/internal/catalogue"
 	"github.com/zenmcp/zen/services/router/internal/grpcapi"
 	"github.com/zenmcp/zen/services/router/internal/provider"
 	"github.com/zenmcp/zen/services/router/internal/routing"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 )
 
 // newRouter serves a router whose Custom provider is the fake, over gRPC.
@@ -36,13 +34,12 @@ func newRouter(t *testing.T, fake *fakemodel.Server, defaultModel string) router
 	if err != nil {
 		t.Fatal(err)
 	}
-	lis := bufconn.Listen(1 << 20)
+	lis := serve.NewInProcess()
 	srv := grpc.NewServer()
 	routerv1.RegisterRouterServiceServer(srv, grpcapi.New(reg, slog.New(slog.DiscardHandler)))
-	go func() { _ = srv.Serve(lis) }()
+	go func() { _ = srv.Serve(lis.Listener()) }()
 	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient("passthrough:///router", grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))
+	conn, err := lis.Dial()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,5 +183,20 @@ func TestListModelsMarksConfiguredProviders(t *testing.T) {
 	}
 	if !configured["llama3.2"] || configured["gpt-5"] {
 		t.Errorf("configured = %v", configured)
+	}
+}
+
+func TestGenerateKeepsTheOllamaTag(t *testing.T) {
+	fake := fakemodel.New(t)
+	c := newRouter(t, fake, "auto")
+	for _, name := range []string{"llama3.2:8b", "local-llama:8b"} {
+		if _, _, err := generate(context.Background(), c, &routerv1.GenerateRequest{Model: name, Messages: []*routerv1.Message{{Role: "user", Content: "hi"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, r := range fake.Requests() {
+		if r.Model != "llama3.2:8b" {
+			t.Errorf("request %d sent model %q, want llama3.2:8b", i, r.Model)
+		}
 	}
 }
