@@ -44,6 +44,10 @@ func New(ctx context.Context, c Conns) (http.Handler, error) {
 
 	root := http.NewServeMux()
 	root.Handle("/v1/", mux)
+	threads := threadPaths{memory: memoryv1.NewMemoryServiceClient(c.Memory), router: routerv1.NewRouterServiceClient(c.Router)}
+	root.HandleFunc("GET /v1/threads:export", threads.export)
+	root.HandleFunc("POST /v1/threads:import", threads.importThreads)
+	root.HandleFunc("GET /v1/threads/{thread_id}/history", threads.history)
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

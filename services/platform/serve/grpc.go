@@ -16,6 +16,10 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 )
 
+// MaxMessageBytes bounds one gRPC message: large enough for a thread with
+// big turns or an import of many threads.
+const MaxMessageBytes = 64 << 20
+
 // DrainTimeout bounds how long a server waits for in-flight calls on
 // shutdown before it cuts them.
 const DrainTimeout = 20 * time.Second
@@ -34,7 +38,8 @@ func notHealthCheck(info *stats.RPCTagInfo) bool {
 
 // NewGRPC returns a server that traces every call but health checks.
 func NewGRPC() *GRPC {
-	s := grpc.NewServer(grpc.StatsHandler(otelgrpc.NewServerHandler(otelgrpc.WithFilter(notHealthCheck))))
+	s := grpc.NewServer(grpc.StatsHandler(otelgrpc.NewServerHandler(otelgrpc.WithFilter(notHealthCheck))),
+		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes))
 	h := health.NewServer()
 	healthpb.RegisterHealthServer(s, h)
 	reflection.Register(s)
@@ -77,6 +82,7 @@ func Dial(target string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 	opts = append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithFilter(notHealthCheck))),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes)),
 	}, opts...)
 	return grpc.NewClient(target, opts...)
 }

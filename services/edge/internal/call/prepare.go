@@ -25,6 +25,7 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 		return nil, out, nil
 	}
 	var thread *memoryv1.Thread
+	lastModel := ""
 	if id, _ := args["continuation_id"].(string); id != "" {
 		settings, err := r.memorySettings(ctx)
 		if err != nil {
@@ -40,12 +41,12 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 		if err != nil {
 			return nil, nil, &BackendError{"memory", err}
 		}
-		thread = resp.GetThread()
+		thread, lastModel = resp.GetThread(), resp.GetLastModel()
 		mergeInitialContext(args, thread.GetInitialContext(), tool.declares)
 	}
 	req := &executorv1.ExecuteToolRequest{ToolName: name, RemainingTurns: -1}
 	if tool.GetRequiresModel() {
-		model, requested, out, err := r.resolveModel(ctx, tool, args, thread)
+		model, requested, out, err := r.resolveModel(ctx, tool, args, lastModel)
 		if err != nil || out != nil {
 			return nil, out, err
 		}
@@ -155,12 +156,12 @@ func checkPaths(tool string, args map[string]any) *Outcome {
 }
 
 // resolveModel picks the model: the one named, else the thread's last
-// assistant model, else the default or auto mode's pick.
-func (r *Runner) resolveModel(ctx context.Context, tool *Tool, args map[string]any, thread *memoryv1.Thread) (*routerv1.Model, string, *Outcome, error) {
+// assistant model (lastModel), else the default or auto mode's pick.
+func (r *Runner) resolveModel(ctx context.Context, tool *Tool, args map[string]any, lastModel string) (*routerv1.Model, string, *Outcome, error) {
 	requested, _ := args["model"].(string)
 	inherited := ""
 	if requested == "" {
-		inherited = lastAssistantModel(thread)
+		inherited = lastModel
 	}
 	ask := requested
 	if ask == "" {
@@ -182,16 +183,6 @@ func (r *Runner) resolveModel(ctx context.Context, tool *Tool, args map[string]a
 		requested = resp.GetModel().GetName()
 	}
 	return resp.GetModel(), requested, nil, nil
-}
-
-func lastAssistantModel(thread *memoryv1.Thread) string {
-	turns := thread.GetTurns()
-	for i := len(turns) - 1; i >= 0; i-- {
-		if turns[i].GetRole() == memoryv1.Role_ROLE_ASSISTANT && turns[i].GetModelName() != "" {
-			return turns[i].GetModelName()
-		}
-	}
-	return ""
 }
 
 // unknownModel is the reference's error: what is available, and a pick.

@@ -67,3 +67,43 @@ func toStruct(m map[string]any) *structpb.Struct {
 	}
 	return s
 }
+
+func fromProtoThread(t *memoryv1.Thread) *memory.Thread {
+	out := &memory.Thread{
+		ID: t.GetThreadId(), ParentID: t.GetParentThreadId(), ToolName: t.GetToolName(), Turns: fromProtoTurns(t.GetTurns()),
+		InitialContext: t.GetInitialContext().AsMap(), ClientID: t.GetClientId(),
+	}
+	if t.GetCreatedAt() != nil {
+		out.CreatedAt = t.GetCreatedAt().AsTime()
+	}
+	if t.GetLastUpdatedAt() != nil {
+		out.UpdatedAt = t.GetLastUpdatedAt().AsTime()
+	}
+	return out
+}
+
+// firstPromptChars is how much of the first prompt a summary shows.
+const firstPromptChars = 200
+
+func toSummary(t *memory.Thread) *memoryv1.ThreadSummary {
+	s := &memoryv1.ThreadSummary{
+		ThreadId: t.ID, ParentThreadId: t.ParentID, ToolName: t.ToolName, CreatedAt: timestamppb.New(t.CreatedAt),
+		LastUpdatedAt: timestamppb.New(t.UpdatedAt), ExpiresAt: timestamppb.New(t.ExpiresAt), TurnCount: int32(len(t.Turns)),
+	}
+	for _, turn := range t.Turns {
+		if turn.Role == memory.RoleUser {
+			s.FirstPrompt = truncate(turn.Content, firstPromptChars)
+			break
+		}
+	}
+	return s
+}
+
+// truncate cuts s to at most n runes, marking the cut.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

@@ -7,6 +7,7 @@ import (
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -43,7 +44,11 @@ func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) 
 	if err != nil {
 		return nil, s.toStatus(ctx, "get thread", err)
 	}
-	return &memoryv1.GetThreadResponse{Thread: toProtoThread(t)}, nil
+	model, err := s.svc.LastModel(ctx, t)
+	if err != nil {
+		return nil, s.toStatus(ctx, "get thread", err)
+	}
+	return &memoryv1.GetThreadResponse{Thread: toProtoThread(t), LastModel: model}, nil
 }
 
 func (s *Server) AppendTurns(ctx context.Context, req *memoryv1.AppendTurnsRequest) (*memoryv1.AppendTurnsResponse, error) {
@@ -63,9 +68,58 @@ func (s *Server) SelectHistory(ctx context.Context, req *memoryv1.SelectHistoryR
 		return nil, s.toStatus(ctx, "select history", err)
 	}
 	return &memoryv1.SelectHistoryResponse{
-		Turns: toProtoTurns(sel.Turns), TotalTurns: int32(len(sel.Thread.Turns)), OmittedTurns: int32(sel.Omitted),
+		Turns: toProtoTurns(sel.Turns), TotalTurns: int32(sel.Total), OmittedTurns: int32(sel.Omitted),
 		TokensUsed: int32(sel.TokensUsed), ToolName: sel.Thread.ToolName,
 	}, nil
+}
+
+func (s *Server) ListThreads(ctx context.Context, req *memoryv1.ListThreadsRequest) (*memoryv1.ListThreadsResponse, error) {
+	page, err := s.svc.List(ctx, req.GetClientId(), req.GetToolName(), int(req.GetPageSize()), req.GetPageToken())
+	if err != nil {
+		return nil, s.toStatus(ctx, "list threads", err)
+	}
+	resp := &memoryv1.ListThreadsResponse{NextPageToken: page.Next}
+	for _, t := range page.Threads {
+		resp.Threads = append(resp.Threads, toSummary(t))
+	}
+	return resp, nil
+}
+
+func (s *Server) DeleteThread(ctx context.Context, req *memoryv1.DeleteThreadRequest) (*memoryv1.DeleteThreadResponse, error) {
+	if err := s.svc.Delete(ctx, req.GetThreadId(), req.GetClientId()); err != nil {
+		return nil, s.toStatus(ctx, "delete thread", err)
+	}
+	return &memoryv1.DeleteThreadResponse{}, nil
+}
+
+func (s *Server) BranchThread(ctx context.Context, req *memoryv1.BranchThreadRequest) (*memoryv1.BranchThreadResponse, error) {
+	t, err := s.svc.Branch(ctx, req.GetThreadId(), req.GetClientId())
+	if err != nil {
+		return nil, s.toStatus(ctx, "branch thread", err)
+	}
+	return &memoryv1.BranchThreadResponse{Thread: toProtoThread(t)}, nil
+}
+
+func (s *Server) ExportThreads(req *memoryv1.ExportThreadsRequest, stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
+	err := s.svc.Export(stream.Context(), req.GetClientId(), func(t *memory.Thread) error {
+		return stream.Send(&memoryv1.ExportThreadsResponse{Thread: toProtoThread(t)})
+	})
+	if err != nil {
+		return s.toStatus(stream.Context(), "export threads", err)
+	}
+	return nil
+}
+
+func (s *Server) ImportThreads(ctx context.Context, req *memoryv1.ImportThreadsRequest) (*memoryv1.ImportThreadsResponse, error) {
+	threads := make([]*memory.Thread, len(req.GetThreads()))
+	for i, t := range req.GetThreads() {
+		threads[i] = fromProtoThread(t)
+	}
+	n, err := s.svc.Import(ctx, threads, req.GetReplace())
+	if err != nil {
+		return nil, s.toStatus(ctx, "import threads", err)
+	}
+	return &memoryv1.ImportThreadsResponse{Imported: int32(n)}, nil
 }
 
 // toStatus is the one place domain errors become status codes. Internal
@@ -76,6 +130,8 @@ func (s *Server) toStatus(ctx context.Context, op string, err error) error {
 		return status.Error(codes.NotFound, "thread not found or expired")
 	case errors.Is(err, memory.ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, memory.ErrExists):
+		return status.Error(codes.AlreadyExists, err.Error()+"; import with replace to overwrite")
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, "cancelled")
 	case errors.Is(err, context.DeadlineExceeded):

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -11,6 +12,7 @@ var (
 	ErrNotFound  = errors.New("thread not found or expired")
 	ErrTurnLimit = errors.New("turn limit reached")
 	ErrInvalid   = errors.New("invalid request")
+	ErrExists    = errors.New("thread already exists")
 )
 
 // Role says who produced a turn.
@@ -69,6 +71,49 @@ type Store interface {
 	// returns the new turn count. Otherwise it returns ErrTurnLimit and
 	// changes nothing.
 	Append(ctx context.Context, id string, turns []Turn, maxTurns int, now, expiresAt time.Time) (int, error)
+	// List returns live threads (expiring after now) matching p, most
+	// recently updated first (ties by id, descending), strictly after
+	// p.After when it is set.
+	List(ctx context.Context, p ListParams, now time.Time) ([]*Thread, error)
+	// Delete removes a thread; ErrNotFound when there is none.
+	Delete(ctx context.Context, id string) error
+	// Import stores threads as they are, all or none. A thread whose id
+	// exists fails the import with ErrExists unless replace is set.
+	Import(ctx context.Context, threads []*Thread, replace bool) error
 	// Close releases the store's resources.
 	Close() error
+}
+
+// ListParams selects a page of threads.
+type ListParams struct {
+	ToolName string // empty for every tool
+	ClientID string
+	Limit    int
+	After    *Cursor // nil for the first page
+}
+
+// Cursor is the position of the last thread of a page.
+type Cursor struct {
+	UpdatedAt time.Time
+	ID        string
+}
+
+// Before reports whether t sorts after the cursor in newest-first order.
+func (c *Cursor) Before(t *Thread) bool {
+	if c == nil {
+		return true
+	}
+	if !t.UpdatedAt.Equal(c.UpdatedAt) {
+		return t.UpdatedAt.Before(c.UpdatedAt)
+	}
+	return t.ID < c.ID
+}
+
+// Newer orders threads newest first, ties by id descending: the order List
+// returns.
+func Newer(a, b *Thread) int {
+	if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+		return c
+	}
+	return strings.Compare(b.ID, a.ID)
 }

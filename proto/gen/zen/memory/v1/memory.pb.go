@@ -623,8 +623,11 @@ func (x *GetThreadRequest) GetClientId() string {
 }
 
 type GetThreadResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Thread        *Thread                `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Thread *Thread                `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
+	// last_model is the model of the newest assistant turn in the thread or
+	// its ancestors, which a continuation without a model inherits.
+	LastModel     string `protobuf:"bytes,2,opt,name=last_model,json=lastModel,proto3" json:"last_model,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -664,6 +667,13 @@ func (x *GetThreadResponse) GetThread() *Thread {
 		return x.Thread
 	}
 	return nil
+}
+
+func (x *GetThreadResponse) GetLastModel() string {
+	if x != nil {
+		return x.LastModel
+	}
+	return ""
 }
 
 type AppendTurnsRequest struct {
@@ -921,6 +931,602 @@ func (x *SelectHistoryResponse) GetToolName() string {
 	return ""
 }
 
+// ThreadSummary describes a thread without its turns.
+type ThreadSummary struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ThreadId       string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	ParentThreadId string                 `protobuf:"bytes,2,opt,name=parent_thread_id,json=parentThreadId,proto3" json:"parent_thread_id,omitempty"`
+	ToolName       string                 `protobuf:"bytes,3,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	CreatedAt      *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	LastUpdatedAt  *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=last_updated_at,json=lastUpdatedAt,proto3" json:"last_updated_at,omitempty"`
+	ExpiresAt      *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	TurnCount      int32                  `protobuf:"varint,7,opt,name=turn_count,json=turnCount,proto3" json:"turn_count,omitempty"`
+	// first_prompt is the start of the first user turn, to recognise it by.
+	FirstPrompt   string `protobuf:"bytes,8,opt,name=first_prompt,json=firstPrompt,proto3" json:"first_prompt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ThreadSummary) Reset() {
+	*x = ThreadSummary{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ThreadSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ThreadSummary) ProtoMessage() {}
+
+func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ThreadSummary.ProtoReflect.Descriptor instead.
+func (*ThreadSummary) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ThreadSummary) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *ThreadSummary) GetParentThreadId() string {
+	if x != nil {
+		return x.ParentThreadId
+	}
+	return ""
+}
+
+func (x *ThreadSummary) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *ThreadSummary) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *ThreadSummary) GetLastUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastUpdatedAt
+	}
+	return nil
+}
+
+func (x *ThreadSummary) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *ThreadSummary) GetTurnCount() int32 {
+	if x != nil {
+		return x.TurnCount
+	}
+	return 0
+}
+
+func (x *ThreadSummary) GetFirstPrompt() string {
+	if x != nil {
+		return x.FirstPrompt
+	}
+	return ""
+}
+
+type ListThreadsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// page_size is at most 100; 0 means 20.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// page_token is the next_page_token of the previous page.
+	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// tool_name, when set, keeps threads started by that tool.
+	ToolName      string `protobuf:"bytes,3,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	ClientId      string `protobuf:"bytes,4,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListThreadsRequest) Reset() {
+	*x = ListThreadsRequest{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListThreadsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListThreadsRequest) ProtoMessage() {}
+
+func (x *ListThreadsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListThreadsRequest.ProtoReflect.Descriptor instead.
+func (*ListThreadsRequest) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ListThreadsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListThreadsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListThreadsRequest) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *ListThreadsRequest) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+type ListThreadsResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Threads []*ThreadSummary       `protobuf:"bytes,1,rep,name=threads,proto3" json:"threads,omitempty"`
+	// next_page_token is empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListThreadsResponse) Reset() {
+	*x = ListThreadsResponse{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListThreadsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListThreadsResponse) ProtoMessage() {}
+
+func (x *ListThreadsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListThreadsResponse.ProtoReflect.Descriptor instead.
+func (*ListThreadsResponse) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ListThreadsResponse) GetThreads() []*ThreadSummary {
+	if x != nil {
+		return x.Threads
+	}
+	return nil
+}
+
+func (x *ListThreadsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+type DeleteThreadRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ThreadId      string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	ClientId      string                 `protobuf:"bytes,2,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteThreadRequest) Reset() {
+	*x = DeleteThreadRequest{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteThreadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteThreadRequest) ProtoMessage() {}
+
+func (x *DeleteThreadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteThreadRequest.ProtoReflect.Descriptor instead.
+func (*DeleteThreadRequest) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *DeleteThreadRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *DeleteThreadRequest) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+type DeleteThreadResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteThreadResponse) Reset() {
+	*x = DeleteThreadResponse{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteThreadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteThreadResponse) ProtoMessage() {}
+
+func (x *DeleteThreadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteThreadResponse.ProtoReflect.Descriptor instead.
+func (*DeleteThreadResponse) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{17}
+}
+
+type BranchThreadRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ThreadId      string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	ClientId      string                 `protobuf:"bytes,2,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BranchThreadRequest) Reset() {
+	*x = BranchThreadRequest{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BranchThreadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BranchThreadRequest) ProtoMessage() {}
+
+func (x *BranchThreadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BranchThreadRequest.ProtoReflect.Descriptor instead.
+func (*BranchThreadRequest) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *BranchThreadRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *BranchThreadRequest) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+type BranchThreadResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Thread        *Thread                `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BranchThreadResponse) Reset() {
+	*x = BranchThreadResponse{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BranchThreadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BranchThreadResponse) ProtoMessage() {}
+
+func (x *BranchThreadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BranchThreadResponse.ProtoReflect.Descriptor instead.
+func (*BranchThreadResponse) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *BranchThreadResponse) GetThread() *Thread {
+	if x != nil {
+		return x.Thread
+	}
+	return nil
+}
+
+type ExportThreadsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ClientId      string                 `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportThreadsRequest) Reset() {
+	*x = ExportThreadsRequest{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportThreadsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportThreadsRequest) ProtoMessage() {}
+
+func (x *ExportThreadsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportThreadsRequest.ProtoReflect.Descriptor instead.
+func (*ExportThreadsRequest) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ExportThreadsRequest) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+type ExportThreadsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Thread        *Thread                `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportThreadsResponse) Reset() {
+	*x = ExportThreadsResponse{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportThreadsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportThreadsResponse) ProtoMessage() {}
+
+func (x *ExportThreadsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportThreadsResponse.ProtoReflect.Descriptor instead.
+func (*ExportThreadsResponse) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ExportThreadsResponse) GetThread() *Thread {
+	if x != nil {
+		return x.Thread
+	}
+	return nil
+}
+
+type ImportThreadsRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Threads []*Thread              `protobuf:"bytes,1,rep,name=threads,proto3" json:"threads,omitempty"`
+	// replace overwrites threads that already exist; otherwise one that
+	// exists fails the whole import.
+	Replace       bool `protobuf:"varint,2,opt,name=replace,proto3" json:"replace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportThreadsRequest) Reset() {
+	*x = ImportThreadsRequest{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportThreadsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportThreadsRequest) ProtoMessage() {}
+
+func (x *ImportThreadsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportThreadsRequest.ProtoReflect.Descriptor instead.
+func (*ImportThreadsRequest) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ImportThreadsRequest) GetThreads() []*Thread {
+	if x != nil {
+		return x.Threads
+	}
+	return nil
+}
+
+func (x *ImportThreadsRequest) GetReplace() bool {
+	if x != nil {
+		return x.Replace
+	}
+	return false
+}
+
+type ImportThreadsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Imported      int32                  `protobuf:"varint,1,opt,name=imported,proto3" json:"imported,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportThreadsResponse) Reset() {
+	*x = ImportThreadsResponse{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportThreadsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportThreadsResponse) ProtoMessage() {}
+
+func (x *ImportThreadsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportThreadsResponse.ProtoReflect.Descriptor instead.
+func (*ImportThreadsResponse) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ImportThreadsResponse) GetImported() int32 {
+	if x != nil {
+		return x.Imported
+	}
+	return 0
+}
+
 var File_zen_memory_v1_memory_proto protoreflect.FileDescriptor
 
 const file_zen_memory_v1_memory_proto_rawDesc = "" +
@@ -969,9 +1575,11 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\"L\n" +
 	"\x10GetThreadRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12\x1b\n" +
-	"\tclient_id\x18\x02 \x01(\tR\bclientId\"B\n" +
+	"\tclient_id\x18\x02 \x01(\tR\bclientId\"a\n" +
 	"\x11GetThreadResponse\x12-\n" +
-	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\"y\n" +
+	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\x12\x1d\n" +
+	"\n" +
+	"last_model\x18\x02 \x01(\tR\tlastModel\"y\n" +
 	"\x12AppendTurnsRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12)\n" +
 	"\x05turns\x18\x02 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12\x1b\n" +
@@ -991,16 +1599,60 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\romitted_turns\x18\x03 \x01(\x05R\fomittedTurns\x12\x1f\n" +
 	"\vtokens_used\x18\x04 \x01(\x05R\n" +
 	"tokensUsed\x12\x1b\n" +
-	"\ttool_name\x18\x05 \x01(\tR\btoolName*?\n" +
+	"\ttool_name\x18\x05 \x01(\tR\btoolName\"\xef\x02\n" +
+	"\rThreadSummary\x12\x1b\n" +
+	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12(\n" +
+	"\x10parent_thread_id\x18\x02 \x01(\tR\x0eparentThreadId\x12\x1b\n" +
+	"\ttool_name\x18\x03 \x01(\tR\btoolName\x129\n" +
+	"\n" +
+	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12B\n" +
+	"\x0flast_updated_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\rlastUpdatedAt\x129\n" +
+	"\n" +
+	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12\x1d\n" +
+	"\n" +
+	"turn_count\x18\a \x01(\x05R\tturnCount\x12!\n" +
+	"\ffirst_prompt\x18\b \x01(\tR\vfirstPrompt\"\x8a\x01\n" +
+	"\x12ListThreadsRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\x12\x1b\n" +
+	"\ttool_name\x18\x03 \x01(\tR\btoolName\x12\x1b\n" +
+	"\tclient_id\x18\x04 \x01(\tR\bclientId\"u\n" +
+	"\x13ListThreadsResponse\x126\n" +
+	"\athreads\x18\x01 \x03(\v2\x1c.zen.memory.v1.ThreadSummaryR\athreads\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"O\n" +
+	"\x13DeleteThreadRequest\x12\x1b\n" +
+	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12\x1b\n" +
+	"\tclient_id\x18\x02 \x01(\tR\bclientId\"\x16\n" +
+	"\x14DeleteThreadResponse\"O\n" +
+	"\x13BranchThreadRequest\x12\x1b\n" +
+	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12\x1b\n" +
+	"\tclient_id\x18\x02 \x01(\tR\bclientId\"E\n" +
+	"\x14BranchThreadResponse\x12-\n" +
+	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\"3\n" +
+	"\x14ExportThreadsRequest\x12\x1b\n" +
+	"\tclient_id\x18\x01 \x01(\tR\bclientId\"F\n" +
+	"\x15ExportThreadsResponse\x12-\n" +
+	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\"a\n" +
+	"\x14ImportThreadsRequest\x12/\n" +
+	"\athreads\x18\x01 \x03(\v2\x15.zen.memory.v1.ThreadR\athreads\x12\x18\n" +
+	"\areplace\x18\x02 \x01(\bR\areplace\"3\n" +
+	"\x15ImportThreadsResponse\x12\x1a\n" +
+	"\bimported\x18\x01 \x01(\x05R\bimported*?\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\x12\n" +
-	"\x0eROLE_ASSISTANT\x10\x022\xe1\x03\n" +
+	"\x0eROLE_ASSISTANT\x10\x022\x85\b\n" +
 	"\rMemoryService\x12T\n" +
 	"\vGetSettings\x12!.zen.memory.v1.GetSettingsRequest\x1a\".zen.memory.v1.GetSettingsResponse\x12W\n" +
 	"\fCreateThread\x12\".zen.memory.v1.CreateThreadRequest\x1a#.zen.memory.v1.CreateThreadResponse\x12o\n" +
 	"\tGetThread\x12\x1f.zen.memory.v1.GetThreadRequest\x1a .zen.memory.v1.GetThreadResponse\"\x1f\x82\xd3\xe4\x93\x02\x19\x12\x17/v1/threads/{thread_id}\x12T\n" +
-	"\vAppendTurns\x12!.zen.memory.v1.AppendTurnsRequest\x1a\".zen.memory.v1.AppendTurnsResponse\x12Z\n" +
+	"\vAppendTurns\x12!.zen.memory.v1.AppendTurnsRequest\x1a\".zen.memory.v1.AppendTurnsResponse\x12i\n" +
+	"\vListThreads\x12!.zen.memory.v1.ListThreadsRequest\x1a\".zen.memory.v1.ListThreadsResponse\"\x13\x82\xd3\xe4\x93\x02\r\x12\v/v1/threads\x12x\n" +
+	"\fDeleteThread\x12\".zen.memory.v1.DeleteThreadRequest\x1a#.zen.memory.v1.DeleteThreadResponse\"\x1f\x82\xd3\xe4\x93\x02\x19*\x17/v1/threads/{thread_id}\x12\x82\x01\n" +
+	"\fBranchThread\x12\".zen.memory.v1.BranchThreadRequest\x1a#.zen.memory.v1.BranchThreadResponse\")\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/v1/threads/{thread_id}:branch\x12\\\n" +
+	"\rExportThreads\x12#.zen.memory.v1.ExportThreadsRequest\x1a$.zen.memory.v1.ExportThreadsResponse0\x01\x12Z\n" +
+	"\rImportThreads\x12#.zen.memory.v1.ImportThreadsRequest\x1a$.zen.memory.v1.ImportThreadsResponse\x12Z\n" +
 	"\rSelectHistory\x12#.zen.memory.v1.SelectHistoryRequest\x1a$.zen.memory.v1.SelectHistoryResponseB8Z6github.com/zenmcp/zen/proto/gen/zen/memory/v1;memoryv1b\x06proto3"
 
 var (
@@ -1016,7 +1668,7 @@ func file_zen_memory_v1_memory_proto_rawDescGZIP() []byte {
 }
 
 var file_zen_memory_v1_memory_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_zen_memory_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_zen_memory_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_zen_memory_v1_memory_proto_goTypes = []any{
 	(Role)(0),                     // 0: zen.memory.v1.Role
 	(*FileRef)(nil),               // 1: zen.memory.v1.FileRef
@@ -1032,40 +1684,68 @@ var file_zen_memory_v1_memory_proto_goTypes = []any{
 	(*AppendTurnsResponse)(nil),   // 11: zen.memory.v1.AppendTurnsResponse
 	(*SelectHistoryRequest)(nil),  // 12: zen.memory.v1.SelectHistoryRequest
 	(*SelectHistoryResponse)(nil), // 13: zen.memory.v1.SelectHistoryResponse
-	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 15: google.protobuf.Struct
+	(*ThreadSummary)(nil),         // 14: zen.memory.v1.ThreadSummary
+	(*ListThreadsRequest)(nil),    // 15: zen.memory.v1.ListThreadsRequest
+	(*ListThreadsResponse)(nil),   // 16: zen.memory.v1.ListThreadsResponse
+	(*DeleteThreadRequest)(nil),   // 17: zen.memory.v1.DeleteThreadRequest
+	(*DeleteThreadResponse)(nil),  // 18: zen.memory.v1.DeleteThreadResponse
+	(*BranchThreadRequest)(nil),   // 19: zen.memory.v1.BranchThreadRequest
+	(*BranchThreadResponse)(nil),  // 20: zen.memory.v1.BranchThreadResponse
+	(*ExportThreadsRequest)(nil),  // 21: zen.memory.v1.ExportThreadsRequest
+	(*ExportThreadsResponse)(nil), // 22: zen.memory.v1.ExportThreadsResponse
+	(*ImportThreadsRequest)(nil),  // 23: zen.memory.v1.ImportThreadsRequest
+	(*ImportThreadsResponse)(nil), // 24: zen.memory.v1.ImportThreadsResponse
+	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 26: google.protobuf.Struct
 }
 var file_zen_memory_v1_memory_proto_depIdxs = []int32{
 	0,  // 0: zen.memory.v1.Turn.role:type_name -> zen.memory.v1.Role
-	14, // 1: zen.memory.v1.Turn.timestamp:type_name -> google.protobuf.Timestamp
+	25, // 1: zen.memory.v1.Turn.timestamp:type_name -> google.protobuf.Timestamp
 	1,  // 2: zen.memory.v1.Turn.files:type_name -> zen.memory.v1.FileRef
-	15, // 3: zen.memory.v1.Turn.model_metadata:type_name -> google.protobuf.Struct
-	14, // 4: zen.memory.v1.Thread.created_at:type_name -> google.protobuf.Timestamp
-	14, // 5: zen.memory.v1.Thread.last_updated_at:type_name -> google.protobuf.Timestamp
+	26, // 3: zen.memory.v1.Turn.model_metadata:type_name -> google.protobuf.Struct
+	25, // 4: zen.memory.v1.Thread.created_at:type_name -> google.protobuf.Timestamp
+	25, // 5: zen.memory.v1.Thread.last_updated_at:type_name -> google.protobuf.Timestamp
 	2,  // 6: zen.memory.v1.Thread.turns:type_name -> zen.memory.v1.Turn
-	15, // 7: zen.memory.v1.Thread.initial_context:type_name -> google.protobuf.Struct
-	14, // 8: zen.memory.v1.Thread.expires_at:type_name -> google.protobuf.Timestamp
-	15, // 9: zen.memory.v1.CreateThreadRequest.initial_context:type_name -> google.protobuf.Struct
+	26, // 7: zen.memory.v1.Thread.initial_context:type_name -> google.protobuf.Struct
+	25, // 8: zen.memory.v1.Thread.expires_at:type_name -> google.protobuf.Timestamp
+	26, // 9: zen.memory.v1.CreateThreadRequest.initial_context:type_name -> google.protobuf.Struct
 	2,  // 10: zen.memory.v1.CreateThreadRequest.turns:type_name -> zen.memory.v1.Turn
 	3,  // 11: zen.memory.v1.CreateThreadResponse.thread:type_name -> zen.memory.v1.Thread
 	3,  // 12: zen.memory.v1.GetThreadResponse.thread:type_name -> zen.memory.v1.Thread
 	2,  // 13: zen.memory.v1.AppendTurnsRequest.turns:type_name -> zen.memory.v1.Turn
 	2,  // 14: zen.memory.v1.SelectHistoryResponse.turns:type_name -> zen.memory.v1.Turn
-	4,  // 15: zen.memory.v1.MemoryService.GetSettings:input_type -> zen.memory.v1.GetSettingsRequest
-	6,  // 16: zen.memory.v1.MemoryService.CreateThread:input_type -> zen.memory.v1.CreateThreadRequest
-	8,  // 17: zen.memory.v1.MemoryService.GetThread:input_type -> zen.memory.v1.GetThreadRequest
-	10, // 18: zen.memory.v1.MemoryService.AppendTurns:input_type -> zen.memory.v1.AppendTurnsRequest
-	12, // 19: zen.memory.v1.MemoryService.SelectHistory:input_type -> zen.memory.v1.SelectHistoryRequest
-	5,  // 20: zen.memory.v1.MemoryService.GetSettings:output_type -> zen.memory.v1.GetSettingsResponse
-	7,  // 21: zen.memory.v1.MemoryService.CreateThread:output_type -> zen.memory.v1.CreateThreadResponse
-	9,  // 22: zen.memory.v1.MemoryService.GetThread:output_type -> zen.memory.v1.GetThreadResponse
-	11, // 23: zen.memory.v1.MemoryService.AppendTurns:output_type -> zen.memory.v1.AppendTurnsResponse
-	13, // 24: zen.memory.v1.MemoryService.SelectHistory:output_type -> zen.memory.v1.SelectHistoryResponse
-	20, // [20:25] is the sub-list for method output_type
-	15, // [15:20] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	25, // 15: zen.memory.v1.ThreadSummary.created_at:type_name -> google.protobuf.Timestamp
+	25, // 16: zen.memory.v1.ThreadSummary.last_updated_at:type_name -> google.protobuf.Timestamp
+	25, // 17: zen.memory.v1.ThreadSummary.expires_at:type_name -> google.protobuf.Timestamp
+	14, // 18: zen.memory.v1.ListThreadsResponse.threads:type_name -> zen.memory.v1.ThreadSummary
+	3,  // 19: zen.memory.v1.BranchThreadResponse.thread:type_name -> zen.memory.v1.Thread
+	3,  // 20: zen.memory.v1.ExportThreadsResponse.thread:type_name -> zen.memory.v1.Thread
+	3,  // 21: zen.memory.v1.ImportThreadsRequest.threads:type_name -> zen.memory.v1.Thread
+	4,  // 22: zen.memory.v1.MemoryService.GetSettings:input_type -> zen.memory.v1.GetSettingsRequest
+	6,  // 23: zen.memory.v1.MemoryService.CreateThread:input_type -> zen.memory.v1.CreateThreadRequest
+	8,  // 24: zen.memory.v1.MemoryService.GetThread:input_type -> zen.memory.v1.GetThreadRequest
+	10, // 25: zen.memory.v1.MemoryService.AppendTurns:input_type -> zen.memory.v1.AppendTurnsRequest
+	15, // 26: zen.memory.v1.MemoryService.ListThreads:input_type -> zen.memory.v1.ListThreadsRequest
+	17, // 27: zen.memory.v1.MemoryService.DeleteThread:input_type -> zen.memory.v1.DeleteThreadRequest
+	19, // 28: zen.memory.v1.MemoryService.BranchThread:input_type -> zen.memory.v1.BranchThreadRequest
+	21, // 29: zen.memory.v1.MemoryService.ExportThreads:input_type -> zen.memory.v1.ExportThreadsRequest
+	23, // 30: zen.memory.v1.MemoryService.ImportThreads:input_type -> zen.memory.v1.ImportThreadsRequest
+	12, // 31: zen.memory.v1.MemoryService.SelectHistory:input_type -> zen.memory.v1.SelectHistoryRequest
+	5,  // 32: zen.memory.v1.MemoryService.GetSettings:output_type -> zen.memory.v1.GetSettingsResponse
+	7,  // 33: zen.memory.v1.MemoryService.CreateThread:output_type -> zen.memory.v1.CreateThreadResponse
+	9,  // 34: zen.memory.v1.MemoryService.GetThread:output_type -> zen.memory.v1.GetThreadResponse
+	11, // 35: zen.memory.v1.MemoryService.AppendTurns:output_type -> zen.memory.v1.AppendTurnsResponse
+	16, // 36: zen.memory.v1.MemoryService.ListThreads:output_type -> zen.memory.v1.ListThreadsResponse
+	18, // 37: zen.memory.v1.MemoryService.DeleteThread:output_type -> zen.memory.v1.DeleteThreadResponse
+	20, // 38: zen.memory.v1.MemoryService.BranchThread:output_type -> zen.memory.v1.BranchThreadResponse
+	22, // 39: zen.memory.v1.MemoryService.ExportThreads:output_type -> zen.memory.v1.ExportThreadsResponse
+	24, // 40: zen.memory.v1.MemoryService.ImportThreads:output_type -> zen.memory.v1.ImportThreadsResponse
+	13, // 41: zen.memory.v1.MemoryService.SelectHistory:output_type -> zen.memory.v1.SelectHistoryResponse
+	32, // [32:42] is the sub-list for method output_type
+	22, // [22:32] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_zen_memory_v1_memory_proto_init() }
@@ -1079,7 +1759,7 @@ func file_zen_memory_v1_memory_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_zen_memory_v1_memory_proto_rawDesc), len(file_zen_memory_v1_memory_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   13,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,6 +23,11 @@ const (
 	MemoryService_CreateThread_FullMethodName  = "/zen.memory.v1.MemoryService/CreateThread"
 	MemoryService_GetThread_FullMethodName     = "/zen.memory.v1.MemoryService/GetThread"
 	MemoryService_AppendTurns_FullMethodName   = "/zen.memory.v1.MemoryService/AppendTurns"
+	MemoryService_ListThreads_FullMethodName   = "/zen.memory.v1.MemoryService/ListThreads"
+	MemoryService_DeleteThread_FullMethodName  = "/zen.memory.v1.MemoryService/DeleteThread"
+	MemoryService_BranchThread_FullMethodName  = "/zen.memory.v1.MemoryService/BranchThread"
+	MemoryService_ExportThreads_FullMethodName = "/zen.memory.v1.MemoryService/ExportThreads"
+	MemoryService_ImportThreads_FullMethodName = "/zen.memory.v1.MemoryService/ImportThreads"
 	MemoryService_SelectHistory_FullMethodName = "/zen.memory.v1.MemoryService/SelectHistory"
 )
 
@@ -45,6 +50,20 @@ type MemoryServiceClient interface {
 	// AppendTurns adds the turns of one exchange atomically: all or none.
 	// Called by the edge after a continued call succeeded.
 	AppendTurns(ctx context.Context, in *AppendTurnsRequest, opts ...grpc.CallOption) (*AppendTurnsResponse, error)
+	// ListThreads lists live threads, most recently updated first. Called by
+	// the gateway and by the edge's thread resources.
+	ListThreads(ctx context.Context, in *ListThreadsRequest, opts ...grpc.CallOption) (*ListThreadsResponse, error)
+	// DeleteThread removes a thread. Called by the gateway.
+	DeleteThread(ctx context.Context, in *DeleteThreadRequest, opts ...grpc.CallOption) (*DeleteThreadResponse, error)
+	// BranchThread starts a new thread whose history is the given thread's:
+	// its parent_thread_id names it. Called by the gateway.
+	BranchThread(ctx context.Context, in *BranchThreadRequest, opts ...grpc.CallOption) (*BranchThreadResponse, error)
+	// ExportThreads streams every live thread, for backup or moving
+	// threads between stores. Called by the gateway's export path.
+	ExportThreads(ctx context.Context, in *ExportThreadsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportThreadsResponse], error)
+	// ImportThreads stores exported threads, all or none. Called by the
+	// gateway's import path.
+	ImportThreads(ctx context.Context, in *ImportThreadsRequest, opts ...grpc.CallOption) (*ImportThreadsResponse, error)
 	// SelectHistory picks the turns of a thread that fit a token budget, newest
 	// first, and returns them in chronological order. Called by the edge before
 	// it asks the executor to run a continued call.
@@ -99,6 +118,65 @@ func (c *memoryServiceClient) AppendTurns(ctx context.Context, in *AppendTurnsRe
 	return out, nil
 }
 
+func (c *memoryServiceClient) ListThreads(ctx context.Context, in *ListThreadsRequest, opts ...grpc.CallOption) (*ListThreadsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListThreadsResponse)
+	err := c.cc.Invoke(ctx, MemoryService_ListThreads_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryServiceClient) DeleteThread(ctx context.Context, in *DeleteThreadRequest, opts ...grpc.CallOption) (*DeleteThreadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteThreadResponse)
+	err := c.cc.Invoke(ctx, MemoryService_DeleteThread_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryServiceClient) BranchThread(ctx context.Context, in *BranchThreadRequest, opts ...grpc.CallOption) (*BranchThreadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BranchThreadResponse)
+	err := c.cc.Invoke(ctx, MemoryService_BranchThread_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryServiceClient) ExportThreads(ctx context.Context, in *ExportThreadsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportThreadsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &MemoryService_ServiceDesc.Streams[0], MemoryService_ExportThreads_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ExportThreadsRequest, ExportThreadsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MemoryService_ExportThreadsClient = grpc.ServerStreamingClient[ExportThreadsResponse]
+
+func (c *memoryServiceClient) ImportThreads(ctx context.Context, in *ImportThreadsRequest, opts ...grpc.CallOption) (*ImportThreadsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ImportThreadsResponse)
+	err := c.cc.Invoke(ctx, MemoryService_ImportThreads_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *memoryServiceClient) SelectHistory(ctx context.Context, in *SelectHistoryRequest, opts ...grpc.CallOption) (*SelectHistoryResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SelectHistoryResponse)
@@ -128,6 +206,20 @@ type MemoryServiceServer interface {
 	// AppendTurns adds the turns of one exchange atomically: all or none.
 	// Called by the edge after a continued call succeeded.
 	AppendTurns(context.Context, *AppendTurnsRequest) (*AppendTurnsResponse, error)
+	// ListThreads lists live threads, most recently updated first. Called by
+	// the gateway and by the edge's thread resources.
+	ListThreads(context.Context, *ListThreadsRequest) (*ListThreadsResponse, error)
+	// DeleteThread removes a thread. Called by the gateway.
+	DeleteThread(context.Context, *DeleteThreadRequest) (*DeleteThreadResponse, error)
+	// BranchThread starts a new thread whose history is the given thread's:
+	// its parent_thread_id names it. Called by the gateway.
+	BranchThread(context.Context, *BranchThreadRequest) (*BranchThreadResponse, error)
+	// ExportThreads streams every live thread, for backup or moving
+	// threads between stores. Called by the gateway's export path.
+	ExportThreads(*ExportThreadsRequest, grpc.ServerStreamingServer[ExportThreadsResponse]) error
+	// ImportThreads stores exported threads, all or none. Called by the
+	// gateway's import path.
+	ImportThreads(context.Context, *ImportThreadsRequest) (*ImportThreadsResponse, error)
 	// SelectHistory picks the turns of a thread that fit a token budget, newest
 	// first, and returns them in chronological order. Called by the edge before
 	// it asks the executor to run a continued call.
@@ -153,6 +245,21 @@ func (UnimplementedMemoryServiceServer) GetThread(context.Context, *GetThreadReq
 }
 func (UnimplementedMemoryServiceServer) AppendTurns(context.Context, *AppendTurnsRequest) (*AppendTurnsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AppendTurns not implemented")
+}
+func (UnimplementedMemoryServiceServer) ListThreads(context.Context, *ListThreadsRequest) (*ListThreadsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListThreads not implemented")
+}
+func (UnimplementedMemoryServiceServer) DeleteThread(context.Context, *DeleteThreadRequest) (*DeleteThreadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteThread not implemented")
+}
+func (UnimplementedMemoryServiceServer) BranchThread(context.Context, *BranchThreadRequest) (*BranchThreadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method BranchThread not implemented")
+}
+func (UnimplementedMemoryServiceServer) ExportThreads(*ExportThreadsRequest, grpc.ServerStreamingServer[ExportThreadsResponse]) error {
+	return status.Error(codes.Unimplemented, "method ExportThreads not implemented")
+}
+func (UnimplementedMemoryServiceServer) ImportThreads(context.Context, *ImportThreadsRequest) (*ImportThreadsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ImportThreads not implemented")
 }
 func (UnimplementedMemoryServiceServer) SelectHistory(context.Context, *SelectHistoryRequest) (*SelectHistoryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SelectHistory not implemented")
@@ -250,6 +357,89 @@ func _MemoryService_AppendTurns_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MemoryService_ListThreads_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListThreadsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).ListThreads(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_ListThreads_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).ListThreads(ctx, req.(*ListThreadsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemoryService_DeleteThread_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteThreadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).DeleteThread(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_DeleteThread_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).DeleteThread(ctx, req.(*DeleteThreadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemoryService_BranchThread_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BranchThreadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).BranchThread(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_BranchThread_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).BranchThread(ctx, req.(*BranchThreadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemoryService_ExportThreads_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ExportThreadsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(MemoryServiceServer).ExportThreads(m, &grpc.GenericServerStream[ExportThreadsRequest, ExportThreadsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MemoryService_ExportThreadsServer = grpc.ServerStreamingServer[ExportThreadsResponse]
+
+func _MemoryService_ImportThreads_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ImportThreadsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).ImportThreads(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_ImportThreads_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).ImportThreads(ctx, req.(*ImportThreadsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MemoryService_SelectHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SelectHistoryRequest)
 	if err := dec(in); err != nil {
@@ -292,10 +482,32 @@ var MemoryService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _MemoryService_AppendTurns_Handler,
 		},
 		{
+			MethodName: "ListThreads",
+			Handler:    _MemoryService_ListThreads_Handler,
+		},
+		{
+			MethodName: "DeleteThread",
+			Handler:    _MemoryService_DeleteThread_Handler,
+		},
+		{
+			MethodName: "BranchThread",
+			Handler:    _MemoryService_BranchThread_Handler,
+		},
+		{
+			MethodName: "ImportThreads",
+			Handler:    _MemoryService_ImportThreads_Handler,
+		},
+		{
 			MethodName: "SelectHistory",
 			Handler:    _MemoryService_SelectHistory_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "ExportThreads",
+			Handler:       _MemoryService_ExportThreads_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "zen/memory/v1/memory.proto",
 }

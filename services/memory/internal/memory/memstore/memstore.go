@@ -5,6 +5,7 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,7 +32,7 @@ func (s *Store) Create(_ context.Context, t *memory.Thread) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, dup := s.threads[t.ID]; dup {
-		return fmt.Errorf("thread %s already exists", t.ID)
+		return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)
 	}
 	if now := t.UpdatedAt; now.Sub(s.lastSweep) > sweepEvery {
 		for id, old := range s.threads {
@@ -74,6 +75,49 @@ func (s *Store) Append(_ context.Context, id string, turns []memory.Turn, maxTur
 	t.UpdatedAt = now
 	t.ExpiresAt = expiresAt
 	return len(t.Turns), nil
+}
+
+func (s *Store) List(_ context.Context, p memory.ListParams, now time.Time) ([]*memory.Thread, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*memory.Thread
+	for _, t := range s.threads {
+		if now.Before(t.ExpiresAt) && t.ClientID == p.ClientID && (p.ToolName == "" || t.ToolName == p.ToolName) && p.After.Before(t) {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, memory.Newer)
+	out = out[:min(len(out), p.Limit)]
+	for i, t := range out {
+		out[i] = clone(t)
+	}
+	return out, nil
+}
+
+func (s *Store) Delete(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.threads[id]; !ok {
+		return memory.ErrNotFound
+	}
+	delete(s.threads, id)
+	return nil
+}
+
+func (s *Store) Import(_ context.Context, threads []*memory.Thread, replace bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !replace {
+		for _, t := range threads {
+			if _, dup := s.threads[t.ID]; dup {
+				return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)
+			}
+		}
+	}
+	for _, t := range threads {
+		s.threads[t.ID] = clone(t)
+	}
+	return nil
 }
 
 func (s *Store) Close() error { return nil }

@@ -121,6 +121,92 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		}
 	})
 
+	t.Run("list pages newest first and filters", func(t *testing.T) {
+		s := newStore(t)
+		var ids []string
+		for i := range 5 {
+			th := thread()
+			th.UpdatedAt = base.Add(time.Duration(i) * time.Minute)
+			if i == 2 {
+				th.ToolName = "debug"
+			}
+			if i == 3 {
+				th.ClientID = "someone-else"
+			}
+			if i == 4 {
+				th.ExpiresAt = base.Add(time.Minute) // expired by the time we list
+			}
+			if err := s.Create(ctx, th); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, th.ID)
+		}
+		now := base.Add(30 * time.Minute)
+		page, err := s.List(ctx, memory.ListParams{Limit: 2}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) != 2 || page[0].ID != ids[2] || page[1].ID != ids[1] {
+			t.Fatalf("first page = %v, want threads 2 and 1", threadIDs(page))
+		}
+		rest, err := s.List(ctx, memory.ListParams{Limit: 10, After: &memory.Cursor{UpdatedAt: page[1].UpdatedAt, ID: page[1].ID}}, now)
+		if err != nil || len(rest) != 1 || rest[0].ID != ids[0] {
+			t.Errorf("second page = %v (%v), want thread 0", threadIDs(rest), err)
+		}
+		debug, _ := s.List(ctx, memory.ListParams{Limit: 10, ToolName: "debug"}, now)
+		if len(debug) != 1 || debug[0].ID != ids[2] {
+			t.Errorf("tool filter = %v", threadIDs(debug))
+		}
+		other, _ := s.List(ctx, memory.ListParams{Limit: 10, ClientID: "someone-else"}, now)
+		if len(other) != 1 || other[0].ID != ids[3] {
+			t.Errorf("client filter = %v", threadIDs(other))
+		}
+	})
+
+	t.Run("delete", func(t *testing.T) {
+		s := newStore(t)
+		th := thread()
+		if err := s.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Delete(ctx, th.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Get(ctx, th.ID, base); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("after delete: %v", err)
+		}
+		if err := s.Delete(ctx, th.ID); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("second delete: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("import is all or none", func(t *testing.T) {
+		s := newStore(t)
+		existing := thread()
+		if err := s.Create(ctx, existing); err != nil {
+			t.Fatal(err)
+		}
+		fresh := thread()
+		clash := *existing
+		clash.ToolName = "imported"
+		if err := s.Import(ctx, []*memory.Thread{fresh, &clash}, false); !errors.Is(err, memory.ErrExists) {
+			t.Fatalf("import over an existing thread: %v, want ErrExists", err)
+		}
+		if _, err := s.Get(ctx, fresh.ID, base); !errors.Is(err, memory.ErrNotFound) {
+			t.Error("a failed import stored a thread")
+		}
+		if err := s.Import(ctx, []*memory.Thread{fresh, &clash}, true); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Get(ctx, existing.ID, base)
+		if err != nil || got.ToolName != "imported" {
+			t.Errorf("replace: %v %v", got, err)
+		}
+		if _, err := s.Get(ctx, fresh.ID, base); err != nil {
+			t.Errorf("imported thread: %v", err)
+		}
+	})
+
 	t.Run("a caller cannot change stored turns", func(t *testing.T) {
 		s := newStore(t)
 		th := thread()
@@ -135,4 +221,12 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			t.Errorf("stored turn changed to %q", again.Turns[0].Content)
 		}
 	})
+}
+
+func threadIDs(ts []*memory.Thread) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.ID
+	}
+	return out
 }

@@ -1,0 +1,140 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/platform/serve"
+	"github.com/zenmcp/zen/services/platform/tokens"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+// maxImportBytes bounds an import body.
+const maxImportBytes = serve.MaxMessageBytes
+
+var lineJSON = protojson.MarshalOptions{UseProtoNames: true}
+
+// threadPaths serves what the generated routes cannot: export and import
+// as JSON lines, and the history a model would see.
+type threadPaths struct {
+	memory memoryv1.MemoryServiceClient
+	router routerv1.RouterServiceClient
+}
+
+// export writes one thread per line (GET /v1/threads:export).
+func (p threadPaths) export(w http.ResponseWriter, r *http.Request) {
+	stream, err := p.memory.ExportThreads(r.Context(), &memoryv1.ExportThreadsRequest{})
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	first, err := stream.Recv()
+	if err != nil && !errors.Is(err, io.EOF) {
+		writeStatus(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	for msg := first; msg != nil; {
+		line, err := lineJSON.Marshal(msg.GetThread())
+		if err != nil {
+			return
+		}
+		_, _ = w.Write(append(line, '\n'))
+		if msg, err = stream.Recv(); err != nil {
+			return // the status line is gone; a truncated export fails its import
+		}
+	}
+}
+
+// importThreads reads threads, one per line, and stores them all or none
+// (POST /v1/threads:import, ?replace=true to overwrite).
+func (p threadPaths) importThreads(w http.ResponseWriter, r *http.Request) {
+	replace, err := strconv.ParseBool(defaultString(r.URL.Query().Get("replace"), "false"))
+	if err != nil {
+		writeStatus(w, status.Error(codes.InvalidArgument, "replace must be true or false"))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxImportBytes))
+	if err != nil {
+		writeStatus(w, status.Errorf(codes.InvalidArgument, "read the import body: %v (at most %d bytes)", err, maxImportBytes))
+		return
+	}
+	req := &memoryv1.ImportThreadsRequest{Replace: replace}
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 1<<20), maxImportBytes)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		t := &memoryv1.Thread{}
+		if err := protojson.Unmarshal(line, t); err != nil {
+			writeStatus(w, status.Errorf(codes.InvalidArgument, "line %d is not a thread as GET /v1/threads:export writes it: %v; nothing was imported", n, err))
+			return
+		}
+		req.Threads = append(req.Threads, t)
+	}
+	if err := sc.Err(); err != nil {
+		writeStatus(w, status.Errorf(codes.InvalidArgument, "read the import body: %v; nothing was imported", err))
+		return
+	}
+	resp, err := p.memory.ImportThreads(r.Context(), req)
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int32{"imported": resp.GetImported()})
+}
+
+// history shows what a model would see of a thread
+// (GET /v1/threads/{thread_id}/history?model=).
+func (p threadPaths) history(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("thread_id")
+	resolved, err := p.router.ResolveModel(r.Context(), &routerv1.ResolveModelRequest{Model: r.URL.Query().Get("model")})
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	model := resolved.GetModel()
+	budget := tokens.ForContext(int64(model.GetContextWindow()))
+	sel, err := p.memory.SelectHistory(r.Context(), &memoryv1.SelectHistoryRequest{ThreadId: id, TokenBudget: int32(min(budget.History, 1<<31-1))})
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	body, err := lineJSON.Marshal(sel)
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"thread_id": id, "model": model.GetName(), "context_window": model.GetContextWindow(),
+		"history_budget": budget.History, "file_budget": budget.Files, "selection": rawJSON(body),
+	})
+}
+
+type rawJSON []byte
+
+func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
+
+func defaultString(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// writeStatus answers a gRPC error as the generated routes do.
+func writeStatus(w http.ResponseWriter, err error) {
+	st := status.Convert(err)
+	writeJSON(w, runtime.HTTPStatusFromCode(st.Code()), map[string]any{"code": int(st.Code()), "message": st.Message(), "details": []any{}})
+}

@@ -1,0 +1,176 @@
+package memory
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// MaxChainDepth bounds how many ancestors a history follows.
+const MaxChainDepth = 20
+
+// Page is one page of a listing.
+type Page struct {
+	Threads []*Thread
+	Next    string // token of the next page; empty on the last
+}
+
+// List returns a page of the client's live threads, newest first.
+func (s *Service) List(ctx context.Context, clientID, tool string, size int, token string) (Page, error) {
+	switch {
+	case size == 0:
+		size = 20
+	case size < 0 || size > 100:
+		return Page{}, fmt.Errorf("%w: page_size %d is outside 1 to 100", ErrInvalid, size)
+	}
+	after, err := decodeCursor(token)
+	if err != nil {
+		return Page{}, err
+	}
+	threads, err := s.store.List(ctx, ListParams{ToolName: tool, ClientID: clientID, Limit: size + 1, After: after}, s.now())
+	if err != nil {
+		return Page{}, fmt.Errorf("list threads: %w", err)
+	}
+	page := Page{Threads: threads}
+	if len(threads) > size {
+		page.Threads = threads[:size]
+		last := page.Threads[size-1]
+		page.Next = encodeCursor(Cursor{UpdatedAt: last.UpdatedAt, ID: last.ID})
+	}
+	return page, nil
+}
+
+func encodeCursor(c Cursor) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.UpdatedAt.UnixNano(), 10) + "/" + c.ID))
+}
+
+func decodeCursor(token string) (*Cursor, error) {
+	if token == "" {
+		return nil, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	nanos, id, ok := strings.Cut(string(raw), "/")
+	n, perr := strconv.ParseInt(nanos, 10, 64)
+	if err != nil || !ok || perr != nil || uuid.Validate(id) != nil {
+		return nil, fmt.Errorf("%w: page_token is not one this server returned; start again without it", ErrInvalid)
+	}
+	return &Cursor{UpdatedAt: time.Unix(0, n).UTC(), ID: id}, nil
+}
+
+// Delete removes one of the client's threads.
+func (s *Service) Delete(ctx context.Context, id, clientID string) error {
+	if _, err := s.Get(ctx, id, clientID); err != nil {
+		return err
+	}
+	return s.store.Delete(ctx, id)
+}
+
+// Branch starts a thread whose history is id's: it has no turns of its
+// own yet, and its parent is id.
+func (s *Service) Branch(ctx context.Context, id, clientID string) (*Thread, error) {
+	parent, err := s.Get(ctx, id, clientID)
+	if err != nil {
+		return nil, err
+	}
+	return s.Create(ctx, CreateParams{ToolName: parent.ToolName, ParentID: parent.ID, InitialContext: parent.InitialContext, ClientID: clientID})
+}
+
+// Chain returns t's ancestors and t, oldest first: at most MaxChainDepth
+// threads, stopping at a missing ancestor or a cycle.
+func (s *Service) Chain(ctx context.Context, t *Thread) ([]*Thread, error) {
+	chain := []*Thread{t}
+	seen := map[string]bool{t.ID: true}
+	for cur := t; cur.ParentID != "" && len(chain) < MaxChainDepth && !seen[cur.ParentID]; {
+		parent, err := s.store.Get(ctx, cur.ParentID, s.now())
+		if err == ErrNotFound {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("load ancestor %s: %w", cur.ParentID, err)
+		}
+		seen[parent.ID] = true
+		chain = append(chain, parent)
+		cur = parent
+	}
+	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
+		chain[i], chain[j] = chain[j], chain[i]
+	}
+	return chain, nil
+}
+
+// LastModel is the model of the newest assistant turn along t's chain.
+func (s *Service) LastModel(ctx context.Context, t *Thread) (string, error) {
+	chain, err := s.Chain(ctx, t)
+	if err != nil {
+		return "", err
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		turns := chain[i].Turns
+		for j := len(turns) - 1; j >= 0; j-- {
+			if turns[j].Role == RoleAssistant && turns[j].ModelName != "" {
+				return turns[j].ModelName, nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// Export calls fn with each of the client's live threads, newest first.
+func (s *Service) Export(ctx context.Context, clientID string, fn func(*Thread) error) error {
+	var after *Cursor
+	for {
+		threads, err := s.store.List(ctx, ListParams{ClientID: clientID, Limit: 100, After: after}, s.now())
+		if err != nil {
+			return fmt.Errorf("export threads: %w", err)
+		}
+		for _, t := range threads {
+			if err := fn(t); err != nil {
+				return err
+			}
+		}
+		if len(threads) < 100 {
+			return nil
+		}
+		last := threads[len(threads)-1]
+		after = &Cursor{UpdatedAt: last.UpdatedAt, ID: last.ID}
+	}
+}
+
+// Import stores exported threads, all or none. Each must be well formed;
+// its expiry restarts from now, since an old export's would have passed.
+func (s *Service) Import(ctx context.Context, threads []*Thread, replace bool) (int, error) {
+	now := s.now().UTC()
+	seen := map[string]bool{}
+	for i, t := range threads {
+		switch {
+		case uuid.Validate(t.ID) != nil:
+			return 0, fmt.Errorf("%w: thread %d: thread_id %q is not a UUID", ErrInvalid, i+1, t.ID)
+		case seen[t.ID]:
+			return 0, fmt.Errorf("%w: thread %d: thread_id %s appears twice", ErrInvalid, i+1, t.ID)
+		case t.ToolName == "":
+			return 0, fmt.Errorf("%w: thread %d (%s): tool_name is required", ErrInvalid, i+1, t.ID)
+		case len(t.Turns) > s.maxTurns:
+			return 0, fmt.Errorf("%w: thread %d (%s) has %d turns, over the limit of %d", ErrInvalid, i+1, t.ID, len(t.Turns), s.maxTurns)
+		}
+		if err := validTurns(t.Turns); err != nil {
+			return 0, fmt.Errorf("thread %d (%s): %w", i+1, t.ID, err)
+		}
+		seen[t.ID] = true
+		if t.CreatedAt.IsZero() {
+			t.CreatedAt = now
+		}
+		if t.UpdatedAt.IsZero() {
+			t.UpdatedAt = t.CreatedAt
+		}
+		t.ExpiresAt = now.Add(s.ttl)
+	}
+	if err := s.store.Import(ctx, threads, replace); err != nil {
+		return 0, err
+	}
+	return len(threads), nil
+}

@@ -1,0 +1,139 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+	"github.com/zenmcp/zen/services/memory/internal/memory/memstore"
+)
+
+func TestBranchSeesItsParentsHistory(t *testing.T) {
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 50)
+	root, _ := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: exchange("q1", "a1")})
+	branch, err := svc.Branch(ctx, root.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if branch.ParentID != root.ID || len(branch.Turns) != 0 || branch.ToolName != "chat" {
+		t.Fatalf("branch = %+v", branch)
+	}
+	if _, err := svc.Append(ctx, branch.ID, "", exchange("q2", "a2")); err != nil {
+		t.Fatal(err)
+	}
+	sel, err := svc.SelectHistory(ctx, branch.ID, "", 10_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, turn := range sel.Turns {
+		got = append(got, turn.Content)
+	}
+	if len(got) != 4 || got[0] != "q1" || got[3] != "a2" || sel.Total != 4 {
+		t.Errorf("history = %v (total %d), want the parent's turns then the branch's", got, sel.Total)
+	}
+	// The root is unchanged by the branch's turns.
+	again, _ := svc.Get(ctx, root.ID, "")
+	if len(again.Turns) != 2 {
+		t.Errorf("root has %d turns, want 2", len(again.Turns))
+	}
+	model, _ := svc.LastModel(ctx, branch)
+	if model != "m" {
+		t.Errorf("LastModel = %q, want m", model)
+	}
+}
+
+func TestChainsStopAtCyclesAndDepth(t *testing.T) {
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 50)
+	a, b := uuid.NewString(), uuid.NewString()
+	_, err := svc.Import(ctx, []*memory.Thread{
+		{ID: a, ParentID: b, ToolName: "chat", Turns: exchange("from a", "x")},
+		{ID: b, ParentID: a, ToolName: "chat", Turns: exchange("from b", "y")},
+	}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := svc.SelectHistory(ctx, a, "", 10_000)
+	if err != nil || sel.Total != 4 {
+		t.Errorf("cycle: total %d, err %v; want both threads once", sel.Total, err)
+	}
+
+	parent := ""
+	var last *memory.Thread
+	for i := range memory.MaxChainDepth + 5 {
+		th, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ParentID: parent, Turns: exchange("q", "a")})
+		if err != nil {
+			t.Fatalf("link %d: %v", i, err)
+		}
+		parent, last = th.ID, th
+	}
+	chain, err := svc.Chain(ctx, last)
+	if err != nil || len(chain) != memory.MaxChainDepth {
+		t.Errorf("chain length %d (%v), want %d", len(chain), err, memory.MaxChainDepth)
+	}
+}
+
+func TestListPagesAndRejectsForeignTokens(t *testing.T) {
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 50)
+	for range 5 {
+		if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: exchange("q", "a")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]bool{}
+	token := ""
+	for pages := 0; ; pages++ {
+		page, err := svc.List(ctx, "", "", 2, token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, th := range page.Threads {
+			if seen[th.ID] {
+				t.Fatalf("thread %s listed twice", th.ID)
+			}
+			seen[th.ID] = true
+		}
+		if token = page.Next; token == "" {
+			break
+		}
+		if pages > 5 {
+			t.Fatal("paging does not end")
+		}
+	}
+	if len(seen) != 5 {
+		t.Errorf("listed %d threads, want 5", len(seen))
+	}
+	for _, bad := range []string{"garbage", "MTIz"} {
+		if _, err := svc.List(ctx, "", "", 2, bad); !errors.Is(err, memory.ErrInvalid) {
+			t.Errorf("token %q: err = %v, want ErrInvalid", bad, err)
+		}
+	}
+	if _, err := svc.List(ctx, "", "", 500, ""); !errors.Is(err, memory.ErrInvalid) {
+		t.Errorf("page_size 500: err = %v", err)
+	}
+}
+
+func TestImportValidatesEveryThreadFirst(t *testing.T) {
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 4)
+	good := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", Turns: exchange("q", "a")}
+	for name, bad := range map[string]*memory.Thread{
+		"id":    {ID: "nope", ToolName: "chat"},
+		"tool":  {ID: uuid.NewString()},
+		"turns": {ID: uuid.NewString(), ToolName: "chat", Turns: append(append(exchange("1", "2"), exchange("3", "4")...), exchange("5", "6")...)},
+		"role":  {ID: uuid.NewString(), ToolName: "chat", Turns: []memory.Turn{{Content: "x"}}},
+	} {
+		if _, err := svc.Import(ctx, []*memory.Thread{good, bad}, false); !errors.Is(err, memory.ErrInvalid) {
+			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
+		}
+	}
+	if _, err := svc.Get(ctx, good.ID, ""); !errors.Is(err, memory.ErrNotFound) {
+		t.Error("a rejected import stored its valid thread")
+	}
+}
