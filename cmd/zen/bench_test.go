@@ -18,29 +18,12 @@ import (
 //
 //	go test -run '^$' -bench ChatOverhead -benchtime 2000x ./cmd/zen
 func BenchmarkChatOverhead(b *testing.B) {
-	b.Run("one-process", func(b *testing.B) {
+	for _, store := range []string{"memory", "sqlite"} {
+		b.Run("one-process/"+store, func(b *testing.B) { benchOneProcess(b, store) })
+	}
+	b.Run("separate-processes/sqlite", func(b *testing.B) {
 		fake := fakemodel.New(b)
-		mcpAddr := freeAddr(b)
-		env := map[string]string{"CUSTOM_API_URL": fake.URL(), "LOG_LEVEL": "ERROR"}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() {
-			done <- run(ctx, []string{"serve", "--mcp-addr", mcpAddr, "--http-addr", freeAddr(b), "--grpc-addr", freeAddr(b)},
-				func(k string) string { return env[k] })
-		}()
-		b.Cleanup(func() {
-			cancel()
-			if err := <-done; err != nil {
-				b.Errorf("zen serve: %v", err)
-			}
-		})
-		measure(b, waitConnect(b, "http://"+mcpAddr+"/mcp"))
-	})
-	b.Run("separate-processes", func(b *testing.B) {
-		fake := fakemodel.New(b)
-		env := map[string]string{"CUSTOM_API_URL": fake.URL(), "LOG_LEVEL": "ERROR"}
-		// The harness reads the "listening" lines, so these log at INFO.
-		env["LOG_LEVEL"] = "INFO"
+		env := map[string]string{"CUSTOM_API_URL": fake.URL(), "ZEN_DATA_DIR": b.TempDir()}
 		grpc := func(role string, extra map[string]string) string {
 			p := startZen(b, mergeEnv(mergeEnv(env, extra), map[string]string{"ZEN_GRPC_ADDR": "127.0.0.1:0"}), []string{"grpc"}, role)
 			return p.addr("grpc")
@@ -52,6 +35,26 @@ func BenchmarkChatOverhead(b *testing.B) {
 			[]string{"mcp"}, "edge", "--mcp-addr", "127.0.0.1:0")
 		measure(b, connectHTTP(b, "http://"+edge.addr("mcp")+"/mcp"))
 	})
+}
+
+// benchOneProcess runs zen serve inside the benchmark's own process.
+func benchOneProcess(b *testing.B, store string) {
+	fake := fakemodel.New(b)
+	mcpAddr := freeAddr(b)
+	env := map[string]string{"CUSTOM_API_URL": fake.URL(), "LOG_LEVEL": "ERROR", "ZEN_MEMORY_STORE": store, "ZEN_DATA_DIR": b.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--mcp-addr", mcpAddr, "--http-addr", freeAddr(b), "--grpc-addr", freeAddr(b)},
+			func(k string) string { return env[k] })
+	}()
+	b.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Errorf("zen serve: %v", err)
+		}
+	})
+	measure(b, waitConnect(b, "http://"+mcpAddr+"/mcp"))
 }
 
 func measure(b *testing.B, cs *mcp.ClientSession) {

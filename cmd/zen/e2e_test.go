@@ -32,6 +32,11 @@ func stdioStack(t *testing.T, env map[string]string) stack {
 	cmd := exec.Command(zenBin, "stdio")
 	cmd.Env = baseEnv(t, env)
 	cmd.Dir = t.TempDir()
+	return stdioStackFrom(t, cmd)
+}
+
+// stdioStackFrom connects to zen stdio started as cmd.
+func stdioStackFrom(t *testing.T, cmd *exec.Cmd) stack {
 	return stack{session: connect(t, &mcp.CommandTransport{Command: cmd})}
 }
 

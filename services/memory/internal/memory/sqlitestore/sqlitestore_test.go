@@ -1,0 +1,91 @@
+package sqlitestore
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+	"github.com/zenmcp/zen/services/memory/internal/memory/storetest"
+)
+
+func open(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) memory.Store { return open(t, filepath.Join(t.TempDir(), "memory.db")) })
+}
+
+func TestThreadsSurviveReopening(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.db")
+	now := time.Now().UTC()
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour),
+		Turns: []memory.Turn{{Role: memory.RoleUser, Content: "kept"}}}
+	first := open(t, path)
+	if err := first.Create(context.Background(), th); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	got, err := open(t, path).Get(context.Background(), th.ID, now)
+	if err != nil || got.Turns[0].Content != "kept" {
+		t.Fatalf("after reopening: %v %v", got, err)
+	}
+}
+
+// Two stores on one file stand for two zen processes.
+func TestTwoHandlesShareOneFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.db")
+	a, b := open(t, path), open(t, path)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := a.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	for _, s := range []*Store{a, b} {
+		go func() {
+			for range 25 {
+				turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
+				if _, err := s.Append(ctx, th.ID, turns, 1000, now, now.Add(time.Hour)); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := b.Get(ctx, th.ID, now)
+	if len(got.Turns) != 100 {
+		t.Errorf("have %d turns, want 100", len(got.Turns))
+	}
+}
+
+func TestUnwritableDirectoryIsExplained(t *testing.T) {
+	// Root may write anywhere, so the path goes under a regular file,
+	// which fails for everyone.
+	file := filepath.Join(t.TempDir(), "plain-file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(filepath.Join(file, "memory.db"))
+	if err == nil || !strings.Contains(err.Error(), "memory.db") {
+		t.Errorf("err = %v, want one naming the file", err)
+	}
+}
