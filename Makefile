@@ -63,8 +63,15 @@ build: ## build bin/zen
 run: build ## run every role in one process: MCP on 127.0.0.1:8080/mcp, gateway on 127.0.0.1:8081
 	$(BIN)/zen serve
 
+.PHONY: deps
+deps: ## install redis-server (Debian package), which the Redis tests run for real
+	@command -v redis-server >/dev/null || { \
+		echo "installing redis-server from Debian's packages"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; }
+
 .PHONY: test
-test: ## run every test, with the race detector
+test: deps ## run every test, with the race detector
 	go test -race -shuffle=on -count=1 $(PKGS)
 
 .PHONY: lint

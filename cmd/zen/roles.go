@@ -106,9 +106,10 @@ func runServe(ctx context.Context, s *settings, logger *slog.Logger) error {
 	mem.Register(g.Server)
 	rt.Register(g.Server)
 	ex.Register(g.Server)
-	g.SetServing(memoryserver.ServiceName, routerserver.ServiceName, executorserver.ServiceName)
+	g.SetServing(routerserver.ServiceName, executorserver.ServiceName)
 
 	group, gctx := errgroup.WithContext(ctx)
+	group.Go(func() error { mem.Watch(gctx, func(ok bool) { g.SetStatus(ok, memoryserver.ServiceName) }); return nil })
 	group.Go(func() error { return g.Serve(gctx, grpcLis) })
 	edge, err := edgeserver.New(gctx, edgeserver.Conns{Memory: self, Router: self, Executor: self}, version, logger)
 	if err != nil {
@@ -156,7 +157,14 @@ func runMemory(ctx context.Context, s *settings, logger *slog.Logger) error {
 		return err
 	}
 	defer mem.Close()
-	return runGRPCRole(ctx, s, logger, memoryserver.ServiceName, mem.Register)
+	lis, err := listen(logger, s.grpcAddr, "grpc")
+	if err != nil {
+		return err
+	}
+	g := serve.NewGRPC()
+	mem.Register(g.Server)
+	go mem.Watch(ctx, func(ok bool) { g.SetStatus(ok, memoryserver.ServiceName) })
+	return g.Serve(ctx, lis)
 }
 
 func runRouter(ctx context.Context, s *settings, logger *slog.Logger) error {

@@ -53,7 +53,7 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 		return err
 	}
 	defer closeAll(mem, rt, ex)
-	var serving []string
+	var serving []string // services answered in this process, memory aside
 	if s.memoryAddr == "" {
 		m, err := buildMemory(s, logger)
 		if err != nil {
@@ -61,7 +61,7 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 		}
 		defer m.Close()
 		m.Register(g.Server)
-		serving = append(serving, memoryserver.ServiceName)
+		group.Go(func() error { m.Watch(gctx, func(ok bool) { g.SetStatus(ok, memoryserver.ServiceName) }); return nil })
 	}
 	if s.routerAddr == "" {
 		r, err := buildRouter(s, logger)
@@ -80,7 +80,7 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 		serving = append(serving, executorserver.ServiceName)
 	}
 	g.SetServing(serving...)
-	if len(serving) > 0 {
+	if len(serving) > 0 || s.memoryAddr == "" { // anything local needs the in-memory listener
 		group.Go(func() error { return g.Serve(gctx, local.Listener()) })
 	}
 	edge, err := edgeserver.New(gctx, edgeserver.Conns{Memory: mem, Router: rt, Executor: ex}, version, logger)

@@ -3,6 +3,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"github.com/zenmcp/zen/services/memory/internal/grpcapi"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 	"github.com/zenmcp/zen/services/memory/internal/memory/memstore"
+	"github.com/zenmcp/zen/services/memory/internal/memory/redisstore"
 	"github.com/zenmcp/zen/services/memory/internal/memory/sqlitestore"
 	"github.com/zenmcp/zen/services/platform/config"
 	"google.golang.org/grpc"
@@ -26,8 +28,11 @@ const ServiceName = "zen.memory.v1.MemoryService"
 type Config struct {
 	TTL      time.Duration // CONVERSATION_TIMEOUT_HOURS, default 3h, fractions allowed
 	MaxTurns int           // MAX_CONVERSATION_TURNS, default 50
-	Store    string        // ZEN_MEMORY_STORE: sqlite (default) or memory
+	Store    string        // ZEN_MEMORY_STORE: sqlite (default), redis (default when REDIS_URL is set) or memory
 	DataDir  string        // ZEN_DATA_DIR, else $XDG_STATE_HOME/zen, else ~/.local/state/zen
+	RedisURL string        // REDIS_URL
+	Compress bool          // ZEN_MEMORY_COMPRESS: gzip large turns in Redis
+	Prefix   string        // ZEN_REDIS_PREFIX, default "zen:"
 }
 
 // DBPath is where the sqlite store keeps its file.
@@ -43,9 +48,22 @@ func Load(getenv config.Getenv) (Config, error) {
 	if c.MaxTurns, err = config.Int(getenv, "MAX_CONVERSATION_TURNS", 50, 2, 10_000); err != nil {
 		return c, err
 	}
-	c.Store = strings.ToLower(config.String(getenv, "ZEN_MEMORY_STORE", "sqlite"))
+	c.RedisURL = config.String(getenv, "REDIS_URL", "")
+	def := "sqlite"
+	if c.RedisURL != "" {
+		def = "redis"
+	}
+	c.Store = strings.ToLower(config.String(getenv, "ZEN_MEMORY_STORE", def))
 	switch c.Store {
 	case "memory":
+	case "redis":
+		if c.RedisURL == "" {
+			return c, errors.New("ZEN_MEMORY_STORE=redis needs REDIS_URL, such as redis://127.0.0.1:6379/0")
+		}
+		if c.Compress, err = config.Bool(getenv, "ZEN_MEMORY_COMPRESS", false); err != nil {
+			return c, err
+		}
+		c.Prefix = config.String(getenv, "ZEN_REDIS_PREFIX", "zen:")
 	case "sqlite":
 		dir, err := dataDir(getenv)
 		if err != nil {
@@ -53,7 +71,7 @@ func Load(getenv config.Getenv) (Config, error) {
 		}
 		c.DataDir = dir
 	default:
-		return c, fmt.Errorf("ZEN_MEMORY_STORE=%q: want sqlite (the default, a file that survives restarts) or memory (lost on exit)", c.Store)
+		return c, fmt.Errorf("ZEN_MEMORY_STORE=%q: want sqlite (a file that survives restarts), redis (shared by a cluster) or memory (lost on exit)", c.Store)
 	}
 	return c, nil
 }
@@ -77,27 +95,82 @@ func dataDir(getenv config.Getenv) (string, error) {
 
 // Server is the memory role.
 type Server struct {
-	api   *grpcapi.Server
-	store memory.Store
+	api    *grpcapi.Server
+	store  memory.Store
+	logger *slog.Logger
 }
 
 // New builds the role from its configuration.
 func New(c Config, logger *slog.Logger) (*Server, error) {
 	var store memory.Store = memstore.New()
-	if c.Store == "sqlite" {
+	switch c.Store {
+	case "sqlite":
 		s, err := sqlitestore.Open(c.DBPath())
 		if err != nil {
 			return nil, fmt.Errorf("ZEN_DATA_DIR: %w", err)
 		}
 		store = s
 		logger.Info("memory store", "store", "sqlite", "path", c.DBPath())
+	case "redis":
+		s, err := redisstore.Open(c.RedisURL, c.Prefix, c.Compress)
+		if err != nil {
+			return nil, err
+		}
+		store = s
+		// Redis may come up after zen: start anyway, report NOT_SERVING
+		// until it answers (see Watch), and recover by itself.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if err := s.Ping(ctx); err != nil {
+			logger.Warn("redis is not answering yet; memory calls fail until it does", "err", err)
+		}
+		cancel()
+		logger.Info("memory store", "store", "redis", "compress", c.Compress, "prefix", c.Prefix)
 	}
 	svc := memory.NewService(store, c.TTL, c.MaxTurns)
-	return &Server{api: grpcapi.New(svc, logger), store: store}, nil
+	return &Server{api: grpcapi.New(svc, logger), store: store, logger: logger}, nil
 }
 
 // Register adds the memory service to a gRPC server.
 func (s *Server) Register(r grpc.ServiceRegistrar) { memoryv1.RegisterMemoryServiceServer(r, s.api) }
+
+// pinger is a store that can tell whether its backend answers.
+type pinger interface{ Ping(context.Context) error }
+
+// watchEvery spaces store health checks.
+const watchEvery = 2 * time.Second
+
+// Watch reports the store's health through setServing until ctx ends:
+// at once, then every time it changes. Stores with nothing to reach are
+// always healthy.
+func (s *Server) Watch(ctx context.Context, setServing func(bool)) {
+	p, ok := s.store.(pinger)
+	if !ok {
+		setServing(true)
+		return
+	}
+	known, healthy := false, false
+	tick := time.NewTicker(watchEvery)
+	defer tick.Stop()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, watchEvery)
+		err := p.Ping(pctx)
+		cancel()
+		if ok := err == nil; !known || ok != healthy {
+			known, healthy = true, ok
+			setServing(ok)
+			if err != nil {
+				s.logger.Warn("memory store unreachable", "err", err)
+			} else {
+				s.logger.Info("memory store reachable")
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
 
 // Close releases the store.
 func (s *Server) Close() error { return s.store.Close() }

@@ -53,6 +53,17 @@ func (g *GRPC) SetServing(services ...string) {
 	}
 }
 
+// SetStatus marks one service serving or not; the server as a whole
+// follows it, so a plain health check sees the role's readiness.
+func (g *GRPC) SetStatus(serving bool, service string) {
+	st := healthpb.HealthCheckResponse_NOT_SERVING
+	if serving {
+		st = healthpb.HealthCheckResponse_SERVING
+	}
+	g.Health.SetServingStatus(service, st)
+	g.Health.SetServingStatus("", st)
+}
+
 // Serve serves on lis until ctx is done, then reports NOT_SERVING, drains
 // in-flight calls for up to DrainTimeout and stops.
 func (g *GRPC) Serve(ctx context.Context, lis net.Listener) error {

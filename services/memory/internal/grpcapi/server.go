@@ -132,6 +132,9 @@ func (s *Server) toStatus(ctx context.Context, op string, err error) error {
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, memory.ErrExists):
 		return status.Error(codes.AlreadyExists, err.Error()+"; import with replace to overwrite")
+	case errors.Is(err, memory.ErrUnavailable):
+		s.logger.WarnContext(ctx, "memory store unavailable", "op", op, "err", err)
+		return status.Error(codes.Unavailable, "memory: the store is unavailable; try again shortly")
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, "cancelled")
 	case errors.Is(err, context.DeadlineExceeded):

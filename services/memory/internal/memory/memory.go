@@ -13,6 +13,9 @@ var (
 	ErrTurnLimit = errors.New("turn limit reached")
 	ErrInvalid   = errors.New("invalid request")
 	ErrExists    = errors.New("thread already exists")
+	// ErrUnavailable is a store that cannot be reached or is busy; the
+	// same call may succeed later.
+	ErrUnavailable = errors.New("memory store unavailable")
 )
 
 // Role says who produced a turn.

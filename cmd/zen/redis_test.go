@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/zenmcp/zen/services/platform/fakemodel"
+	"github.com/zenmcp/zen/services/platform/redistest"
+)
+
+func serveOn(t *testing.T, env map[string]string) (*proc, stack) {
+	p := startZen(t, env, []string{"mcp", "gateway"}, serveArgs()...)
+	return p, stack{session: connectHTTP(t, "http://"+p.addr("mcp")+"/mcp"), gateway: "http://" + p.addr("gateway")}
+}
+
+func TestRedisEdgesShareThreads(t *testing.T) {
+	rds := redistest.Start(t)
+	fake := fakemodel.New(t)
+	env := mergeEnv(fakeEnv(fake), map[string]string{"REDIS_URL": rds.URL(), "ZEN_MEMORY_COMPRESS": "true"})
+	_, a := serveOn(t, env)
+	_, b := serveOn(t, env)
+	id := startChat(t, a, "started on replica a")
+	if sent := continueChat(t, b, fake, id, "continued on replica b"); !strings.Contains(sent, "started on replica a") {
+		t.Errorf("replica b did not see replica a's thread:\n%s", sent)
+	}
+	_, list := getJSON(t, a.gateway+"/v1/threads")
+	threads := list["threads"].([]any)
+	if len(threads) != 1 || threads[0].(map[string]any)["turn_count"] != 4.0 {
+		t.Errorf("replica a lists %v, want the one thread with 4 turns", threads)
+	}
+}
+
+func TestRedisKillNineLosesNoAcknowledgedTurn(t *testing.T) {
+	rds := redistest.Start(t)
+	fake := fakemodel.New(t)
+	env := mergeEnv(fakeEnv(fake), map[string]string{"REDIS_URL": rds.URL()})
+	p, st := serveOn(t, env)
+	id := startChat(t, st, "acknowledged")
+	continueChat(t, st, fake, id, "acknowledged too")
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+	// Redis itself crashing after the acknowledgement loses nothing either:
+	// it fsyncs its append-only file on every write.
+	rds.Stop()
+	rds.Restart(t)
+	_, again := serveOn(t, env)
+	_, thread := getJSON(t, again.gateway+"/v1/threads/"+id)
+	if turns := thread["thread"].(map[string]any)["turns"].([]any); len(turns) != 4 {
+		t.Fatalf("after kill -9 the thread has %d turns, want 4", len(turns))
+	}
+}
+
+func TestRedisOutageIsClearAndRecovers(t *testing.T) {
+	rds := redistest.Start(t)
+	fake := fakemodel.New(t)
+	_, st := serveOn(t, mergeEnv(fakeEnv(fake), map[string]string{"REDIS_URL": rds.URL()}))
+	id := startChat(t, st, "before the outage")
+	rds.Stop()
+
+	_, err := st.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "chat", Arguments: map[string]any{
+		"prompt": "during the outage", "working_directory_absolute_path": t.TempDir(), "continuation_id": id}})
+	if err == nil || !strings.Contains(err.Error(), "memory service is unavailable") {
+		t.Errorf("continuing during the outage: err = %v, want the memory service named unavailable", err)
+	}
+	if code, body := getJSON(t, st.gateway+"/v1/threads/"+id); code != 503 {
+		t.Errorf("GET thread during the outage: %d %v, want 503", code, body)
+	}
+
+	rds.Restart(t)
+	if sent := continueChat(t, st, fake, id, "after the outage"); !strings.Contains(sent, "before the outage") {
+		t.Errorf("after Redis came back the history is gone:\n%s", sent)
+	}
+}

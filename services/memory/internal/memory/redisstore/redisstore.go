@@ -1,0 +1,382 @@
+// Package redisstore keeps threads in Redis, for clusters of zen replicas.
+//
+// Key layout (prefix defaults to "zen:"; the braces are a Cluster hash tag,
+// so one thread's keys live in one slot and scripts can touch both):
+//
+//	zen:{<thread id>}:meta   hash: meta (JSON of the thread without turns),
+//	                         updated_ns, expires_ms
+//	zen:{<thread id>}:turns  list: one JSON turn per element, gzip'd when
+//	                         compression is on and the turn is large
+//	zen:index                sorted set: thread ids scored by last update
+//	                         (microseconds), for listing
+//
+// Every key has a TTL: a thread's keys expire with the thread, and the
+// index lives as long as its newest thread. Create and append are Lua
+// scripts, so concurrent writers never lose a turn and a rejected append
+// changes nothing.
+package redisstore
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+)
+
+// compressAbove is the turn size from which compression pays off.
+const compressAbove = 1024
+
+// Store is a memory.Store in Redis.
+type Store struct {
+	rdb      redis.UniversalClient
+	prefix   string
+	compress bool
+}
+
+var _ memory.Store = (*Store)(nil)
+
+// New wraps a client. prefix namespaces every key ("zen:" when empty).
+func New(rdb redis.UniversalClient, prefix string, compress bool) *Store {
+	if prefix == "" {
+		prefix = "zen:"
+	}
+	return &Store{rdb: rdb, prefix: prefix, compress: compress}
+}
+
+// Open connects to the Redis at url: a plain redis:// or rediss:// URL for
+// one server, with ?master_name=<name> for Sentinel (extra sentinels as
+// &addr=host:port), or with ?cluster=true for Cluster (extra nodes as
+// &addr=host:port).
+func Open(rawURL, prefix string, compress bool) (*Store, error) {
+	rdb, err := client(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return New(rdb, prefix, compress), nil
+}
+
+func client(rawURL string) (redis.UniversalClient, error) {
+	base, query, _ := strings.Cut(rawURL, "?")
+	var rest []string
+	cluster, sentinel := false, false
+	for _, kv := range strings.Split(query, "&") {
+		switch {
+		case kv == "":
+		case kv == "cluster=true":
+			cluster = true
+		case kv == "cluster=false":
+		default:
+			sentinel = sentinel || strings.HasPrefix(kv, "master_name=")
+			rest = append(rest, kv)
+		}
+	}
+	u := base
+	if len(rest) > 0 {
+		u += "?" + strings.Join(rest, "&")
+	}
+	switch {
+	case cluster:
+		opts, err := redis.ParseClusterURL(u)
+		if err != nil {
+			return nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		return redis.NewClusterClient(opts), nil
+	case sentinel:
+		opts, err := redis.ParseFailoverURL(u)
+		if err != nil {
+			return nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		return redis.NewFailoverClient(opts), nil
+	}
+	opts, err := redis.ParseURL(u)
+	if err != nil {
+		return nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	return redis.NewClient(opts), nil
+}
+
+func (s *Store) metaKey(id string) string  { return s.prefix + "{" + id + "}:meta" }
+func (s *Store) turnsKey(id string) string { return s.prefix + "{" + id + "}:turns" }
+func (s *Store) indexKey() string          { return s.prefix + "index" }
+
+// unavailable marks Redis failures as retryable.
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%w: redis: %v", memory.ErrUnavailable, err)
+}
+
+// ttl is how long keys live: until expiresAt as seen from now, at least
+// one millisecond (a zero or negative TTL would delete at once).
+func ttl(now, expiresAt time.Time) int64 {
+	return max(1, expiresAt.Sub(now).Milliseconds())
+}
+
+func score(t time.Time) float64 { return float64(t.UnixMicro()) }
+
+// meta is what the hash keeps besides the turns.
+type meta struct {
+	ID             string         `json:"thread_id"`
+	ParentID       string         `json:"parent_thread_id,omitempty"`
+	ToolName       string         `json:"tool_name"`
+	ClientID       string         `json:"client_id,omitempty"`
+	CreatedAt      time.Time      `json:"created_at"`
+	InitialContext map[string]any `json:"initial_context,omitempty"`
+}
+
+var putScript = redis.NewScript(`
+if ARGV[1] == '0' and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('HSET', KEYS[1], 'meta', ARGV[3], 'updated_ns', ARGV[4], 'expires_ms', ARGV[5])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if #ARGV > 5 then
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, 6))
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
+return 1
+`)
+
+var appendScript = redis.NewScript(`
+local exp = redis.call('HGET', KEYS[1], 'expires_ms')
+if not exp or tonumber(exp) <= tonumber(ARGV[2]) then return {-1, 0} end
+local n = redis.call('LLEN', KEYS[2])
+local add = #ARGV - 5
+if n + add > tonumber(ARGV[1]) then return {-2, n} end
+redis.call('RPUSH', KEYS[2], unpack(ARGV, 6))
+redis.call('HSET', KEYS[1], 'updated_ns', ARGV[3], 'expires_ms', ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+return {0, n + add}
+`)
+
+func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
+	m, err := json.Marshal(meta{ID: t.ID, ParentID: t.ParentID, ToolName: t.ToolName, ClientID: t.ClientID, CreatedAt: t.CreatedAt, InitialContext: t.InitialContext})
+	if err != nil {
+		return fmt.Errorf("encode thread %s: %w", t.ID, err)
+	}
+	life := ttl(t.UpdatedAt, t.ExpiresAt)
+	flag := "0"
+	if replace {
+		flag = "1"
+	}
+	args := []any{flag, life, string(m), strconv.FormatInt(t.UpdatedAt.UnixNano(), 10), t.ExpiresAt.UnixMilli()}
+	for _, turn := range t.Turns {
+		enc, err := s.encodeTurn(turn)
+		if err != nil {
+			return err
+		}
+		args = append(args, enc)
+	}
+	created, err := putScript.Run(ctx, s.rdb, []string{s.metaKey(t.ID), s.turnsKey(t.ID)}, args...).Int()
+	if err != nil {
+		return unavailable(err)
+	}
+	if created == 0 {
+		return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)
+	}
+	return s.index(ctx, t.ID, t.UpdatedAt, life)
+}
+
+// index records the thread's last update for listing. The index is kept
+// apart from the thread's keys (another Cluster slot), so it is updated
+// after the write; a thread missing from it is only missing from listings.
+func (s *Store) index(ctx context.Context, id string, updated time.Time, life int64) error {
+	pipe := s.rdb.Pipeline()
+	pipe.ZAdd(ctx, s.indexKey(), redis.Z{Score: score(updated), Member: id})
+	pipe.PExpire(ctx, s.indexKey(), time.Duration(life)*time.Millisecond)
+	_, err := pipe.Exec(ctx)
+	return unavailable(err)
+}
+
+func (s *Store) Create(ctx context.Context, t *memory.Thread) error { return s.put(ctx, t, false) }
+
+func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
+	pipe := s.rdb.Pipeline()
+	h := pipe.HGetAll(ctx, s.metaKey(id))
+	turns := pipe.LRange(ctx, s.turnsKey(id), 0, -1)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, unavailable(err)
+	}
+	return s.decode(id, h.Val(), turns.Val(), now)
+}
+
+// decode rebuilds a thread; an absent or expired one is not found.
+func (s *Store) decode(id string, h map[string]string, rawTurns []string, now time.Time) (*memory.Thread, error) {
+	if len(h) == 0 {
+		return nil, memory.ErrNotFound
+	}
+	expires, _ := strconv.ParseInt(h["expires_ms"], 10, 64)
+	if expires <= now.UnixMilli() {
+		return nil, memory.ErrNotFound
+	}
+	var m meta
+	if err := json.Unmarshal([]byte(h["meta"]), &m); err != nil {
+		return nil, fmt.Errorf("thread %s: decode: %w", id, err)
+	}
+	updated, _ := strconv.ParseInt(h["updated_ns"], 10, 64)
+	t := &memory.Thread{ID: m.ID, ParentID: m.ParentID, ToolName: m.ToolName, ClientID: m.ClientID, CreatedAt: m.CreatedAt.UTC(),
+		UpdatedAt: time.Unix(0, updated).UTC(), ExpiresAt: time.UnixMilli(expires).UTC(), InitialContext: m.InitialContext}
+	for _, raw := range rawTurns {
+		turn, err := decodeTurn(raw)
+		if err != nil {
+			return nil, fmt.Errorf("thread %s: %w", id, err)
+		}
+		t.Turns = append(t.Turns, turn)
+	}
+	return t, nil
+}
+
+func (s *Store) Append(ctx context.Context, id string, turns []memory.Turn, maxTurns int, now, expiresAt time.Time) (int, error) {
+	life := ttl(now, expiresAt)
+	args := []any{maxTurns, now.UnixMilli(), strconv.FormatInt(now.UnixNano(), 10), expiresAt.UnixMilli(), life}
+	for _, turn := range turns {
+		enc, err := s.encodeTurn(turn)
+		if err != nil {
+			return 0, err
+		}
+		args = append(args, enc)
+	}
+	res, err := appendScript.Run(ctx, s.rdb, []string{s.metaKey(id), s.turnsKey(id)}, args...).Int64Slice()
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	switch res[0] {
+	case -1:
+		return 0, memory.ErrNotFound
+	case -2:
+		return int(res[1]), memory.ErrTurnLimit
+	}
+	return int(res[1]), s.index(ctx, id, now, life)
+}
+
+// listBatch is how many index entries List reads at a time.
+const listBatch = 100
+
+func (s *Store) List(ctx context.Context, p memory.ListParams, now time.Time) ([]*memory.Thread, error) {
+	maxScore := "+inf"
+	if p.After != nil {
+		maxScore = strconv.FormatFloat(score(p.After.UpdatedAt), 'f', 0, 64)
+	}
+	var out []*memory.Thread
+	for offset := int64(0); len(out) < p.Limit; offset += listBatch {
+		entries, err := s.rdb.ZRevRangeByScoreWithScores(ctx, s.indexKey(), &redis.ZRangeBy{Max: maxScore, Min: "-inf", Offset: offset, Count: listBatch}).Result()
+		if err != nil {
+			return nil, unavailable(err)
+		}
+		for _, e := range entries {
+			id := e.Member.(string)
+			if p.After != nil && e.Score == score(p.After.UpdatedAt) && id >= p.After.ID {
+				continue
+			}
+			t, err := s.Get(ctx, id, now)
+			if errors.Is(err, memory.ErrNotFound) {
+				s.rdb.ZRem(ctx, s.indexKey(), id) // expired or deleted: tidy the index
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			if t.ClientID == p.ClientID && (p.ToolName == "" || t.ToolName == p.ToolName) {
+				out = append(out, t)
+				if len(out) == p.Limit {
+					break
+				}
+			}
+		}
+		if len(entries) < listBatch {
+			break
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) Delete(ctx context.Context, id string) error {
+	n, err := s.rdb.Del(ctx, s.metaKey(id), s.turnsKey(id)).Result()
+	if err != nil {
+		return unavailable(err)
+	}
+	s.rdb.ZRem(ctx, s.indexKey(), id)
+	if n == 0 {
+		return memory.ErrNotFound
+	}
+	return nil
+}
+
+// Import checks every thread before it writes any, so a clash stores
+// nothing. Each thread is written atomically; a Redis failure part way
+// leaves the threads written so far, which an import with replace redoes.
+func (s *Store) Import(ctx context.Context, threads []*memory.Thread, replace bool) error {
+	if !replace {
+		for _, t := range threads {
+			n, err := s.rdb.Exists(ctx, s.metaKey(t.ID)).Result()
+			if err != nil {
+				return unavailable(err)
+			}
+			if n > 0 {
+				return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)
+			}
+		}
+	}
+	for _, t := range threads {
+		if err := s.put(ctx, t, replace); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Ping reports whether Redis answers.
+func (s *Store) Ping(ctx context.Context) error { return unavailable(s.rdb.Ping(ctx).Err()) }
+
+func (s *Store) Close() error { return s.rdb.Close() }
+
+var gzipMagic = []byte{0x1f, 0x8b}
+
+func (s *Store) encodeTurn(t memory.Turn) (string, error) {
+	raw, err := json.Marshal(t)
+	if err != nil {
+		return "", fmt.Errorf("encode turn: %w", err)
+	}
+	if !s.compress || len(raw) < compressAbove {
+		return string(raw), nil
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(raw); err != nil {
+		return "", fmt.Errorf("compress turn: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return "", fmt.Errorf("compress turn: %w", err)
+	}
+	return buf.String(), nil
+}
+
+// decodeTurn reads a turn written with or without compression, so the
+// setting can change without losing threads.
+func decodeTurn(raw string) (memory.Turn, error) {
+	data := []byte(raw)
+	if bytes.HasPrefix(data, gzipMagic) {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return memory.Turn{}, fmt.Errorf("decompress turn: %w", err)
+		}
+		if data, err = io.ReadAll(zr); err != nil {
+			return memory.Turn{}, fmt.Errorf("decompress turn: %w", err)
+		}
+	}
+	var t memory.Turn
+	if err := json.Unmarshal(data, &t); err != nil {
+		return memory.Turn{}, fmt.Errorf("decode turn: %w", err)
+	}
+	return t, nil
+}

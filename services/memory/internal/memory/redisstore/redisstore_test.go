@@ -1,0 +1,152 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+	"github.com/zenmcp/zen/services/memory/internal/memory/storetest"
+	"github.com/zenmcp/zen/services/platform/redistest"
+)
+
+func TestConformanceMiniredis(t *testing.T) {
+	for _, compress := range []bool{false, true} {
+		storetest.Run(t, func(t *testing.T) memory.Store {
+			mr := miniredis.RunT(t)
+			return New(redis.NewClient(&redis.Options{Addr: mr.Addr()}), "", compress)
+		})
+	}
+}
+
+func TestConformanceRedisServer(t *testing.T) {
+	srv := redistest.Start(t)
+	storetest.Run(t, func(t *testing.T) memory.Store {
+		s, err := Open(srv.URL(), "test:"+uuid.NewString()+":", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+func TestEveryKeyHasATTL(t *testing.T) {
+	mr := miniredis.RunT(t)
+	s := New(redis.NewClient(&redis.Options{Addr: mr.Addr()}), "", false)
+	now := time.Now()
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour),
+		Turns: []memory.Turn{{Role: memory.RoleUser, Content: "q"}}}
+	if err := s.Create(context.Background(), th); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range mr.Keys() {
+		if ttl := mr.TTL(k); ttl <= 0 || ttl > time.Hour {
+			t.Errorf("key %s has TTL %v, want (0, 1h]", k, ttl)
+		}
+	}
+	if len(mr.Keys()) != 3 {
+		t.Errorf("keys = %v, want meta, turns and the index", mr.Keys())
+	}
+	mr.FastForward(time.Hour + time.Second)
+	if len(mr.Keys()) != 0 {
+		t.Errorf("after the TTL, keys remain: %v", mr.Keys())
+	}
+}
+
+func TestCompressionShrinksLargeTurnsAndReadsBothForms(t *testing.T) {
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	ctx := context.Background()
+	now := time.Now()
+	big := strings.Repeat("the same sentence again and again. ", 400)
+	sizes := map[bool]int{}
+	var ids []string
+	for _, compress := range []bool{false, true} {
+		th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour),
+			Turns: []memory.Turn{{Role: memory.RoleUser, Content: big}}}
+		if err := New(rdb, "", compress).Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		v, _ := mr.List("zen:{" + th.ID + "}:turns")
+		sizes[compress] = len(v[0])
+		ids = append(ids, th.ID)
+	}
+	if sizes[true]*5 > sizes[false] {
+		t.Errorf("compressed %d bytes vs %d plain; want at least 5x smaller", sizes[true], sizes[false])
+	}
+	reader := New(rdb, "", false) // compression off, reading both forms
+	for _, id := range ids {
+		got, err := reader.Get(ctx, id, now)
+		if err != nil || got.Turns[0].Content != big {
+			t.Errorf("read back %s: %v", id, err)
+		}
+	}
+}
+
+func TestRedisDownIsUnavailableAndRecovers(t *testing.T) {
+	srv := redistest.Start(t)
+	s, err := Open(srv.URL(), "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	now := time.Now()
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour),
+		Turns: []memory.Turn{{Role: memory.RoleUser, Content: "acknowledged"}}}
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	if _, err := s.Get(ctx, th.ID, now); !errors.Is(err, memory.ErrUnavailable) {
+		t.Errorf("with Redis down: err = %v, want ErrUnavailable", err)
+	}
+	srv.Restart(t)
+	got, err := s.Get(ctx, th.ID, now)
+	if err != nil || got.Turns[0].Content != "acknowledged" {
+		t.Errorf("after Redis came back: %v %v", got, err)
+	}
+}
+
+func TestURLForms(t *testing.T) {
+	tests := []struct {
+		url  string
+		want string
+	}{
+		{"redis://127.0.0.1:6379/0", "*redis.Client"},
+		{"redis://127.0.0.1:26379?master_name=mymaster&addr=127.0.0.1:26380", "*redis.Client"},
+		{"redis://127.0.0.1:7000?cluster=true&addr=127.0.0.1:7001", "*redis.ClusterClient"},
+	}
+	for _, tt := range tests {
+		c, err := client(tt.url)
+		if err != nil {
+			t.Errorf("%s: %v", tt.url, err)
+			continue
+		}
+		if got := typeName(c); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.url, got, tt.want)
+		}
+		c.Close()
+	}
+	for _, bad := range []string{"http://x", "redis://h:1?colour=red"} {
+		if _, err := client(bad); err == nil || !strings.Contains(err.Error(), "REDIS_URL") {
+			t.Errorf("%s: err = %v, want one naming REDIS_URL", bad, err)
+		}
+	}
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case *redis.Client:
+		return "*redis.Client"
+	case *redis.ClusterClient:
+		return "*redis.ClusterClient"
+	}
+	return "other"
+}
