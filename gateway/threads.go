@@ -12,7 +12,6 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/serve"
-	"github.com/zenmcp/zen/services/platform/tokens"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -105,8 +104,7 @@ func (p threadPaths) history(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	model := resolved.GetModel()
-	budget := tokens.ForContext(int64(model.GetContextWindow()))
-	sel, err := p.memory.SelectHistory(r.Context(), &memoryv1.SelectHistoryRequest{ThreadId: id, TokenBudget: int32(min(budget.History, 1<<31-1))})
+	sel, err := p.memory.SelectHistory(r.Context(), &memoryv1.SelectHistoryRequest{ThreadId: id, ContextWindow: model.GetContextWindow(), Model: model.GetName()})
 	if err != nil {
 		writeStatus(w, err)
 		return
@@ -117,8 +115,7 @@ func (p threadPaths) history(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"thread_id": id, "model": model.GetName(), "context_window": model.GetContextWindow(),
-		"history_budget": budget.History, "file_budget": budget.Files, "selection": rawJSON(body),
+		"thread_id": id, "model": model.GetName(), "context_window": model.GetContextWindow(), "selection": rawJSON(body),
 	})
 }
 

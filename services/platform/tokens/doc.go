@@ -1,4 +1,5 @@
-// Package tokens estimates how many tokens a text costs a model. The estimate
-// is deliberately on the high side so budgets are not overrun; a real
-// tokenizer replaces it for OpenAI-family models in the memory service.
+// Package tokens counts what text costs a model: OpenAI's BPE encodings
+// (o200k_base, cl100k_base, shipped inside the tokenizer module) for the
+// models that use them, and a calibrated estimate for the rest. It also
+// splits a context window into the budgets the reference server uses.
 package tokens

@@ -185,15 +185,19 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 // store creates the thread or appends to it. It reports whether the turns
 // were stored and how many turns the thread then holds.
 func (r *Runner) store(ctx context.Context, tool *Tool, req *executorv1.ExecuteToolRequest, res *executorv1.ToolResult) (string, bool, int, error) {
+	blobs := make([]*memoryv1.FileBlob, len(req.GetFiles()))
+	for i, f := range req.GetFiles() {
+		blobs[i] = &memoryv1.FileBlob{Sha256: f.GetSha256(), Content: f.GetContent()}
+	}
 	if c := req.GetConversation(); c != nil {
-		resp, err := r.b.Memory.AppendTurns(ctx, &memoryv1.AppendTurnsRequest{ThreadId: c.GetThreadId(), Turns: res.GetTurns()})
+		resp, err := r.b.Memory.AppendTurns(ctx, &memoryv1.AppendTurnsRequest{ThreadId: c.GetThreadId(), Turns: res.GetTurns(), Blobs: blobs})
 		if err != nil {
 			return "", false, 0, err
 		}
 		return c.GetThreadId(), resp.GetAccepted(), int(resp.GetTurnCount()), nil
 	}
 	resp, err := r.b.Memory.CreateThread(ctx, &memoryv1.CreateThreadRequest{
-		ToolName: tool.GetName(), InitialContext: res.GetInitialContext(), Turns: res.GetTurns(),
+		ToolName: tool.GetName(), InitialContext: res.GetInitialContext(), Turns: res.GetTurns(), Blobs: blobs,
 	})
 	if err != nil {
 		return "", false, 0, err

@@ -3,7 +3,6 @@ package call
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,7 +78,7 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 		req.Images = images
 	}
 	if thread != nil {
-		conv, err := r.conversation(ctx, thread, budget)
+		conv, err := r.conversation(ctx, thread, req)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -202,10 +201,18 @@ func (r *Runner) unknownModel(ctx context.Context, tool *Tool, name string) Outc
 	return toolError(tool.GetName(), msg, map[string]any{"requested_model": name})
 }
 
-// conversation selects the history that fits and re-reads the files its
-// turns used, newest reference first, within the file budget.
-func (r *Runner) conversation(ctx context.Context, thread *memoryv1.Thread, budget tokens.Budget) (*executorv1.Conversation, error) {
-	sel, err := r.b.Memory.SelectHistory(ctx, &memoryv1.SelectHistoryRequest{ThreadId: thread.GetThreadId(), TokenBudget: int32(min(budget.History, math.MaxInt32))})
+// conversation asks memory for the history that fits the model: turns
+// within the history budget and the files they used, as stored, within the
+// file budget. Files never come from this machine's disk here, so any edge
+// can continue any thread.
+func (r *Runner) conversation(ctx context.Context, thread *memoryv1.Thread, req *executorv1.ExecuteToolRequest) (*executorv1.Conversation, error) {
+	newFiles := make([]*memoryv1.FileRef, len(req.GetFiles()))
+	for i, f := range req.GetFiles() {
+		newFiles[i] = &memoryv1.FileRef{Path: f.GetPath(), Sha256: f.GetSha256()}
+	}
+	sel, err := r.b.Memory.SelectHistory(ctx, &memoryv1.SelectHistoryRequest{
+		ThreadId: thread.GetThreadId(), ContextWindow: req.GetModel().GetContextWindow(), Model: req.GetModel().GetName(), NewFiles: newFiles,
+	})
 	if err != nil {
 		return nil, &BackendError{"memory", err}
 	}
@@ -213,34 +220,18 @@ func (r *Runner) conversation(ctx context.Context, thread *memoryv1.Thread, budg
 	if err != nil {
 		return nil, err
 	}
-	var paths []string
-	seen := map[string]bool{}
-	turns := sel.GetTurns()
-	for i := len(turns) - 1; i >= 0; i-- {
-		for _, f := range turns[i].GetFiles() {
-			if !seen[f.GetPath()] {
-				seen[f.GetPath()] = true
-				paths = append(paths, f.GetPath())
-			}
-		}
+	conv := &executorv1.Conversation{
+		ThreadId: thread.GetThreadId(), ToolName: sel.GetToolName(), Turns: sel.GetTurns(), TotalTurns: sel.GetTotalTurns(),
+		OmittedTurns: sel.GetOmittedTurns(), MaxTurns: settings.GetMaxTurns(), OmittedFiles: sel.GetOmittedFiles(),
 	}
-	var kept []files.File
-	var used int64
-	omitted := 0
-	for _, p := range paths {
-		f, err := files.Read(p)
-		if err != nil || used+f.Tokens() > budget.Files {
-			omitted++
-			continue
+	for _, f := range sel.GetFiles() {
+		fc := &executorv1.FileContent{Path: f.GetPath(), Sha256: f.GetSha256(), Content: f.GetContent(), SizeBytes: f.GetSizeBytes()}
+		if f.GetModifiedAt() != nil {
+			fc.ModifiedAt = f.GetModifiedAt().AsTime().UTC().Format(time.RFC3339)
 		}
-		used += f.Tokens()
-		kept = append(kept, f)
+		conv.Files = append(conv.Files, fc)
 	}
-	return &executorv1.Conversation{
-		ThreadId: thread.GetThreadId(), ToolName: sel.GetToolName(), Turns: turns, TotalTurns: sel.GetTotalTurns(),
-		OmittedTurns: sel.GetOmittedTurns(), MaxTurns: settings.GetMaxTurns(), Files: toFileContents(kept),
-		OmittedFiles: int32(omitted),
-	}, nil
+	return conv, nil
 }
 
 func toFileContents(fs []files.File) []*executorv1.FileContent {
@@ -253,12 +244,14 @@ func toFileContents(fs []files.File) []*executorv1.FileContent {
 }
 
 // mergeInitialContext fills arguments the continuing call left out from
-// the thread's first call, except per-call settings and arguments this tool
-// does not take (the thread may have started in another tool).
+// the thread's first call, except per-call settings, arguments this tool
+// does not take (the thread may have started in another tool), and files
+// and images: the history already holds those, as they were shared, and
+// reading them again from disk would fail once they move.
 func mergeInitialContext(args map[string]any, initial *structpb.Struct, declares func(string) bool) {
 	for k, v := range initial.AsMap() {
 		switch k {
-		case "temperature", "thinking_mode", "model", "continuation_id", "prompt":
+		case "temperature", "thinking_mode", "model", "continuation_id", "prompt", "absolute_file_paths", "images":
 			continue
 		}
 		if _, set := args[k]; !set && declares(k) {

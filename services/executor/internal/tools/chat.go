@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/executor/internal/prompts"
 	"github.com/zenmcp/zen/services/executor/internal/render"
 	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // defaultTemperature is what every reference tool default resolves to.
@@ -152,6 +154,9 @@ func fileRefs(files []*executorv1.FileContent) []*memoryv1.FileRef {
 	out := make([]*memoryv1.FileRef, len(files))
 	for i, f := range files {
 		out[i] = &memoryv1.FileRef{Path: f.GetPath(), Sha256: f.GetSha256(), SizeBytes: f.GetSizeBytes()}
+		if t, err := time.Parse(time.RFC3339, f.GetModifiedAt()); err == nil {
+			out[i].ModifiedAt = timestamppb.New(t)
+		}
 	}
 	return out
 }

@@ -21,7 +21,7 @@ func toProtoTurns(turns []memory.Turn) []*memoryv1.Turn {
 	for i, t := range turns {
 		files := make([]*memoryv1.FileRef, len(t.Files))
 		for j, f := range t.Files {
-			files[j] = &memoryv1.FileRef{Path: f.Path, Sha256: f.SHA256, SizeBytes: int32(f.Size)}
+			files[j] = toProtoFileRef(f)
 		}
 		out[i] = &memoryv1.Turn{
 			Role: memoryv1.Role(t.Role), Content: t.Content, Timestamp: timestamppb.New(t.Timestamp),
@@ -37,7 +37,7 @@ func fromProtoTurns(turns []*memoryv1.Turn) []memory.Turn {
 	for i, t := range turns {
 		files := make([]memory.FileRef, len(t.GetFiles()))
 		for j, f := range t.GetFiles() {
-			files[j] = memory.FileRef{Path: f.GetPath(), SHA256: f.GetSha256(), Size: int64(f.GetSizeBytes())}
+			files[j] = fromProtoFileRef(f)
 		}
 		turn := memory.Turn{
 			Role: memory.Role(t.GetRole()), Content: t.GetContent(), Files: files, Images: t.GetImages(),
@@ -107,3 +107,45 @@ func truncate(s string, n int) string {
 	}
 	return string(r[:n]) + "…"
 }
+
+func toProtoFileRef(f memory.FileRef) *memoryv1.FileRef {
+	ref := &memoryv1.FileRef{Path: f.Path, Sha256: f.SHA256, SizeBytes: int32(f.Size)}
+	if !f.Modified.IsZero() {
+		ref.ModifiedAt = timestamppb.New(f.Modified)
+	}
+	return ref
+}
+
+func fromProtoFileRef(f *memoryv1.FileRef) memory.FileRef {
+	ref := memory.FileRef{Path: f.GetPath(), SHA256: f.GetSha256(), Size: int64(f.GetSizeBytes())}
+	if f.GetModifiedAt() != nil {
+		ref.Modified = f.GetModifiedAt().AsTime()
+	}
+	return ref
+}
+
+func fromProtoBlobs(blobs []*memoryv1.FileBlob) []memory.Blob {
+	out := make([]memory.Blob, len(blobs))
+	for i, b := range blobs {
+		out[i] = memory.Blob{SHA256: b.GetSha256(), Content: b.GetContent()}
+	}
+	return out
+}
+
+func toSelectResponse(sel memory.Selection) *memoryv1.SelectHistoryResponse {
+	resp := &memoryv1.SelectHistoryResponse{
+		Turns: toProtoTurns(sel.Turns), TotalTurns: int32(sel.Total), OmittedTurns: int32(sel.Omitted),
+		TokensUsed: clamp(sel.TokensUsed), ToolName: sel.Thread.ToolName, OmittedFiles: int32(sel.OmittedFiles),
+		FileTokensUsed: clamp(sel.FileTokens), KnownFiles: sel.Known, HistoryBudget: clamp(sel.HistoryBudget),
+		FileBudget: clamp(sel.FileBudget), Tokenizer: sel.Encoding,
+	}
+	for _, f := range sel.Files {
+		ref := toProtoFileRef(f.FileRef)
+		resp.Files = append(resp.Files, &memoryv1.HistoryFile{Path: f.Path, Sha256: f.SHA256, Content: f.Content,
+			SizeBytes: ref.GetSizeBytes(), ModifiedAt: ref.GetModifiedAt(), Tokens: clamp(f.Tokens)})
+	}
+	return resp
+}
+
+// clamp fits a count into the int32 the API uses.
+func clamp(n int64) int32 { return int32(min(n, 1<<31-1)) }

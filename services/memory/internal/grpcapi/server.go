@@ -31,7 +31,7 @@ func (s *Server) GetSettings(context.Context, *memoryv1.GetSettingsRequest) (*me
 func (s *Server) CreateThread(ctx context.Context, req *memoryv1.CreateThreadRequest) (*memoryv1.CreateThreadResponse, error) {
 	t, err := s.svc.Create(ctx, memory.CreateParams{
 		ToolName: req.GetToolName(), ParentID: req.GetParentThreadId(), InitialContext: req.GetInitialContext().AsMap(),
-		ClientID: req.GetClientId(), Turns: fromProtoTurns(req.GetTurns()),
+		ClientID: req.GetClientId(), Turns: fromProtoTurns(req.GetTurns()), Blobs: fromProtoBlobs(req.GetBlobs()),
 	})
 	if err != nil {
 		return nil, s.toStatus(ctx, "create thread", err)
@@ -52,7 +52,7 @@ func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) 
 }
 
 func (s *Server) AppendTurns(ctx context.Context, req *memoryv1.AppendTurnsRequest) (*memoryv1.AppendTurnsResponse, error) {
-	n, err := s.svc.Append(ctx, req.GetThreadId(), req.GetClientId(), fromProtoTurns(req.GetTurns()))
+	n, err := s.svc.Append(ctx, req.GetThreadId(), req.GetClientId(), fromProtoTurns(req.GetTurns()), fromProtoBlobs(req.GetBlobs()))
 	if errors.Is(err, memory.ErrTurnLimit) {
 		return &memoryv1.AppendTurnsResponse{Accepted: false, TurnCount: int32(n)}, nil
 	}
@@ -63,14 +63,17 @@ func (s *Server) AppendTurns(ctx context.Context, req *memoryv1.AppendTurnsReque
 }
 
 func (s *Server) SelectHistory(ctx context.Context, req *memoryv1.SelectHistoryRequest) (*memoryv1.SelectHistoryResponse, error) {
-	sel, err := s.svc.SelectHistory(ctx, req.GetThreadId(), req.GetClientId(), int64(req.GetTokenBudget()))
+	newFiles := make([]memory.FileRef, len(req.GetNewFiles()))
+	for i, f := range req.GetNewFiles() {
+		newFiles[i] = fromProtoFileRef(f)
+	}
+	sel, err := s.svc.SelectHistory(ctx, req.GetThreadId(), req.GetClientId(), memory.SelectParams{
+		ContextWindow: int64(req.GetContextWindow()), Budget: int64(req.GetTokenBudget()), Model: req.GetModel(), NewFiles: newFiles,
+	})
 	if err != nil {
 		return nil, s.toStatus(ctx, "select history", err)
 	}
-	return &memoryv1.SelectHistoryResponse{
-		Turns: toProtoTurns(sel.Turns), TotalTurns: int32(sel.Total), OmittedTurns: int32(sel.Omitted),
-		TokensUsed: int32(sel.TokensUsed), ToolName: sel.Thread.ToolName,
-	}, nil
+	return toSelectResponse(sel), nil
 }
 
 func (s *Server) ListThreads(ctx context.Context, req *memoryv1.ListThreadsRequest) (*memoryv1.ListThreadsResponse, error) {

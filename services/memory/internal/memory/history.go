@@ -2,25 +2,59 @@ package memory
 
 import (
 	"context"
+	"slices"
 
 	"github.com/zenmcp/zen/services/platform/tokens"
 )
 
-// Selection is the part of a thread's history that fits a budget.
-type Selection struct {
-	Thread     *Thread
-	Turns      []Turn // oldest first, across the thread's chain
-	Total      int    // turns along the whole chain
-	Omitted    int    // older turns left out
-	TokensUsed int64
+// SelectParams are what a selection is for.
+type SelectParams struct {
+	// ContextWindow is the model's; when set, it is split into the history
+	// and file budgets the reference uses, and files are selected too.
+	ContextWindow int64
+	// Budget bounds the turns when ContextWindow is not set.
+	Budget int64
+	// Model picks the tokenizer.
+	Model string
+	// NewFiles are the files the new call brings.
+	NewFiles []FileRef
 }
 
-// SelectHistory walks the turns of the thread and its ancestors from newest
-// to oldest, keeping each while
-// the total stays within budget, and returns the kept turns oldest first.
-// The newest turn that does not fit ends the walk, so the history never has
-// a gap in the middle.
-func (s *Service) SelectHistory(ctx context.Context, id, clientID string, budget int64) (Selection, error) {
+// HistoryFile is a file of the history, as its newest reference has it.
+type HistoryFile struct {
+	FileRef
+	Content string
+	Tokens  int64
+	turn    int // index of the turn that last referenced it
+}
+
+// Selection is the part of a thread's history that fits its budgets.
+type Selection struct {
+	Thread        *Thread
+	Turns         []Turn // oldest first, across the thread's chain
+	Total         int    // turns along the whole chain
+	Omitted       int    // older turns left out
+	TokensUsed    int64  // by the selected turns
+	Files         []HistoryFile
+	OmittedFiles  int
+	FileTokens    int64
+	Known         []string // paths of NewFiles already in Files unchanged
+	HistoryBudget int64
+	FileBudget    int64
+	Encoding      string
+}
+
+// turnHeader is what a turn's label line costs once rendered.
+const turnHeader = 16
+
+// SelectHistory chooses what a model sees of a thread and its ancestors.
+// Files come first: walking the turns newest to oldest, each path counts
+// once, at its newest reference (a changed file is its newer version), and
+// files are kept while they fit the file budget. Turns then fill what the
+// files left of the history budget, newest first, stopping at the first
+// that does not fit so the history has no gap. Both come back oldest
+// first.
+func (s *Service) SelectHistory(ctx context.Context, id, clientID string, p SelectParams) (Selection, error) {
 	t, err := s.Get(ctx, id, clientID)
 	if err != nil {
 		return Selection{}, err
@@ -33,21 +67,77 @@ func (s *Service) SelectHistory(ctx context.Context, id, clientID string, budget
 	for _, c := range chain {
 		turns = append(turns, c.Turns...)
 	}
-	var used int64
+	sel := Selection{Thread: t, Total: len(turns), Encoding: tokens.EncodingFor(p.Model), HistoryBudget: p.Budget}
+	if p.ContextWindow > 0 {
+		b := tokens.ForContext(p.ContextWindow)
+		sel.HistoryBudget, sel.FileBudget = b.History, b.Files
+		if err := s.selectFiles(ctx, &sel, turns, p.NewFiles); err != nil {
+			return Selection{}, err
+		}
+	}
+	left := sel.HistoryBudget - sel.FileTokens
 	start := len(turns)
 	for i := len(turns) - 1; i >= 0; i-- {
-		cost := turnCost(turns[i])
-		if used+cost > budget {
+		cost := tokensOf(turns[i].Tokens, sel.Encoding, turns[i].Content) + turnHeader
+		if sel.TokensUsed+cost > left {
 			break
 		}
-		used += cost
+		sel.TokensUsed += cost
 		start = i
 	}
-	return Selection{Thread: t, Turns: turns[start:], Total: len(turns), Omitted: start, TokensUsed: used}, nil
+	sel.Turns, sel.Omitted = turns[start:], start
+	return sel, nil
 }
 
-// turnCost estimates a turn as rendered: its content plus a header line.
-func turnCost(t Turn) int64 {
-	const header = 16
-	return tokens.Estimate(t.Content) + header
+func (s *Service) selectFiles(ctx context.Context, sel *Selection, turns []Turn, newFiles []FileRef) error {
+	var candidates []HistoryFile
+	seen := map[string]bool{}
+	for i := len(turns) - 1; i >= 0; i-- {
+		for _, f := range turns[i].Files {
+			if !seen[f.Path] && f.SHA256 != "" {
+				seen[f.Path] = true
+				candidates = append(candidates, HistoryFile{FileRef: f, turn: i})
+			}
+		}
+	}
+	if len(candidates) == 0 {
+		return nil
+	}
+	shas := make([]string, len(candidates))
+	for i, c := range candidates {
+		shas[i] = c.SHA256
+	}
+	blobs, err := s.store.GetBlobs(ctx, shas, s.now())
+	if err != nil {
+		return err
+	}
+	for _, c := range candidates {
+		b, ok := blobs[c.SHA256]
+		if !ok {
+			sel.OmittedFiles++ // expired or never stored
+			continue
+		}
+		c.Content, c.Tokens = b.Content, tokensOf(b.Tokens, sel.Encoding, b.Content)
+		if sel.FileTokens+c.Tokens > sel.FileBudget {
+			sel.OmittedFiles++
+			continue
+		}
+		sel.FileTokens += c.Tokens
+		sel.Files = append(sel.Files, c)
+	}
+	slices.SortStableFunc(sel.Files, func(a, b HistoryFile) int { return a.turn - b.turn })
+	for _, nf := range newFiles {
+		if slices.ContainsFunc(sel.Files, func(f HistoryFile) bool { return f.Path == nf.Path && f.SHA256 == nf.SHA256 }) {
+			sel.Known = append(sel.Known, nf.Path)
+		}
+	}
+	return nil
+}
+
+// tokensOf uses a stored count when there is one for the encoding.
+func tokensOf(counts map[string]int64, encoding, text string) int64 {
+	if n, ok := counts[encoding]; ok {
+		return n
+	}
+	return tokens.Count(encoding, text)
 }

@@ -22,10 +22,10 @@ func TestBranchSeesItsParentsHistory(t *testing.T) {
 	if branch.ParentID != root.ID || len(branch.Turns) != 0 || branch.ToolName != "chat" {
 		t.Fatalf("branch = %+v", branch)
 	}
-	if _, err := svc.Append(ctx, branch.ID, "", exchange("q2", "a2")); err != nil {
+	if _, err := svc.Append(ctx, branch.ID, "", exchange("q2", "a2"), nil); err != nil {
 		t.Fatal(err)
 	}
-	sel, err := svc.SelectHistory(ctx, branch.ID, "", 10_000)
+	sel, err := svc.SelectHistory(ctx, branch.ID, "", memory.SelectParams{Budget: 10_000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestChainsStopAtCyclesAndDepth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sel, err := svc.SelectHistory(ctx, a, "", 10_000)
+	sel, err := svc.SelectHistory(ctx, a, "", memory.SelectParams{Budget: 10_000})
 	if err != nil || sel.Total != 4 {
 		t.Errorf("cycle: total %d, err %v; want both threads once", sel.Total, err)
 	}

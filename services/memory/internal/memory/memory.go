@@ -27,11 +27,20 @@ const (
 	RoleAssistant
 )
 
-// FileRef names a file a turn used.
+// FileRef names a file a turn used; its contents are a Blob.
 type FileRef struct {
-	Path   string `json:"path"`
-	SHA256 string `json:"sha256"`
-	Size   int64  `json:"size"`
+	Path     string    `json:"path"`
+	SHA256   string    `json:"sha256"`
+	Size     int64     `json:"size"`
+	Modified time.Time `json:"modified,omitzero"`
+}
+
+// Blob is a file's contents, stored once per sha256, with its token
+// counts by encoding.
+type Blob struct {
+	SHA256  string           `json:"sha256"`
+	Content string           `json:"content"`
+	Tokens  map[string]int64 `json:"tokens,omitempty"`
 }
 
 // Turn is one message of a conversation.
@@ -45,6 +54,9 @@ type Turn struct {
 	ModelProvider string         `json:"model_provider,omitempty"`
 	ModelName     string         `json:"model_name,omitempty"`
 	ModelMetadata map[string]any `json:"model_metadata,omitempty"`
+	// Tokens are the content's token counts by encoding, made when the
+	// turn was written so selection need not tokenize again.
+	Tokens map[string]int64 `json:"tokens,omitempty"`
 }
 
 // Thread is a conversation named by its id.
@@ -80,6 +92,11 @@ type Store interface {
 	List(ctx context.Context, p ListParams, now time.Time) ([]*Thread, error)
 	// Delete removes a thread; ErrNotFound when there is none.
 	Delete(ctx context.Context, id string) error
+	// SaveBlobs stores blobs and makes them, and the already stored blobs
+	// named in keep, live until at least expiresAt.
+	SaveBlobs(ctx context.Context, blobs []Blob, keep []string, now, expiresAt time.Time) error
+	// GetBlobs returns the live blobs among shas; absent ones are left out.
+	GetBlobs(ctx context.Context, shas []string, now time.Time) (map[string]Blob, error)
 	// Import stores threads as they are, all or none. A thread whose id
 	// exists fails the import with ErrExists unless replace is set.
 	Import(ctx context.Context, threads []*Thread, replace bool) error

@@ -2,10 +2,13 @@ package memory
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/zenmcp/zen/services/platform/tokens"
 )
 
 // Service applies the thread rules on top of a Store.
@@ -35,7 +38,15 @@ type CreateParams struct {
 	InitialContext map[string]any
 	ClientID       string
 	Turns          []Turn
+	Blobs          []Blob // contents of the files the turns reference
 }
+
+// Size caps: a turn's text and a file's contents. Files come from the
+// edge, which reads at most 1 MB of each.
+const (
+	MaxTurnBytes = 2 << 20
+	MaxBlobBytes = 2 << 20
+)
 
 // Create starts a thread with a fresh id.
 func (s *Service) Create(ctx context.Context, p CreateParams) (*Thread, error) {
@@ -48,6 +59,9 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 	if err := validTurns(p.Turns); err != nil {
 		return nil, err
 	}
+	if err := prepareBlobs(p.Blobs); err != nil {
+		return nil, err
+	}
 	if p.ParentID != "" {
 		if _, err := s.Get(ctx, p.ParentID, p.ClientID); err != nil {
 			return nil, fmt.Errorf("parent %s: %w", p.ParentID, err)
@@ -56,8 +70,12 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 	now := s.now().UTC()
 	t := &Thread{
 		ID: uuid.NewString(), ParentID: p.ParentID, CreatedAt: now, UpdatedAt: now,
-		ExpiresAt: now.Add(s.ttl), ToolName: p.ToolName, Turns: stamp(p.Turns, now),
+		ExpiresAt: now.Add(s.ttl), ToolName: p.ToolName, Turns: count(stamp(p.Turns, now)),
 		InitialContext: p.InitialContext, ClientID: p.ClientID,
+	}
+	// Blobs first: a stored turn never names contents that are missing.
+	if err := s.store.SaveBlobs(ctx, p.Blobs, nil, now, t.ExpiresAt); err != nil {
+		return nil, fmt.Errorf("save files: %w", err)
 	}
 	if err := s.store.Create(ctx, t); err != nil {
 		return nil, fmt.Errorf("create thread: %w", err)
@@ -81,25 +99,78 @@ func (s *Service) Get(ctx context.Context, id, clientID string) (*Thread, error)
 	return t, nil
 }
 
-// Append adds one exchange's turns, all or none, and refreshes the TTL.
-func (s *Service) Append(ctx context.Context, id, clientID string, turns []Turn) (int, error) {
+// Append adds one exchange's turns, all or none, and refreshes the TTL of
+// the thread and of every file it references.
+func (s *Service) Append(ctx context.Context, id, clientID string, turns []Turn, blobs []Blob) (int, error) {
 	if len(turns) == 0 {
 		return 0, fmt.Errorf("%w: no turns to append", ErrInvalid)
 	}
 	if err := validTurns(turns); err != nil {
 		return 0, err
 	}
-	if _, err := s.Get(ctx, id, clientID); err != nil {
+	if err := prepareBlobs(blobs); err != nil {
+		return 0, err
+	}
+	t, err := s.Get(ctx, id, clientID)
+	if err != nil {
 		return 0, err
 	}
 	now := s.now().UTC()
-	return s.store.Append(ctx, id, stamp(turns, now), s.maxTurns, now, now.Add(s.ttl))
+	var keep []string
+	for _, turn := range t.Turns {
+		for _, f := range turn.Files {
+			keep = append(keep, f.SHA256)
+		}
+	}
+	if err := s.store.SaveBlobs(ctx, blobs, keep, now, now.Add(s.ttl)); err != nil {
+		return 0, fmt.Errorf("save files: %w", err)
+	}
+	return s.store.Append(ctx, id, count(stamp(turns, now)), s.maxTurns, now, now.Add(s.ttl))
+}
+
+// countedEncodings are counted when text is written: the encoding most
+// OpenAI models use and the estimate for everything else. Others are
+// counted when a selection needs them.
+var countedEncodings = []string{tokens.O200k, tokens.EstimateEncoding}
+
+func tokenCounts(text string) map[string]int64 {
+	m := make(map[string]int64, len(countedEncodings))
+	for _, enc := range countedEncodings {
+		m[enc] = tokens.Count(enc, text)
+	}
+	return m
+}
+
+func count(turns []Turn) []Turn {
+	for i := range turns {
+		turns[i].Tokens = tokenCounts(turns[i].Content)
+	}
+	return turns
+}
+
+// prepareBlobs checks each blob's hash and size and counts its tokens.
+func prepareBlobs(blobs []Blob) error {
+	for i := range blobs {
+		b := &blobs[i]
+		if len(b.Content) > MaxBlobBytes {
+			return fmt.Errorf("%w: file %s is %d bytes, over the %d-byte limit", ErrInvalid, b.SHA256, len(b.Content), MaxBlobBytes)
+		}
+		sum := sha256.Sum256([]byte(b.Content))
+		if hex.EncodeToString(sum[:]) != b.SHA256 {
+			return fmt.Errorf("%w: file contents do not match their sha256 %q", ErrInvalid, b.SHA256)
+		}
+		b.Tokens = tokenCounts(b.Content)
+	}
+	return nil
 }
 
 func validTurns(turns []Turn) error {
 	for i, t := range turns {
 		if t.Role != RoleUser && t.Role != RoleAssistant {
 			return fmt.Errorf("%w: turn %d has no role", ErrInvalid, i)
+		}
+		if len(t.Content) > MaxTurnBytes {
+			return fmt.Errorf("%w: turn %d is %d bytes, over the %d-byte limit for one turn", ErrInvalid, i, len(t.Content), MaxTurnBytes)
 		}
 	}
 	return nil

@@ -80,8 +80,10 @@ type FileRef struct {
 	// path is the label the edge gave the file (an absolute path on its host).
 	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// sha256 is the lowercase hex digest of the contents.
-	Sha256        string `protobuf:"bytes,2,opt,name=sha256,proto3" json:"sha256,omitempty"`
-	SizeBytes     int32  `protobuf:"varint,3,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	Sha256    string `protobuf:"bytes,2,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	SizeBytes int32  `protobuf:"varint,3,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	// modified_at is the file's modification time when it was read.
+	ModifiedAt    *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=modified_at,json=modifiedAt,proto3" json:"modified_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -135,6 +137,13 @@ func (x *FileRef) GetSizeBytes() int32 {
 		return x.SizeBytes
 	}
 	return 0
+}
+
+func (x *FileRef) GetModifiedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ModifiedAt
+	}
+	return nil
 }
 
 // Turn is one message of a conversation.
@@ -449,6 +458,59 @@ func (x *GetSettingsResponse) GetTtlSeconds() float64 {
 	return 0
 }
 
+// FileBlob is a file's contents, stored once per sha256.
+type FileBlob struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sha256        string                 `protobuf:"bytes,1,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	Content       string                 `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FileBlob) Reset() {
+	*x = FileBlob{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FileBlob) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FileBlob) ProtoMessage() {}
+
+func (x *FileBlob) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FileBlob.ProtoReflect.Descriptor instead.
+func (*FileBlob) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *FileBlob) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *FileBlob) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
 type CreateThreadRequest struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	ToolName       string                 `protobuf:"bytes,1,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
@@ -456,13 +518,15 @@ type CreateThreadRequest struct {
 	InitialContext *structpb.Struct       `protobuf:"bytes,3,opt,name=initial_context,json=initialContext,proto3" json:"initial_context,omitempty"`
 	ClientId       string                 `protobuf:"bytes,4,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	Turns          []*Turn                `protobuf:"bytes,5,rep,name=turns,proto3" json:"turns,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// blobs are the contents of the files the turns reference.
+	Blobs         []*FileBlob `protobuf:"bytes,6,rep,name=blobs,proto3" json:"blobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateThreadRequest) Reset() {
 	*x = CreateThreadRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[5]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -474,7 +538,7 @@ func (x *CreateThreadRequest) String() string {
 func (*CreateThreadRequest) ProtoMessage() {}
 
 func (x *CreateThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[5]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -487,7 +551,7 @@ func (x *CreateThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateThreadRequest.ProtoReflect.Descriptor instead.
 func (*CreateThreadRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{5}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CreateThreadRequest) GetToolName() string {
@@ -525,6 +589,13 @@ func (x *CreateThreadRequest) GetTurns() []*Turn {
 	return nil
 }
 
+func (x *CreateThreadRequest) GetBlobs() []*FileBlob {
+	if x != nil {
+		return x.Blobs
+	}
+	return nil
+}
+
 type CreateThreadResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Thread        *Thread                `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
@@ -534,7 +605,7 @@ type CreateThreadResponse struct {
 
 func (x *CreateThreadResponse) Reset() {
 	*x = CreateThreadResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[6]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -546,7 +617,7 @@ func (x *CreateThreadResponse) String() string {
 func (*CreateThreadResponse) ProtoMessage() {}
 
 func (x *CreateThreadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[6]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -559,7 +630,7 @@ func (x *CreateThreadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateThreadResponse.ProtoReflect.Descriptor instead.
 func (*CreateThreadResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{6}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CreateThreadResponse) GetThread() *Thread {
@@ -580,7 +651,7 @@ type GetThreadRequest struct {
 
 func (x *GetThreadRequest) Reset() {
 	*x = GetThreadRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[7]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -592,7 +663,7 @@ func (x *GetThreadRequest) String() string {
 func (*GetThreadRequest) ProtoMessage() {}
 
 func (x *GetThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[7]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -605,7 +676,7 @@ func (x *GetThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetThreadRequest.ProtoReflect.Descriptor instead.
 func (*GetThreadRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{7}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetThreadRequest) GetThreadId() string {
@@ -634,7 +705,7 @@ type GetThreadResponse struct {
 
 func (x *GetThreadResponse) Reset() {
 	*x = GetThreadResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[8]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -646,7 +717,7 @@ func (x *GetThreadResponse) String() string {
 func (*GetThreadResponse) ProtoMessage() {}
 
 func (x *GetThreadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[8]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -659,7 +730,7 @@ func (x *GetThreadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetThreadResponse.ProtoReflect.Descriptor instead.
 func (*GetThreadResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{8}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetThreadResponse) GetThread() *Thread {
@@ -677,17 +748,19 @@ func (x *GetThreadResponse) GetLastModel() string {
 }
 
 type AppendTurnsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ThreadId      string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
-	Turns         []*Turn                `protobuf:"bytes,2,rep,name=turns,proto3" json:"turns,omitempty"`
-	ClientId      string                 `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ThreadId string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	Turns    []*Turn                `protobuf:"bytes,2,rep,name=turns,proto3" json:"turns,omitempty"`
+	ClientId string                 `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// blobs are the contents of the files the turns reference.
+	Blobs         []*FileBlob `protobuf:"bytes,4,rep,name=blobs,proto3" json:"blobs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AppendTurnsRequest) Reset() {
 	*x = AppendTurnsRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[9]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -699,7 +772,7 @@ func (x *AppendTurnsRequest) String() string {
 func (*AppendTurnsRequest) ProtoMessage() {}
 
 func (x *AppendTurnsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[9]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -712,7 +785,7 @@ func (x *AppendTurnsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendTurnsRequest.ProtoReflect.Descriptor instead.
 func (*AppendTurnsRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{9}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AppendTurnsRequest) GetThreadId() string {
@@ -736,6 +809,13 @@ func (x *AppendTurnsRequest) GetClientId() string {
 	return ""
 }
 
+func (x *AppendTurnsRequest) GetBlobs() []*FileBlob {
+	if x != nil {
+		return x.Blobs
+	}
+	return nil
+}
+
 type AppendTurnsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// accepted is false when the turns would pass the turn limit; nothing was
@@ -749,7 +829,7 @@ type AppendTurnsResponse struct {
 
 func (x *AppendTurnsResponse) Reset() {
 	*x = AppendTurnsResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[10]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -761,7 +841,7 @@ func (x *AppendTurnsResponse) String() string {
 func (*AppendTurnsResponse) ProtoMessage() {}
 
 func (x *AppendTurnsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[10]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -774,7 +854,7 @@ func (x *AppendTurnsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendTurnsResponse.ProtoReflect.Descriptor instead.
 func (*AppendTurnsResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{10}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AppendTurnsResponse) GetAccepted() bool {
@@ -794,16 +874,25 @@ func (x *AppendTurnsResponse) GetTurnCount() int32 {
 type SelectHistoryRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	ThreadId string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
-	// token_budget is the most the selected turns may cost.
-	TokenBudget   int32  `protobuf:"varint,2,opt,name=token_budget,json=tokenBudget,proto3" json:"token_budget,omitempty"`
-	ClientId      string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// token_budget, when context_window is not set, is the most the selected
+	// turns may cost; no files are selected then.
+	TokenBudget int32  `protobuf:"varint,2,opt,name=token_budget,json=tokenBudget,proto3" json:"token_budget,omitempty"`
+	ClientId    string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// context_window is the model's; memory splits it into the history and
+	// file budgets the way the reference does.
+	ContextWindow int32 `protobuf:"varint,4,opt,name=context_window,json=contextWindow,proto3" json:"context_window,omitempty"`
+	// model names the model, to count tokens with its tokenizer.
+	Model string `protobuf:"bytes,5,opt,name=model,proto3" json:"model,omitempty"`
+	// new_files are the files the new call brings; those the selected
+	// history already holds with the same sha256 come back in known_files.
+	NewFiles      []*FileRef `protobuf:"bytes,6,rep,name=new_files,json=newFiles,proto3" json:"new_files,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SelectHistoryRequest) Reset() {
 	*x = SelectHistoryRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[11]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -815,7 +904,7 @@ func (x *SelectHistoryRequest) String() string {
 func (*SelectHistoryRequest) ProtoMessage() {}
 
 func (x *SelectHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[11]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -828,7 +917,7 @@ func (x *SelectHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SelectHistoryRequest.ProtoReflect.Descriptor instead.
 func (*SelectHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{11}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SelectHistoryRequest) GetThreadId() string {
@@ -852,23 +941,142 @@ func (x *SelectHistoryRequest) GetClientId() string {
 	return ""
 }
 
+func (x *SelectHistoryRequest) GetContextWindow() int32 {
+	if x != nil {
+		return x.ContextWindow
+	}
+	return 0
+}
+
+func (x *SelectHistoryRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *SelectHistoryRequest) GetNewFiles() []*FileRef {
+	if x != nil {
+		return x.NewFiles
+	}
+	return nil
+}
+
+// HistoryFile is a file of the history, as last referenced.
+type HistoryFile struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Path      string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Sha256    string                 `protobuf:"bytes,2,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	Content   string                 `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
+	SizeBytes int32                  `protobuf:"varint,4,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	// modified_at is the file's modification time when it was shared.
+	ModifiedAt    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=modified_at,json=modifiedAt,proto3" json:"modified_at,omitempty"`
+	Tokens        int32                  `protobuf:"varint,6,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryFile) Reset() {
+	*x = HistoryFile{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryFile) ProtoMessage() {}
+
+func (x *HistoryFile) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryFile.ProtoReflect.Descriptor instead.
+func (*HistoryFile) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *HistoryFile) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *HistoryFile) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *HistoryFile) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *HistoryFile) GetSizeBytes() int32 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
+func (x *HistoryFile) GetModifiedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ModifiedAt
+	}
+	return nil
+}
+
+func (x *HistoryFile) GetTokens() int32 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
 type SelectHistoryResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// turns fit the budget, oldest first.
 	Turns []*Turn `protobuf:"bytes,1,rep,name=turns,proto3" json:"turns,omitempty"`
-	// total_turns counts every turn in the thread.
+	// total_turns counts every turn in the thread and its ancestors.
 	TotalTurns int32 `protobuf:"varint,2,opt,name=total_turns,json=totalTurns,proto3" json:"total_turns,omitempty"`
 	// omitted_turns counts the older turns left out for the budget.
-	OmittedTurns  int32  `protobuf:"varint,3,opt,name=omitted_turns,json=omittedTurns,proto3" json:"omitted_turns,omitempty"`
-	TokensUsed    int32  `protobuf:"varint,4,opt,name=tokens_used,json=tokensUsed,proto3" json:"tokens_used,omitempty"`
-	ToolName      string `protobuf:"bytes,5,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	OmittedTurns int32 `protobuf:"varint,3,opt,name=omitted_turns,json=omittedTurns,proto3" json:"omitted_turns,omitempty"`
+	// tokens_used is what the selected turns cost.
+	TokensUsed int32  `protobuf:"varint,4,opt,name=tokens_used,json=tokensUsed,proto3" json:"tokens_used,omitempty"`
+	ToolName   string `protobuf:"bytes,5,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// files fit the file budget, newest reference first when choosing,
+	// returned oldest first; one per path.
+	Files          []*HistoryFile `protobuf:"bytes,6,rep,name=files,proto3" json:"files,omitempty"`
+	OmittedFiles   int32          `protobuf:"varint,7,opt,name=omitted_files,json=omittedFiles,proto3" json:"omitted_files,omitempty"`
+	FileTokensUsed int32          `protobuf:"varint,8,opt,name=file_tokens_used,json=fileTokensUsed,proto3" json:"file_tokens_used,omitempty"`
+	// known_files are the paths of new_files already in files unchanged.
+	KnownFiles    []string `protobuf:"bytes,9,rep,name=known_files,json=knownFiles,proto3" json:"known_files,omitempty"`
+	HistoryBudget int32    `protobuf:"varint,10,opt,name=history_budget,json=historyBudget,proto3" json:"history_budget,omitempty"`
+	FileBudget    int32    `protobuf:"varint,11,opt,name=file_budget,json=fileBudget,proto3" json:"file_budget,omitempty"`
+	// tokenizer says how tokens were counted: a BPE encoding or "estimate".
+	Tokenizer     string `protobuf:"bytes,12,opt,name=tokenizer,proto3" json:"tokenizer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SelectHistoryResponse) Reset() {
 	*x = SelectHistoryResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[12]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -880,7 +1088,7 @@ func (x *SelectHistoryResponse) String() string {
 func (*SelectHistoryResponse) ProtoMessage() {}
 
 func (x *SelectHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[12]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -893,7 +1101,7 @@ func (x *SelectHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SelectHistoryResponse.ProtoReflect.Descriptor instead.
 func (*SelectHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{12}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SelectHistoryResponse) GetTurns() []*Turn {
@@ -931,6 +1139,55 @@ func (x *SelectHistoryResponse) GetToolName() string {
 	return ""
 }
 
+func (x *SelectHistoryResponse) GetFiles() []*HistoryFile {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *SelectHistoryResponse) GetOmittedFiles() int32 {
+	if x != nil {
+		return x.OmittedFiles
+	}
+	return 0
+}
+
+func (x *SelectHistoryResponse) GetFileTokensUsed() int32 {
+	if x != nil {
+		return x.FileTokensUsed
+	}
+	return 0
+}
+
+func (x *SelectHistoryResponse) GetKnownFiles() []string {
+	if x != nil {
+		return x.KnownFiles
+	}
+	return nil
+}
+
+func (x *SelectHistoryResponse) GetHistoryBudget() int32 {
+	if x != nil {
+		return x.HistoryBudget
+	}
+	return 0
+}
+
+func (x *SelectHistoryResponse) GetFileBudget() int32 {
+	if x != nil {
+		return x.FileBudget
+	}
+	return 0
+}
+
+func (x *SelectHistoryResponse) GetTokenizer() string {
+	if x != nil {
+		return x.Tokenizer
+	}
+	return ""
+}
+
 // ThreadSummary describes a thread without its turns.
 type ThreadSummary struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -949,7 +1206,7 @@ type ThreadSummary struct {
 
 func (x *ThreadSummary) Reset() {
 	*x = ThreadSummary{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[13]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -961,7 +1218,7 @@ func (x *ThreadSummary) String() string {
 func (*ThreadSummary) ProtoMessage() {}
 
 func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[13]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -974,7 +1231,7 @@ func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadSummary.ProtoReflect.Descriptor instead.
 func (*ThreadSummary) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{13}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ThreadSummary) GetThreadId() string {
@@ -1048,7 +1305,7 @@ type ListThreadsRequest struct {
 
 func (x *ListThreadsRequest) Reset() {
 	*x = ListThreadsRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[14]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1060,7 +1317,7 @@ func (x *ListThreadsRequest) String() string {
 func (*ListThreadsRequest) ProtoMessage() {}
 
 func (x *ListThreadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[14]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1073,7 +1330,7 @@ func (x *ListThreadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListThreadsRequest.ProtoReflect.Descriptor instead.
 func (*ListThreadsRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{14}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListThreadsRequest) GetPageSize() int32 {
@@ -1115,7 +1372,7 @@ type ListThreadsResponse struct {
 
 func (x *ListThreadsResponse) Reset() {
 	*x = ListThreadsResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[15]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1127,7 +1384,7 @@ func (x *ListThreadsResponse) String() string {
 func (*ListThreadsResponse) ProtoMessage() {}
 
 func (x *ListThreadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[15]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1140,7 +1397,7 @@ func (x *ListThreadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListThreadsResponse.ProtoReflect.Descriptor instead.
 func (*ListThreadsResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{15}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListThreadsResponse) GetThreads() []*ThreadSummary {
@@ -1167,7 +1424,7 @@ type DeleteThreadRequest struct {
 
 func (x *DeleteThreadRequest) Reset() {
 	*x = DeleteThreadRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[16]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1179,7 +1436,7 @@ func (x *DeleteThreadRequest) String() string {
 func (*DeleteThreadRequest) ProtoMessage() {}
 
 func (x *DeleteThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[16]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1192,7 +1449,7 @@ func (x *DeleteThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteThreadRequest.ProtoReflect.Descriptor instead.
 func (*DeleteThreadRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{16}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DeleteThreadRequest) GetThreadId() string {
@@ -1217,7 +1474,7 @@ type DeleteThreadResponse struct {
 
 func (x *DeleteThreadResponse) Reset() {
 	*x = DeleteThreadResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[17]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1229,7 +1486,7 @@ func (x *DeleteThreadResponse) String() string {
 func (*DeleteThreadResponse) ProtoMessage() {}
 
 func (x *DeleteThreadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[17]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1242,7 +1499,7 @@ func (x *DeleteThreadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteThreadResponse.ProtoReflect.Descriptor instead.
 func (*DeleteThreadResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{17}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{19}
 }
 
 type BranchThreadRequest struct {
@@ -1255,7 +1512,7 @@ type BranchThreadRequest struct {
 
 func (x *BranchThreadRequest) Reset() {
 	*x = BranchThreadRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[18]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1267,7 +1524,7 @@ func (x *BranchThreadRequest) String() string {
 func (*BranchThreadRequest) ProtoMessage() {}
 
 func (x *BranchThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[18]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1280,7 +1537,7 @@ func (x *BranchThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BranchThreadRequest.ProtoReflect.Descriptor instead.
 func (*BranchThreadRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{18}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *BranchThreadRequest) GetThreadId() string {
@@ -1306,7 +1563,7 @@ type BranchThreadResponse struct {
 
 func (x *BranchThreadResponse) Reset() {
 	*x = BranchThreadResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[19]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1318,7 +1575,7 @@ func (x *BranchThreadResponse) String() string {
 func (*BranchThreadResponse) ProtoMessage() {}
 
 func (x *BranchThreadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[19]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1331,7 +1588,7 @@ func (x *BranchThreadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BranchThreadResponse.ProtoReflect.Descriptor instead.
 func (*BranchThreadResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{19}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *BranchThreadResponse) GetThread() *Thread {
@@ -1350,7 +1607,7 @@ type ExportThreadsRequest struct {
 
 func (x *ExportThreadsRequest) Reset() {
 	*x = ExportThreadsRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[20]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1362,7 +1619,7 @@ func (x *ExportThreadsRequest) String() string {
 func (*ExportThreadsRequest) ProtoMessage() {}
 
 func (x *ExportThreadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[20]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1375,7 +1632,7 @@ func (x *ExportThreadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportThreadsRequest.ProtoReflect.Descriptor instead.
 func (*ExportThreadsRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{20}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ExportThreadsRequest) GetClientId() string {
@@ -1394,7 +1651,7 @@ type ExportThreadsResponse struct {
 
 func (x *ExportThreadsResponse) Reset() {
 	*x = ExportThreadsResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[21]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1406,7 +1663,7 @@ func (x *ExportThreadsResponse) String() string {
 func (*ExportThreadsResponse) ProtoMessage() {}
 
 func (x *ExportThreadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[21]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1419,7 +1676,7 @@ func (x *ExportThreadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportThreadsResponse.ProtoReflect.Descriptor instead.
 func (*ExportThreadsResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{21}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ExportThreadsResponse) GetThread() *Thread {
@@ -1441,7 +1698,7 @@ type ImportThreadsRequest struct {
 
 func (x *ImportThreadsRequest) Reset() {
 	*x = ImportThreadsRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[22]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1453,7 +1710,7 @@ func (x *ImportThreadsRequest) String() string {
 func (*ImportThreadsRequest) ProtoMessage() {}
 
 func (x *ImportThreadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[22]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1466,7 +1723,7 @@ func (x *ImportThreadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportThreadsRequest.ProtoReflect.Descriptor instead.
 func (*ImportThreadsRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{22}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ImportThreadsRequest) GetThreads() []*Thread {
@@ -1492,7 +1749,7 @@ type ImportThreadsResponse struct {
 
 func (x *ImportThreadsResponse) Reset() {
 	*x = ImportThreadsResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[23]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1504,7 +1761,7 @@ func (x *ImportThreadsResponse) String() string {
 func (*ImportThreadsResponse) ProtoMessage() {}
 
 func (x *ImportThreadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[23]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1517,7 +1774,7 @@ func (x *ImportThreadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportThreadsResponse.ProtoReflect.Descriptor instead.
 func (*ImportThreadsResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{23}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ImportThreadsResponse) GetImported() int32 {
@@ -1531,12 +1788,14 @@ var File_zen_memory_v1_memory_proto protoreflect.FileDescriptor
 
 const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\n" +
-	"\x1azen/memory/v1/memory.proto\x12\rzen.memory.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"T\n" +
+	"\x1azen/memory/v1/memory.proto\x12\rzen.memory.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x91\x01\n" +
 	"\aFileRef\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
 	"\x06sha256\x18\x02 \x01(\tR\x06sha256\x12\x1d\n" +
 	"\n" +
-	"size_bytes\x18\x03 \x01(\x05R\tsizeBytes\"\xec\x02\n" +
+	"size_bytes\x18\x03 \x01(\x05R\tsizeBytes\x12;\n" +
+	"\vmodified_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"modifiedAt\"\xec\x02\n" +
 	"\x04Turn\x12'\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x13.zen.memory.v1.RoleR\x04role\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x128\n" +
@@ -1564,13 +1823,17 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\x13GetSettingsResponse\x12\x1b\n" +
 	"\tmax_turns\x18\x01 \x01(\x05R\bmaxTurns\x12\x1f\n" +
 	"\vttl_seconds\x18\x02 \x01(\x01R\n" +
-	"ttlSeconds\"\xe6\x01\n" +
+	"ttlSeconds\"<\n" +
+	"\bFileBlob\x12\x16\n" +
+	"\x06sha256\x18\x01 \x01(\tR\x06sha256\x12\x18\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\"\x95\x02\n" +
 	"\x13CreateThreadRequest\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12(\n" +
 	"\x10parent_thread_id\x18\x02 \x01(\tR\x0eparentThreadId\x12@\n" +
 	"\x0finitial_context\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x0einitialContext\x12\x1b\n" +
 	"\tclient_id\x18\x04 \x01(\tR\bclientId\x12)\n" +
-	"\x05turns\x18\x05 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\"E\n" +
+	"\x05turns\x18\x05 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12-\n" +
+	"\x05blobs\x18\x06 \x03(\v2\x17.zen.memory.v1.FileBlobR\x05blobs\"E\n" +
 	"\x14CreateThreadResponse\x12-\n" +
 	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\"L\n" +
 	"\x10GetThreadRequest\x12\x1b\n" +
@@ -1579,19 +1842,32 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\x11GetThreadResponse\x12-\n" +
 	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\x12\x1d\n" +
 	"\n" +
-	"last_model\x18\x02 \x01(\tR\tlastModel\"y\n" +
+	"last_model\x18\x02 \x01(\tR\tlastModel\"\xa8\x01\n" +
 	"\x12AppendTurnsRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12)\n" +
 	"\x05turns\x18\x02 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12\x1b\n" +
-	"\tclient_id\x18\x03 \x01(\tR\bclientId\"P\n" +
+	"\tclient_id\x18\x03 \x01(\tR\bclientId\x12-\n" +
+	"\x05blobs\x18\x04 \x03(\v2\x17.zen.memory.v1.FileBlobR\x05blobs\"P\n" +
 	"\x13AppendTurnsResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x1d\n" +
 	"\n" +
-	"turn_count\x18\x02 \x01(\x05R\tturnCount\"s\n" +
+	"turn_count\x18\x02 \x01(\x05R\tturnCount\"\xe5\x01\n" +
 	"\x14SelectHistoryRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12!\n" +
 	"\ftoken_budget\x18\x02 \x01(\x05R\vtokenBudget\x12\x1b\n" +
-	"\tclient_id\x18\x03 \x01(\tR\bclientId\"\xc6\x01\n" +
+	"\tclient_id\x18\x03 \x01(\tR\bclientId\x12%\n" +
+	"\x0econtext_window\x18\x04 \x01(\x05R\rcontextWindow\x12\x14\n" +
+	"\x05model\x18\x05 \x01(\tR\x05model\x123\n" +
+	"\tnew_files\x18\x06 \x03(\v2\x16.zen.memory.v1.FileRefR\bnewFiles\"\xc7\x01\n" +
+	"\vHistoryFile\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
+	"\x06sha256\x18\x02 \x01(\tR\x06sha256\x12\x18\n" +
+	"\acontent\x18\x03 \x01(\tR\acontent\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\x04 \x01(\x05R\tsizeBytes\x12;\n" +
+	"\vmodified_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"modifiedAt\x12\x16\n" +
+	"\x06tokens\x18\x06 \x01(\x05R\x06tokens\"\xce\x03\n" +
 	"\x15SelectHistoryResponse\x12)\n" +
 	"\x05turns\x18\x01 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12\x1f\n" +
 	"\vtotal_turns\x18\x02 \x01(\x05R\n" +
@@ -1599,7 +1875,17 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\romitted_turns\x18\x03 \x01(\x05R\fomittedTurns\x12\x1f\n" +
 	"\vtokens_used\x18\x04 \x01(\x05R\n" +
 	"tokensUsed\x12\x1b\n" +
-	"\ttool_name\x18\x05 \x01(\tR\btoolName\"\xef\x02\n" +
+	"\ttool_name\x18\x05 \x01(\tR\btoolName\x120\n" +
+	"\x05files\x18\x06 \x03(\v2\x1a.zen.memory.v1.HistoryFileR\x05files\x12#\n" +
+	"\romitted_files\x18\a \x01(\x05R\fomittedFiles\x12(\n" +
+	"\x10file_tokens_used\x18\b \x01(\x05R\x0efileTokensUsed\x12\x1f\n" +
+	"\vknown_files\x18\t \x03(\tR\n" +
+	"knownFiles\x12%\n" +
+	"\x0ehistory_budget\x18\n" +
+	" \x01(\x05R\rhistoryBudget\x12\x1f\n" +
+	"\vfile_budget\x18\v \x01(\x05R\n" +
+	"fileBudget\x12\x1c\n" +
+	"\ttokenizer\x18\f \x01(\tR\ttokenizer\"\xef\x02\n" +
 	"\rThreadSummary\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12(\n" +
 	"\x10parent_thread_id\x18\x02 \x01(\tR\x0eparentThreadId\x12\x1b\n" +
@@ -1668,7 +1954,7 @@ func file_zen_memory_v1_memory_proto_rawDescGZIP() []byte {
 }
 
 var file_zen_memory_v1_memory_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_zen_memory_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_zen_memory_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_zen_memory_v1_memory_proto_goTypes = []any{
 	(Role)(0),                     // 0: zen.memory.v1.Role
 	(*FileRef)(nil),               // 1: zen.memory.v1.FileRef
@@ -1676,76 +1962,84 @@ var file_zen_memory_v1_memory_proto_goTypes = []any{
 	(*Thread)(nil),                // 3: zen.memory.v1.Thread
 	(*GetSettingsRequest)(nil),    // 4: zen.memory.v1.GetSettingsRequest
 	(*GetSettingsResponse)(nil),   // 5: zen.memory.v1.GetSettingsResponse
-	(*CreateThreadRequest)(nil),   // 6: zen.memory.v1.CreateThreadRequest
-	(*CreateThreadResponse)(nil),  // 7: zen.memory.v1.CreateThreadResponse
-	(*GetThreadRequest)(nil),      // 8: zen.memory.v1.GetThreadRequest
-	(*GetThreadResponse)(nil),     // 9: zen.memory.v1.GetThreadResponse
-	(*AppendTurnsRequest)(nil),    // 10: zen.memory.v1.AppendTurnsRequest
-	(*AppendTurnsResponse)(nil),   // 11: zen.memory.v1.AppendTurnsResponse
-	(*SelectHistoryRequest)(nil),  // 12: zen.memory.v1.SelectHistoryRequest
-	(*SelectHistoryResponse)(nil), // 13: zen.memory.v1.SelectHistoryResponse
-	(*ThreadSummary)(nil),         // 14: zen.memory.v1.ThreadSummary
-	(*ListThreadsRequest)(nil),    // 15: zen.memory.v1.ListThreadsRequest
-	(*ListThreadsResponse)(nil),   // 16: zen.memory.v1.ListThreadsResponse
-	(*DeleteThreadRequest)(nil),   // 17: zen.memory.v1.DeleteThreadRequest
-	(*DeleteThreadResponse)(nil),  // 18: zen.memory.v1.DeleteThreadResponse
-	(*BranchThreadRequest)(nil),   // 19: zen.memory.v1.BranchThreadRequest
-	(*BranchThreadResponse)(nil),  // 20: zen.memory.v1.BranchThreadResponse
-	(*ExportThreadsRequest)(nil),  // 21: zen.memory.v1.ExportThreadsRequest
-	(*ExportThreadsResponse)(nil), // 22: zen.memory.v1.ExportThreadsResponse
-	(*ImportThreadsRequest)(nil),  // 23: zen.memory.v1.ImportThreadsRequest
-	(*ImportThreadsResponse)(nil), // 24: zen.memory.v1.ImportThreadsResponse
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 26: google.protobuf.Struct
+	(*FileBlob)(nil),              // 6: zen.memory.v1.FileBlob
+	(*CreateThreadRequest)(nil),   // 7: zen.memory.v1.CreateThreadRequest
+	(*CreateThreadResponse)(nil),  // 8: zen.memory.v1.CreateThreadResponse
+	(*GetThreadRequest)(nil),      // 9: zen.memory.v1.GetThreadRequest
+	(*GetThreadResponse)(nil),     // 10: zen.memory.v1.GetThreadResponse
+	(*AppendTurnsRequest)(nil),    // 11: zen.memory.v1.AppendTurnsRequest
+	(*AppendTurnsResponse)(nil),   // 12: zen.memory.v1.AppendTurnsResponse
+	(*SelectHistoryRequest)(nil),  // 13: zen.memory.v1.SelectHistoryRequest
+	(*HistoryFile)(nil),           // 14: zen.memory.v1.HistoryFile
+	(*SelectHistoryResponse)(nil), // 15: zen.memory.v1.SelectHistoryResponse
+	(*ThreadSummary)(nil),         // 16: zen.memory.v1.ThreadSummary
+	(*ListThreadsRequest)(nil),    // 17: zen.memory.v1.ListThreadsRequest
+	(*ListThreadsResponse)(nil),   // 18: zen.memory.v1.ListThreadsResponse
+	(*DeleteThreadRequest)(nil),   // 19: zen.memory.v1.DeleteThreadRequest
+	(*DeleteThreadResponse)(nil),  // 20: zen.memory.v1.DeleteThreadResponse
+	(*BranchThreadRequest)(nil),   // 21: zen.memory.v1.BranchThreadRequest
+	(*BranchThreadResponse)(nil),  // 22: zen.memory.v1.BranchThreadResponse
+	(*ExportThreadsRequest)(nil),  // 23: zen.memory.v1.ExportThreadsRequest
+	(*ExportThreadsResponse)(nil), // 24: zen.memory.v1.ExportThreadsResponse
+	(*ImportThreadsRequest)(nil),  // 25: zen.memory.v1.ImportThreadsRequest
+	(*ImportThreadsResponse)(nil), // 26: zen.memory.v1.ImportThreadsResponse
+	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 28: google.protobuf.Struct
 }
 var file_zen_memory_v1_memory_proto_depIdxs = []int32{
-	0,  // 0: zen.memory.v1.Turn.role:type_name -> zen.memory.v1.Role
-	25, // 1: zen.memory.v1.Turn.timestamp:type_name -> google.protobuf.Timestamp
-	1,  // 2: zen.memory.v1.Turn.files:type_name -> zen.memory.v1.FileRef
-	26, // 3: zen.memory.v1.Turn.model_metadata:type_name -> google.protobuf.Struct
-	25, // 4: zen.memory.v1.Thread.created_at:type_name -> google.protobuf.Timestamp
-	25, // 5: zen.memory.v1.Thread.last_updated_at:type_name -> google.protobuf.Timestamp
-	2,  // 6: zen.memory.v1.Thread.turns:type_name -> zen.memory.v1.Turn
-	26, // 7: zen.memory.v1.Thread.initial_context:type_name -> google.protobuf.Struct
-	25, // 8: zen.memory.v1.Thread.expires_at:type_name -> google.protobuf.Timestamp
-	26, // 9: zen.memory.v1.CreateThreadRequest.initial_context:type_name -> google.protobuf.Struct
-	2,  // 10: zen.memory.v1.CreateThreadRequest.turns:type_name -> zen.memory.v1.Turn
-	3,  // 11: zen.memory.v1.CreateThreadResponse.thread:type_name -> zen.memory.v1.Thread
-	3,  // 12: zen.memory.v1.GetThreadResponse.thread:type_name -> zen.memory.v1.Thread
-	2,  // 13: zen.memory.v1.AppendTurnsRequest.turns:type_name -> zen.memory.v1.Turn
-	2,  // 14: zen.memory.v1.SelectHistoryResponse.turns:type_name -> zen.memory.v1.Turn
-	25, // 15: zen.memory.v1.ThreadSummary.created_at:type_name -> google.protobuf.Timestamp
-	25, // 16: zen.memory.v1.ThreadSummary.last_updated_at:type_name -> google.protobuf.Timestamp
-	25, // 17: zen.memory.v1.ThreadSummary.expires_at:type_name -> google.protobuf.Timestamp
-	14, // 18: zen.memory.v1.ListThreadsResponse.threads:type_name -> zen.memory.v1.ThreadSummary
-	3,  // 19: zen.memory.v1.BranchThreadResponse.thread:type_name -> zen.memory.v1.Thread
-	3,  // 20: zen.memory.v1.ExportThreadsResponse.thread:type_name -> zen.memory.v1.Thread
-	3,  // 21: zen.memory.v1.ImportThreadsRequest.threads:type_name -> zen.memory.v1.Thread
-	4,  // 22: zen.memory.v1.MemoryService.GetSettings:input_type -> zen.memory.v1.GetSettingsRequest
-	6,  // 23: zen.memory.v1.MemoryService.CreateThread:input_type -> zen.memory.v1.CreateThreadRequest
-	8,  // 24: zen.memory.v1.MemoryService.GetThread:input_type -> zen.memory.v1.GetThreadRequest
-	10, // 25: zen.memory.v1.MemoryService.AppendTurns:input_type -> zen.memory.v1.AppendTurnsRequest
-	15, // 26: zen.memory.v1.MemoryService.ListThreads:input_type -> zen.memory.v1.ListThreadsRequest
-	17, // 27: zen.memory.v1.MemoryService.DeleteThread:input_type -> zen.memory.v1.DeleteThreadRequest
-	19, // 28: zen.memory.v1.MemoryService.BranchThread:input_type -> zen.memory.v1.BranchThreadRequest
-	21, // 29: zen.memory.v1.MemoryService.ExportThreads:input_type -> zen.memory.v1.ExportThreadsRequest
-	23, // 30: zen.memory.v1.MemoryService.ImportThreads:input_type -> zen.memory.v1.ImportThreadsRequest
-	12, // 31: zen.memory.v1.MemoryService.SelectHistory:input_type -> zen.memory.v1.SelectHistoryRequest
-	5,  // 32: zen.memory.v1.MemoryService.GetSettings:output_type -> zen.memory.v1.GetSettingsResponse
-	7,  // 33: zen.memory.v1.MemoryService.CreateThread:output_type -> zen.memory.v1.CreateThreadResponse
-	9,  // 34: zen.memory.v1.MemoryService.GetThread:output_type -> zen.memory.v1.GetThreadResponse
-	11, // 35: zen.memory.v1.MemoryService.AppendTurns:output_type -> zen.memory.v1.AppendTurnsResponse
-	16, // 36: zen.memory.v1.MemoryService.ListThreads:output_type -> zen.memory.v1.ListThreadsResponse
-	18, // 37: zen.memory.v1.MemoryService.DeleteThread:output_type -> zen.memory.v1.DeleteThreadResponse
-	20, // 38: zen.memory.v1.MemoryService.BranchThread:output_type -> zen.memory.v1.BranchThreadResponse
-	22, // 39: zen.memory.v1.MemoryService.ExportThreads:output_type -> zen.memory.v1.ExportThreadsResponse
-	24, // 40: zen.memory.v1.MemoryService.ImportThreads:output_type -> zen.memory.v1.ImportThreadsResponse
-	13, // 41: zen.memory.v1.MemoryService.SelectHistory:output_type -> zen.memory.v1.SelectHistoryResponse
-	32, // [32:42] is the sub-list for method output_type
-	22, // [22:32] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	27, // 0: zen.memory.v1.FileRef.modified_at:type_name -> google.protobuf.Timestamp
+	0,  // 1: zen.memory.v1.Turn.role:type_name -> zen.memory.v1.Role
+	27, // 2: zen.memory.v1.Turn.timestamp:type_name -> google.protobuf.Timestamp
+	1,  // 3: zen.memory.v1.Turn.files:type_name -> zen.memory.v1.FileRef
+	28, // 4: zen.memory.v1.Turn.model_metadata:type_name -> google.protobuf.Struct
+	27, // 5: zen.memory.v1.Thread.created_at:type_name -> google.protobuf.Timestamp
+	27, // 6: zen.memory.v1.Thread.last_updated_at:type_name -> google.protobuf.Timestamp
+	2,  // 7: zen.memory.v1.Thread.turns:type_name -> zen.memory.v1.Turn
+	28, // 8: zen.memory.v1.Thread.initial_context:type_name -> google.protobuf.Struct
+	27, // 9: zen.memory.v1.Thread.expires_at:type_name -> google.protobuf.Timestamp
+	28, // 10: zen.memory.v1.CreateThreadRequest.initial_context:type_name -> google.protobuf.Struct
+	2,  // 11: zen.memory.v1.CreateThreadRequest.turns:type_name -> zen.memory.v1.Turn
+	6,  // 12: zen.memory.v1.CreateThreadRequest.blobs:type_name -> zen.memory.v1.FileBlob
+	3,  // 13: zen.memory.v1.CreateThreadResponse.thread:type_name -> zen.memory.v1.Thread
+	3,  // 14: zen.memory.v1.GetThreadResponse.thread:type_name -> zen.memory.v1.Thread
+	2,  // 15: zen.memory.v1.AppendTurnsRequest.turns:type_name -> zen.memory.v1.Turn
+	6,  // 16: zen.memory.v1.AppendTurnsRequest.blobs:type_name -> zen.memory.v1.FileBlob
+	1,  // 17: zen.memory.v1.SelectHistoryRequest.new_files:type_name -> zen.memory.v1.FileRef
+	27, // 18: zen.memory.v1.HistoryFile.modified_at:type_name -> google.protobuf.Timestamp
+	2,  // 19: zen.memory.v1.SelectHistoryResponse.turns:type_name -> zen.memory.v1.Turn
+	14, // 20: zen.memory.v1.SelectHistoryResponse.files:type_name -> zen.memory.v1.HistoryFile
+	27, // 21: zen.memory.v1.ThreadSummary.created_at:type_name -> google.protobuf.Timestamp
+	27, // 22: zen.memory.v1.ThreadSummary.last_updated_at:type_name -> google.protobuf.Timestamp
+	27, // 23: zen.memory.v1.ThreadSummary.expires_at:type_name -> google.protobuf.Timestamp
+	16, // 24: zen.memory.v1.ListThreadsResponse.threads:type_name -> zen.memory.v1.ThreadSummary
+	3,  // 25: zen.memory.v1.BranchThreadResponse.thread:type_name -> zen.memory.v1.Thread
+	3,  // 26: zen.memory.v1.ExportThreadsResponse.thread:type_name -> zen.memory.v1.Thread
+	3,  // 27: zen.memory.v1.ImportThreadsRequest.threads:type_name -> zen.memory.v1.Thread
+	4,  // 28: zen.memory.v1.MemoryService.GetSettings:input_type -> zen.memory.v1.GetSettingsRequest
+	7,  // 29: zen.memory.v1.MemoryService.CreateThread:input_type -> zen.memory.v1.CreateThreadRequest
+	9,  // 30: zen.memory.v1.MemoryService.GetThread:input_type -> zen.memory.v1.GetThreadRequest
+	11, // 31: zen.memory.v1.MemoryService.AppendTurns:input_type -> zen.memory.v1.AppendTurnsRequest
+	17, // 32: zen.memory.v1.MemoryService.ListThreads:input_type -> zen.memory.v1.ListThreadsRequest
+	19, // 33: zen.memory.v1.MemoryService.DeleteThread:input_type -> zen.memory.v1.DeleteThreadRequest
+	21, // 34: zen.memory.v1.MemoryService.BranchThread:input_type -> zen.memory.v1.BranchThreadRequest
+	23, // 35: zen.memory.v1.MemoryService.ExportThreads:input_type -> zen.memory.v1.ExportThreadsRequest
+	25, // 36: zen.memory.v1.MemoryService.ImportThreads:input_type -> zen.memory.v1.ImportThreadsRequest
+	13, // 37: zen.memory.v1.MemoryService.SelectHistory:input_type -> zen.memory.v1.SelectHistoryRequest
+	5,  // 38: zen.memory.v1.MemoryService.GetSettings:output_type -> zen.memory.v1.GetSettingsResponse
+	8,  // 39: zen.memory.v1.MemoryService.CreateThread:output_type -> zen.memory.v1.CreateThreadResponse
+	10, // 40: zen.memory.v1.MemoryService.GetThread:output_type -> zen.memory.v1.GetThreadResponse
+	12, // 41: zen.memory.v1.MemoryService.AppendTurns:output_type -> zen.memory.v1.AppendTurnsResponse
+	18, // 42: zen.memory.v1.MemoryService.ListThreads:output_type -> zen.memory.v1.ListThreadsResponse
+	20, // 43: zen.memory.v1.MemoryService.DeleteThread:output_type -> zen.memory.v1.DeleteThreadResponse
+	22, // 44: zen.memory.v1.MemoryService.BranchThread:output_type -> zen.memory.v1.BranchThreadResponse
+	24, // 45: zen.memory.v1.MemoryService.ExportThreads:output_type -> zen.memory.v1.ExportThreadsResponse
+	26, // 46: zen.memory.v1.MemoryService.ImportThreads:output_type -> zen.memory.v1.ImportThreadsResponse
+	15, // 47: zen.memory.v1.MemoryService.SelectHistory:output_type -> zen.memory.v1.SelectHistoryResponse
+	38, // [38:48] is the sub-list for method output_type
+	28, // [28:38] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_zen_memory_v1_memory_proto_init() }
@@ -1759,7 +2053,7 @@ func file_zen_memory_v1_memory_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_zen_memory_v1_memory_proto_rawDesc), len(file_zen_memory_v1_memory_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   24,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -20,11 +20,17 @@ const sweepEvery = time.Minute
 type Store struct {
 	mu        sync.Mutex
 	threads   map[string]*memory.Thread
+	blobs     map[string]blob
 	lastSweep time.Time
 }
 
+type blob struct {
+	memory.Blob
+	expires time.Time
+}
+
 // New returns an empty store.
-func New() *Store { return &Store{threads: map[string]*memory.Thread{}} }
+func New() *Store { return &Store{threads: map[string]*memory.Thread{}, blobs: map[string]blob{}} }
 
 var _ memory.Store = (*Store)(nil)
 
@@ -38,6 +44,11 @@ func (s *Store) Create(_ context.Context, t *memory.Thread) error {
 		for id, old := range s.threads {
 			if !now.Before(old.ExpiresAt) {
 				delete(s.threads, id)
+			}
+		}
+		for sha, b := range s.blobs {
+			if !now.Before(b.expires) {
+				delete(s.blobs, sha)
 			}
 		}
 		s.lastSweep = now
@@ -118,6 +129,35 @@ func (s *Store) Import(_ context.Context, threads []*memory.Thread, replace bool
 		s.threads[t.ID] = clone(t)
 	}
 	return nil
+}
+
+func (s *Store) SaveBlobs(_ context.Context, blobs []memory.Blob, keep []string, _, expiresAt time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range blobs {
+		if old, ok := s.blobs[b.SHA256]; !ok || old.expires.Before(expiresAt) {
+			s.blobs[b.SHA256] = blob{Blob: b, expires: expiresAt}
+		}
+	}
+	for _, sha := range keep {
+		if old, ok := s.blobs[sha]; ok && old.expires.Before(expiresAt) {
+			old.expires = expiresAt
+			s.blobs[sha] = old
+		}
+	}
+	return nil
+}
+
+func (s *Store) GetBlobs(_ context.Context, shas []string, now time.Time) (map[string]memory.Blob, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]memory.Blob{}
+	for _, sha := range shas {
+		if b, ok := s.blobs[sha]; ok && now.Before(b.expires) {
+			out[sha] = b.Blob
+		}
+	}
+	return out, nil
 }
 
 func (s *Store) Close() error { return nil }

@@ -9,6 +9,8 @@
 //	                         compression is on and the turn is large
 //	zen:index                sorted set: thread ids scored by last update
 //	                         (microseconds), for listing
+//	zen:blob:<sha256>        hash: content (gzip'd when compression is on
+//	                         and it is large), tokens (JSON), expires_ms
 //
 // Every key has a TTL: a thread's keys expire with the thread, and the
 // index lives as long as its newest thread. Create and append are Lua
@@ -107,6 +109,7 @@ func client(rawURL string) (redis.UniversalClient, error) {
 func (s *Store) metaKey(id string) string  { return s.prefix + "{" + id + "}:meta" }
 func (s *Store) turnsKey(id string) string { return s.prefix + "{" + id + "}:turns" }
 func (s *Store) indexKey() string          { return s.prefix + "index" }
+func (s *Store) blobKey(sha string) string { return s.prefix + "blob:" + sha }
 
 // unavailable marks Redis failures as retryable.
 func unavailable(err error) error {
@@ -191,12 +194,16 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 // apart from the thread's keys (another Cluster slot), so it is updated
 // after the write; a thread missing from it is only missing from listings.
 func (s *Store) index(ctx context.Context, id string, updated time.Time, life int64) error {
-	pipe := s.rdb.Pipeline()
-	pipe.ZAdd(ctx, s.indexKey(), redis.Z{Score: score(updated), Member: id})
-	pipe.PExpire(ctx, s.indexKey(), time.Duration(life)*time.Millisecond)
-	_, err := pipe.Exec(ctx)
-	return unavailable(err)
+	return unavailable(indexScript.Run(ctx, s.rdb, []string{s.indexKey()}, score(updated), id, life).Err())
 }
+
+// indexScript adds a thread to the index and extends the index's TTL, never
+// shortening it: the index must outlive its longest-lived thread.
+var indexScript = redis.NewScript(`
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return 1
+`)
 
 func (s *Store) Create(ctx context.Context, t *memory.Thread) error { return s.put(ctx, t, false) }
 
@@ -335,6 +342,82 @@ func (s *Store) Import(ctx context.Context, threads []*memory.Thread, replace bo
 	return nil
 }
 
+// blobScript stores a blob (ARGV[3] = '1') or only extends a stored one
+// (ARGV[3] = '0'); an expiry only ever moves later.
+var blobScript = redis.NewScript(`
+local exp = redis.call('HGET', KEYS[1], 'expires_ms')
+if not exp then
+  if ARGV[3] == '0' then return 0 end
+  redis.call('HSET', KEYS[1], 'content', ARGV[4], 'tokens', ARGV[5], 'expires_ms', ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  return 1
+end
+if tonumber(exp) < tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[1], 'expires_ms', ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return 0
+`)
+
+func (s *Store) SaveBlobs(ctx context.Context, blobs []memory.Blob, keep []string, now, expiresAt time.Time) error {
+	if len(blobs) == 0 && len(keep) == 0 {
+		return nil
+	}
+	life, exp := ttl(now, expiresAt), expiresAt.UnixMilli()
+	pipe := s.rdb.Pipeline()
+	for _, b := range blobs {
+		content, err := s.pack([]byte(b.Content))
+		if err != nil {
+			return err
+		}
+		counts, err := json.Marshal(b.Tokens)
+		if err != nil {
+			return fmt.Errorf("encode token counts: %w", err)
+		}
+		blobScript.Eval(ctx, pipe, []string{s.blobKey(b.SHA256)}, life, exp, "1", content, string(counts))
+	}
+	for _, sha := range keep {
+		blobScript.Eval(ctx, pipe, []string{s.blobKey(sha)}, life, exp, "0", "", "")
+	}
+	_, err := pipe.Exec(ctx)
+	return unavailable(err)
+}
+
+func (s *Store) GetBlobs(ctx context.Context, shas []string, now time.Time) (map[string]memory.Blob, error) {
+	out := map[string]memory.Blob{}
+	if len(shas) == 0 {
+		return out, nil
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(shas))
+	for i, sha := range shas {
+		cmds[i] = pipe.HMGet(ctx, s.blobKey(sha), "content", "tokens", "expires_ms")
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, unavailable(err)
+	}
+	for i, cmd := range cmds {
+		v := cmd.Val()
+		content, ok1 := v[0].(string)
+		counts, _ := v[1].(string)
+		expStr, ok3 := v[2].(string)
+		exp, _ := strconv.ParseInt(expStr, 10, 64)
+		if !ok1 || !ok3 || exp <= now.UnixMilli() {
+			continue
+		}
+		raw, err := unpack([]byte(content))
+		if err != nil {
+			return nil, fmt.Errorf("blob %s: %w", shas[i], err)
+		}
+		b := memory.Blob{SHA256: shas[i], Content: string(raw)}
+		if err := json.Unmarshal([]byte(counts), &b.Tokens); err != nil {
+			return nil, fmt.Errorf("blob %s: decode token counts: %w", shas[i], err)
+		}
+		out[shas[i]] = b
+	}
+	return out, nil
+}
+
 // Ping reports whether Redis answers.
 func (s *Store) Ping(ctx context.Context) error { return unavailable(s.rdb.Ping(ctx).Err()) }
 
@@ -347,32 +430,42 @@ func (s *Store) encodeTurn(t memory.Turn) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encode turn: %w", err)
 	}
-	if !s.compress || len(raw) < compressAbove {
-		return string(raw), nil
+	return s.pack(raw)
+}
+
+// pack gzips data when compression is on and data is large enough to gain.
+func (s *Store) pack(data []byte) (string, error) {
+	if !s.compress || len(data) < compressAbove {
+		return string(data), nil
 	}
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(raw); err != nil {
-		return "", fmt.Errorf("compress turn: %w", err)
+	if _, err := zw.Write(data); err != nil {
+		return "", fmt.Errorf("compress: %w", err)
 	}
 	if err := zw.Close(); err != nil {
-		return "", fmt.Errorf("compress turn: %w", err)
+		return "", fmt.Errorf("compress: %w", err)
 	}
 	return buf.String(), nil
 }
 
-// decodeTurn reads a turn written with or without compression, so the
-// setting can change without losing threads.
+// unpack reads data written with or without compression, so the setting
+// can change without losing threads. JSON never starts with gzip's magic.
+func unpack(data []byte) ([]byte, error) {
+	if !bytes.HasPrefix(data, gzipMagic) {
+		return data, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("decompress: %w", err)
+	}
+	return io.ReadAll(zr)
+}
+
 func decodeTurn(raw string) (memory.Turn, error) {
-	data := []byte(raw)
-	if bytes.HasPrefix(data, gzipMagic) {
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return memory.Turn{}, fmt.Errorf("decompress turn: %w", err)
-		}
-		if data, err = io.ReadAll(zr); err != nil {
-			return memory.Turn{}, fmt.Errorf("decompress turn: %w", err)
-		}
+	data, err := unpack([]byte(raw))
+	if err != nil {
+		return memory.Turn{}, fmt.Errorf("turn: %w", err)
 	}
 	var t memory.Turn
 	if err := json.Unmarshal(data, &t); err != nil {

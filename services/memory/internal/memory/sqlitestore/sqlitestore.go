@@ -46,6 +46,13 @@ CREATE TABLE IF NOT EXISTS turns (
 	body      TEXT NOT NULL,
 	PRIMARY KEY (thread_id, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS blobs (
+	sha256     TEXT PRIMARY KEY,
+	content    TEXT NOT NULL,
+	tokens     TEXT NOT NULL DEFAULT '{}',
+	expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS blobs_expiry ON blobs (expires_at);
 `
 
 // Store is a memory.Store in SQLite.
@@ -308,7 +315,63 @@ func (s *Store) sweep(ctx context.Context, now time.Time) {
 	s.mu.Unlock()
 	if due {
 		_, _ = s.db.ExecContext(ctx, `DELETE FROM threads WHERE expires_at <= ?`, nanos(now))
+		_, _ = s.db.ExecContext(ctx, `DELETE FROM blobs WHERE expires_at <= ?`, nanos(now))
 	}
+}
+
+func (s *Store) SaveBlobs(ctx context.Context, blobs []memory.Blob, keep []string, _, expiresAt time.Time) error {
+	if len(blobs) == 0 && len(keep) == 0 {
+		return nil
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		for _, b := range blobs {
+			counts, err := json.Marshal(b.Tokens)
+			if err != nil {
+				return fmt.Errorf("encode token counts: %w", err)
+			}
+			_, err = tx.ExecContext(ctx, `INSERT INTO blobs (sha256, content, tokens, expires_at) VALUES (?, ?, ?, ?)
+				ON CONFLICT (sha256) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`,
+				b.SHA256, b.Content, string(counts), nanos(expiresAt))
+			if err != nil {
+				return describe(err)
+			}
+		}
+		for _, sha := range keep {
+			if _, err := tx.ExecContext(ctx, `UPDATE blobs SET expires_at = max(expires_at, ?) WHERE sha256 = ?`, nanos(expiresAt), sha); err != nil {
+				return describe(err)
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) GetBlobs(ctx context.Context, shas []string, now time.Time) (map[string]memory.Blob, error) {
+	out := map[string]memory.Blob{}
+	if len(shas) == 0 {
+		return out, nil
+	}
+	args := []any{nanos(now)}
+	for _, sha := range shas {
+		args = append(args, sha)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT sha256, content, tokens FROM blobs WHERE expires_at > ? AND sha256 IN (?`+
+		strings.Repeat(", ?", len(shas)-1)+`)`, args...)
+	if err != nil {
+		return nil, describe(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var b memory.Blob
+		var counts string
+		if err := rows.Scan(&b.SHA256, &b.Content, &counts); err != nil {
+			return nil, describe(err)
+		}
+		if err := json.Unmarshal([]byte(counts), &b.Tokens); err != nil {
+			return nil, fmt.Errorf("blob %s: decode token counts: %w", b.SHA256, err)
+		}
+		out[b.SHA256] = b
+	}
+	return out, describe(rows.Err())
 }
 
 func (s *Store) Close() error { return s.db.Close() }

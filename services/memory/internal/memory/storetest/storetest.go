@@ -207,6 +207,43 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		}
 	})
 
+	t.Run("blobs are stored once and expire no earlier than asked", func(t *testing.T) {
+		s := newStore(t)
+		a := memory.Blob{SHA256: "aa", Content: "package a\n", Tokens: map[string]int64{"estimate": 4}}
+		b := memory.Blob{SHA256: "bb", Content: ""}
+		if err := s.SaveBlobs(ctx, []memory.Blob{a, b}, nil, base, base.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetBlobs(ctx, []string{"aa", "bb", "missing"}, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || got["aa"].Content != a.Content || got["aa"].Tokens["estimate"] != 4 || got["bb"].Content != "" {
+			t.Fatalf("got %+v", got)
+		}
+		// Saving again with an earlier expiry does not shorten it; keeping
+		// extends it.
+		if err := s.SaveBlobs(ctx, []memory.Blob{a}, nil, base, base.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SaveBlobs(ctx, nil, []string{"bb", "missing"}, base.Add(50*time.Minute), base.Add(2*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		later, err := s.GetBlobs(ctx, []string{"aa", "bb", "missing"}, base.Add(90*time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := later["aa"]; ok {
+			t.Error("blob aa outlived its hour")
+		}
+		if _, ok := later["bb"]; !ok {
+			t.Error("kept blob bb expired")
+		}
+		if _, ok := later["missing"]; ok {
+			t.Error("keeping a blob that was never stored created it")
+		}
+	})
+
 	t.Run("a caller cannot change stored turns", func(t *testing.T) {
 		s := newStore(t)
 		th := thread()

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zenmcp/zen/services/platform/fakemodel"
+)
+
+func TestFilesAreEmbeddedOnceAndChangesAreNew(t *testing.T) {
+	fake := fakemodel.New(t)
+	st := serveStack(t, fakeEnv(fake))
+	dir := t.TempDir()
+	file := filepath.Join(dir, "calc.go")
+	if err := os.WriteFile(file, []byte("package calc // first version\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]any{"prompt": "review this", "working_directory_absolute_path": dir, "model": "llama3.2", "absolute_file_paths": []any{file}}
+	_, got := callTool(t, st.session, "chat", args)
+	id := got["continuation_offer"].(map[string]any)["continuation_id"].(string)
+	if first := fake.Requests()[0].AllText(); strings.Count(first, "first version") != 1 || !strings.Contains(first, "=== CONTEXT FILES ===") {
+		t.Fatalf("first request should embed the file once:\n%s", first)
+	}
+
+	// Unchanged: the history carries it; the new request does not repeat it.
+	args = map[string]any{"prompt": "and again", "working_directory_absolute_path": dir, "continuation_id": id, "absolute_file_paths": []any{file}}
+	callTool(t, st.session, "chat", args)
+	second := fake.Requests()[1].AllText()
+	if strings.Count(second, "first version") != 1 || !strings.Contains(second, "already") {
+		t.Errorf("an unchanged file must appear once, in the history, with a note:\n%s", second)
+	}
+
+	// Changed on disk: the new version is embedded as a new file.
+	if err := os.WriteFile(file, []byte("package calc // second version\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	callTool(t, st.session, "chat", args)
+	third := fake.Requests()[2].AllText()
+	if !strings.Contains(third, "second version") || !strings.Contains(third, "=== CONTEXT FILES ===") {
+		t.Errorf("a changed file must be embedded anew:\n%s", third)
+	}
+
+	// Gone from disk: the history still has it, from memory.
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	final := continueChat(t, st, fake, id, "what did the file say?")
+	if !strings.Contains(final, "second version") {
+		t.Errorf("the history lost a file that left the disk:\n%s", final)
+	}
+}
