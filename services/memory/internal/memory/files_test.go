@@ -78,8 +78,9 @@ func TestFilesOverTheBudgetAreLeftOutNewestFirst(t *testing.T) {
 	if len(sel.Files) != 1 || sel.Files[0].Path != "/new.txt" || sel.OmittedFiles != 1 {
 		t.Errorf("files %v, omitted %d; want the newest file and one left out", sel.Files, sel.OmittedFiles)
 	}
-	if sel.FileTokens+sel.TokensUsed > sel.HistoryBudget {
-		t.Errorf("files (%d) and turns (%d) overrun the history budget %d", sel.FileTokens, sel.TokensUsed, sel.HistoryBudget)
+	if sel.FileTokens > sel.FileBudget || sel.TokensUsed > sel.HistoryBudget || len(sel.Turns) != 4 {
+		t.Errorf("files %d of %d, turns %d of %d (%d turns); each must keep to its own budget", sel.FileTokens, sel.FileBudget,
+			sel.TokensUsed, sel.HistoryBudget, len(sel.Turns))
 	}
 }
 

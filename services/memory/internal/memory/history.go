@@ -48,12 +48,15 @@ type Selection struct {
 const turnHeader = 16
 
 // SelectHistory chooses what a model sees of a thread and its ancestors.
-// Files come first: walking the turns newest to oldest, each path counts
-// once, at its newest reference (a changed file is its newer version), and
-// files are kept while they fit the file budget. Turns then fill what the
-// files left of the history budget, newest first, stopping at the first
-// that does not fit so the history has no gap. Both come back oldest
-// first.
+// Files: walking the turns newest to oldest, each path counts once, at its
+// newest reference (a changed file is its newer version), and files are
+// kept while they fit the file budget. Turns: newest first within the
+// history budget, stopping at the first that does not fit so the history
+// has no gap. Both come back oldest first.
+//
+// The two budgets are separate slices of the content budget. The reference
+// server charges the files to the history budget too, which for large
+// models (equal 40% slices) lets files crowd out every turn.
 func (s *Service) SelectHistory(ctx context.Context, id, clientID string, p SelectParams) (Selection, error) {
 	t, err := s.Get(ctx, id, clientID)
 	if err != nil {
@@ -75,11 +78,10 @@ func (s *Service) SelectHistory(ctx context.Context, id, clientID string, p Sele
 			return Selection{}, err
 		}
 	}
-	left := sel.HistoryBudget - sel.FileTokens
 	start := len(turns)
 	for i := len(turns) - 1; i >= 0; i-- {
 		cost := tokensOf(turns[i].Tokens, sel.Encoding, turns[i].Content) + turnHeader
-		if sel.TokensUsed+cost > left {
+		if sel.TokensUsed+cost > sel.HistoryBudget {
 			break
 		}
 		sel.TokensUsed += cost

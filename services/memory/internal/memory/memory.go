@@ -81,20 +81,20 @@ type Store interface {
 	// Get returns the thread, or ErrNotFound when it is absent or has expired
 	// by now.
 	Get(ctx context.Context, id string, now time.Time) (*Thread, error)
-	// Append adds turns when the thread would then hold at most maxTurns
-	// turns, sets its update time to now and its expiry to expiresAt, and
-	// returns the new turn count. Otherwise it returns ErrTurnLimit and
-	// changes nothing.
-	Append(ctx context.Context, id string, turns []Turn, maxTurns int, now, expiresAt time.Time) (int, error)
+	// Append adds turns to the client's thread when it would then hold at
+	// most maxTurns turns, sets its update time to now and its expiry, and
+	// that of every blob its turns reference, to expiresAt, and returns the
+	// new turn count. Otherwise it returns ErrTurnLimit and changes
+	// nothing. Another client's thread is ErrNotFound.
+	Append(ctx context.Context, id, clientID string, turns []Turn, maxTurns int, now, expiresAt time.Time) (int, error)
 	// List returns live threads (expiring after now) matching p, most
 	// recently updated first (ties by id, descending), strictly after
 	// p.After when it is set.
 	List(ctx context.Context, p ListParams, now time.Time) ([]*Thread, error)
 	// Delete removes a thread; ErrNotFound when there is none.
 	Delete(ctx context.Context, id string) error
-	// SaveBlobs stores blobs and makes them, and the already stored blobs
-	// named in keep, live until at least expiresAt.
-	SaveBlobs(ctx context.Context, blobs []Blob, keep []string, now, expiresAt time.Time) error
+	// SaveBlobs stores blobs and makes them live until at least expiresAt.
+	SaveBlobs(ctx context.Context, blobs []Blob, now, expiresAt time.Time) error
 	// GetBlobs returns the live blobs among shas; absent ones are left out.
 	GetBlobs(ctx context.Context, shas []string, now time.Time) (map[string]Blob, error)
 	// Import stores threads as they are, all or none. A thread whose id

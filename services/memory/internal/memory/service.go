@@ -74,7 +74,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 		InitialContext: p.InitialContext, ClientID: p.ClientID,
 	}
 	// Blobs first: a stored turn never names contents that are missing.
-	if err := s.store.SaveBlobs(ctx, p.Blobs, nil, now, t.ExpiresAt); err != nil {
+	if err := s.store.SaveBlobs(ctx, p.Blobs, now, t.ExpiresAt); err != nil {
 		return nil, fmt.Errorf("save files: %w", err)
 	}
 	if err := s.store.Create(ctx, t); err != nil {
@@ -111,21 +111,14 @@ func (s *Service) Append(ctx context.Context, id, clientID string, turns []Turn,
 	if err := prepareBlobs(blobs); err != nil {
 		return 0, err
 	}
-	t, err := s.Get(ctx, id, clientID)
-	if err != nil {
-		return 0, err
+	if _, err := uuid.Parse(id); err != nil {
+		return 0, ErrNotFound
 	}
 	now := s.now().UTC()
-	var keep []string
-	for _, turn := range t.Turns {
-		for _, f := range turn.Files {
-			keep = append(keep, f.SHA256)
-		}
-	}
-	if err := s.store.SaveBlobs(ctx, blobs, keep, now, now.Add(s.ttl)); err != nil {
+	if err := s.store.SaveBlobs(ctx, blobs, now, now.Add(s.ttl)); err != nil {
 		return 0, fmt.Errorf("save files: %w", err)
 	}
-	return s.store.Append(ctx, id, count(stamp(turns, now)), s.maxTurns, now, now.Add(s.ttl))
+	return s.store.Append(ctx, id, clientID, count(stamp(turns, now)), s.maxTurns, now, now.Add(s.ttl))
 }
 
 // countedEncodings are counted when text is written: the encoding most

@@ -71,12 +71,11 @@ func (s *Store) Get(_ context.Context, id string, now time.Time) (*memory.Thread
 	return clone(t), nil
 }
 
-func (s *Store) Append(_ context.Context, id string, turns []memory.Turn, maxTurns int, now, expiresAt time.Time) (int, error) {
+func (s *Store) Append(_ context.Context, id, clientID string, turns []memory.Turn, maxTurns int, now, expiresAt time.Time) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.threads[id]
-	if !ok || !now.Before(t.ExpiresAt) {
-		delete(s.threads, id)
+	if !ok || !now.Before(t.ExpiresAt) || t.ClientID != clientID {
 		return 0, memory.ErrNotFound
 	}
 	if len(t.Turns)+len(turns) > maxTurns {
@@ -85,6 +84,14 @@ func (s *Store) Append(_ context.Context, id string, turns []memory.Turn, maxTur
 	t.Turns = append(t.Turns, turns...)
 	t.UpdatedAt = now
 	t.ExpiresAt = expiresAt
+	for _, turn := range t.Turns {
+		for _, f := range turn.Files {
+			if b, ok := s.blobs[f.SHA256]; ok && b.expires.Before(expiresAt) {
+				b.expires = expiresAt
+				s.blobs[f.SHA256] = b
+			}
+		}
+	}
 	return len(t.Turns), nil
 }
 
@@ -131,18 +138,12 @@ func (s *Store) Import(_ context.Context, threads []*memory.Thread, replace bool
 	return nil
 }
 
-func (s *Store) SaveBlobs(_ context.Context, blobs []memory.Blob, keep []string, _, expiresAt time.Time) error {
+func (s *Store) SaveBlobs(_ context.Context, blobs []memory.Blob, _, expiresAt time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, b := range blobs {
 		if old, ok := s.blobs[b.SHA256]; !ok || old.expires.Before(expiresAt) {
 			s.blobs[b.SHA256] = blob{Blob: b, expires: expiresAt}
-		}
-	}
-	for _, sha := range keep {
-		if old, ok := s.blobs[sha]; ok && old.expires.Before(expiresAt) {
-			old.expires = expiresAt
-			s.blobs[sha] = old
 		}
 	}
 	return nil

@@ -4,9 +4,10 @@
 // so one thread's keys live in one slot and scripts can touch both):
 //
 //	zen:{<thread id>}:meta   hash: meta (JSON of the thread without turns),
-//	                         updated_ns, expires_ms
+//	                         client, updated_ns, expires_ms
 //	zen:{<thread id>}:turns  list: one JSON turn per element, gzip'd when
 //	                         compression is on and the turn is large
+//	zen:{<thread id>}:files  set: sha256 of every file the turns reference
 //	zen:index                sorted set: thread ids scored by last update
 //	                         (microseconds), for listing
 //	zen:blob:<sha256>        hash: content (gzip'd when compression is on
@@ -108,6 +109,11 @@ func client(rawURL string) (redis.UniversalClient, error) {
 
 func (s *Store) metaKey(id string) string  { return s.prefix + "{" + id + "}:meta" }
 func (s *Store) turnsKey(id string) string { return s.prefix + "{" + id + "}:turns" }
+func (s *Store) filesKey(id string) string { return s.prefix + "{" + id + "}:files" }
+
+func (s *Store) threadKeys(id string) []string {
+	return []string{s.metaKey(id), s.turnsKey(id), s.filesKey(id)}
+}
 func (s *Store) indexKey() string          { return s.prefix + "index" }
 func (s *Store) blobKey(sha string) string { return s.prefix + "blob:" + sha }
 
@@ -137,30 +143,73 @@ type meta struct {
 	InitialContext map[string]any `json:"initial_context,omitempty"`
 }
 
+// putScript writes a whole thread. ARGV: replace flag, ttl ms, meta JSON,
+// updated_ns, expires_ms, client, file count, file shas..., turns...
 var putScript = redis.NewScript(`
 if ARGV[1] == '0' and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('DEL', KEYS[1], KEYS[2])
-redis.call('HSET', KEYS[1], 'meta', ARGV[3], 'updated_ns', ARGV[4], 'expires_ms', ARGV[5])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('HSET', KEYS[1], 'meta', ARGV[3], 'updated_ns', ARGV[4], 'expires_ms', ARGV[5], 'client', ARGV[6])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-if #ARGV > 5 then
-  redis.call('RPUSH', KEYS[2], unpack(ARGV, 6))
+local nf = tonumber(ARGV[7])
+if nf > 0 then
+  redis.call('SADD', KEYS[3], unpack(ARGV, 8, 7 + nf))
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+end
+if #ARGV > 7 + nf then
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, 8 + nf))
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
 end
 return 1
 `)
 
+// appendScript adds an exchange to the client's live thread within the
+// limit. ARGV: max turns, now_ms, updated_ns, expires_ms, ttl ms, client,
+// keep-until ms, file count, new file shas..., turns... It returns {status,
+// turn count, file shas...}: status -1 not found, -2 over the limit. The
+// shas are the thread's files when they need keeping alive past
+// expires_ms: files_ms records how far they already are, so most appends
+// return none and the caller skips that work.
 var appendScript = redis.NewScript(`
-local exp = redis.call('HGET', KEYS[1], 'expires_ms')
-if not exp or tonumber(exp) <= tonumber(ARGV[2]) then return {-1, 0} end
+local h = redis.call('HMGET', KEYS[1], 'expires_ms', 'client', 'files_ms')
+if not h[1] or tonumber(h[1]) <= tonumber(ARGV[2]) or (h[2] or '') ~= ARGV[6] then return {-1, 0} end
+local nf = tonumber(ARGV[8])
 local n = redis.call('LLEN', KEYS[2])
-local add = #ARGV - 5
+local add = #ARGV - 8 - nf
 if n + add > tonumber(ARGV[1]) then return {-2, n} end
-redis.call('RPUSH', KEYS[2], unpack(ARGV, 6))
+redis.call('RPUSH', KEYS[2], unpack(ARGV, 9 + nf))
 redis.call('HSET', KEYS[1], 'updated_ns', ARGV[3], 'expires_ms', ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
-return {0, n + add}
+local out = {0, n + add}
+if nf > 0 then
+  redis.call('SADD', KEYS[3], unpack(ARGV, 9, 8 + nf))
+  redis.call('HDEL', KEYS[1], 'files_ms')
+  h[3] = false
+end
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  redis.call('PEXPIRE', KEYS[3], ARGV[5])
+  if not h[3] or tonumber(h[3]) < tonumber(ARGV[4]) then
+    redis.call('HSET', KEYS[1], 'files_ms', ARGV[7])
+    for i, f in ipairs(redis.call('SMEMBERS', KEYS[3])) do out[i + 2] = f end
+  end
+end
+return out
 `)
+
+// fileSHAs lists the distinct files turns reference.
+func fileSHAs(turns []memory.Turn) []any {
+	seen := map[string]bool{}
+	var out []any
+	for _, t := range turns {
+		for _, f := range t.Files {
+			if f.SHA256 != "" && !seen[f.SHA256] {
+				seen[f.SHA256] = true
+				out = append(out, f.SHA256)
+			}
+		}
+	}
+	return out
+}
 
 func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 	m, err := json.Marshal(meta{ID: t.ID, ParentID: t.ParentID, ToolName: t.ToolName, ClientID: t.ClientID, CreatedAt: t.CreatedAt, InitialContext: t.InitialContext})
@@ -172,7 +221,9 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 	if replace {
 		flag = "1"
 	}
-	args := []any{flag, life, string(m), strconv.FormatInt(t.UpdatedAt.UnixNano(), 10), t.ExpiresAt.UnixMilli()}
+	shas := fileSHAs(t.Turns)
+	args := []any{flag, life, string(m), strconv.FormatInt(t.UpdatedAt.UnixNano(), 10), t.ExpiresAt.UnixMilli(), t.ClientID, len(shas)}
+	args = append(args, shas...)
 	for _, turn := range t.Turns {
 		enc, err := s.encodeTurn(turn)
 		if err != nil {
@@ -180,7 +231,7 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 		}
 		args = append(args, enc)
 	}
-	created, err := putScript.Run(ctx, s.rdb, []string{s.metaKey(t.ID), s.turnsKey(t.ID)}, args...).Int()
+	created, err := putScript.Run(ctx, s.rdb, s.threadKeys(t.ID), args...).Int()
 	if err != nil {
 		return unavailable(err)
 	}
@@ -243,9 +294,15 @@ func (s *Store) decode(id string, h map[string]string, rawTurns []string, now ti
 	return t, nil
 }
 
-func (s *Store) Append(ctx context.Context, id string, turns []memory.Turn, maxTurns int, now, expiresAt time.Time) (int, error) {
+func (s *Store) Append(ctx context.Context, id, clientID string, turns []memory.Turn, maxTurns int, now, expiresAt time.Time) (int, error) {
 	life := ttl(now, expiresAt)
-	args := []any{maxTurns, now.UnixMilli(), strconv.FormatInt(now.UnixNano(), 10), expiresAt.UnixMilli(), life}
+	// Files are kept a quarter TTL past the thread, so the appends in that
+	// window need not touch them again.
+	keepUntil := expiresAt.Add(time.Duration(life) * time.Millisecond / 4)
+	shas := fileSHAs(turns)
+	args := []any{maxTurns, now.UnixMilli(), strconv.FormatInt(now.UnixNano(), 10), expiresAt.UnixMilli(), life, clientID,
+		keepUntil.UnixMilli(), len(shas)}
+	args = append(args, shas...)
 	for _, turn := range turns {
 		enc, err := s.encodeTurn(turn)
 		if err != nil {
@@ -253,17 +310,30 @@ func (s *Store) Append(ctx context.Context, id string, turns []memory.Turn, maxT
 		}
 		args = append(args, enc)
 	}
-	res, err := appendScript.Run(ctx, s.rdb, []string{s.metaKey(id), s.turnsKey(id)}, args...).Int64Slice()
+	res, err := appendScript.Run(ctx, s.rdb, s.threadKeys(id), args...).Slice()
 	if err != nil {
 		return 0, unavailable(err)
 	}
-	switch res[0] {
+	status, _ := res[0].(int64)
+	count, _ := res[1].(int64)
+	switch status {
 	case -1:
 		return 0, memory.ErrNotFound
 	case -2:
-		return int(res[1]), memory.ErrTurnLimit
+		return int(count), memory.ErrTurnLimit
 	}
-	return int(res[1]), s.index(ctx, id, now, life)
+	// The thread's files and the index live in other slots: extend and
+	// update them in one round trip after the atomic append.
+	pipe := s.rdb.Pipeline()
+	keepLife := ttl(now, keepUntil)
+	for _, sha := range res[2:] {
+		blobScript.Eval(ctx, pipe, []string{s.blobKey(sha.(string))}, keepLife, keepUntil.UnixMilli(), "0", "", "")
+	}
+	indexScript.Eval(ctx, pipe, []string{s.indexKey()}, score(now), id, life)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return int(count), unavailable(err)
+	}
+	return int(count), nil
 }
 
 // listBatch is how many index entries List reads at a time.
@@ -308,7 +378,7 @@ func (s *Store) List(ctx context.Context, p memory.ListParams, now time.Time) ([
 }
 
 func (s *Store) Delete(ctx context.Context, id string) error {
-	n, err := s.rdb.Del(ctx, s.metaKey(id), s.turnsKey(id)).Result()
+	n, err := s.rdb.Del(ctx, s.threadKeys(id)...).Result()
 	if err != nil {
 		return unavailable(err)
 	}
@@ -359,8 +429,8 @@ end
 return 0
 `)
 
-func (s *Store) SaveBlobs(ctx context.Context, blobs []memory.Blob, keep []string, now, expiresAt time.Time) error {
-	if len(blobs) == 0 && len(keep) == 0 {
+func (s *Store) SaveBlobs(ctx context.Context, blobs []memory.Blob, now, expiresAt time.Time) error {
+	if len(blobs) == 0 {
 		return nil
 	}
 	life, exp := ttl(now, expiresAt), expiresAt.UnixMilli()
@@ -375,9 +445,6 @@ func (s *Store) SaveBlobs(ctx context.Context, blobs []memory.Blob, keep []strin
 			return fmt.Errorf("encode token counts: %w", err)
 		}
 		blobScript.Eval(ctx, pipe, []string{s.blobKey(b.SHA256)}, life, exp, "1", content, string(counts))
-	}
-	for _, sha := range keep {
-		blobScript.Eval(ctx, pipe, []string{s.blobKey(sha)}, life, exp, "0", "", "")
 	}
 	_, err := pipe.Exec(ctx)
 	return unavailable(err)

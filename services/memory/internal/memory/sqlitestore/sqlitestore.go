@@ -46,6 +46,11 @@ CREATE TABLE IF NOT EXISTS turns (
 	body      TEXT NOT NULL,
 	PRIMARY KEY (thread_id, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS thread_files (
+	thread_id TEXT NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
+	sha256    TEXT NOT NULL,
+	PRIMARY KEY (thread_id, sha256)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS blobs (
 	sha256     TEXT PRIMARY KEY,
 	content    TEXT NOT NULL,
@@ -159,6 +164,11 @@ func insertTurns(ctx context.Context, tx *sql.Tx, id string, first int, turns []
 		if _, err := tx.ExecContext(ctx, `INSERT INTO turns (thread_id, seq, body) VALUES (?, ?, ?)`, id, first+i, string(body)); err != nil {
 			return describe(err)
 		}
+		for _, f := range turn.Files {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO thread_files (thread_id, sha256) VALUES (?, ?)`, id, f.SHA256); err != nil {
+				return describe(err)
+			}
+		}
 	}
 	return nil
 }
@@ -216,11 +226,11 @@ func (s *Store) turns(ctx context.Context, id string) ([]memory.Turn, error) {
 	return out, describe(rows.Err())
 }
 
-func (s *Store) Append(ctx context.Context, id string, turns []memory.Turn, maxTurns int, now, expiresAt time.Time) (int, error) {
+func (s *Store) Append(ctx context.Context, id, clientID string, turns []memory.Turn, maxTurns int, now, expiresAt time.Time) (int, error) {
 	var count int
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var expires int64
-		err := tx.QueryRowContext(ctx, `SELECT turn_count, expires_at FROM threads WHERE id = ?`, id).Scan(&count, &expires)
+		err := tx.QueryRowContext(ctx, `SELECT turn_count, expires_at FROM threads WHERE id = ? AND client_id = ?`, id, clientID).Scan(&count, &expires)
 		if errors.Is(err, sql.ErrNoRows) || err == nil && expires <= nanos(now) {
 			return memory.ErrNotFound
 		}
@@ -236,6 +246,11 @@ func (s *Store) Append(ctx context.Context, id string, turns []memory.Turn, maxT
 		count += len(turns)
 		_, err = tx.ExecContext(ctx, `UPDATE threads SET turn_count = ?, updated_at = ?, expires_at = ? WHERE id = ?`,
 			count, nanos(now), nanos(expiresAt), id)
+		if err != nil {
+			return describe(err)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE blobs SET expires_at = max(expires_at, ?)
+			WHERE sha256 IN (SELECT sha256 FROM thread_files WHERE thread_id = ?)`, nanos(expiresAt), id)
 		return describe(err)
 	})
 	return count, err
@@ -319,8 +334,8 @@ func (s *Store) sweep(ctx context.Context, now time.Time) {
 	}
 }
 
-func (s *Store) SaveBlobs(ctx context.Context, blobs []memory.Blob, keep []string, _, expiresAt time.Time) error {
-	if len(blobs) == 0 && len(keep) == 0 {
+func (s *Store) SaveBlobs(ctx context.Context, blobs []memory.Blob, _, expiresAt time.Time) error {
+	if len(blobs) == 0 {
 		return nil
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
@@ -333,11 +348,6 @@ func (s *Store) SaveBlobs(ctx context.Context, blobs []memory.Blob, keep []strin
 				ON CONFLICT (sha256) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`,
 				b.SHA256, b.Content, string(counts), nanos(expiresAt))
 			if err != nil {
-				return describe(err)
-			}
-		}
-		for _, sha := range keep {
-			if _, err := tx.ExecContext(ctx, `UPDATE blobs SET expires_at = max(expires_at, ?) WHERE sha256 = ?`, nanos(expiresAt), sha); err != nil {
 				return describe(err)
 			}
 		}

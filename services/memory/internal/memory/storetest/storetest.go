@@ -66,14 +66,14 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			t.Fatal(err)
 		}
 		later := base.Add(50 * time.Minute)
-		n, err := s.Append(ctx, th.ID, []memory.Turn{turn(memory.RoleUser, "1"), turn(memory.RoleAssistant, "2")}, 3, later, later.Add(time.Hour))
+		n, err := s.Append(ctx, th.ID, "", []memory.Turn{turn(memory.RoleUser, "1"), turn(memory.RoleAssistant, "2")}, 3, later, later.Add(time.Hour))
 		if err != nil || n != 2 {
 			t.Fatalf("Append = %d, %v; want 2, nil", n, err)
 		}
 		if _, err := s.Get(ctx, th.ID, base.Add(90*time.Minute)); err != nil {
 			t.Errorf("after refresh: %v", err)
 		}
-		if _, err := s.Append(ctx, th.ID, []memory.Turn{turn(memory.RoleUser, "3"), turn(memory.RoleAssistant, "4")}, 3, later, later.Add(time.Hour)); !errors.Is(err, memory.ErrTurnLimit) {
+		if _, err := s.Append(ctx, th.ID, "", []memory.Turn{turn(memory.RoleUser, "3"), turn(memory.RoleAssistant, "4")}, 3, later, later.Add(time.Hour)); !errors.Is(err, memory.ErrTurnLimit) {
 			t.Errorf("past the limit: err = %v, want ErrTurnLimit", err)
 		}
 		got, _ := s.Get(ctx, th.ID, later)
@@ -96,7 +96,7 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			go func() {
 				defer wg.Done()
 				turns := []memory.Turn{turn(memory.RoleUser, fmt.Sprint("q", i)), turn(memory.RoleAssistant, fmt.Sprint("a", i))}
-				if _, err := s.Append(ctx, th.ID, turns, 1000, base, base.Add(time.Hour)); err != nil {
+				if _, err := s.Append(ctx, th.ID, "", turns, 1000, base, base.Add(time.Hour)); err != nil {
 					errs <- err
 				}
 			}()
@@ -207,11 +207,11 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		}
 	})
 
-	t.Run("blobs are stored once and expire no earlier than asked", func(t *testing.T) {
+	t.Run("blobs are stored once and live as long as their threads", func(t *testing.T) {
 		s := newStore(t)
 		a := memory.Blob{SHA256: "aa", Content: "package a\n", Tokens: map[string]int64{"estimate": 4}}
 		b := memory.Blob{SHA256: "bb", Content: ""}
-		if err := s.SaveBlobs(ctx, []memory.Blob{a, b}, nil, base, base.Add(time.Hour)); err != nil {
+		if err := s.SaveBlobs(ctx, []memory.Blob{a, b}, base, base.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.GetBlobs(ctx, []string{"aa", "bb", "missing"}, base)
@@ -221,26 +221,45 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		if len(got) != 2 || got["aa"].Content != a.Content || got["aa"].Tokens["estimate"] != 4 || got["bb"].Content != "" {
 			t.Fatalf("got %+v", got)
 		}
-		// Saving again with an earlier expiry does not shorten it; keeping
-		// extends it.
-		if err := s.SaveBlobs(ctx, []memory.Blob{a}, nil, base, base.Add(time.Minute)); err != nil {
+		// Saving again with an earlier expiry does not shorten it.
+		if err := s.SaveBlobs(ctx, []memory.Blob{a}, base, base.Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.SaveBlobs(ctx, nil, []string{"bb", "missing"}, base.Add(50*time.Minute), base.Add(2*time.Hour)); err != nil {
+		// A thread that references bb keeps it alive with every append.
+		th := thread()
+		th.Turns = []memory.Turn{{Role: memory.RoleUser, Content: "q", Files: []memory.FileRef{{Path: "/b", SHA256: "bb"}}}}
+		if err := s.Create(ctx, th); err != nil {
 			t.Fatal(err)
 		}
-		later, err := s.GetBlobs(ctx, []string{"aa", "bb", "missing"}, base.Add(90*time.Minute))
+		later := base.Add(50 * time.Minute)
+		if _, err := s.Append(ctx, th.ID, "", []memory.Turn{{Role: memory.RoleAssistant, Content: "a"}}, 10, later, later.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		after, err := s.GetBlobs(ctx, []string{"aa", "bb"}, base.Add(90*time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := later["aa"]; ok {
+		if _, ok := after["aa"]; ok {
 			t.Error("blob aa outlived its hour")
 		}
-		if _, ok := later["bb"]; !ok {
-			t.Error("kept blob bb expired")
+		if _, ok := after["bb"]; !ok {
+			t.Error("blob bb expired while its thread lives")
 		}
-		if _, ok := later["missing"]; ok {
-			t.Error("keeping a blob that was never stored created it")
+	})
+
+	t.Run("append is for the thread's own client", func(t *testing.T) {
+		s := newStore(t)
+		th := thread()
+		th.ClientID = "alice"
+		if err := s.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		turn := []memory.Turn{{Role: memory.RoleUser, Content: "q"}}
+		if _, err := s.Append(ctx, th.ID, "bob", turn, 10, base, base.Add(time.Hour)); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("another client's append: err = %v, want ErrNotFound", err)
+		}
+		if n, err := s.Append(ctx, th.ID, "alice", turn, 10, base, base.Add(time.Hour)); err != nil || n != 1 {
+			t.Errorf("owner's append: %d, %v", n, err)
 		}
 	})
 
