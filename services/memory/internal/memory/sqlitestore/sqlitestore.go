@@ -20,8 +20,8 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-// busyTimeout is how long a write waits for another process's lock.
-const busyTimeout = 10 * time.Second
+// BusyTimeout is how long a write waits for another process's lock.
+const BusyTimeout = 10 * time.Second
 
 // sweepEvery bounds how often Create deletes expired threads.
 const sweepEvery = time.Minute
@@ -73,7 +73,10 @@ var _ memory.Store = (*Store)(nil)
 // Open opens (creating if needed) the database at path. WAL lets readers
 // work while one writer writes; synchronous=NORMAL survives any process
 // crash, including kill -9, without an fsync per write.
-func Open(path string) (*Store, error) {
+func Open(path string) (*Store, error) { return OpenWithTimeout(path, BusyTimeout) }
+
+// OpenWithTimeout is Open with another wait for a held lock.
+func OpenWithTimeout(path string, busyTimeout time.Duration) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create the directory for %s: %w", path, err)
 	}
@@ -102,7 +105,7 @@ func describe(err error) error {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked"):
-		return fmt.Errorf("%w (another process held the database lock for over %s)", err, busyTimeout)
+		return fmt.Errorf("%w: %v (another process held the database lock too long)", memory.ErrUnavailable, err)
 	case strings.Contains(msg, "readonly") || strings.Contains(msg, "SQLITE_CANTOPEN") || strings.Contains(msg, "unable to open"):
 		return fmt.Errorf("%w (check that the file and its directory are writable, or set ZEN_DATA_DIR)", err)
 	}

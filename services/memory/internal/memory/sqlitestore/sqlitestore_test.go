@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,5 +88,39 @@ func TestUnwritableDirectoryIsExplained(t *testing.T) {
 	_, err := Open(filepath.Join(file, "memory.db"))
 	if err == nil || !strings.Contains(err.Error(), "memory.db") {
 		t.Errorf("err = %v, want one naming the file", err)
+	}
+}
+
+func TestALockHeldTooLongIsUnavailable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.db")
+	s, err := OpenWithTimeout(path, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	now := time.Now().UTC()
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	// Another process takes the write lock and keeps it.
+	other := open(t, path)
+	tx, err := other.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE threads SET tool_name = tool_name`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Append(ctx, th.ID, "", []memory.Turn{{Role: memory.RoleUser, Content: "q"}}, 10, now, now.Add(time.Hour))
+	if !errors.Is(err, memory.ErrUnavailable) {
+		t.Errorf("append under a held lock: err = %v, want ErrUnavailable", err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, th.ID, "", []memory.Turn{{Role: memory.RoleUser, Content: "q"}}, 10, now, now.Add(time.Hour)); err != nil {
+		t.Errorf("after the lock was released: %v", err)
 	}
 }
