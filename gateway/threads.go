@@ -29,9 +29,10 @@ type threadPaths struct {
 	router routerv1.RouterServiceClient
 }
 
-// export writes one thread per line (GET /v1/threads:export).
+// export writes one thread per line (GET /v1/threads:export, or
+// ?thread_id= for one thread).
 func (p threadPaths) export(w http.ResponseWriter, r *http.Request) {
-	stream, err := p.memory.ExportThreads(r.Context(), &memoryv1.ExportThreadsRequest{})
+	stream, err := p.memory.ExportThreads(r.Context(), &memoryv1.ExportThreadsRequest{ThreadId: r.URL.Query().Get("thread_id")})
 	if err != nil {
 		writeStatus(w, err)
 		return

@@ -109,6 +109,10 @@ func TestExportImportMovesConversations(t *testing.T) {
 		t.Fatalf("export: %d %s", code, export)
 	}
 
+	other := startChat(t, from, "a conversation to leave behind")
+	if code, one := do(t, "GET", from.gateway+"/v1/threads:export?thread_id="+other, ""); code != 200 || bytes.Count(one, []byte("\n")) != 1 || !bytes.Contains(one, []byte(other)) {
+		t.Errorf("export one: %d %s", code, one)
+	}
 	to := serveStack(t, fakeEnv(fake))
 	if code, body := do(t, "POST", to.gateway+"/v1/threads:import", "{\"thread_id\": broken\n"); code != 400 || !strings.Contains(string(body), "line 1") {
 		t.Errorf("corrupt import: %d %s", code, body)

@@ -166,7 +166,7 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 		// The answer is good; only the continuation is lost. Say so rather
 		// than throw the answer away.
 		r.logger.ErrorContext(ctx, "store exchange", "tool", tool.GetName(), "err", err)
-		meta["continuation_error"] = "the answer could not be saved, so this conversation cannot be continued"
+		meta["continuation_error"] = saveFailure(err)
 		return Outcome{Payload: payload}, nil
 	}
 	maxTurns := int(settings.GetMaxTurns())
@@ -203,6 +203,20 @@ func (r *Runner) store(ctx context.Context, tool *Tool, req *executorv1.ExecuteT
 		return "", false, 0, err
 	}
 	return resp.GetThread().GetThreadId(), true, len(resp.GetThread().GetTurns()), nil
+}
+
+// saveFailure says why an answer could not be saved, as far as it helps.
+func saveFailure(err error) string {
+	const lost = "this answer could not be saved, so the conversation cannot be continued"
+	switch st := status.Convert(err); st.Code() {
+	case codes.InvalidArgument:
+		return lost + ": " + st.Message()
+	case codes.Unavailable:
+		return lost + ": zen's memory is unavailable right now"
+	case codes.NotFound:
+		return lost + ": the thread expired or was deleted meanwhile"
+	}
+	return lost
 }
 
 // notFoundMessage is the reference's reply to an unknown or expired thread,

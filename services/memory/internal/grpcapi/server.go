@@ -104,6 +104,13 @@ func (s *Server) BranchThread(ctx context.Context, req *memoryv1.BranchThreadReq
 }
 
 func (s *Server) ExportThreads(req *memoryv1.ExportThreadsRequest, stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
+	if id := req.GetThreadId(); id != "" {
+		t, err := s.svc.Get(stream.Context(), id, req.GetClientId())
+		if err != nil {
+			return s.toStatus(stream.Context(), "export thread", err)
+		}
+		return stream.Send(&memoryv1.ExportThreadsResponse{Thread: toProtoThread(t)})
+	}
 	err := s.svc.Export(stream.Context(), req.GetClientId(), func(t *memory.Thread) error {
 		return stream.Send(&memoryv1.ExportThreadsResponse{Thread: toProtoThread(t)})
 	})

@@ -1599,8 +1599,10 @@ func (x *BranchThreadResponse) GetThread() *Thread {
 }
 
 type ExportThreadsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ClientId      string                 `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ClientId string                 `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// thread_id, when set, exports that thread alone.
+	ThreadId      string `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1638,6 +1640,13 @@ func (*ExportThreadsRequest) Descriptor() ([]byte, []int) {
 func (x *ExportThreadsRequest) GetClientId() string {
 	if x != nil {
 		return x.ClientId
+	}
+	return ""
+}
+
+func (x *ExportThreadsRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
 	}
 	return ""
 }
@@ -1915,9 +1924,10 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12\x1b\n" +
 	"\tclient_id\x18\x02 \x01(\tR\bclientId\"E\n" +
 	"\x14BranchThreadResponse\x12-\n" +
-	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\"3\n" +
+	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\"P\n" +
 	"\x14ExportThreadsRequest\x12\x1b\n" +
-	"\tclient_id\x18\x01 \x01(\tR\bclientId\"F\n" +
+	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12\x1b\n" +
+	"\tthread_id\x18\x02 \x01(\tR\bthreadId\"F\n" +
 	"\x15ExportThreadsResponse\x12-\n" +
 	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\"a\n" +
 	"\x14ImportThreadsRequest\x12/\n" +
