@@ -161,3 +161,24 @@ func Addr(getenv Getenv, key, def string) (string, error) {
 	}
 	return v, nil
 }
+
+// Duration parses a Go duration (90s, 5m, 1h30m) within [lo, hi], or a
+// plain number of seconds, or returns def when unset.
+func Duration(getenv Getenv, key string, def, lo, hi time.Duration) (time.Duration, error) {
+	raw := strings.TrimSpace(getenv(key))
+	if raw == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(raw)
+	if err != nil {
+		secs, ferr := strconv.ParseFloat(raw, 64)
+		if ferr != nil {
+			return 0, fmt.Errorf("%s=%q: want a duration such as 90s or 5m", key, raw)
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	if d < lo || d > hi {
+		return 0, fmt.Errorf("%s=%q: want a duration from %s to %s", key, raw, lo, hi)
+	}
+	return d, nil
+}

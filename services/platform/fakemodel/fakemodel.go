@@ -22,12 +22,17 @@ type Reply struct {
 	Status int
 	// RetryAfter sets the Retry-After header on an error.
 	RetryAfter string
+	// Message replaces the error message of a failure.
+	Message string
 	// Raw, when set, is sent as the body as it is, with status 200.
 	Raw string
 	// Stall holds the request open until the client cancels it.
 	Stall bool
 	// Delay waits before answering (cut short if the client cancels).
 	Delay time.Duration
+	// ResetAfter, when positive, streams that many pieces of the reply and
+	// then drops the connection, as a crashing proxy would.
+	ResetAfter int
 	// PromptTokens and CompletionTokens fill the usage block; zero means a
 	// count derived from the text.
 	PromptTokens, CompletionTokens int
@@ -167,7 +172,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if rep.RetryAfter != "" {
 			w.Header().Set("Retry-After", rep.RetryAfter)
 		}
-		writeError(w, rep.Status, "server_error", fmt.Sprintf("fake failure %d", rep.Status))
+		msg := rep.Message
+		if msg == "" {
+			msg = fmt.Sprintf("fake failure %d", rep.Status)
+		}
+		writeError(w, rep.Status, "server_error", msg)
 	case rep.Raw != "":
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, rep.Raw)
@@ -240,7 +249,15 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, rep
 	if !send(chunk(map[string]any{"role": "assistant", "content": ""}, nil)) {
 		return false
 	}
-	for _, piece := range splitKeep(rep.Content) {
+	for i, piece := range splitKeep(rep.Content) {
+		if rep.ResetAfter > 0 && i == rep.ResetAfter {
+			if hj, ok := w.(http.Hijacker); ok {
+				if conn, _, err := hj.Hijack(); err == nil {
+					_ = conn.Close()
+				}
+			}
+			return true
+		}
 		if !send(chunk(map[string]any{"content": piece}, nil)) {
 			return false
 		}

@@ -12,6 +12,7 @@ import (
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/config"
 	"github.com/zenmcp/zen/services/router/internal/catalogue"
+	"github.com/zenmcp/zen/services/router/internal/dispatch"
 	"github.com/zenmcp/zen/services/router/internal/grpcapi"
 	"github.com/zenmcp/zen/services/router/internal/provider"
 	"github.com/zenmcp/zen/services/router/internal/routing"
@@ -35,6 +36,7 @@ type ProviderConfig struct {
 type Config struct {
 	Providers    []ProviderConfig // priority order
 	DefaultModel string           // DEFAULT_MODEL
+	Policy       dispatch.Policy  // ZEN_PROVIDER_TIMEOUT, ZEN_PROVIDER_IDLE_TIMEOUT, ZEN_PROVIDER_ATTEMPTS
 }
 
 // customKeyless is what the Custom provider sends when CUSTOM_API_KEY is
@@ -49,7 +51,17 @@ func placeholder(key string) bool {
 
 // Load reads the configuration; errors name the bad variable.
 func Load(getenv config.Getenv) (Config, error) {
-	c := Config{DefaultModel: config.String(getenv, "DEFAULT_MODEL", "auto")}
+	c := Config{DefaultModel: config.String(getenv, "DEFAULT_MODEL", "auto"), Policy: dispatch.DefaultPolicy}
+	var err error
+	if c.Policy.Deadline, err = config.Duration(getenv, "ZEN_PROVIDER_TIMEOUT", c.Policy.Deadline, time.Second, 24*time.Hour); err != nil {
+		return c, err
+	}
+	if c.Policy.IdleTimeout, err = config.Duration(getenv, "ZEN_PROVIDER_IDLE_TIMEOUT", c.Policy.IdleTimeout, time.Second, 24*time.Hour); err != nil {
+		return c, err
+	}
+	if c.Policy.Attempts, err = config.Int(getenv, "ZEN_PROVIDER_ATTEMPTS", c.Policy.Attempts, 1, 10); err != nil {
+		return c, err
+	}
 	openaiKey := config.String(getenv, "OPENAI_API_KEY", "")
 	openaiURL := config.String(getenv, "OPENAI_BASE_URL", "https://api.openai.com/v1")
 	if err := checkURL("OPENAI_BASE_URL", openaiURL); err != nil {
@@ -97,7 +109,7 @@ func New(c Config, logger *slog.Logger) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s_MODELS_CONFIG_PATH: %w", strings.ToUpper(pc.Name), err)
 		}
-		p := &routing.Provider{Name: pc.Name, Configured: pc.Configured, Models: models}
+		p := &routing.Provider{Name: pc.Name, Label: pc.Label, Configured: pc.Configured, Models: models}
 		if pc.Configured {
 			p.Client = provider.NewCompat(pc.Label, pc.BaseURL, pc.APIKey, hc)
 		}
@@ -108,7 +120,7 @@ func New(c Config, logger *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	logger.Info("router ready", "providers", reg.ConfiguredProviders(), "default_model", reg.DefaultModel(), "auto_mode", reg.AutoMode())
-	return &Server{api: grpcapi.New(reg, logger)}, nil
+	return &Server{api: grpcapi.New(reg, c.Policy, logger)}, nil
 }
 
 // Register adds the router service to a gRPC server.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/router/internal/dispatch"
 	"github.com/zenmcp/zen/services/router/internal/provider"
 	"github.com/zenmcp/zen/services/router/internal/routing"
 	"google.golang.org/grpc"
@@ -18,12 +19,13 @@ import (
 type Server struct {
 	routerv1.UnimplementedRouterServiceServer
 	reg    *routing.Registry
+	calls  *dispatch.Dispatcher
 	logger *slog.Logger
 }
 
-// New returns a server over reg.
-func New(reg *routing.Registry, logger *slog.Logger) *Server {
-	return &Server{reg: reg, logger: logger}
+// New returns a server over reg whose calls follow policy.
+func New(reg *routing.Registry, policy dispatch.Policy, logger *slog.Logger) *Server {
+	return &Server{reg: reg, calls: dispatch.New(reg, policy), logger: logger}
 }
 
 func toProto(e routing.Entry) *routerv1.Model {
@@ -81,26 +83,8 @@ func (s *Server) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStrea
 	if err != nil || req.GetModel() == "" || req.GetModel() == "auto" {
 		return status.Errorf(codes.NotFound, "model %q is not available with the configured providers", req.GetModel())
 	}
-	preq := provider.Request{Model: e.Name, Stream: e.SupportsStreaming, MaxTokens: int64(req.GetMaxOutputTokens())}
-	if i := strings.LastIndexByte(req.GetModel(), ':'); i > 0 && e.Provider.Name == "custom" {
-		preq.Model = e.Name + req.GetModel()[i:] // keep the Ollama tag: llama3.2:8b
-	}
-	if req.GetHasTemperature() && e.SupportsTemperature {
-		t := e.ClampTemperature(req.GetTemperature())
-		preq.Temperature = &t
-	}
-	if sp := req.GetSystemPrompt(); sp != "" {
-		if e.SupportsSystemPrompts {
-			preq.Messages = append(preq.Messages, provider.Message{Role: "system", Content: sp})
-		} else {
-			preq.Messages = append(preq.Messages, provider.Message{Role: "user", Content: sp})
-		}
-	}
-	for _, m := range req.GetMessages() {
-		preq.Messages = append(preq.Messages, provider.Message{Role: m.GetRole(), Content: m.GetContent(), Images: m.GetImages()})
-	}
 	var sendErr error
-	res, err := e.Provider.Client.Generate(ctx, preq, func(delta string) {
+	out, err := s.calls.Generate(ctx, e, func(served routing.Entry) provider.Request { return request(req, served) }, func(delta string) {
 		if sendErr == nil {
 			sendErr = stream.Send(&routerv1.GenerateResponse{Event: &routerv1.GenerateResponse_Delta{Delta: delta}})
 		}
@@ -111,31 +95,54 @@ func (s *Server) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStrea
 	if err != nil {
 		return s.toStatus(ctx, err)
 	}
-	if res.Content == "" {
-		return status.Errorf(codes.FailedPrecondition, "Response blocked or incomplete. Finish reason: %s", res.FinishReason)
-	}
+	u := out.Usage
 	return stream.Send(&routerv1.GenerateResponse{Event: &routerv1.GenerateResponse_Done{Done: &routerv1.GenerateDone{
-		Content: res.Content, FinishReason: res.FinishReason, ModelName: e.Name, Provider: e.Provider.Name,
-		Usage: &routerv1.Usage{InputTokens: int32(res.Usage.InputTokens), OutputTokens: int32(res.Usage.OutputTokens),
-			TotalTokens: int32(res.Usage.InputTokens + res.Usage.OutputTokens)},
+		Content: out.Content, FinishReason: out.FinishReason, ModelName: out.Served.Name, Provider: out.Served.Provider.Name,
+		Usage: &routerv1.Usage{InputTokens: clamp(u.InputTokens), OutputTokens: clamp(u.OutputTokens), TotalTokens: clamp(u.InputTokens + u.OutputTokens)},
 	}}})
 }
+
+// request builds the provider request for the entry that serves the call:
+// its model name, its temperature rules, its system prompt support.
+func request(req *routerv1.GenerateRequest, e routing.Entry) provider.Request {
+	preq := provider.Request{Model: e.Name, Stream: e.SupportsStreaming, MaxTokens: int64(req.GetMaxOutputTokens())}
+	if i := strings.LastIndexByte(req.GetModel(), ':'); i > 0 && e.Provider.Name == "custom" {
+		preq.Model = e.Name + req.GetModel()[i:] // keep the Ollama tag: llama3.2:8b
+	}
+	if req.GetHasTemperature() && e.SupportsTemperature {
+		t := e.ClampTemperature(req.GetTemperature())
+		preq.Temperature = &t
+	}
+	if sp := req.GetSystemPrompt(); sp != "" {
+		role := "system"
+		if !e.SupportsSystemPrompts {
+			role = "user"
+		}
+		preq.Messages = append(preq.Messages, provider.Message{Role: role, Content: sp})
+	}
+	for _, m := range req.GetMessages() {
+		preq.Messages = append(preq.Messages, provider.Message{Role: m.GetRole(), Content: m.GetContent(), Images: m.GetImages()})
+	}
+	return preq
+}
+
+func clamp(n int64) int32 { return int32(min(n, 1<<31-1)) }
 
 // toStatus is the one place provider failures become status codes. The
 // provider's own message is meant for people, so it is passed on.
 func (s *Server) toStatus(ctx context.Context, err error) error {
-	var perr *provider.Error
+	var failed *dispatch.Failed
 	switch {
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, "the caller cancelled the model call")
 	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, "the model call ran out of time")
-	case errors.As(err, &perr):
-		s.logger.WarnContext(ctx, "provider call failed", "provider", perr.Provider, "model", perr.Model, "status", perr.Status, "err", perr.Msg)
-		if perr.Retryable {
-			return status.Error(codes.Unavailable, perr.Error())
+		return status.Error(codes.DeadlineExceeded, "the model call ran out of time: "+err.Error())
+	case errors.As(err, &failed):
+		s.logger.WarnContext(ctx, "model call failed", "attempts", failed.Attempts, "err", failed.Error())
+		if failed.Retryable() {
+			return status.Error(codes.Unavailable, failed.Error())
 		}
-		return status.Error(codes.FailedPrecondition, perr.Error())
+		return status.Error(codes.FailedPrecondition, failed.Error())
 	}
 	s.logger.ErrorContext(ctx, "generate failed", "err", err)
 	return status.Error(codes.Internal, "router: internal error")

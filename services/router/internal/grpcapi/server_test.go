@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
 	"github.com/zenmcp/zen/services/platform/serve"
 	"github.com/zenmcp/zen/services/router/internal/catalogue"
+	"github.com/zenmcp/zen/services/router/internal/dispatch"
 	"github.com/zenmcp/zen/services/router/internal/grpcapi"
 	"github.com/zenmcp/zen/services/router/internal/provider"
 	"github.com/zenmcp/zen/services/router/internal/routing"
@@ -18,6 +20,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
+
+// fastPolicy retries like the default, without the waits.
+var fastPolicy = dispatch.Policy{Attempts: 4, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond,
+	Deadline: 20 * time.Second, IdleTimeout: 5 * time.Second, CooldownAfter: 3, Cooldown: time.Minute}
 
 // newRouter serves a router whose Custom provider is the fake, over gRPC.
 func newRouter(t *testing.T, fake *fakemodel.Server, defaultModel string) routerv1.RouterServiceClient {
@@ -36,7 +42,7 @@ func newRouter(t *testing.T, fake *fakemodel.Server, defaultModel string) router
 	}
 	lis := serve.NewInProcess()
 	srv := grpc.NewServer()
-	routerv1.RegisterRouterServiceServer(srv, grpcapi.New(reg, slog.New(slog.DiscardHandler)))
+	routerv1.RegisterRouterServiceServer(srv, grpcapi.New(reg, fastPolicy, slog.New(slog.DiscardHandler)))
 	go func() { _ = srv.Serve(lis.Listener()) }()
 	t.Cleanup(srv.Stop)
 	conn, err := lis.Dial()
@@ -105,7 +111,7 @@ func TestGenerateMapsProviderFailures(t *testing.T) {
 		code  codes.Code
 		text  string
 	}{
-		{"500 is retryable", fakemodel.Reply{Status: 500}, codes.Unavailable, "Custom API API error for model llama3.2: HTTP 500"},
+		{"500 is retried, then unavailable", fakemodel.Reply{Status: 500}, codes.Unavailable, "Custom API API error for model llama3.2: HTTP 500: fake failure 500 after 4 attempt(s)"},
 		{"400 is not", fakemodel.Reply{Status: 400}, codes.FailedPrecondition, "HTTP 400"},
 		{"garbage", fakemodel.Reply{Raw: "data: {not json\n\n"}, codes.FailedPrecondition, "could not be read"},
 		{"empty reply", fakemodel.Reply{Content: "", FinishReason: "length"}, codes.FailedPrecondition, "Finish reason: length"},

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -17,6 +18,7 @@ import (
 // Compat is a client for an OpenAI-compatible chat completions endpoint.
 type Compat struct {
 	label  string // "OpenAI", "Custom API": how errors name the provider
+	key    string // only to keep it out of error text
 	client *openai.Client
 }
 
@@ -26,7 +28,7 @@ func NewHTTPClient(connectTimeout time.Duration) *http.Client {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.Proxy = nil
 	transport.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
-	return &http.Client{Transport: otelhttp.NewTransport(transport,
+	return &http.Client{Transport: otelhttp.NewTransport(retryAfterTransport{transport},
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 			return "provider " + r.Method + " " + r.URL.Path
 		}))}
@@ -37,7 +39,7 @@ func NewCompat(label, baseURL, apiKey string, hc *http.Client) *Compat {
 	cfg := openai.DefaultConfig(apiKey)
 	cfg.BaseURL = strings.TrimRight(baseURL, "/")
 	cfg.HTTPClient = hc
-	return &Compat{label: label, client: openai.NewClientWithConfig(cfg)}
+	return &Compat{label: label, key: apiKey, client: openai.NewClientWithConfig(cfg)}
 }
 
 func (c *Compat) request(req Request) openai.ChatCompletionRequest {
@@ -74,6 +76,17 @@ func (c *Compat) request(req Request) openai.ChatCompletionRequest {
 
 // Generate calls the endpoint, streaming when req.Stream is set.
 func (c *Compat) Generate(ctx context.Context, req Request, onDelta func(string)) (Result, error) {
+	ctx, slot := withRetryAfterSlot(ctx)
+	res, err := c.generate(ctx, req, onDelta)
+	var perr *Error
+	if errors.As(err, &perr) {
+		perr.RetryAfter = slot.get()
+		perr.Msg = redact(perr.Msg, c.key)
+	}
+	return res, err
+}
+
+func (c *Compat) generate(ctx context.Context, req Request, onDelta func(string)) (Result, error) {
 	if !req.Stream {
 		resp, err := c.client.CreateChatCompletion(ctx, c.request(req))
 		if err != nil {
@@ -143,11 +156,17 @@ func (c *Compat) wrap(ctx context.Context, model string, err error) error {
 	case errors.As(err, &apiErr):
 		e.Status = apiErr.HTTPStatusCode
 		e.Msg = fmt.Sprintf("HTTP %d: %s", apiErr.HTTPStatusCode, apiErr.Message)
+		if e.Status == http.StatusTooManyRequests && !retryable429(apiErr) {
+			return e // quota or request size: waiting will not help
+		}
 	case errors.As(err, &reqErr):
 		e.Status = reqErr.HTTPStatusCode
 		e.Msg = fmt.Sprintf("HTTP %d: %s", reqErr.HTTPStatusCode, http.StatusText(reqErr.HTTPStatusCode))
 	case errors.As(err, &netErr):
 		e.Msg, e.Retryable = "could not reach the provider: "+netErr.Error(), true
+		return e
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
+		e.Msg, e.Retryable = "the connection dropped in the middle of the reply", true
 		return e
 	default:
 		e.Msg = "the provider's response could not be read: " + err.Error()
@@ -159,4 +178,25 @@ func (c *Compat) wrap(ctx context.Context, model string, err error) error {
 		e.Retryable = true
 	}
 	return e
+}
+
+// redact removes a key from text a provider or a library produced, which
+// may echo it back (for example in "invalid API key" messages).
+func redact(text, key string) string {
+	if len(key) < 8 {
+		return text
+	}
+	return strings.ReplaceAll(text, key, "[REDACTED]")
+}
+
+// retryable429 tells a rate limit, which passes, from an exhausted quota or
+// an oversized request, which do not.
+func retryable429(e *openai.APIError) bool {
+	code := fmt.Sprint(e.Code)
+	switch {
+	case e.Type == "tokens", e.Type == "insufficient_quota", code == "insufficient_quota",
+		code == "invalid_request_error", code == "context_length_exceeded":
+		return false
+	}
+	return true
 }

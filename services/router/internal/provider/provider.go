@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Message is one chat message.
@@ -36,11 +37,12 @@ type Result struct {
 
 // Error is a failed provider call, worded for the person who reads it.
 type Error struct {
-	Provider  string
-	Model     string
-	Status    int  // HTTP status, 0 when none came back
-	Retryable bool // a later attempt may succeed
-	Msg       string
+	Provider   string
+	Model      string
+	Status     int           // HTTP status, 0 when none came back
+	Retryable  bool          // a later attempt may succeed
+	RetryAfter time.Duration // what the provider asked us to wait, if it said
+	Msg        string
 }
 
 func (e *Error) Error() string {

@@ -36,6 +36,7 @@ func ParseCategory(s string) (string, error) {
 // Provider is one configured or known provider.
 type Provider struct {
 	Name       string // openai, custom
+	Label      string // how messages name it: "OpenAI", "Custom API"
 	Configured bool
 	Models     []catalogue.Model
 	Client     provider.Generator // nil when not configured
@@ -190,4 +191,32 @@ func (r *Registry) auto(category, why string) (Entry, string, error) {
 		return cmp.Compare(a.Rank(), b.Rank())
 	})
 	return best, fmt.Sprintf("%s %s for %s: the highest-ranked model (rank %d) of %s", why, best.Name, cat, best.Rank(), strings.Join(r.ConfiguredProviders(), ", ")), nil
+}
+
+// Alternatives lists the same model at other configured providers, in
+// priority order, for fallback: names match without a vendor prefix, so
+// OpenAI's gpt-5 and OpenRouter's openai/gpt-5 are one model.
+func (r *Registry) Alternatives(e Entry) []Entry {
+	want := map[string]bool{bare(e.Name): true}
+	var out []Entry
+	for _, p := range r.providers {
+		if !p.Configured || p == e.Provider {
+			continue
+		}
+		for _, m := range p.Models {
+			if want[bare(m.Name)] {
+				out = append(out, Entry{Model: m, Provider: p, Configured: true})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// bare drops a vendor prefix and lowercases a model name.
+func bare(name string) string {
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	return strings.ToLower(name)
 }

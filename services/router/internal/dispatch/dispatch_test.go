@@ -1,0 +1,205 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zenmcp/zen/services/platform/fakemodel"
+	"github.com/zenmcp/zen/services/router/internal/catalogue"
+	"github.com/zenmcp/zen/services/router/internal/provider"
+	"github.com/zenmcp/zen/services/router/internal/routing"
+)
+
+const secretKey = "sk-test-0123456789abcdef"
+
+// both serve gpt-5, so one can stand in for the other.
+const twinCatalogue = `{"models":[{"model_name":"gpt-5","context_window":400000}]}`
+
+type harness struct {
+	d       *Dispatcher
+	reg     *routing.Registry
+	primary *fakemodel.Server
+	backup  *fakemodel.Server
+	mu      sync.Mutex
+	waits   []time.Duration
+}
+
+// newHarness routes gpt-5 to primary first (the "openai" provider) and to
+// backup (an OpenAI-compatible "custom" endpoint) second.
+func newHarness(t *testing.T, p Policy) *harness {
+	h := &harness{primary: fakemodel.New(t), backup: fakemodel.New(t)}
+	models, err := catalogue.Parse("twin", []byte(twinCatalogue))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := provider.NewHTTPClient(5 * time.Second)
+	reg, err := routing.New([]*routing.Provider{
+		{Name: "openai", Label: "OpenAI", Configured: true, Models: models, Client: provider.NewCompat("OpenAI", h.primary.URL(), secretKey, hc)},
+		{Name: "custom", Label: "Custom API", Configured: true, Models: models, Client: provider.NewCompat("Custom API", h.backup.URL(), "", hc)},
+	}, "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.reg = reg
+	h.d = New(reg, p)
+	h.d.sleep = func(ctx context.Context, d time.Duration) error {
+		h.mu.Lock()
+		h.waits = append(h.waits, d)
+		h.mu.Unlock()
+		return ctx.Err()
+	}
+	return h
+}
+
+var testPolicy = Policy{Attempts: 4, BaseDelay: 100 * time.Millisecond, MaxDelay: 2 * time.Second, Deadline: 10 * time.Second,
+	IdleTimeout: 2 * time.Second, CooldownAfter: 3, Cooldown: time.Minute}
+
+func (h *harness) generate(t *testing.T) (Outcome, error) {
+	t.Helper()
+	e, _, err := h.reg.Resolve("gpt-5", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.d.Generate(context.Background(), e, func(e routing.Entry) provider.Request {
+		return provider.Request{Model: e.Name, Stream: true, Messages: []provider.Message{{Role: "user", Content: "hi"}}}
+	}, nil)
+}
+
+// sequence answers request i with replies[i], and the last one after that.
+func sequence(replies ...fakemodel.Reply) func(fakemodel.Request) fakemodel.Reply {
+	var mu sync.Mutex
+	n := 0
+	return func(fakemodel.Request) fakemodel.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		r := replies[min(n, len(replies)-1)]
+		n++
+		return r
+	}
+}
+
+func TestRetriesThatSucceed(t *testing.T) {
+	ok := fakemodel.Reply{Content: "recovered"}
+	tests := []struct {
+		name     string
+		first    fakemodel.Reply
+		attempts int
+		wait     func(time.Duration) bool
+	}{
+		{"429 with Retry-After", fakemodel.Reply{Status: 429, RetryAfter: "1.5"}, 2, func(d time.Duration) bool { return d == 1500*time.Millisecond }},
+		{"429 without Retry-After", fakemodel.Reply{Status: 429}, 2, func(d time.Duration) bool { return d > 0 && d <= 100*time.Millisecond }},
+		{"Retry-After beyond the cap", fakemodel.Reply{Status: 429, RetryAfter: "3600"}, 2, func(d time.Duration) bool { return d == 2*time.Second }},
+		{"500", fakemodel.Reply{Status: 500}, 2, func(d time.Duration) bool { return d > 0 }},
+		{"503", fakemodel.Reply{Status: 503}, 2, func(d time.Duration) bool { return d > 0 }},
+		{"reset mid-stream", fakemodel.Reply{Content: "one two three four", ResetAfter: 2}, 2, func(d time.Duration) bool { return d > 0 }},
+		{"empty completion", fakemodel.Reply{Content: ""}, 1, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, testPolicy)
+			h.primary.SetReply(sequence(tt.first, ok))
+			out, err := h.generate(t)
+			if err != nil {
+				t.Fatalf("err = %v", err)
+			}
+			if out.Content != "recovered" || out.Served.Provider.Name != "openai" || out.Attempts != tt.attempts {
+				t.Errorf("outcome = %q from %s after %d attempts, want recovered from openai after %d", out.Content, out.Served.Provider.Name, out.Attempts, tt.attempts)
+			}
+			if tt.wait != nil && (len(h.waits) != 1 || !tt.wait(h.waits[0])) {
+				t.Errorf("waits = %v", h.waits)
+			}
+			if n := len(h.backup.Requests()); n != 0 {
+				t.Errorf("the backup was called %d times", n)
+			}
+		})
+	}
+}
+
+func TestClearErrorsWithoutRetry(t *testing.T) {
+	tests := []struct {
+		name  string
+		reply fakemodel.Reply
+		want  string
+	}{
+		{"malformed JSON", fakemodel.Reply{Raw: "{\"choices\": [oops"}, "OpenAI API error for model gpt-5: the provider's response could not be read"},
+		{"safety block", fakemodel.Reply{Content: "", FinishReason: "content_filter"}, "blocked by the provider's content safety policy"},
+		{"empty twice", fakemodel.Reply{Content: "", FinishReason: "length"}, "Response blocked or incomplete. Finish reason: length"},
+		{"quota exhausted", fakemodel.Reply{Status: 400}, "HTTP 400"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, testPolicy)
+			h.primary.SetReply(func(fakemodel.Request) fakemodel.Reply { return tt.reply })
+			_, err := h.generate(t)
+			var f *Failed
+			if !errors.As(err, &f) || f.Retryable() || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want a final error containing %q", err, tt.want)
+			}
+			if len(h.waits) != 0 || len(h.backup.Requests()) != 0 {
+				t.Errorf("a request the provider refused on its merits was retried (%v) or sent elsewhere", h.waits)
+			}
+		})
+	}
+}
+
+func TestFailingProviderFallsBackThenCoolsDown(t *testing.T) {
+	h := newHarness(t, testPolicy)
+	h.primary.SetReply(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Status: 503} })
+	h.backup.SetReply(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Content: "from the backup"} })
+	for call := 1; call <= 4; call++ {
+		before := len(h.primary.Requests())
+		out, err := h.generate(t)
+		if err != nil || out.Content != "from the backup" || out.Served.Provider.Name != "custom" {
+			t.Fatalf("call %d: %v %+v", call, err, out)
+		}
+		tried := len(h.primary.Requests()) - before
+		if call <= 3 && tried != 4 {
+			t.Errorf("call %d tried the failing provider %d times, want 4", call, tried)
+		}
+		if call == 4 && tried != 0 {
+			t.Errorf("call 4 tried the provider cooling down %d times, want 0", tried)
+		}
+	}
+}
+
+func TestAStalledStreamEndsAtTheIdleTimeout(t *testing.T) {
+	p := testPolicy
+	p.IdleTimeout = 200 * time.Millisecond
+	h := newHarness(t, p)
+	h.primary.SetReply(sequence(fakemodel.Reply{Stall: true}, fakemodel.Reply{Content: "after the stall"}))
+	out, err := h.generate(t)
+	if err != nil || out.Content != "after the stall" || out.Attempts != 2 {
+		t.Fatalf("%v %+v", err, out)
+	}
+	h.primary.WaitCancelled(t, 0)
+}
+
+func TestNothingRunsPastTheDeadline(t *testing.T) {
+	p := testPolicy
+	p.Deadline, p.IdleTimeout = 300*time.Millisecond, time.Hour
+	h := newHarness(t, p)
+	h.primary.SetReply(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Stall: true} })
+	start := time.Now()
+	_, err := h.generate(t)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want DeadlineExceeded", err)
+	}
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("the call took %v, far past its 300ms deadline", elapsed)
+	}
+}
+
+func TestKeysNeverReachErrors(t *testing.T) {
+	h := newHarness(t, testPolicy)
+	h.primary.SetReply(func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Status: 401, Message: "Incorrect API key provided: " + secretKey}
+	})
+	_, err := h.generate(t)
+	if err == nil || strings.Contains(err.Error(), secretKey) || !strings.Contains(err.Error(), "[REDACTED]") {
+		t.Errorf("err = %v", err)
+	}
+}
