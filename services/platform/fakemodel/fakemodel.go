@@ -24,6 +24,9 @@ type Reply struct {
 	RetryAfter string
 	// Message replaces the error message of a failure.
 	Message string
+	// Blocked, for Gemini, answers that the prompt was blocked for this
+	// reason.
+	Blocked string
 	// Raw, when set, is sent as the body as it is, with status 200.
 	Raw string
 	// Stall holds the request open until the client cancels it.
@@ -74,6 +77,10 @@ type Request struct {
 	Messages    []Message `json:"messages"`
 	Stream      bool      `json:"stream"`
 	Temperature *float64  `json:"temperature"`
+	// ThinkingBudget is Gemini's, when the request set one.
+	ThinkingBudget *int `json:"-"`
+	// ReasoningEffort is OpenAI's, when the request set one.
+	ReasoningEffort string `json:"reasoning_effort"`
 	// Cancelled is set when the client went away before the reply ended.
 	Cancelled bool `json:"-"`
 }
@@ -138,14 +145,19 @@ func (s *Server) Requests() []Request {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	req := &Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
-	_ = json.Unmarshal(body, req)
+	gemini := strings.Contains(r.URL.Path, "/models/") && strings.Contains(r.URL.Path, ":")
+	if gemini {
+		parseGemini(req, r.URL.Path)
+	} else {
+		_ = json.Unmarshal(body, req)
+	}
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
 	reply := s.reply
 	s.mu.Unlock()
 
-	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
-		writeError(w, http.StatusNotFound, "not_found", "fakemodel serves POST /v1/chat/completions only")
+	if r.Method != http.MethodPost || !gemini && !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		writeError(w, http.StatusNotFound, "not_found", "fakemodel serves POST .../chat/completions and Gemini's models/{model}:generateContent")
 		return
 	}
 	rep := reply(*req)
@@ -168,6 +180,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	switch {
+	case gemini && rep.Raw == "":
+		if !s.serveGemini(w, r, *req, rep) {
+			cancelled()
+		}
 	case rep.Status != 0 && rep.Status != http.StatusOK:
 		if rep.RetryAfter != "" {
 			w.Header().Set("Retry-After", rep.RetryAfter)

@@ -3,9 +3,10 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
-	"net/url"
+	"net/http"
 	"strings"
 	"time"
 
@@ -22,31 +23,11 @@ import (
 // ServiceName is the gRPC service this role serves, for health checks.
 const ServiceName = "zen.router.v1.RouterService"
 
-// ProviderConfig is one provider's settings.
-type ProviderConfig struct {
-	Name        string // openai, custom
-	Label       string // how errors name it
-	APIKey      string
-	BaseURL     string
-	CatalogPath string
-	Configured  bool
-}
-
 // Config is the router role's configuration.
 type Config struct {
 	Providers    []ProviderConfig // priority order
 	DefaultModel string           // DEFAULT_MODEL
 	Policy       dispatch.Policy  // ZEN_PROVIDER_TIMEOUT, ZEN_PROVIDER_IDLE_TIMEOUT, ZEN_PROVIDER_ATTEMPTS
-}
-
-// customKeyless is what the Custom provider sends when CUSTOM_API_KEY is
-// empty: self-hosted servers ignore it, client libraries want one.
-const customKeyless = "dummy-key-for-unauthenticated-endpoint"
-
-// placeholder tells whether a key is still the .env.example text.
-func placeholder(key string) bool {
-	k := strings.ToLower(key)
-	return strings.HasPrefix(k, "your_") && strings.HasSuffix(k, "_here")
 }
 
 // Load reads the configuration; errors name the bad variable.
@@ -62,39 +43,14 @@ func Load(getenv config.Getenv) (Config, error) {
 	if c.Policy.Attempts, err = config.Int(getenv, "ZEN_PROVIDER_ATTEMPTS", c.Policy.Attempts, 1, 10); err != nil {
 		return c, err
 	}
-	openaiKey := config.String(getenv, "OPENAI_API_KEY", "")
-	openaiURL := config.String(getenv, "OPENAI_BASE_URL", "https://api.openai.com/v1")
-	if err := checkURL("OPENAI_BASE_URL", openaiURL); err != nil {
-		return c, err
-	}
-	c.Providers = append(c.Providers, ProviderConfig{
-		Name: "openai", Label: "OpenAI", APIKey: openaiKey, BaseURL: openaiURL,
-		CatalogPath: getenv("OPENAI_MODELS_CONFIG_PATH"), Configured: openaiKey != "" && !placeholder(openaiKey),
-	})
-	customURL := config.String(getenv, "CUSTOM_API_URL", "")
-	if customURL != "" {
-		if err := checkURL("CUSTOM_API_URL", customURL); err != nil {
+	for _, sp := range specs {
+		pc, err := loadProvider(getenv, sp)
+		if err != nil {
 			return c, err
 		}
+		c.Providers = append(c.Providers, pc)
 	}
-	customKey := config.String(getenv, "CUSTOM_API_KEY", "")
-	if customKey == "" {
-		customKey = customKeyless
-	}
-	c.Providers = append(c.Providers, ProviderConfig{
-		Name: "custom", Label: "Custom API", APIKey: customKey, BaseURL: customURL,
-		CatalogPath: getenv("CUSTOM_MODELS_CONFIG_PATH"), Configured: customURL != "",
-	})
 	return c, nil
-}
-
-// checkURL refuses base URLs that are not plain http(s) addresses.
-func checkURL(key, raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%s=%q: want an http or https URL such as http://localhost:11434/v1", key, raw)
-	}
-	return nil
 }
 
 // Server is the router role.
@@ -109,9 +65,20 @@ func New(c Config, logger *slog.Logger) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s_MODELS_CONFIG_PATH: %w", strings.ToUpper(pc.Name), err)
 		}
-		p := &routing.Provider{Name: pc.Name, Label: pc.Label, Configured: pc.Configured, Models: models}
-		if pc.Configured {
-			p.Client = provider.NewCompat(pc.Label, pc.BaseURL, pc.APIKey, hc)
+		p := &routing.Provider{Name: pc.Name, Label: pc.Label, Configured: pc.Configured, Models: models, Allowed: pc.Allowed}
+		if pc.Name == "azure" && len(models) == 0 {
+			if pc.Configured {
+				logger.Warn("Azure OpenAI has a key and endpoint but no deployments; list them with AZURE_MODELS_CONFIG_PATH")
+			}
+			p.Configured = false
+		}
+		if p.Configured {
+			if p.Client, err = newClient(pc, models, hc); err != nil {
+				return nil, err
+			}
+		}
+		for _, unknown := range p.UnknownAllowed() {
+			logger.Warn("allow-list names a model the catalogue does not have", "provider", pc.Name, "model", unknown)
 		}
 		providers = append(providers, p)
 	}
@@ -125,3 +92,28 @@ func New(c Config, logger *slog.Logger) (*Server, error) {
 
 // Register adds the router service to a gRPC server.
 func (s *Server) Register(r grpc.ServiceRegistrar) { routerv1.RegisterRouterServiceServer(r, s.api) }
+
+// newClient builds the client a provider's wire format needs.
+func newClient(pc ProviderConfig, models []catalogue.Model, hc *http.Client) (provider.Generator, error) {
+	switch pc.Kind {
+	case "gemini":
+		return provider.NewGemini(context.Background(), pc.BaseURL, pc.APIKey, hc)
+	case "azure":
+		deployments := map[string]string{}
+		for _, m := range models {
+			if m.Deployment != "" {
+				deployments[m.Name] = m.Deployment
+			}
+		}
+		return provider.NewCompatWith(pc.Label, pc.BaseURL, pc.APIKey, hc, provider.CompatOptions{
+			APIVersion: pc.APIVersion,
+			Deployment: func(model string) string {
+				if d, ok := deployments[model]; ok {
+					return d
+				}
+				return model // DIAL: the model name is the deployment
+			},
+		}), nil
+	}
+	return provider.NewCompatWith(pc.Label, pc.BaseURL, pc.APIKey, hc, provider.CompatOptions{Headers: pc.Headers}), nil
+}

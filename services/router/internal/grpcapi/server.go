@@ -123,7 +123,44 @@ func request(req *routerv1.GenerateRequest, e routing.Entry) provider.Request {
 	for _, m := range req.GetMessages() {
 		preq.Messages = append(preq.Messages, provider.Message{Role: m.GetRole(), Content: m.GetContent(), Images: m.GetImages()})
 	}
+	thinking(&preq, req.GetThinkingMode(), e)
 	return preq
+}
+
+// thinkingShare is the part of a Gemini model's thinking budget each mode
+// spends, as the reference sets it.
+var thinkingShare = map[string]float64{"minimal": 0.005, "low": 0.08, "medium": 0.33, "high": 0.67, "max": 1.0}
+
+// thinking maps thinking_mode to the provider's own knob: Gemini's
+// thinking budget, OpenAI's reasoning effort (which the reference
+// ignores). Models that cannot think get nothing.
+func thinking(preq *provider.Request, mode string, e routing.Entry) {
+	if !e.SupportsExtendedThinking && e.DefaultReasoningEffort == "" {
+		return
+	}
+	switch e.Provider.Name {
+	case "gemini":
+		share, ok := thinkingShare[mode]
+		if !ok || e.MaxThinkingTokens == 0 {
+			return
+		}
+		if mode == "medium" && strings.HasPrefix(e.Name, "gemini-3-pro") {
+			share = thinkingShare["high"] // this model thinks poorly on less
+		}
+		budget := int32(float64(e.MaxThinkingTokens) * share)
+		preq.ThinkingBudget = &budget
+	case "openai", "azure", "openrouter":
+		switch mode {
+		case "minimal", "low":
+			preq.ReasoningEffort = "low"
+		case "medium":
+			preq.ReasoningEffort = "medium"
+		case "high", "max":
+			preq.ReasoningEffort = "high"
+		default:
+			preq.ReasoningEffort = e.DefaultReasoningEffort
+		}
+	}
 }
 
 func clamp(n int64) int32 { return int32(min(n, 1<<31-1)) }

@@ -68,6 +68,7 @@ func (c *Compat) request(req Request) openai.ChatCompletionRequest {
 	if req.MaxTokens > 0 {
 		out.MaxCompletionTokens = int(req.MaxTokens)
 	}
+	out.ReasoningEffort = req.ReasoningEffort
 	if req.Stream {
 		out.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	}
@@ -172,11 +173,7 @@ func (c *Compat) wrap(ctx context.Context, model string, err error) error {
 		e.Msg = "the provider's response could not be read: " + err.Error()
 		return e
 	}
-	switch e.Status {
-	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
-		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		e.Retryable = true
-	}
+	e.Retryable = retryableStatus(e.Status)
 	return e
 }
 
@@ -199,4 +196,43 @@ func retryable429(e *openai.APIError) bool {
 		return false
 	}
 	return true
+}
+
+// CompatOptions tune an OpenAI-compatible client for a particular service.
+type CompatOptions struct {
+	// Headers are sent with every request (OpenRouter's referer and title).
+	Headers map[string]string
+	// Deployment, when set, makes an Azure-style client: requests go to
+	// {base}/openai/deployments/{Deployment(model)}/chat/completions with an
+	// api-key header and APIVersion, as Azure OpenAI and DIAL expect.
+	Deployment func(model string) string
+	APIVersion string
+}
+
+// NewCompatWith is NewCompat with options.
+func NewCompatWith(label, baseURL, apiKey string, hc *http.Client, o CompatOptions) *Compat {
+	if len(o.Headers) > 0 {
+		hc = &http.Client{Transport: headerTransport{next: hc.Transport, headers: o.Headers}, Timeout: hc.Timeout}
+	}
+	if o.Deployment == nil {
+		return NewCompat(label, baseURL, apiKey, hc)
+	}
+	cfg := openai.DefaultAzureConfig(apiKey, strings.TrimRight(baseURL, "/"))
+	cfg.APIVersion = o.APIVersion
+	cfg.AzureModelMapperFunc = o.Deployment
+	cfg.HTTPClient = hc
+	return &Compat{label: label, key: apiKey, client: openai.NewClientWithConfig(cfg)}
+}
+
+type headerTransport struct {
+	next    http.RoundTripper
+	headers map[string]string
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	return t.next.RoundTrip(r)
 }

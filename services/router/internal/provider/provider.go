@@ -21,6 +21,10 @@ type Request struct {
 	Temperature *float64 // nil leaves it out of the request
 	MaxTokens   int64    // 0 leaves it out
 	Stream      bool
+	// ThinkingBudget, for Gemini, is how many tokens the model may think.
+	ThinkingBudget *int32
+	// ReasoningEffort, for OpenAI reasoning models: low, medium or high.
+	ReasoningEffort string
 }
 
 // Usage counts tokens.

@@ -40,6 +40,29 @@ type Provider struct {
 	Configured bool
 	Models     []catalogue.Model
 	Client     provider.Generator // nil when not configured
+	// Allowed limits the provider to these names or aliases (any case);
+	// empty allows every model.
+	Allowed []string
+}
+
+// allows tells whether the allow-list admits m.
+func (p *Provider) allows(m catalogue.Model) bool {
+	if len(p.Allowed) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(p.Allowed, func(a string) bool { return matches(m, a) })
+}
+
+// UnknownAllowed lists allow-list entries no model of the catalogue
+// answers to.
+func (p *Provider) UnknownAllowed() []string {
+	var out []string
+	for _, a := range p.Allowed {
+		if !slices.ContainsFunc(p.Models, func(m catalogue.Model) bool { return matches(m, a) }) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // Entry is a model with the provider that serves it.
@@ -63,7 +86,10 @@ func New(providers []*Provider, defaultModel string) (*Registry, error) {
 	}
 	r := &Registry{providers: providers, defaultModel: defaultModel}
 	if len(r.ConfiguredProviders()) == 0 {
-		return nil, errors.New("at least one model provider must be configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server) or CUSTOM_API_URL")
+		return nil, errors.New("at least one model provider must be configured: set GEMINI_API_KEY, OPENAI_API_KEY (with OPENAI_BASE_URL for any OpenAI-compatible server), XAI_API_KEY, OPENROUTER_API_KEY, DIAL_API_KEY, AZURE_OPENAI_API_KEY with AZURE_OPENAI_ENDPOINT, or CUSTOM_API_URL for a local server")
+	}
+	if !slices.ContainsFunc(r.Entries(), func(e Entry) bool { return e.Configured }) && !r.servesOpenRouterFreely() {
+		return nil, errors.New("no models are available: the *_ALLOWED_MODELS lists leave none of the configured providers' models; check the names against listmodels or GET /v1/models")
 	}
 	return r, nil
 }
@@ -92,15 +118,27 @@ func (r *Registry) ConfiguredProviders() []string {
 	return out
 }
 
-// Entries lists every known model, configured or not, in priority order.
+// Entries lists every known model in priority order; Configured is true
+// for those a configured provider serves and its allow-list admits.
 func (r *Registry) Entries() []Entry {
 	var out []Entry
 	for _, p := range r.providers {
 		for _, m := range p.Models {
-			out = append(out, Entry{Model: m, Provider: p, Configured: p.Configured})
+			out = append(out, Entry{Model: m, Provider: p, Configured: p.Configured && p.allows(m)})
 		}
 	}
 	return out
+}
+
+// servesOpenRouterFreely is true when OpenRouter is configured with no
+// allow-list: it then serves any vendor/model, catalogued or not.
+func (r *Registry) servesOpenRouterFreely() bool {
+	for _, p := range r.providers {
+		if p.Name == "openrouter" && p.Configured && len(p.Allowed) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Lookup finds a model by canonical name or alias, case-insensitively, in
@@ -121,14 +159,18 @@ func matches(m catalogue.Model, name string) bool {
 	return slices.ContainsFunc(m.Aliases, func(a string) bool { return strings.EqualFold(a, name) })
 }
 
-// lookup finds a configured provider's model by name, alias, or a Custom
-// model:tag whose model is known.
+// lookup finds a configured provider's allowed model by name, alias, a
+// Custom model:tag whose model is known, or an uncatalogued vendor/model
+// on OpenRouter (with generic capabilities).
 func (r *Registry) lookup(name string) (Entry, error) {
 	for _, p := range r.providers {
 		if !p.Configured {
 			continue
 		}
 		for _, m := range p.Models {
+			if !p.allows(m) {
+				continue
+			}
 			if matches(m, name) {
 				return Entry{Model: m, Provider: p, Configured: true}, nil
 			}
@@ -137,7 +179,23 @@ func (r *Registry) lookup(name string) (Entry, error) {
 			}
 		}
 	}
+	for _, p := range r.providers {
+		if p.Name == "openrouter" && p.Configured && strings.Contains(name, "/") && !strings.HasPrefix(name, "http") {
+			m := genericOpenRouterModel(name)
+			if p.allows(m) {
+				return Entry{Model: m, Provider: p, Configured: true}, nil
+			}
+		}
+	}
 	return Entry{}, fmt.Errorf("%w: %s", ErrNotAvailable, name)
+}
+
+// genericOpenRouterModel describes a vendor/model OpenRouter serves that the
+// catalogue does not list, as the reference does.
+func genericOpenRouterModel(name string) catalogue.Model {
+	return catalogue.Model{Name: name, FriendlyName: "OpenRouter (" + name + ")", IntelligenceScore: 9,
+		Description: "not in the catalogue: generic capabilities", ContextWindow: 32_768, MaxOutputTokens: 32_768,
+		SupportsSystemPrompts: true, SupportsStreaming: true, SupportsTemperature: true, TemperatureConstraint: "range"}
 }
 
 // Resolve turns name into a served model for a tool of the given category,
@@ -164,9 +222,12 @@ func (r *Registry) Resolve(name, category string) (Entry, string, error) {
 	return e, fmt.Sprintf("%s is an alias of %s, served by %s", name, e.Name, e.Provider.Name), nil
 }
 
-// auto picks the highest-ranked configured model for the category. Extended
-// reasoning prefers models that think; provider priority breaks ties. Models
-// that need the OpenAI responses API are left out until zen speaks it.
+// auto picks for a tool category, by rank (mostly the intelligence
+// score), never by name: extended reasoning prefers models that think;
+// fast response prefers the light models (flash, mini, nano, haiku, lite,
+// fast) when a configured provider has one; balanced takes the best.
+// Provider priority breaks ties. Models that need the OpenAI responses API
+// are left out until zen speaks it.
 func (r *Registry) auto(category, why string) (Entry, string, error) {
 	cat, err := ParseCategory(category)
 	if err != nil {
@@ -181,6 +242,11 @@ func (r *Registry) auto(category, why string) (Entry, string, error) {
 	if len(candidates) == 0 {
 		return Entry{}, "", fmt.Errorf("%w: no configured provider serves a model auto mode can use", ErrNotAvailable)
 	}
+	if cat == FastResponse {
+		if light := slices.DeleteFunc(slices.Clone(candidates), func(e Entry) bool { return !isLight(e.Name) }); len(light) > 0 {
+			candidates = light
+		}
+	}
 	best := slices.MaxFunc(candidates, func(a, b Entry) int {
 		if cat == ExtendedReasoning && a.SupportsExtendedThinking != b.SupportsExtendedThinking {
 			if a.SupportsExtendedThinking {
@@ -191,6 +257,15 @@ func (r *Registry) auto(category, why string) (Entry, string, error) {
 		return cmp.Compare(a.Rank(), b.Rank())
 	})
 	return best, fmt.Sprintf("%s %s for %s: the highest-ranked model (rank %d) of %s", why, best.Name, cat, best.Rank(), strings.Join(r.ConfiguredProviders(), ", ")), nil
+}
+
+// isLight tells the small, quick models by the words of their names
+// (gpt-5-mini, gemini-2.5-flash; not gemini-3-pro).
+func isLight(name string) bool {
+	words := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return strings.ContainsRune("-_./: ", r) })
+	return slices.ContainsFunc(words, func(w string) bool {
+		return slices.Contains([]string{"flash", "mini", "nano", "haiku", "lite", "fast"}, w)
+	})
 }
 
 // Alternatives lists the same model at other configured providers, in

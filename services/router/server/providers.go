@@ -1,0 +1,120 @@
+package server
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/zenmcp/zen/services/platform/config"
+)
+
+// ProviderConfig is one provider's settings.
+type ProviderConfig struct {
+	Name        string // gemini, openai, azure, xai, dial, custom, openrouter
+	Label       string // how messages name it
+	Kind        string // compat, azure (deployment URLs) or gemini
+	APIKey      string
+	BaseURL     string
+	APIVersion  string // azure and dial
+	CatalogPath string
+	Allowed     []string // names and aliases; empty allows every model
+	Headers     map[string]string
+	Configured  bool
+}
+
+// spec says where a provider's settings live.
+type spec struct {
+	name, label, kind string
+	keyVar            string   // the key that enables it ("" when none)
+	urlVars           []string // base URL variables, first set wins
+	defaultURL        string
+	allowVars         []string
+	versionVar        string
+	defaultVersion    string
+}
+
+// specs are in the reference's priority order: a name two providers know
+// goes to the first configured one.
+var specs = []spec{
+	{name: "gemini", label: "Gemini", kind: "gemini", keyVar: "GEMINI_API_KEY", urlVars: []string{"GEMINI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"},
+		allowVars: []string{"GOOGLE_ALLOWED_MODELS"}},
+	{name: "openai", label: "OpenAI", kind: "compat", keyVar: "OPENAI_API_KEY", urlVars: []string{"OPENAI_BASE_URL"},
+		defaultURL: "https://api.openai.com/v1", allowVars: []string{"OPENAI_ALLOWED_MODELS"}},
+	{name: "azure", label: "Azure OpenAI", kind: "azure", keyVar: "AZURE_OPENAI_API_KEY", urlVars: []string{"AZURE_OPENAI_ENDPOINT"},
+		allowVars: []string{"AZURE_OPENAI_ALLOWED_MODELS", "AZURE_ALLOWED_MODELS"}, versionVar: "AZURE_OPENAI_API_VERSION", defaultVersion: "2024-02-15-preview"},
+	{name: "xai", label: "X.AI", kind: "compat", keyVar: "XAI_API_KEY", urlVars: []string{"XAI_BASE_URL"},
+		defaultURL: "https://api.x.ai/v1", allowVars: []string{"XAI_ALLOWED_MODELS"}},
+	{name: "dial", label: "DIAL", kind: "azure", keyVar: "DIAL_API_KEY", urlVars: []string{"DIAL_API_HOST"},
+		defaultURL: "https://core.dialx.ai", allowVars: []string{"DIAL_ALLOWED_MODELS"}, versionVar: "DIAL_API_VERSION", defaultVersion: "2024-12-01-preview"},
+	{name: "custom", label: "Custom API", kind: "compat", urlVars: []string{"CUSTOM_API_URL"}, allowVars: []string{"CUSTOM_ALLOWED_MODELS"}},
+	{name: "openrouter", label: "OpenRouter", kind: "compat", keyVar: "OPENROUTER_API_KEY", urlVars: []string{"OPENROUTER_BASE_URL"},
+		defaultURL: "https://openrouter.ai/api/v1", allowVars: []string{"OPENROUTER_ALLOWED_MODELS"}},
+}
+
+// customKeyless is what the Custom provider sends when CUSTOM_API_KEY is
+// empty: self-hosted servers ignore it, client libraries want one.
+const customKeyless = "dummy-key-for-unauthenticated-endpoint"
+
+// placeholder tells whether a key is still the .env.example text.
+func placeholder(key string) bool {
+	k := strings.ToLower(key)
+	return strings.HasPrefix(k, "your_") && strings.HasSuffix(k, "_here")
+}
+
+func loadProvider(getenv config.Getenv, s spec) (ProviderConfig, error) {
+	pc := ProviderConfig{Name: s.name, Label: s.label, Kind: s.kind, BaseURL: s.defaultURL,
+		CatalogPath: getenv(strings.ToUpper(s.name) + "_MODELS_CONFIG_PATH")}
+	urlVar := ""
+	for _, v := range s.urlVars {
+		if u := config.String(getenv, v, ""); u != "" {
+			pc.BaseURL, urlVar = u, v
+			break
+		}
+	}
+	if urlVar != "" {
+		if err := checkURL(urlVar, pc.BaseURL); err != nil {
+			return pc, err
+		}
+	}
+	for _, v := range s.allowVars {
+		if list := config.List(getenv, v); len(list) > 0 {
+			pc.Allowed = list
+			break
+		}
+	}
+	if s.versionVar != "" {
+		pc.APIVersion = config.String(getenv, s.versionVar, s.defaultVersion)
+	}
+	switch s.name {
+	case "custom":
+		pc.APIKey = config.String(getenv, "CUSTOM_API_KEY", customKeyless)
+		pc.Configured = urlVar != ""
+	case "azure":
+		pc.APIKey = config.String(getenv, s.keyVar, "")
+		pc.Configured = pc.APIKey != "" && !placeholder(pc.APIKey) && urlVar != ""
+	default:
+		pc.APIKey = config.String(getenv, s.keyVar, "")
+		pc.Configured = pc.APIKey != "" && !placeholder(pc.APIKey)
+	}
+	if s.name == "openrouter" {
+		pc.Headers = map[string]string{
+			"HTTP-Referer": config.String(getenv, "OPENROUTER_REFERER", "https://github.com/zenmcp/zen"),
+			"X-Title":      config.String(getenv, "OPENROUTER_TITLE", "zen MCP server"),
+		}
+	}
+	return pc, nil
+}
+
+// checkURL refuses base URLs that are not plain http(s) addresses.
+func checkURL(key, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return fmt.Errorf("%s=%q: want an http or https URL such as http://localhost:11434/v1", key, raw)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := fmt.Sscan(p, new(int)); err != nil || n != 1 {
+			return fmt.Errorf("%s=%q: the port must be a number from 1 to 65535", key, raw)
+		}
+	}
+	return nil
+}
