@@ -81,6 +81,8 @@ type Request struct {
 	ThinkingBudget *int `json:"-"`
 	// ReasoningEffort is OpenAI's, when the request set one.
 	ReasoningEffort string `json:"reasoning_effort"`
+	// Store is the responses API's store flag, when sent.
+	Store *bool `json:"-"`
 	// Cancelled is set when the client went away before the reply ended.
 	Cancelled bool `json:"-"`
 }
@@ -146,9 +148,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	req := &Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
 	gemini := strings.Contains(r.URL.Path, "/models/") && strings.Contains(r.URL.Path, ":")
-	if gemini {
+	responses := strings.HasSuffix(r.URL.Path, "/responses")
+	switch {
+	case gemini:
 		parseGemini(req, r.URL.Path)
-	} else {
+	case responses:
+		parseResponses(req)
+	default:
 		_ = json.Unmarshal(body, req)
 	}
 	s.mu.Lock()
@@ -156,8 +162,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	reply := s.reply
 	s.mu.Unlock()
 
-	if r.Method != http.MethodPost || !gemini && !strings.HasSuffix(r.URL.Path, "/chat/completions") {
-		writeError(w, http.StatusNotFound, "not_found", "fakemodel serves POST .../chat/completions and Gemini's models/{model}:generateContent")
+	if r.Method != http.MethodPost || !gemini && !responses && !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		writeError(w, http.StatusNotFound, "not_found", "fakemodel serves POST .../chat/completions, .../responses and Gemini's models/{model}:generateContent")
 		return
 	}
 	rep := reply(*req)
@@ -182,6 +188,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case gemini && rep.Raw == "":
 		if !s.serveGemini(w, r, *req, rep) {
+			cancelled()
+		}
+	case responses && rep.Raw == "" && (rep.Status == 0 || rep.Status == http.StatusOK):
+		if !s.serveResponses(w, r, *req, rep) {
 			cancelled()
 		}
 	case rep.Status != 0 && rep.Status != http.StatusOK:

@@ -115,5 +115,5 @@ func newClient(pc ProviderConfig, models []catalogue.Model, hc *http.Client) (pr
 			},
 		}), nil
 	}
-	return provider.NewCompatWith(pc.Label, pc.BaseURL, pc.APIKey, hc, provider.CompatOptions{Headers: pc.Headers}), nil
+	return provider.NewCompatWith(pc.Label, pc.BaseURL, pc.APIKey, hc, provider.CompatOptions{Headers: pc.Headers, OmitStore: pc.Name == "openrouter"}), nil
 }

@@ -105,7 +105,8 @@ func (s *Server) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStrea
 // request builds the provider request for the entry that serves the call:
 // its model name, its temperature rules, its system prompt support.
 func request(req *routerv1.GenerateRequest, e routing.Entry) provider.Request {
-	preq := provider.Request{Model: e.Name, Stream: e.SupportsStreaming, MaxTokens: int64(req.GetMaxOutputTokens())}
+	preq := provider.Request{Model: e.Name, Stream: e.SupportsStreaming, MaxTokens: int64(req.GetMaxOutputTokens()),
+		Responses: e.UseOpenAIResponseAPI}
 	if i := strings.LastIndexByte(req.GetModel(), ':'); i > 0 && e.Provider.Name == "custom" {
 		preq.Model = e.Name + req.GetModel()[i:] // keep the Ollama tag: llama3.2:8b
 	}

@@ -17,9 +17,10 @@ import (
 
 // Compat is a client for an OpenAI-compatible chat completions endpoint.
 type Compat struct {
-	label  string // "OpenAI", "Custom API": how errors name the provider
-	key    string // only to keep it out of error text
-	client *openai.Client
+	label     string // "OpenAI", "Custom API": how errors name the provider
+	key       string // only to keep it out of error text
+	client    *openai.Client
+	omitStore bool // OpenRouter refuses "store" on /responses
 }
 
 // NewHTTPClient returns the traced HTTP client provider calls use. There is
@@ -88,6 +89,9 @@ func (c *Compat) Generate(ctx context.Context, req Request, onDelta func(string)
 }
 
 func (c *Compat) generate(ctx context.Context, req Request, onDelta func(string)) (Result, error) {
+	if req.Responses {
+		return c.respond(ctx, req, onDelta)
+	}
 	if !req.Stream {
 		resp, err := c.client.CreateChatCompletion(ctx, c.request(req))
 		if err != nil {
@@ -202,6 +206,8 @@ func retryable429(e *openai.APIError) bool {
 type CompatOptions struct {
 	// Headers are sent with every request (OpenRouter's referer and title).
 	Headers map[string]string
+	// OmitStore leaves "store" out of responses API requests.
+	OmitStore bool
 	// Deployment, when set, makes an Azure-style client: requests go to
 	// {base}/openai/deployments/{Deployment(model)}/chat/completions with an
 	// api-key header and APIVersion, as Azure OpenAI and DIAL expect.
@@ -215,7 +221,9 @@ func NewCompatWith(label, baseURL, apiKey string, hc *http.Client, o CompatOptio
 		hc = &http.Client{Transport: headerTransport{next: hc.Transport, headers: o.Headers}, Timeout: hc.Timeout}
 	}
 	if o.Deployment == nil {
-		return NewCompat(label, baseURL, apiKey, hc)
+		c := NewCompat(label, baseURL, apiKey, hc)
+		c.omitStore = o.OmitStore
+		return c
 	}
 	cfg := openai.DefaultAzureConfig(apiKey, strings.TrimRight(baseURL, "/"))
 	cfg.APIVersion = o.APIVersion

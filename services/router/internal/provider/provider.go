@@ -25,6 +25,9 @@ type Request struct {
 	ThinkingBudget *int32
 	// ReasoningEffort, for OpenAI reasoning models: low, medium or high.
 	ReasoningEffort string
+	// Responses sends the call to OpenAI's responses API (/v1/responses),
+	// which some models (the -pro and -codex ones) require.
+	Responses bool
 }
 
 // Usage counts tokens.

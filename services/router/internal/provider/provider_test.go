@@ -124,3 +124,33 @@ func TestOpenRouterHeadersAndReasoningEffort(t *testing.T) {
 		t.Errorf("request = %+v", r)
 	}
 }
+
+func TestResponsesAPIWireFormat(t *testing.T) {
+	fake := fakemodel.New(t)
+	fake.SetReply(func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Content: "answer from responses", PromptTokens: 9, CompletionTokens: 3}
+	})
+	for _, tc := range []struct {
+		name      string
+		omitStore bool
+	}{{"openai", false}, {"openrouter", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewCompatWith("OpenAI", fake.URL(), "k", NewHTTPClient(5*time.Second), CompatOptions{OmitStore: tc.omitStore})
+			for _, stream := range []bool{true, false} {
+				before := len(fake.Requests())
+				res, deltas, err := ask(t, c, Request{Model: "gpt-5.1-codex", Stream: stream, Responses: true, ReasoningEffort: "high"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Content != "answer from responses" || deltas != res.Content || res.Usage.InputTokens != 9 || res.FinishReason != "stop" {
+					t.Errorf("stream=%v: %+v", stream, res)
+				}
+				r := fake.Requests()[before]
+				if r.Path != "/v1/responses" || r.ReasoningEffort != "high" || r.Messages[0].Role != "system" || r.Messages[1].Text() != "hello" ||
+					(r.Store == nil) != tc.omitStore {
+					t.Errorf("request %+v (store %v)", r, r.Store)
+				}
+			}
+		})
+	}
+}

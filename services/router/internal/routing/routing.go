@@ -226,8 +226,7 @@ func (r *Registry) Resolve(name, category string) (Entry, string, error) {
 // score), never by name: extended reasoning prefers models that think;
 // fast response prefers the light models (flash, mini, nano, haiku, lite,
 // fast) when a configured provider has one; balanced takes the best.
-// Provider priority breaks ties. Models that need the OpenAI responses API
-// are left out until zen speaks it.
+// Rank ties go to the higher intelligence score, then provider priority.
 func (r *Registry) auto(category, why string) (Entry, string, error) {
 	cat, err := ParseCategory(category)
 	if err != nil {
@@ -235,7 +234,7 @@ func (r *Registry) auto(category, why string) (Entry, string, error) {
 	}
 	var candidates []Entry
 	for _, e := range r.Entries() {
-		if e.Configured && !e.UseOpenAIResponseAPI {
+		if e.Configured {
 			candidates = append(candidates, e)
 		}
 	}
@@ -254,7 +253,8 @@ func (r *Registry) auto(category, why string) (Entry, string, error) {
 			}
 			return -1
 		}
-		return cmp.Compare(a.Rank(), b.Rank())
+		// The rank is capped at 100, so at the top the score decides.
+		return cmp.Or(cmp.Compare(a.Rank(), b.Rank()), cmp.Compare(a.IntelligenceScore, b.IntelligenceScore))
 	})
 	return best, fmt.Sprintf("%s %s for %s: the highest-ranked model (rank %d) of %s", why, best.Name, cat, best.Rank(), strings.Join(r.ConfiguredProviders(), ", ")), nil
 }

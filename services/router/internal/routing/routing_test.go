@@ -31,7 +31,7 @@ func TestAutoModePicksByCategoryAndRank(t *testing.T) {
 		{"gemini", map[string][]string{"gemini": nil}, map[string]string{
 			ExtendedReasoning: "gemini-3-pro-preview", FastResponse: "gemini-2.5-flash", Balanced: "gemini-3-pro-preview"}},
 		{"openai", map[string][]string{"openai": nil}, map[string]string{
-			ExtendedReasoning: "gpt-5.2", FastResponse: "gpt-5-mini", Balanced: "gpt-5.2"}},
+			ExtendedReasoning: "gpt-5.1-codex", FastResponse: "gpt-5.1-codex-mini", Balanced: "gpt-5.1-codex"}},
 		{"xai", map[string][]string{"xai": nil}, map[string]string{ExtendedReasoning: "grok-4", FastResponse: "grok-4-1-fast-reasoning"}},
 		{"custom only", map[string][]string{"custom": nil}, map[string]string{ExtendedReasoning: "llama3.2", FastResponse: "llama3.2"}},
 		// Upstream picked the alias "5.1" alphabetically; zen ranks.
