@@ -68,6 +68,9 @@ func runChat(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, er
 		"input_tokens": done.GetUsage().GetInputTokens(), "output_tokens": done.GetUsage().GetOutputTokens(),
 		"total_tokens": done.GetUsage().GetTotalTokens(),
 	}
+	if cost := done.GetUsage().GetCostUsd(); cost > 0 {
+		usage["cost_usd"] = cost
+	}
 	modelUsed := c.ModelRequested
 	if modelUsed == "" || strings.EqualFold(modelUsed, "auto") {
 		modelUsed = done.GetModelName()

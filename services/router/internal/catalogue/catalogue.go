@@ -38,6 +38,14 @@ type Model struct {
 	DefaultReasoningEffort   string   `json:"default_reasoning_effort"`
 	AllowCodeGeneration      bool     `json:"allow_code_generation"`
 	Deployment               string   `json:"deployment"`
+	// Prices in US dollars per million tokens; zero when unknown.
+	InputCostPerMillion  float64 `json:"input_cost_per_million_tokens"`
+	OutputCostPerMillion float64 `json:"output_cost_per_million_tokens"`
+}
+
+// Cost is what a call with these token counts costs, or 0 when unpriced.
+func (m Model) Cost(input, output int64) float64 {
+	return (float64(input)*m.InputCostPerMillion + float64(output)*m.OutputCostPerMillion) / 1e6
 }
 
 // entry mirrors Model for decoding: pointers tell "absent" from false, so
@@ -64,6 +72,8 @@ type entry struct {
 	DefaultReasoningEffort   string          `json:"default_reasoning_effort"`
 	AllowCodeGeneration      bool            `json:"allow_code_generation"`
 	Deployment               string          `json:"deployment"`
+	InputCostPerMillion      float64         `json:"input_cost_per_million_tokens"`
+	OutputCostPerMillion     float64         `json:"output_cost_per_million_tokens"`
 	MaxTokens                json.RawMessage `json:"max_tokens"`
 }
 
@@ -146,6 +156,7 @@ func parseEntry(raw json.RawMessage) (Model, error) {
 		TemperatureConstraint: e.TemperatureConstraint, MaxImageSizeMB: e.MaxImageSizeMB,
 		UseOpenAIResponseAPI: e.UseOpenAIResponseAPI, DefaultReasoningEffort: e.DefaultReasoningEffort,
 		AllowCodeGeneration: e.AllowCodeGeneration, Deployment: e.Deployment,
+		InputCostPerMillion: e.InputCostPerMillion, OutputCostPerMillion: e.OutputCostPerMillion,
 	}
 	if e.IntelligenceScore != nil {
 		m.IntelligenceScore = *e.IntelligenceScore
@@ -163,6 +174,8 @@ func parseEntry(raw json.RawMessage) (Model, error) {
 		return Model{}, fmt.Errorf("%s: context_window must be a positive number of tokens", m.Name)
 	case !slices.Contains([]string{"range", "fixed", "discrete"}, m.TemperatureConstraint):
 		return Model{}, fmt.Errorf("%s: temperature_constraint %q: want range, fixed or discrete", m.Name, m.TemperatureConstraint)
+	case m.InputCostPerMillion < 0 || m.OutputCostPerMillion < 0:
+		return Model{}, fmt.Errorf("%s: prices cannot be negative", m.Name)
 	case m.DefaultReasoningEffort != "" && !slices.Contains([]string{"low", "medium", "high"}, m.DefaultReasoningEffort):
 		return Model{}, fmt.Errorf("%s: default_reasoning_effort %q: want low, medium or high", m.Name, m.DefaultReasoningEffort)
 	}

@@ -2,6 +2,8 @@ package grpcapi
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
 	"errors"
 	"log/slog"
 	"strings"
@@ -10,6 +12,8 @@ import (
 	"github.com/zenmcp/zen/services/router/internal/dispatch"
 	"github.com/zenmcp/zen/services/router/internal/provider"
 	"github.com/zenmcp/zen/services/router/internal/routing"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -39,6 +43,7 @@ func toProto(e routing.Entry) *routerv1.Model {
 		TemperatureConstraint: e.TemperatureConstraint, MaxImageSizeMb: e.MaxImageSizeMB,
 		UseOpenaiResponseApi: e.UseOpenAIResponseAPI, DefaultReasoningEffort: e.DefaultReasoningEffort,
 		AllowCodeGeneration: e.AllowCodeGeneration, Configured: e.Configured, Rank: int32(e.Rank()),
+		InputCostPerMillionTokens: e.InputCostPerMillion, OutputCostPerMillionTokens: e.OutputCostPerMillion,
 	}
 }
 
@@ -83,6 +88,9 @@ func (s *Server) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStrea
 	if err != nil || req.GetModel() == "" || req.GetModel() == "auto" {
 		return status.Errorf(codes.NotFound, "model %q is not available with the configured providers", req.GetModel())
 	}
+	if err := checkImages(req, e); err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
 	var sendErr error
 	out, err := s.calls.Generate(ctx, e, func(served routing.Entry) provider.Request { return request(req, served) }, func(delta string) {
 		if sendErr == nil {
@@ -96,10 +104,44 @@ func (s *Server) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStrea
 		return s.toStatus(ctx, err)
 	}
 	u := out.Usage
+	cost := out.Served.Cost(u.InputTokens, u.OutputTokens)
+	trace.SpanFromContext(ctx).SetAttributes(
+		attribute.String("gen_ai.system", out.Served.Provider.Name), attribute.String("gen_ai.response.model", out.Served.Name),
+		attribute.Int64("gen_ai.usage.input_tokens", u.InputTokens), attribute.Int64("gen_ai.usage.output_tokens", u.OutputTokens),
+		attribute.Int("zen.attempts", out.Attempts), attribute.Float64("zen.cost_usd", cost))
 	return stream.Send(&routerv1.GenerateResponse{Event: &routerv1.GenerateResponse_Done{Done: &routerv1.GenerateDone{
 		Content: out.Content, FinishReason: out.FinishReason, ModelName: out.Served.Name, Provider: out.Served.Provider.Name,
-		Usage: &routerv1.Usage{InputTokens: clamp(u.InputTokens), OutputTokens: clamp(u.OutputTokens), TotalTokens: clamp(u.InputTokens + u.OutputTokens)},
+		Usage: &routerv1.Usage{InputTokens: clamp(u.InputTokens), OutputTokens: clamp(u.OutputTokens),
+			TotalTokens: clamp(u.InputTokens + u.OutputTokens), CostUsd: cost},
 	}}})
+}
+
+// maxImages is the most images one call may send.
+const maxImages = 5
+
+// checkImages holds images to what the model accepts: some at all, at most
+// five, within its size limit. The edge checks first; this guards every
+// other caller.
+func checkImages(req *routerv1.GenerateRequest, e routing.Entry) error {
+	var n, total int
+	for _, m := range req.GetMessages() {
+		for _, img := range m.GetImages() {
+			n++
+			_, data, _ := strings.Cut(img, ",")
+			total += base64.StdEncoding.DecodedLen(len(data))
+		}
+	}
+	switch {
+	case n == 0:
+		return nil
+	case !e.SupportsImages:
+		return fmt.Errorf("model %s does not accept images; pick one that does (see listmodels) or send none", e.Name)
+	case n > maxImages:
+		return fmt.Errorf("%d images: at most %d per call", n, maxImages)
+	case e.MaxImageSizeMB > 0 && float64(total) > e.MaxImageSizeMB*1024*1024:
+		return fmt.Errorf("images of %.1f MB: %s accepts %.0f MB in all", float64(total)/(1024*1024), e.Name, e.MaxImageSizeMB)
+	}
+	return nil
 }
 
 // request builds the provider request for the entry that serves the call:

@@ -32,6 +32,12 @@ func newRouter(t *testing.T, fake *fakemodel.Server, defaultModel string) router
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newRouterWith(t, fake, defaultModel, custom)
+}
+
+// newRouterWith is newRouter with the Custom provider's catalogue given.
+func newRouterWith(t *testing.T, fake *fakemodel.Server, defaultModel string, custom []catalogue.Model) routerv1.RouterServiceClient {
+	t.Helper()
 	openai, _ := catalogue.Embedded("openai")
 	reg, err := routing.New([]*routing.Provider{
 		{Name: "openai", Models: openai},
@@ -204,5 +210,57 @@ func TestGenerateKeepsTheOllamaTag(t *testing.T) {
 		if r.Model != "llama3.2:8b" {
 			t.Errorf("request %d sent model %q, want llama3.2:8b", i, r.Model)
 		}
+	}
+}
+
+func TestUsageCarriesCostWhenPriced(t *testing.T) {
+	priced, err := catalogue.Parse("priced", []byte(`{"models":[{"model_name":"llama3.2","context_window":128000,
+		"input_cost_per_million_tokens":2,"output_cost_per_million_tokens":10}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := fakemodel.New(t)
+	fake.SetReply(func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Content: "priced", PromptTokens: 1000, CompletionTokens: 500}
+	})
+	_, done, err := generate(context.Background(), newRouterWith(t, fake, "auto", priced), &routerv1.GenerateRequest{
+		Model: "llama3.2", Messages: []*routerv1.Message{{Role: "user", Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := done.GetUsage().GetCostUsd(); got < 0.006999 || got > 0.007001 {
+		t.Errorf("cost = %v, want 0.007 (1000 in at $2/M, 500 out at $10/M)", got)
+	}
+}
+
+func TestImagesAreCheckedAgainstTheModel(t *testing.T) {
+	vision, _ := catalogue.Parse("vision", []byte(`{"models":[{"model_name":"llava","context_window":32000,"supports_images":true,"max_image_size_mb":1},
+		{"model_name":"llama3.2","context_window":32000}]}`))
+	fake := fakemodel.New(t)
+	c := newRouterWith(t, fake, "auto", vision)
+	small := "data:image/png;base64,iVBORw0KGgo="
+	big := "data:image/png;base64," + strings.Repeat("A", 2<<20)
+	tests := []struct {
+		model  string
+		images []string
+		want   string
+	}{
+		{"llama3.2", []string{small}, "does not accept images"},
+		{"llava", []string{small, small, small, small, small, small}, "at most 5"},
+		{"llava", []string{big}, "accepts 1 MB"},
+	}
+	for _, tt := range tests {
+		_, _, err := generate(context.Background(), c, &routerv1.GenerateRequest{Model: tt.model,
+			Messages: []*routerv1.Message{{Role: "user", Content: "look", Images: tt.images}}})
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s with %d images: %v, want InvalidArgument containing %q", tt.model, len(tt.images), err, tt.want)
+		}
+	}
+	if _, _, err := generate(context.Background(), c, &routerv1.GenerateRequest{Model: "llava",
+		Messages: []*routerv1.Message{{Role: "user", Content: "look", Images: []string{small}}}}); err != nil {
+		t.Errorf("a small image for a vision model: %v", err)
+	}
+	if n := len(fake.Requests()); n != 1 {
+		t.Errorf("%d upstream requests, want only the valid one", n)
 	}
 }

@@ -53,9 +53,12 @@ type Model struct {
 	// allowed.
 	Configured bool `protobuf:"varint,22,opt,name=configured,proto3" json:"configured,omitempty"`
 	// rank orders models for auto mode and listings (0 to 100).
-	Rank          int32 `protobuf:"varint,23,opt,name=rank,proto3" json:"rank,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Rank int32 `protobuf:"varint,23,opt,name=rank,proto3" json:"rank,omitempty"`
+	// Prices in US dollars per million tokens, when the catalogue has them.
+	InputCostPerMillionTokens  float64 `protobuf:"fixed64,24,opt,name=input_cost_per_million_tokens,json=inputCostPerMillionTokens,proto3" json:"input_cost_per_million_tokens,omitempty"`
+	OutputCostPerMillionTokens float64 `protobuf:"fixed64,25,opt,name=output_cost_per_million_tokens,json=outputCostPerMillionTokens,proto3" json:"output_cost_per_million_tokens,omitempty"`
+	unknownFields              protoimpl.UnknownFields
+	sizeCache                  protoimpl.SizeCache
 }
 
 func (x *Model) Reset() {
@@ -245,6 +248,20 @@ func (x *Model) GetConfigured() bool {
 func (x *Model) GetRank() int32 {
 	if x != nil {
 		return x.Rank
+	}
+	return 0
+}
+
+func (x *Model) GetInputCostPerMillionTokens() float64 {
+	if x != nil {
+		return x.InputCostPerMillionTokens
+	}
+	return 0
+}
+
+func (x *Model) GetOutputCostPerMillionTokens() float64 {
+	if x != nil {
+		return x.OutputCostPerMillionTokens
 	}
 	return 0
 }
@@ -722,10 +739,12 @@ func (x *GenerateRequest) GetMaxOutputTokens() int32 {
 
 // Usage counts the tokens of one call.
 type Usage struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	InputTokens   int32                  `protobuf:"varint,1,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
-	OutputTokens  int32                  `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
-	TotalTokens   int32                  `protobuf:"varint,3,opt,name=total_tokens,json=totalTokens,proto3" json:"total_tokens,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	InputTokens  int32                  `protobuf:"varint,1,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens int32                  `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	TotalTokens  int32                  `protobuf:"varint,3,opt,name=total_tokens,json=totalTokens,proto3" json:"total_tokens,omitempty"`
+	// cost_usd is set when the catalogue prices the model.
+	CostUsd       float64 `protobuf:"fixed64,4,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -777,6 +796,13 @@ func (x *Usage) GetOutputTokens() int32 {
 func (x *Usage) GetTotalTokens() int32 {
 	if x != nil {
 		return x.TotalTokens
+	}
+	return 0
+}
+
+func (x *Usage) GetCostUsd() float64 {
+	if x != nil {
+		return x.CostUsd
 	}
 	return 0
 }
@@ -946,7 +972,7 @@ var File_zen_router_v1_router_proto protoreflect.FileDescriptor
 
 const file_zen_router_v1_router_proto_rawDesc = "" +
 	"\n" +
-	"\x1azen/router/v1/router.proto\x12\rzen.router.v1\x1a\x1cgoogle/api/annotations.proto\"\xf0\a\n" +
+	"\x1azen/router/v1/router.proto\x12\rzen.router.v1\x1a\x1cgoogle/api/annotations.proto\"\xf6\b\n" +
 	"\x05Model\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bprovider\x18\x02 \x01(\tR\bprovider\x12#\n" +
@@ -973,7 +999,9 @@ const file_zen_router_v1_router_proto_rawDesc = "" +
 	"\n" +
 	"configured\x18\x16 \x01(\bR\n" +
 	"configured\x12\x12\n" +
-	"\x04rank\x18\x17 \x01(\x05R\x04rank\"<\n" +
+	"\x04rank\x18\x17 \x01(\x05R\x04rank\x12@\n" +
+	"\x1dinput_cost_per_million_tokens\x18\x18 \x01(\x01R\x19inputCostPerMillionTokens\x12B\n" +
+	"\x1eoutput_cost_per_million_tokens\x18\x19 \x01(\x01R\x1aoutputCostPerMillionTokens\"<\n" +
 	"\x11ListModelsRequest\x12'\n" +
 	"\x0fconfigured_only\x18\x01 \x01(\bR\x0econfiguredOnly\"\xb7\x01\n" +
 	"\x12ListModelsResponse\x12,\n" +
@@ -1002,11 +1030,12 @@ const file_zen_router_v1_router_proto_rawDesc = "" +
 	"\vtemperature\x18\x04 \x01(\x01R\vtemperature\x12'\n" +
 	"\x0fhas_temperature\x18\x05 \x01(\bR\x0ehasTemperature\x12#\n" +
 	"\rthinking_mode\x18\x06 \x01(\tR\fthinkingMode\x12*\n" +
-	"\x11max_output_tokens\x18\a \x01(\x05R\x0fmaxOutputTokens\"r\n" +
+	"\x11max_output_tokens\x18\a \x01(\x05R\x0fmaxOutputTokens\"\x8d\x01\n" +
 	"\x05Usage\x12!\n" +
 	"\finput_tokens\x18\x01 \x01(\x05R\vinputTokens\x12#\n" +
 	"\routput_tokens\x18\x02 \x01(\x05R\foutputTokens\x12!\n" +
-	"\ftotal_tokens\x18\x03 \x01(\x05R\vtotalTokens\"f\n" +
+	"\ftotal_tokens\x18\x03 \x01(\x05R\vtotalTokens\x12\x19\n" +
+	"\bcost_usd\x18\x04 \x01(\x01R\acostUsd\"f\n" +
 	"\x10GenerateResponse\x12\x16\n" +
 	"\x05delta\x18\x01 \x01(\tH\x00R\x05delta\x121\n" +
 	"\x04done\x18\x02 \x01(\v2\x1b.zen.router.v1.GenerateDoneH\x00R\x04doneB\a\n" +
