@@ -3,8 +3,8 @@ package grpcapi
 import (
 	"context"
 	"encoding/base64"
-	"fmt"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 
