@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
@@ -34,8 +35,14 @@ func listModelsTool() Tool {
 }
 
 // providerTitles are how listings name providers.
-var providerTitles = map[string]string{"openai": "OpenAI", "custom": "Custom (OpenAI-compatible endpoint)"}
+var providerTitles = map[string]string{
+	"gemini": "Google Gemini", "openai": "OpenAI", "azure": "Azure OpenAI", "xai": "X.AI", "dial": "DIAL",
+	"custom": "Custom (OpenAI-compatible endpoint)", "openrouter": "OpenRouter",
+}
 
+// modelListing shows, per provider in priority order, the models that can
+// be used now; providers without credentials, and models an allow-list
+// leaves out, are counted but not listed.
 func modelListing(resp *routerv1.ListModelsResponse) string {
 	var b strings.Builder
 	b.WriteString("# Available AI Models\n")
@@ -54,12 +61,17 @@ func modelListing(resp *routerv1.ListModelsResponse) string {
 		if title == "" {
 			title = p
 		}
-		if !models[0].GetConfigured() {
-			fmt.Fprintf(&b, "\n## %s ❌\nNot configured: set its API key to use these %d models.\n", title, len(models))
+		if !slices.Contains(resp.GetConfiguredProviders(), p) {
+			fmt.Fprintf(&b, "\n## %s ❌\nNot configured: set its credentials to use its %d models.\n", title, len(models))
 			continue
 		}
 		fmt.Fprintf(&b, "\n## %s ✅\n", title)
+		hidden := 0
 		for _, m := range models {
+			if !m.GetConfigured() {
+				hidden++
+				continue
+			}
 			available++
 			fmt.Fprintf(&b, "- `%s` - %s context, %s output, score %d\n", m.GetName(), tokensShort(m.GetContextWindow()),
 				tokensShort(m.GetMaxOutputTokens()), m.GetIntelligenceScore())
@@ -69,6 +81,9 @@ func modelListing(resp *routerv1.ListModelsResponse) string {
 			if len(m.GetAliases()) > 0 {
 				fmt.Fprintf(&b, "  - Aliases: %s\n", strings.Join(m.GetAliases(), ", "))
 			}
+		}
+		if hidden > 0 {
+			fmt.Fprintf(&b, "- %d more left out by the %s allow-list\n", hidden, title)
 		}
 	}
 	b.WriteString("\n## Summary\n")
