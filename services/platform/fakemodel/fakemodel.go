@@ -277,11 +277,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, rep
 	}
 	for i, piece := range splitKeep(rep.Content) {
 		if rep.ResetAfter > 0 && i == rep.ResetAfter {
-			if hj, ok := w.(http.Hijacker); ok {
-				if conn, _, err := hj.Hijack(); err == nil {
-					_ = conn.Close()
-				}
-			}
+			drop(w)
 			return true
 		}
 		if !send(chunk(map[string]any{"content": piece}, nil)) {
@@ -332,6 +328,15 @@ func (s *Server) WaitCancelled(tb testing.TB, i int) {
 		case <-deadline.C:
 			tb.Fatalf("fakemodel: request %d was not cancelled within 10s", i)
 		case <-tick.C:
+		}
+	}
+}
+
+// drop closes the connection under a response, as a crashing proxy would.
+func drop(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			_ = conn.Close()
 		}
 	}
 }

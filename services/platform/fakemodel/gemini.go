@@ -106,6 +106,10 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request, req Request
 		pieces = []string{""}
 	}
 	for i, p := range pieces {
+		if rep.ResetAfter > 0 && i == rep.ResetAfter {
+			drop(w)
+			return true
+		}
 		b, _ := json.Marshal(geminiResponse(rep, p, i == len(pieces)-1))
 		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
 			return false

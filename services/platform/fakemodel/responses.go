@@ -79,10 +79,22 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, req Requ
 	if !send(map[string]any{"type": "response.created", "response": map[string]any{"id": "resp_fake", "status": "in_progress"}}) {
 		return false
 	}
-	for _, piece := range splitKeep(rep.Content) {
+	for i, piece := range splitKeep(rep.Content) {
+		if rep.ResetAfter > 0 && i == rep.ResetAfter {
+			drop(w)
+			return true
+		}
 		if !send(map[string]any{"type": "response.output_text.delta", "item_id": "msg_fake", "delta": piece}) {
 			return false
 		}
 	}
-	return send(map[string]any{"type": "response.completed", "response": responseObject(req, rep)})
+	final := responseObject(req, rep)
+	kind := "response.completed"
+	if rep.FinishReason != "" && rep.FinishReason != "stop" {
+		// An unfinished response: the reason is OpenAI's (content_filter,
+		// max_output_tokens).
+		kind, final["status"] = "response.incomplete", "incomplete"
+		final["incomplete_details"] = map[string]any{"reason": rep.FinishReason}
+	}
+	return send(map[string]any{"type": kind, "response": final})
 }

@@ -20,6 +20,7 @@ const secretKey = "sk-test-0123456789abcdef"
 const twinCatalogue = `{"models":[{"model_name":"gpt-5","context_window":400000}]}`
 
 type harness struct {
+	format  string
 	d       *Dispatcher
 	reg     *routing.Registry
 	primary *fakemodel.Server
@@ -28,17 +29,29 @@ type harness struct {
 	waits   []time.Duration
 }
 
-// newHarness routes gpt-5 to primary first (the "openai" provider) and to
-// backup (an OpenAI-compatible "custom" endpoint) second.
-func newHarness(t *testing.T, p Policy) *harness {
-	h := &harness{primary: fakemodel.New(t), backup: fakemodel.New(t)}
+// wireFormats are the protocols the primary provider may speak.
+var wireFormats = []string{"chat", "responses", "gemini"}
+
+// newHarness routes gpt-5 to primary first (speaking the "chat"
+// completions, "responses" or "gemini" wire format) and to backup (an
+// OpenAI-compatible "custom" endpoint) second.
+func newHarness(t *testing.T, p Policy, format string) *harness {
+	h := &harness{primary: fakemodel.New(t), backup: fakemodel.New(t), format: format}
 	models, err := catalogue.Parse("twin", []byte(twinCatalogue))
 	if err != nil {
 		t.Fatal(err)
 	}
 	hc := provider.NewHTTPClient(5 * time.Second)
+	var primary provider.Generator = provider.NewCompat("OpenAI", h.primary.URL(), secretKey, hc)
+	label := "OpenAI"
+	if format == "gemini" {
+		if primary, err = provider.NewGemini(context.Background(), h.primary.GeminiURL(), secretKey, hc); err != nil {
+			t.Fatal(err)
+		}
+		label = "Gemini"
+	}
 	reg, err := routing.New([]*routing.Provider{
-		{Name: "openai", Label: "OpenAI", Configured: true, Models: models, Client: provider.NewCompat("OpenAI", h.primary.URL(), secretKey, hc)},
+		{Name: "openai", Label: label, Configured: true, Models: models, Client: primary},
 		{Name: "custom", Label: "Custom API", Configured: true, Models: models, Client: provider.NewCompat("Custom API", h.backup.URL(), "", hc)},
 	}, "auto")
 	if err != nil {
@@ -65,7 +78,8 @@ func (h *harness) generate(t *testing.T) (Outcome, error) {
 		t.Fatal(err)
 	}
 	return h.d.Generate(context.Background(), e, func(e routing.Entry) provider.Request {
-		return provider.Request{Model: e.Name, Stream: true, Messages: []provider.Message{{Role: "user", Content: "hi"}}}
+		return provider.Request{Model: e.Name, Stream: true, Responses: h.format == "responses" && e.Provider.Name == "openai",
+			Messages: []provider.Message{{Role: "user", Content: "hi"}}}
 	}, nil)
 }
 
@@ -98,56 +112,69 @@ func TestRetriesThatSucceed(t *testing.T) {
 		{"reset mid-stream", fakemodel.Reply{Content: "one two three four", ResetAfter: 2}, 2, func(d time.Duration) bool { return d > 0 }},
 		{"empty completion", fakemodel.Reply{Content: ""}, 1, nil},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, testPolicy)
-			h.primary.SetReply(sequence(tt.first, ok))
-			out, err := h.generate(t)
-			if err != nil {
-				t.Fatalf("err = %v", err)
-			}
-			if out.Content != "recovered" || out.Served.Provider.Name != "openai" || out.Attempts != tt.attempts {
-				t.Errorf("outcome = %q from %s after %d attempts, want recovered from openai after %d", out.Content, out.Served.Provider.Name, out.Attempts, tt.attempts)
-			}
-			if tt.wait != nil && (len(h.waits) != 1 || !tt.wait(h.waits[0])) {
-				t.Errorf("waits = %v", h.waits)
-			}
-			if n := len(h.backup.Requests()); n != 0 {
-				t.Errorf("the backup was called %d times", n)
-			}
-		})
+	for _, format := range wireFormats {
+		for _, tt := range tests {
+			t.Run(format+"/"+tt.name, func(t *testing.T) {
+				h := newHarness(t, testPolicy, format)
+				h.primary.SetReply(sequence(tt.first, ok))
+				out, err := h.generate(t)
+				if err != nil {
+					t.Fatalf("err = %v", err)
+				}
+				if out.Content != "recovered" || out.Served.Provider.Name != "openai" || out.Attempts != tt.attempts {
+					t.Errorf("outcome = %q from %s after %d attempts, want recovered from openai after %d", out.Content, out.Served.Provider.Name, out.Attempts, tt.attempts)
+				}
+				if tt.wait != nil && (len(h.waits) != 1 || !tt.wait(h.waits[0])) {
+					t.Errorf("waits = %v", h.waits)
+				}
+				if n := len(h.backup.Requests()); n != 0 {
+					t.Errorf("the backup was called %d times", n)
+				}
+			})
+		}
 	}
 }
 
 func TestClearErrorsWithoutRetry(t *testing.T) {
-	tests := []struct {
-		name  string
-		reply fakemodel.Reply
-		want  string
-	}{
-		{"malformed JSON", fakemodel.Reply{Raw: "{\"choices\": [oops"}, "OpenAI API error for model gpt-5: the provider's response could not be read"},
-		{"safety block", fakemodel.Reply{Content: "", FinishReason: "content_filter"}, "blocked by the provider's content safety policy"},
-		{"empty twice", fakemodel.Reply{Content: "", FinishReason: "length"}, "Response blocked or incomplete. Finish reason: length"},
-		{"quota exhausted", fakemodel.Reply{Status: 400}, "HTTP 400"},
+	safety := map[string]fakemodel.Reply{
+		"chat":      {Content: "", FinishReason: "content_filter"},
+		"responses": {Content: "", FinishReason: "content_filter"},
+		"gemini":    {Blocked: "SAFETY"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, testPolicy)
-			h.primary.SetReply(func(fakemodel.Request) fakemodel.Reply { return tt.reply })
-			_, err := h.generate(t)
-			var f *Failed
-			if !errors.As(err, &f) || f.Retryable() || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("err = %v, want a final error containing %q", err, tt.want)
+	for _, format := range wireFormats {
+		tests := []struct {
+			name  string
+			reply fakemodel.Reply
+			want  string
+		}{
+			{"malformed JSON", fakemodel.Reply{Raw: "{\"choices\": [oops"}, "API error for model gpt-5: the provider's response could not be read"},
+			{"safety block", safety[format], "content safety policy"},
+			{"empty twice", fakemodel.Reply{Content: "", FinishReason: "length"}, "Response blocked or incomplete. Finish reason: length"},
+			{"bad request", fakemodel.Reply{Status: 400}, "HTTP 400"},
+		}
+		for _, tt := range tests {
+			if format == "gemini" && tt.name == "empty twice" {
+				tt.reply.FinishReason = "MAX_TOKENS"
+				tt.want = "Finish reason: MAX_TOKENS"
 			}
-			if len(h.waits) != 0 || len(h.backup.Requests()) != 0 {
-				t.Errorf("a request the provider refused on its merits was retried (%v) or sent elsewhere", h.waits)
-			}
-		})
+			t.Run(format+"/"+tt.name, func(t *testing.T) {
+				h := newHarness(t, testPolicy, format)
+				h.primary.SetReply(func(fakemodel.Request) fakemodel.Reply { return tt.reply })
+				_, err := h.generate(t)
+				var f *Failed
+				if !errors.As(err, &f) || f.Retryable() || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("err = %v, want a final error containing %q", err, tt.want)
+				}
+				if len(h.waits) != 0 || len(h.backup.Requests()) != 0 {
+					t.Errorf("a request the provider refused on its merits was retried (%v) or sent elsewhere", h.waits)
+				}
+			})
+		}
 	}
 }
 
 func TestFailingProviderFallsBackThenCoolsDown(t *testing.T) {
-	h := newHarness(t, testPolicy)
+	h := newHarness(t, testPolicy, "chat")
 	h.primary.SetReply(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Status: 503} })
 	h.backup.SetReply(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Content: "from the backup"} })
 	for call := 1; call <= 4; call++ {
@@ -169,19 +196,23 @@ func TestFailingProviderFallsBackThenCoolsDown(t *testing.T) {
 func TestAStalledStreamEndsAtTheIdleTimeout(t *testing.T) {
 	p := testPolicy
 	p.IdleTimeout = 200 * time.Millisecond
-	h := newHarness(t, p)
-	h.primary.SetReply(sequence(fakemodel.Reply{Stall: true}, fakemodel.Reply{Content: "after the stall"}))
-	out, err := h.generate(t)
-	if err != nil || out.Content != "after the stall" || out.Attempts != 2 {
-		t.Fatalf("%v %+v", err, out)
+	for _, format := range wireFormats {
+		t.Run(format, func(t *testing.T) {
+			h := newHarness(t, p, format)
+			h.primary.SetReply(sequence(fakemodel.Reply{Stall: true}, fakemodel.Reply{Content: "after the stall"}))
+			out, err := h.generate(t)
+			if err != nil || out.Content != "after the stall" || out.Attempts != 2 {
+				t.Fatalf("%v %+v", err, out)
+			}
+			h.primary.WaitCancelled(t, 0)
+		})
 	}
-	h.primary.WaitCancelled(t, 0)
 }
 
 func TestNothingRunsPastTheDeadline(t *testing.T) {
 	p := testPolicy
 	p.Deadline, p.IdleTimeout = 300*time.Millisecond, time.Hour
-	h := newHarness(t, p)
+	h := newHarness(t, p, "gemini")
 	h.primary.SetReply(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Stall: true} })
 	start := time.Now()
 	_, err := h.generate(t)
@@ -194,12 +225,14 @@ func TestNothingRunsPastTheDeadline(t *testing.T) {
 }
 
 func TestKeysNeverReachErrors(t *testing.T) {
-	h := newHarness(t, testPolicy)
-	h.primary.SetReply(func(fakemodel.Request) fakemodel.Reply {
-		return fakemodel.Reply{Status: 401, Message: "Incorrect API key provided: " + secretKey}
-	})
-	_, err := h.generate(t)
-	if err == nil || strings.Contains(err.Error(), secretKey) || !strings.Contains(err.Error(), "[REDACTED]") {
-		t.Errorf("err = %v", err)
+	for _, format := range wireFormats {
+		h := newHarness(t, testPolicy, format)
+		h.primary.SetReply(func(fakemodel.Request) fakemodel.Reply {
+			return fakemodel.Reply{Status: 401, Message: "Incorrect API key provided: " + secretKey}
+		})
+		_, err := h.generate(t)
+		if err == nil || strings.Contains(err.Error(), secretKey) || !strings.Contains(err.Error(), "[REDACTED]") {
+			t.Errorf("%s: err = %v", format, err)
+		}
 	}
 }

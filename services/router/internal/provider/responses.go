@@ -71,6 +71,7 @@ func (c *Compat) respond(ctx context.Context, req Request, onDelta func(string))
 	defer stream.Close()
 	var text strings.Builder
 	var res Result
+	events := 0
 	for {
 		ev, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -79,6 +80,7 @@ func (c *Compat) respond(ctx context.Context, req Request, onDelta func(string))
 		if err != nil {
 			return Result{}, c.wrap(ctx, req.Model, err)
 		}
+		events++
 		switch ev.Type {
 		case openai.ResponseStreamEventOutputTextDelta:
 			text.WriteString(ev.Delta)
@@ -97,6 +99,9 @@ func (c *Compat) respond(ctx context.Context, req Request, onDelta func(string))
 			}
 			return Result{}, &Error{Provider: c.label, Model: req.Model, Msg: msg}
 		}
+	}
+	if events == 0 {
+		return Result{}, &Error{Provider: c.label, Model: req.Model, Msg: "the provider's response could not be read: it was not a responses API stream"}
 	}
 	res.Content = text.String()
 	return res, nil
