@@ -54,6 +54,16 @@ func buildExecutor(s *settings, router grpc.ClientConnInterface, logger *slog.Lo
 	return executorserver.New(cfg, router, logger.With("service", "executor")), nil
 }
 
+// newEdge builds the edge role from its variables.
+func newEdge(ctx context.Context, s *settings, conns edgeserver.Conns, logger *slog.Logger) (*edgeserver.Server, error) {
+	cfg, err := edgeserver.Load(s.getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Version = version
+	return edgeserver.New(ctx, cfg, conns, logger)
+}
+
 // edgeMux serves MCP at /mcp beside liveness and readiness probes.
 func edgeMux(edge *edgeserver.Server, deps []serve.Dependency) http.Handler {
 	mux := http.NewServeMux()
@@ -111,7 +121,7 @@ func runServe(ctx context.Context, s *settings, logger *slog.Logger) error {
 	group, gctx := errgroup.WithContext(ctx)
 	group.Go(func() error { mem.Watch(gctx, func(ok bool) { g.SetStatus(ok, memoryserver.ServiceName) }); return nil })
 	group.Go(func() error { return g.Serve(gctx, grpcLis) })
-	edge, err := edgeserver.New(gctx, edgeserver.Conns{Memory: self, Router: self, Executor: self}, version, logger)
+	edge, err := newEdge(gctx, s, edgeserver.Conns{Memory: self, Router: self, Executor: self}, logger)
 	if err != nil {
 		_ = group.Wait()
 		return err
@@ -220,7 +230,7 @@ func runEdge(ctx context.Context, s *settings, logger *slog.Logger) error {
 		return err
 	}
 	defer closeAll(mem, rt, ex)
-	edge, err := edgeserver.New(ctx, edgeserver.Conns{Memory: mem, Router: rt, Executor: ex}, version, logger)
+	edge, err := newEdge(ctx, s, edgeserver.Conns{Memory: mem, Router: rt, Executor: ex}, logger)
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,7 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 	if len(serving) > 0 || s.memoryAddr == "" { // anything local needs the in-memory listener
 		group.Go(func() error { return g.Serve(gctx, local.Listener()) })
 	}
-	edge, err := edgeserver.New(gctx, edgeserver.Conns{Memory: mem, Router: rt, Executor: ex}, version, logger)
+	edge, err := newEdge(gctx, s, edgeserver.Conns{Memory: mem, Router: rt, Executor: ex}, logger)
 	if err != nil {
 		cancel()
 		_ = group.Wait()

@@ -15,6 +15,7 @@ import (
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/edge/internal/call"
 	"github.com/zenmcp/zen/services/edge/internal/mcpserver"
+	"github.com/zenmcp/zen/services/platform/config"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc"
 )
@@ -22,6 +23,22 @@ import (
 // StartupTimeout bounds how long the edge waits for the executor's tool
 // list and the router's model list before it gives up starting.
 const StartupTimeout = 30 * time.Second
+
+// Config is the edge role's configuration.
+type Config struct {
+	Version string
+	// ProgressInterval is the longest gap between progress notifications
+	// while a call runs (ZEN_PROGRESS_INTERVAL, default 5s).
+	ProgressInterval time.Duration
+}
+
+// Load reads the configuration; errors name the bad variable.
+func Load(getenv config.Getenv) (Config, error) {
+	var c Config
+	var err error
+	c.ProgressInterval, err = config.Duration(getenv, "ZEN_PROGRESS_INTERVAL", 5*time.Second, 100*time.Millisecond, time.Minute)
+	return c, err
+}
 
 // Conns are the edge's connections to the other roles.
 type Conns struct {
@@ -35,7 +52,7 @@ type Server struct {
 }
 
 // New fetches the tool catalogue and builds the MCP server.
-func New(ctx context.Context, conns Conns, version string, logger *slog.Logger) (*Server, error) {
+func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Server, error) {
 	ctx, cancel := context.WithTimeout(ctx, StartupTimeout)
 	defer cancel()
 	router := routerv1.NewRouterServiceClient(conns.Router)
@@ -63,7 +80,8 @@ func New(ctx context.Context, conns Conns, version string, logger *slog.Logger) 
 	if !models.GetAutoMode() {
 		instructions = mcpserver.FixedInstructions(models.GetDefaultModel())
 	}
-	s := mcpserver.New(tools, runner, mcpserver.Options{Name: "zen", Version: version, Instructions: instructions, Logger: logger})
+	s := mcpserver.New(tools, runner, mcpserver.Options{Name: "zen", Version: cfg.Version, Instructions: instructions,
+		Logger: logger, ProgressInterval: cfg.ProgressInterval})
 	return &Server{mcp: s, logger: logger}, nil
 }
 

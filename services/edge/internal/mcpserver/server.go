@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zenmcp/zen/services/edge/internal/call"
@@ -27,9 +28,10 @@ const (
 
 // Options configure the MCP server.
 type Options struct {
-	Name, Version string
-	Instructions  string
-	Logger        *slog.Logger
+	Name, Version    string
+	Instructions     string
+	Logger           *slog.Logger
+	ProgressInterval time.Duration
 }
 
 // New returns an MCP server offering tools, each run by runner.
@@ -43,7 +45,7 @@ func New(tools []*call.Tool, runner *call.Runner, o Options) *mcp.Server {
 			Name: t.GetName(), Title: t.GetTitle(), Description: t.GetDescription(),
 			InputSchema: t.GetInputSchema().AsMap(),
 			Annotations: &mcp.ToolAnnotations{Title: t.GetTitle(), ReadOnlyHint: t.GetReadOnly()},
-		}, handler(t.GetName(), runner, tracer, o.Logger))
+		}, handler(t.GetName(), runner, tracer, o))
 	}
 	return s
 }
@@ -54,17 +56,22 @@ func FixedInstructions(model string) string { return fmt.Sprintf(fixedInstructio
 // AutoInstructions words the handshake for auto mode.
 func AutoInstructions() string { return autoInstructions }
 
-func handler(name string, runner *call.Runner, tracer trace.Tracer, logger *slog.Logger) mcp.ToolHandler {
+func handler(name string, runner *call.Runner, tracer trace.Tracer, o Options) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx = contextFromMeta(ctx, req.Params.Meta)
 		ctx, span := tracer.Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("mcp.tool", name)))
 		defer span.End()
-		progress := progressReporter(ctx, req)
+		var progress func(string)
+		if report := progressReporter(ctx, req); report != nil {
+			hb := startHeartbeat(ctx, o.ProgressInterval, name, report)
+			defer hb.stop()
+			progress = hb.update
+		}
 		out, err := runner.Run(ctx, name, req.Params.Arguments, progress)
 		if err != nil {
 			span.SetStatus(codes.Error, err.Error())
-			return nil, toRPCError(ctx, logger, name, err)
+			return nil, toRPCError(ctx, o.Logger, name, err)
 		}
 		if out.IsError {
 			span.SetStatus(codes.Error, "tool error")
