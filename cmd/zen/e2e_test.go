@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -143,6 +145,10 @@ func TestBadInputGetsClearErrorsAndNoModelCall(t *testing.T) {
 	fake := fakemodel.New(t)
 	st := serveStack(t, fakeEnv(fake))
 	wd := t.TempDir()
+	link := filepath.Join(wd, "innocent.txt")
+	if err := os.Symlink("/etc/shadow", link); err != nil {
+		t.Fatal(err)
+	}
 	unknown := uuid.NewString()
 	tests := []struct {
 		name string
@@ -157,6 +163,8 @@ func TestBadInputGetsClearErrorsAndNoModelCall(t *testing.T) {
 		{"unknown thread", map[string]any{"prompt": "p", "working_directory_absolute_path": wd, "continuation_id": unknown}, "Conversation thread '" + unknown + "' was not found or has expired"},
 		{"malformed thread id", map[string]any{"prompt": "p", "working_directory_absolute_path": wd, "continuation_id": "not-a-uuid"}, "Conversation thread 'not-a-uuid' was not found or has expired"},
 		{"unknown argument", map[string]any{"prompt": "p", "working_directory_absolute_path": wd, "model": "llama3.2", "colour": "red"}, "colour"},
+		{"system file", map[string]any{"prompt": "p", "working_directory_absolute_path": wd, "model": "llama3.2", "absolute_file_paths": []any{"/etc/passwd"}}, "access denied: /etc/passwd is a system directory"},
+		{"link out of the project", map[string]any{"prompt": "p", "working_directory_absolute_path": wd, "model": "llama3.2", "absolute_file_paths": []any{link}}, "(which is /etc/shadow)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

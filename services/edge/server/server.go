@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -14,6 +16,7 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/edge/internal/call"
+	"github.com/zenmcp/zen/services/edge/internal/files"
 	"github.com/zenmcp/zen/services/edge/internal/mcpserver"
 	"github.com/zenmcp/zen/services/platform/config"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -30,11 +33,13 @@ type Config struct {
 	// ProgressInterval is the longest gap between progress notifications
 	// while a call runs (ZEN_PROGRESS_INTERVAL, default 5s).
 	ProgressInterval time.Duration
+	// Home is the user's home directory (HOME), whose root is never read.
+	Home string
 }
 
 // Load reads the configuration; errors name the bad variable.
 func Load(getenv config.Getenv) (Config, error) {
-	var c Config
+	c := Config{Home: getenv("HOME")}
 	var err error
 	c.ProgressInterval, err = config.Duration(getenv, "ZEN_PROGRESS_INTERVAL", 5*time.Second, 100*time.Millisecond, time.Minute)
 	return c, err
@@ -73,9 +78,13 @@ func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Se
 		}
 		tools = append(tools, ct)
 	}
+	policy := files.Policy{Home: cfg.Home}
+	if exe, err := os.Executable(); err == nil {
+		policy.InstallDir = filepath.Dir(exe) // zen never reads its own directory
+	}
 	runner := call.NewRunner(call.Backends{
 		Memory: memoryv1.NewMemoryServiceClient(conns.Memory), Router: router, Executor: executor,
-	}, tools, logger)
+	}, tools, policy, logger)
 	instructions := mcpserver.AutoInstructions()
 	if !models.GetAutoMode() {
 		instructions = mcpserver.FixedInstructions(models.GetDefaultModel())

@@ -13,6 +13,7 @@ import (
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/edge/internal/files"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -46,18 +47,20 @@ type Runner struct {
 	b      Backends
 	logger *slog.Logger
 	tools  map[string]*Tool
+	files  files.Policy
 
 	settingsMu sync.Mutex
 	settings   *memoryv1.GetSettingsResponse
 }
 
-// NewRunner returns a runner for the given tools.
-func NewRunner(b Backends, tools []*Tool, logger *slog.Logger) *Runner {
+// NewRunner returns a runner for the given tools, reading files as policy
+// allows.
+func NewRunner(b Backends, tools []*Tool, policy files.Policy, logger *slog.Logger) *Runner {
 	m := map[string]*Tool{}
 	for _, t := range tools {
 		m[t.GetName()] = t
 	}
-	return &Runner{b: b, tools: m, logger: logger}
+	return &Runner{b: b, tools: m, files: policy, logger: logger}
 }
 
 // memorySettings asks memory for its limits until it has an answer, then

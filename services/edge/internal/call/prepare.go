@@ -55,11 +55,11 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 	budget := tokens.ForContext(int64(req.GetModel().GetContextWindow()))
 	paths := stringList(args["absolute_file_paths"])
 	if len(paths) > 0 {
-		expanded, err := files.Expand(paths)
+		expanded, err := r.files.Expand(paths)
 		if err != nil {
-			return nil, ptr(toolError(name, "Error: "+err.Error()+". Pass paths to files that exist.", nil)), nil
+			return nil, ptr(toolError(name, "Error: "+err.Error(), nil)), nil
 		}
-		read, omitted, err := files.ReadWithin(expanded, budget.Files)
+		read, omitted, err := r.files.ReadWithin(expanded, budget.Files)
 		if err != nil {
 			return nil, ptr(toolError(name, "Error: "+err.Error(), nil)), nil
 		}
@@ -71,7 +71,7 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 		req.Files = toFileContents(read)
 	}
 	if refs := stringList(args["images"]); len(refs) > 0 {
-		images, out := readImages(name, req.GetModel(), refs)
+		images, out := r.readImages(name, req.GetModel(), refs)
 		if out != nil {
 			return nil, out, nil
 		}
@@ -101,7 +101,7 @@ func ptr(o Outcome) *Outcome { return &o }
 
 // readImages checks the model takes images, the count and the total size,
 // and returns the images as data URLs.
-func readImages(tool string, model *routerv1.Model, refs []string) ([]string, *Outcome) {
+func (r *Runner) readImages(tool string, model *routerv1.Model, refs []string) ([]string, *Outcome) {
 	if !model.GetSupportsImages() {
 		return nil, ptr(toolError(tool, fmt.Sprintf("Image support not available: model '%s' does not support images. "+
 			"Pick a model that does (see listmodels), or call again without images.", model.GetName()),
@@ -114,7 +114,7 @@ func readImages(tool string, model *routerv1.Model, refs []string) ([]string, *O
 	var urls []string
 	var total int64
 	for _, ref := range refs {
-		img, err := files.ReadImage(ref)
+		img, err := r.files.ReadImage(ref)
 		if err != nil {
 			return nil, ptr(toolError(tool, "Error: "+err.Error(), map[string]any{"error_type": "validation_error"}))
 		}

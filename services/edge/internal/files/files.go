@@ -67,9 +67,10 @@ var sourceExts = []string{
 }
 
 // Expand turns paths into the files to read: files as given, directories
-// walked for source files (sorted, hidden entries and dependency folders
-// skipped). Duplicates are dropped; order is kept.
-func Expand(paths []string) ([]string, error) {
+// walked for source files (sorted, hidden entries, dependency folders,
+// denied places and zen's own directory skipped). Every path is resolved
+// and checked first. Duplicates are dropped; order is kept.
+func (pol Policy) Expand(paths []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	add := func(p string) {
@@ -78,8 +79,11 @@ func Expand(paths []string) ([]string, error) {
 			out = append(out, p)
 		}
 	}
-	for _, p := range paths {
-		p = filepath.Clean(ExpandHome(p))
+	for _, given := range paths {
+		p, err := pol.Resolve(given)
+		if err != nil {
+			return nil, err
+		}
 		info, err := os.Stat(p)
 		if err != nil {
 			return nil, fmt.Errorf("cannot read %s: %w", p, errors.Unwrap(err))
@@ -93,9 +97,23 @@ func Expand(paths []string) ([]string, error) {
 				return nil // unreadable entries are skipped, not fatal
 			}
 			name := d.Name()
-			if path != p && (strings.HasPrefix(name, ".") || d.IsDir() && slices.Contains(excludedDirs, name)) {
+			skip := path != p && (strings.HasPrefix(name, ".") || d.IsDir() && slices.Contains(excludedDirs, name)) ||
+				d.IsDir() && pol.insideInstall(path)
+			if skip {
 				if d.IsDir() {
 					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.Type()&fs.ModeSymlink != 0 {
+				// A link inside a project may point anywhere: follow it
+				// only to a file the policy allows.
+				target, err := pol.Resolve(path)
+				if err != nil {
+					return nil
+				}
+				if info, err := os.Stat(target); err == nil && info.Mode().IsRegular() && slices.Contains(sourceExts, strings.ToLower(filepath.Ext(name))) {
+					add(target)
 				}
 				return nil
 			}
@@ -111,9 +129,15 @@ func Expand(paths []string) ([]string, error) {
 	return out, nil
 }
 
-// Read reads one file, normalising line endings and replacing invalid UTF-8.
-func Read(path string) (File, error) {
-	info, err := os.Stat(path)
+// Read reads one file after checking it against the policy, normalising
+// line endings and replacing invalid UTF-8. The file keeps the path it was
+// given as its label.
+func (pol Policy) Read(path string) (File, error) {
+	resolved, err := pol.Resolve(path)
+	if err != nil {
+		return File{}, err
+	}
+	info, err := os.Stat(resolved)
 	if err != nil {
 		return File{}, fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
 	}
@@ -123,7 +147,7 @@ func Read(path string) (File, error) {
 	if info.Size() > MaxFileBytes {
 		return File{}, fmt.Errorf("%s is %d bytes, over the %d-byte limit for one file", path, info.Size(), MaxFileBytes)
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := os.ReadFile(resolved)
 	if err != nil {
 		return File{}, fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
 	}
@@ -137,11 +161,11 @@ func Read(path string) (File, error) {
 
 // ReadWithin reads paths in order while their estimated tokens fit budget,
 // and returns what fit and how many were left out.
-func ReadWithin(paths []string, budget int64) ([]File, int, error) {
+func (pol Policy) ReadWithin(paths []string, budget int64) ([]File, int, error) {
 	var out []File
 	var used int64
 	for i, p := range paths {
-		f, err := Read(p)
+		f, err := pol.Read(p)
 		if err != nil {
 			return nil, 0, err
 		}

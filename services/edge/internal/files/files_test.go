@@ -25,7 +25,7 @@ func TestExpandWalksSourceFilesOnly(t *testing.T) {
 	write(t, filepath.Join(dir, ".hidden.go"), "package h")
 	write(t, filepath.Join(dir, "node_modules", "dep.js"), "x")
 	write(t, filepath.Join(dir, "sub", "c.md"), "# c")
-	got, err := Expand([]string{dir, filepath.Join(dir, "image.png"), filepath.Join(dir, "b.go")})
+	got, err := Policy{}.Expand([]string{dir, filepath.Join(dir, "image.png"), filepath.Join(dir, "b.go")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestExpandWalksSourceFilesOnly(t *testing.T) {
 func TestReadHashesAndNormalises(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "f.txt")
 	write(t, p, "a\r\nb\xff")
-	f, err := Read(p)
+	f, err := Policy{}.Read(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestReadRefusesLargeFilesAndDirectories(t *testing.T) {
 	big := filepath.Join(dir, "big.txt")
 	write(t, big, strings.Repeat("x", MaxFileBytes+1))
 	for _, p := range []string{big, dir, filepath.Join(dir, "missing")} {
-		if _, err := Read(p); err == nil {
+		if _, err := (Policy{}).Read(p); err == nil {
 			t.Errorf("Read(%s) succeeded", p)
 		}
 	}
@@ -63,7 +63,7 @@ func TestReadWithinStopsAtTheBudget(t *testing.T) {
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	write(t, a, strings.Repeat("x", 30))
 	write(t, b, strings.Repeat("y", 30))
-	got, omitted, err := ReadWithin([]string{a, b}, 15)
+	got, omitted, err := Policy{}.ReadWithin([]string{a, b}, 15)
 	if err != nil || len(got) != 1 || omitted != 1 {
 		t.Errorf("got %d files, %d omitted, %v; want 1, 1, nil", len(got), omitted, err)
 	}

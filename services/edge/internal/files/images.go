@@ -22,7 +22,7 @@ type Image struct {
 
 // ReadImage accepts an absolute path to a PNG, JPEG, GIF or WebP file, or a
 // data:image/...;base64 URL of one of those types.
-func ReadImage(ref string) (Image, error) {
+func (pol Policy) ReadImage(ref string) (Image, error) {
 	if strings.HasPrefix(ref, "data:") {
 		meta, data, ok := strings.Cut(strings.TrimPrefix(ref, "data:"), ",")
 		mime, enc, _ := strings.Cut(meta, ";")
@@ -31,7 +31,10 @@ func ReadImage(ref string) (Image, error) {
 		}
 		return Image{URL: ref, Size: int64(base64.StdEncoding.DecodedLen(len(data)))}, nil
 	}
-	p := ExpandHome(ref)
+	p, err := pol.Resolve(ref)
+	if err != nil {
+		return Image{}, err
+	}
 	mime, ok := imageTypes[strings.ToLower(filepath.Ext(p))]
 	if !ok {
 		return Image{}, fmt.Errorf("unsupported image %s: zen sends PNG, JPEG, GIF and WebP images", ref)
