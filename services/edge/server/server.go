@@ -35,13 +35,19 @@ type Config struct {
 	ProgressInterval time.Duration
 	// Home is the user's home directory (HOME), whose root is never read.
 	Home string
+	// PromptLimit bounds user-written text, from MAX_MCP_OUTPUT_TOKENS.
+	PromptLimit int
 }
 
 // Load reads the configuration; errors name the bad variable.
 func Load(getenv config.Getenv) (Config, error) {
 	c := Config{Home: getenv("HOME")}
 	var err error
-	c.ProgressInterval, err = config.Duration(getenv, "ZEN_PROGRESS_INTERVAL", 5*time.Second, 100*time.Millisecond, time.Minute)
+	if c.ProgressInterval, err = config.Duration(getenv, "ZEN_PROGRESS_INTERVAL", 5*time.Second, 100*time.Millisecond, time.Minute); err != nil {
+		return c, err
+	}
+	maxOut, err := config.Int(getenv, "MAX_MCP_OUTPUT_TOKENS", 0, 1000, 10_000_000)
+	c.PromptLimit = call.PromptLimit(maxOut)
 	return c, err
 }
 
@@ -84,7 +90,7 @@ func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Se
 	}
 	runner := call.NewRunner(call.Backends{
 		Memory: memoryv1.NewMemoryServiceClient(conns.Memory), Router: router, Executor: executor,
-	}, tools, policy, logger)
+	}, tools, policy, cfg.PromptLimit, logger)
 	instructions := mcpserver.AutoInstructions()
 	if !models.GetAutoMode() {
 		instructions = mcpserver.FixedInstructions(models.GetDefaultModel())

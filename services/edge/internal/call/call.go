@@ -48,19 +48,21 @@ type Runner struct {
 	logger *slog.Logger
 	tools  map[string]*Tool
 	files  files.Policy
+	// promptLimit bounds user-written text (see PromptLimit).
+	promptLimit int
 
 	settingsMu sync.Mutex
 	settings   *memoryv1.GetSettingsResponse
 }
 
 // NewRunner returns a runner for the given tools, reading files as policy
-// allows.
-func NewRunner(b Backends, tools []*Tool, policy files.Policy, logger *slog.Logger) *Runner {
+// allows and holding prompts to promptLimit characters.
+func NewRunner(b Backends, tools []*Tool, policy files.Policy, promptLimit int, logger *slog.Logger) *Runner {
 	m := map[string]*Tool{}
 	for _, t := range tools {
 		m[t.GetName()] = t
 	}
-	return &Runner{b: b, tools: m, files: policy, logger: logger}
+	return &Runner{b: b, tools: m, files: policy, promptLimit: promptLimit, logger: logger}
 }
 
 // memorySettings asks memory for its limits until it has an answer, then

@@ -12,7 +12,6 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/edge/internal/files"
-	"github.com/zenmcp/zen/services/platform/tokens"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -22,6 +21,12 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 	name := tool.GetName()
 	if out := checkPaths(name, args); out != nil {
 		return nil, out, nil
+	}
+	if out := checkPromptSize(name, args, r.promptLimit); out != nil {
+		return nil, out, nil
+	}
+	if err := takePromptFile(r.files, args); err != nil {
+		return nil, ptr(toolError(name, "Error: prompt.txt: "+err.Error(), nil)), nil
 	}
 	var thread *memoryv1.Thread
 	lastModel := ""
@@ -52,21 +57,18 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 		req.Model, req.ModelRequested = model, requested
 		progress("using " + model.GetName())
 	}
-	budget := tokens.ForContext(int64(req.GetModel().GetContextWindow()))
 	paths := stringList(args["absolute_file_paths"])
 	if len(paths) > 0 {
 		expanded, err := r.files.Expand(paths)
 		if err != nil {
 			return nil, ptr(toolError(name, "Error: "+err.Error(), nil)), nil
 		}
-		read, omitted, err := r.files.ReadWithin(expanded, budget.Files)
+		read, err := r.files.ReadAll(expanded)
 		if err != nil {
 			return nil, ptr(toolError(name, "Error: "+err.Error(), nil)), nil
 		}
-		if omitted > 0 {
-			return nil, ptr(toolError(name, fmt.Sprintf("The files given are too large for %s: %d of %d files would not fit its "+
-				"file budget of about %d tokens. Pass fewer or smaller files, or pick a model with a larger context window.",
-				req.GetModel().GetName(), omitted, len(expanded), budget.Files), map[string]any{"file_count": len(expanded)})), nil
+		if out := checkCodeSize(name, req.GetModel(), read); out != nil {
+			return nil, out, nil
 		}
 		req.Files = toFileContents(read)
 	}

@@ -159,21 +159,15 @@ func (pol Policy) Read(path string) (File, error) {
 	return File{Path: path, SHA256: hex.EncodeToString(sum[:]), Content: text, Size: info.Size(), Modified: info.ModTime()}, nil
 }
 
-// ReadWithin reads paths in order while their estimated tokens fit budget,
-// and returns what fit and how many were left out.
-func (pol Policy) ReadWithin(paths []string, budget int64) ([]File, int, error) {
-	var out []File
-	var used int64
-	for i, p := range paths {
+// ReadAll reads every path, failing on the first that cannot be read.
+func (pol Policy) ReadAll(paths []string) ([]File, error) {
+	out := make([]File, 0, len(paths))
+	for _, p := range paths {
 		f, err := pol.Read(p)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		if used+f.Tokens() > budget {
-			return out, len(paths) - i, nil
-		}
-		used += f.Tokens()
 		out = append(out, f)
 	}
-	return out, 0, nil
+	return out, nil
 }

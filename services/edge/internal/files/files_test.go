@@ -58,14 +58,15 @@ func TestReadRefusesLargeFilesAndDirectories(t *testing.T) {
 	}
 }
 
-func TestReadWithinStopsAtTheBudget(t *testing.T) {
+func TestReadAllFailsOnTheFirstUnreadable(t *testing.T) {
 	dir := t.TempDir()
-	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	write(t, a, strings.Repeat("x", 30))
-	write(t, b, strings.Repeat("y", 30))
-	got, omitted, err := Policy{}.ReadWithin([]string{a, b}, 15)
-	if err != nil || len(got) != 1 || omitted != 1 {
-		t.Errorf("got %d files, %d omitted, %v; want 1, 1, nil", len(got), omitted, err)
+	a := filepath.Join(dir, "a")
+	write(t, a, "x")
+	if got, err := (Policy{}).ReadAll([]string{a}); err != nil || len(got) != 1 {
+		t.Errorf("ReadAll = %v, %v", got, err)
+	}
+	if _, err := (Policy{}).ReadAll([]string{a, filepath.Join(dir, "missing")}); err == nil {
+		t.Error("a missing file should fail the read")
 	}
 }
 

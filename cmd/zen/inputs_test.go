@@ -1,0 +1,75 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zenmcp/zen/services/platform/fakemodel"
+)
+
+func TestLargePromptsTravelAsPromptTxt(t *testing.T) {
+	fake := fakemodel.New(t)
+	// MAX_MCP_OUTPUT_TOKENS=1000 allows 2,400 characters of prompt.
+	st := serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"MAX_MCP_OUTPUT_TOKENS": "1000"}))
+	wd := t.TempDir()
+	big := "Please review this design. " + strings.Repeat("It has many details. ", 150)
+
+	res, got := callTool(t, st.session, "chat", map[string]any{"prompt": big, "working_directory_absolute_path": wd, "model": "llama3.2"})
+	meta, _ := got["metadata"].(map[string]any)
+	if !res.IsError || got["status"] != "resend_prompt" || meta["limit"] != 2400.0 || !strings.Contains(got["content"].(string), "prompt.txt") {
+		t.Fatalf("oversize prompt: IsError %v, %v", res.IsError, got)
+	}
+	if n := len(fake.Requests()); n != 0 {
+		t.Fatalf("the oversize prompt reached the model %d times", n)
+	}
+
+	promptFile, other := filepath.Join(wd, "prompt.txt"), filepath.Join(wd, "design.go")
+	if err := os.WriteFile(promptFile, []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, []byte("package design // the code\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = callTool(t, st.session, "chat", map[string]any{"prompt": "", "working_directory_absolute_path": wd, "model": "llama3.2",
+		"absolute_file_paths": []any{promptFile, other}})
+	if res.IsError {
+		t.Fatalf("resent with prompt.txt: %s", text(res))
+	}
+	sent := fake.Requests()[0].AllText()
+	if strings.Count(sent, "Please review this design.") != 1 || strings.Contains(sent, "BEGIN FILE: "+promptFile) || !strings.Contains(sent, "the code") {
+		t.Errorf("prompt.txt must be the prompt, once, and never a context file; other files stay:\n%.600s", sent)
+	}
+}
+
+func TestCodeTooLargeIsRefusedWhole(t *testing.T) {
+	dir := t.TempDir()
+	catalogue := filepath.Join(dir, "custom.json")
+	if err := os.WriteFile(catalogue, []byte(`{"models":[{"model_name":"tiny","context_window":10000,"max_output_tokens":2000}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	small, large := filepath.Join(dir, "small.go"), filepath.Join(dir, "large.go")
+	if err := os.WriteFile(small, []byte("package small\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(large, []byte(strings.Repeat("var x = 1 // padding\n", 400)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := fakemodel.New(t)
+	st := serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"CUSTOM_MODELS_CONFIG_PATH": catalogue}))
+	res, got := callTool(t, st.session, "chat", map[string]any{"prompt": "p", "working_directory_absolute_path": dir, "model": "tiny",
+		"absolute_file_paths": []any{small, large}})
+	meta, _ := got["metadata"].(map[string]any)
+	// A 10K context: content 6,000 tokens, files 30% of it (1,800), 60% of that allowed.
+	if !res.IsError || got["status"] != "code_too_large" || meta["limit"] != 1080.0 || meta["file_count"] != 2.0 || meta["threshold_percent"] != 60.0 {
+		t.Fatalf("IsError %v, %v", res.IsError, got)
+	}
+	if n := len(fake.Requests()); n != 0 {
+		t.Errorf("oversize files reached the model %d times", n)
+	}
+	if res, _ := callTool(t, st.session, "chat", map[string]any{"prompt": "p", "working_directory_absolute_path": dir, "model": "tiny",
+		"absolute_file_paths": []any{small}}); res.IsError {
+		t.Errorf("a small file alone: %s", text(res))
+	}
+}

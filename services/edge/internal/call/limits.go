@@ -1,0 +1,124 @@
+package call
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/edge/internal/files"
+	"github.com/zenmcp/zen/services/platform/tokens"
+)
+
+// DefaultPromptLimit is the input limit when MAX_MCP_OUTPUT_TOKENS is not
+// set: what 25,000 tokens allow, as the reference computes it.
+const DefaultPromptLimit = 60_000
+
+// PromptLimit derives the input limit from the client's output budget:
+// 60% of it for the prompt, at 4 characters a token.
+func PromptLimit(maxOutputTokens int) int {
+	if maxOutputTokens <= 0 {
+		return DefaultPromptLimit
+	}
+	return int(float64(maxOutputTokens)*0.6) * 4
+}
+
+// promptFields are the user-written text fields the limit applies to:
+// simple tools' prompt and workflow tools' step.
+var promptFields = []string{"prompt", "step"}
+
+// checkPromptSize answers resend_prompt when user-written text is over the
+// limit: the agent then saves it as prompt.txt and sends its path instead,
+// so the text never has to fit in one MCP message.
+func checkPromptSize(tool string, args map[string]any, limit int) *Outcome {
+	for _, field := range promptFields {
+		text, _ := args[field].(string)
+		if len(text) <= limit {
+			continue
+		}
+		if field == "step" {
+			return ptr(Outcome{IsError: true, Payload: map[string]any{
+				"status": "resend_prompt", "content_type": "text",
+				"content":  fmt.Sprintf("Step instructions are too long (%d characters, the limit is %d). Use shorter instructions and pass detailed context through file paths instead.", len(text), limit),
+				"metadata": map[string]any{"tool_name": tool, "prompt_size": len(text), "limit": limit},
+			}})
+		}
+		instructions := fmt.Sprintf("Save the prompt, exactly as it is, to a file named prompt.txt in the working directory, "+
+			"then call %s again with that file's absolute path in absolute_file_paths and an empty or one-line prompt. "+
+			"zen reads prompt.txt as the prompt.", tool)
+		return ptr(Outcome{IsError: true, Payload: map[string]any{
+			"status": "resend_prompt", "content_type": "text",
+			"content":  fmt.Sprintf("The prompt is too large for MCP's limits (%d characters, the limit is %d). %s", len(text), limit, instructions),
+			"metadata": map[string]any{"tool_name": tool, "prompt_size": len(text), "limit": limit, "instructions": instructions},
+		}})
+	}
+	return nil
+}
+
+// takePromptFile reads a prompt.txt among absolute_file_paths as the prompt
+// (before any brief prompt the call also gave) and removes it from the
+// files, so it is never embedded a second time.
+func takePromptFile(pol files.Policy, args map[string]any) error {
+	paths := stringList(args["absolute_file_paths"])
+	var rest []any
+	for _, p := range paths {
+		if filepath.Base(p) != "prompt.txt" {
+			rest = append(rest, p)
+			continue
+		}
+		f, err := pol.Read(p)
+		if err != nil {
+			return err
+		}
+		prompt := strings.TrimSpace(f.Content)
+		if brief, _ := args["prompt"].(string); strings.TrimSpace(brief) != "" {
+			prompt += "\n\n" + brief
+		}
+		args["prompt"] = prompt
+	}
+	if len(rest) != len(paths) {
+		if len(rest) == 0 {
+			delete(args, "absolute_file_paths")
+		} else {
+			args["absolute_file_paths"] = rest
+		}
+	}
+	return nil
+}
+
+// fileThreshold is the share of the file budget the reference lets one
+// call's files take, by model size.
+func fileThreshold(contextWindow int32) float64 {
+	switch {
+	case contextWindow >= 1_000_000:
+		return 0.8
+	case contextWindow >= 500_000:
+		return 0.7
+	}
+	return 0.6
+}
+
+// checkCodeSize refuses, all or nothing, files whose estimated tokens pass
+// the model's file budget times the threshold.
+func checkCodeSize(tool string, model *routerv1.Model, read []files.File) *Outcome {
+	var total int64
+	for _, f := range read {
+		total += f.Tokens()
+	}
+	threshold := fileThreshold(model.GetContextWindow())
+	limit := int64(float64(tokens.ForContext(int64(model.GetContextWindow())).Files) * threshold)
+	if total <= limit {
+		return nil
+	}
+	instructions := fmt.Sprintf("Send fewer or smaller files (about %d tokens fit for %s), split the work over several calls, "+
+		"or pick a model with a larger context window.", limit, model.GetName())
+	return ptr(Outcome{IsError: true, Payload: map[string]any{
+		"status": "code_too_large", "content_type": "text",
+		"content": fmt.Sprintf("The files are too large for %s: about %d tokens against a limit of %d. %s", model.GetName(), total, limit, instructions),
+		"metadata": map[string]any{
+			"tool_name": tool, "total_estimated_tokens": total, "limit": limit, "file_count": len(read),
+			"threshold_percent": int(threshold * 100), "model_context_window": model.GetContextWindow(),
+			"model_name": model.GetName(), "instructions": instructions,
+		},
+	}})
+}
