@@ -97,14 +97,9 @@ func (r *Runner) Run(ctx context.Context, name string, rawArgs json.RawMessage, 
 	if !ok {
 		return Outcome{}, &UnknownToolError{Name: name}
 	}
-	args := map[string]any{}
-	if len(rawArgs) > 0 && string(rawArgs) != "null" {
-		if err := json.Unmarshal(rawArgs, &args); err != nil {
-			return toolError(name, "invalid arguments for "+name+": they must be a JSON object", nil), nil
-		}
-	}
-	if err := tool.Validate(args); err != nil {
-		return toolError(name, err.Error(), nil), nil
+	args, bad := tool.Decode(rawArgs)
+	if bad != nil {
+		return *bad, nil
 	}
 	req, out, err := r.prepare(ctx, tool, args, progress)
 	if err != nil || out != nil {

@@ -62,3 +62,18 @@ func (t *Tool) declares(name string) bool {
 	_, ok := props[name]
 	return ok
 }
+
+// Decode reads a call's raw arguments as a JSON object and validates them;
+// anything else becomes a tool error the agent can act on.
+func (t *Tool) Decode(raw json.RawMessage) (map[string]any, *Outcome) {
+	args := map[string]any{}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil || args == nil {
+			return nil, ptr(toolError(t.GetName(), "invalid arguments for "+t.GetName()+": they must be a JSON object", nil))
+		}
+	}
+	if err := t.Validate(args); err != nil {
+		return nil, ptr(toolError(t.GetName(), err.Error(), nil))
+	}
+	return args, nil
+}

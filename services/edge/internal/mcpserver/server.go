@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -40,6 +41,7 @@ func New(tools []*call.Tool, runner *call.Runner, o Options) *mcp.Server {
 		Instructions: o.Instructions, Logger: o.Logger,
 	})
 	tracer := otel.Tracer("zen/edge")
+	s.AddReceivingMiddleware(fixedToolOrder(tools))
 	for _, t := range tools {
 		s.AddTool(&mcp.Tool{
 			Name: t.GetName(), Title: t.GetTitle(), Description: t.GetDescription(),
@@ -127,4 +129,24 @@ func contextFromMeta(ctx context.Context, meta mcp.Meta) context.Context {
 		return ctx
 	}
 	return otel.GetTextMapPropagator().Extract(ctx, carrier)
+}
+
+// fixedToolOrder lists tools in the executor's order (the reference's:
+// chat first, listmodels and version last) instead of the SDK's
+// alphabetical one, so the list is stable and familiar, which also helps
+// clients cache it.
+func fixedToolOrder(tools []*call.Tool) mcp.Middleware {
+	rank := map[string]int{}
+	for i, t := range tools {
+		rank[t.GetName()] = i
+	}
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if list, ok := res.(*mcp.ListToolsResult); ok && err == nil && method == "tools/list" {
+				slices.SortStableFunc(list.Tools, func(a, b *mcp.Tool) int { return rank[a.Name] - rank[b.Name] })
+			}
+			return res, err
+		}
+	}
 }

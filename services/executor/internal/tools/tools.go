@@ -59,7 +59,8 @@ type Tool struct {
 	Run           func(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, error)
 }
 
-// All returns every tool in the order clients list them.
+// All returns every tool in the order clients list them: the reference's
+// order, with the utilities last.
 func All() []Tool {
 	return []Tool{chatTool(), listModelsTool(), versionTool()}
 }
