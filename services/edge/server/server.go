@@ -88,15 +88,14 @@ func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Se
 	if exe, err := os.Executable(); err == nil {
 		policy.InstallDir = filepath.Dir(exe) // zen never reads its own directory
 	}
-	runner := call.NewRunner(call.Backends{
-		Memory: memoryv1.NewMemoryServiceClient(conns.Memory), Router: router, Executor: executor,
-	}, tools, policy, cfg.PromptLimit, logger)
+	memory := memoryv1.NewMemoryServiceClient(conns.Memory)
+	runner := call.NewRunner(call.Backends{Memory: memory, Router: router, Executor: executor}, tools, policy, cfg.PromptLimit, logger)
 	instructions := mcpserver.AutoInstructions()
 	if !models.GetAutoMode() {
 		instructions = mcpserver.FixedInstructions(models.GetDefaultModel())
 	}
 	s := mcpserver.New(tools, runner, mcpserver.Options{Name: "zen", Version: cfg.Version, Instructions: instructions,
-		Logger: logger, ProgressInterval: cfg.ProgressInterval})
+		Logger: logger, ProgressInterval: cfg.ProgressInterval, Memory: memory})
 	return &Server{mcp: s, logger: logger}, nil
 }
 

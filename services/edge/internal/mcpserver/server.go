@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/edge/internal/call"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -29,6 +30,8 @@ const (
 
 // Options configure the MCP server.
 type Options struct {
+	// Memory, when set, serves the zen://threads resources.
+	Memory           memoryv1.MemoryServiceClient
 	Name, Version    string
 	Instructions     string
 	Logger           *slog.Logger
@@ -42,6 +45,9 @@ func New(tools []*call.Tool, runner *call.Runner, o Options) *mcp.Server {
 	})
 	tracer := otel.Tracer("zen/edge")
 	s.AddReceivingMiddleware(fixedToolOrder(tools))
+	if o.Memory != nil {
+		addThreadResources(s, o.Memory)
+	}
 	for _, t := range tools {
 		s.AddTool(&mcp.Tool{
 			Name: t.GetName(), Title: t.GetTitle(), Description: t.GetDescription(),

@@ -1,0 +1,94 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+// Thread resources let an agent that lost its context find a conversation
+// again: zen://threads lists the recent ones, zen://threads/{id} reads one.
+const (
+	threadsURI     = "zen://threads"
+	threadTemplate = "zen://threads/{thread_id}"
+	recentThreads  = 50
+)
+
+type threadResources struct {
+	memory memoryv1.MemoryServiceClient
+	now    func() time.Time
+}
+
+func addThreadResources(s *mcp.Server, memory memoryv1.MemoryServiceClient) {
+	r := threadResources{memory: memory, now: time.Now}
+	s.AddResource(&mcp.Resource{
+		URI: threadsURI, Name: "threads", Title: "Recent zen conversations", MIMEType: "application/json",
+		Description: "The most recently updated conversations: continuation_id, tool, first prompt and age. Pass a continuation_id to any tool to go on.",
+	}, r.list)
+	s.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: threadTemplate, Name: "thread", Title: "A zen conversation", MIMEType: "application/json",
+		Description: "One conversation with all its turns.",
+	}, r.read)
+}
+
+func (r threadResources) list(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	resp, err := r.memory.ListThreads(ctx, &memoryv1.ListThreadsRequest{PageSize: recentThreads})
+	if err != nil {
+		return nil, resourceError(req.Params.URI, err)
+	}
+	type entry struct {
+		ContinuationID string `json:"continuation_id"`
+		Tool           string `json:"tool"`
+		FirstPrompt    string `json:"first_prompt"`
+		Turns          int32  `json:"turns"`
+		LastUpdated    string `json:"last_updated_at"`
+		Age            string `json:"age"`
+		ExpiresIn      string `json:"expires_in"`
+	}
+	out := []entry{}
+	now := r.now()
+	for _, t := range resp.GetThreads() {
+		updated, expires := t.GetLastUpdatedAt().AsTime(), t.GetExpiresAt().AsTime()
+		out = append(out, entry{ContinuationID: t.GetThreadId(), Tool: t.GetToolName(), FirstPrompt: t.GetFirstPrompt(),
+			Turns: t.GetTurnCount(), LastUpdated: updated.UTC().Format(time.RFC3339),
+			Age: now.Sub(updated).Round(time.Second).String(), ExpiresIn: expires.Sub(now).Round(time.Second).String()})
+	}
+	text, err := json.MarshalIndent(map[string]any{"threads": out}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: threadsURI, MIMEType: "application/json", Text: string(text)}}}, nil
+}
+
+func (r threadResources) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	id, ok := strings.CutPrefix(req.Params.URI, threadsURI+"/")
+	if !ok || id == "" || strings.Contains(id, "/") {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	resp, err := r.memory.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id})
+	if err != nil {
+		return nil, resourceError(req.Params.URI, err)
+	}
+	text, err := protojson.MarshalOptions{UseProtoNames: true, Indent: "  "}.Marshal(resp.GetThread())
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: string(text)}}}, nil
+}
+
+// resourceError: a missing thread is the resource-not-found error; memory
+// trouble is the server's.
+func resourceError(uri string, err error) error {
+	if status.Code(err) == codes.NotFound {
+		return mcp.ResourceNotFoundError(uri)
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "zen's memory service could not answer; try again shortly"}
+}
