@@ -11,6 +11,7 @@ import (
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/serve"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc"
@@ -25,8 +26,10 @@ type Conns struct {
 	Memory, Router, Executor *grpc.ClientConn
 }
 
-// New returns the gateway's HTTP handler.
-func New(ctx context.Context, c Conns) (http.Handler, error) {
+// New returns the gateway's HTTP handler. With tokens set, every path but
+// the health probes needs a bearer token, and shows that token's client's
+// threads only.
+func New(ctx context.Context, c Conns, tokens auth.Tokens) (http.Handler, error) {
 	mux := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{
 		MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
 		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
@@ -62,7 +65,7 @@ func New(ctx context.Context, c Conns) (http.Handler, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openAPI)
 	})
-	return otelhttp.NewHandler(root, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+	return otelhttp.NewHandler(tokens.Require(root, "/healthz", "/readyz"), "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 		return "gateway " + r.Method + " " + r.URL.Path
 	})), nil
 }

@@ -28,6 +28,7 @@ func TestStartupErrorsNameTheVariable(t *testing.T) {
 		{"edge without memory", nil, []string{"edge"}, "ZEN_MEMORY_ADDR"},
 		{"bad log level", map[string]string{"LOG_LEVEL": "LOUD"}, []string{"memory"}, "LOG_LEVEL"},
 		{"unknown command", nil, []string{"serv"}, `unknown command "serv"`},
+		{"short token", map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1", "ZEN_AUTH_TOKEN": "secret"}, []string{"serve"}, "ZEN_AUTH_TOKEN: use at least 16 characters"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

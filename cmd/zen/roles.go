@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	edgeserver "github.com/zenmcp/zen/services/edge/server"
+	"github.com/zenmcp/zen/services/platform/auth"
 	executorserver "github.com/zenmcp/zen/services/executor/server"
 	memoryserver "github.com/zenmcp/zen/services/memory/server"
 	"github.com/zenmcp/zen/services/platform/serve"
@@ -64,6 +65,15 @@ func newEdge(ctx context.Context, s *settings, conns edgeserver.Conns, logger *s
 	return edgeserver.New(ctx, cfg, conns, logger)
 }
 
+// newGateway builds the gateway, with the same tokens as the edge.
+func newGateway(ctx context.Context, s *settings, conns gateway.Conns) (http.Handler, error) {
+	tokens, err := auth.Load(s.getenv)
+	if err != nil {
+		return nil, err
+	}
+	return gateway.New(ctx, conns, tokens)
+}
+
 // edgeMux serves MCP at /mcp beside liveness and readiness probes.
 func edgeMux(edge *edgeserver.Server, deps []serve.Dependency) http.Handler {
 	mux := http.NewServeMux()
@@ -118,24 +128,32 @@ func runServe(ctx context.Context, s *settings, logger *slog.Logger) error {
 	ex.Register(g.Server)
 	g.SetServing(routerserver.ServiceName, executorserver.ServiceName)
 
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	group, gctx := errgroup.WithContext(ctx)
+	// fail stops what already runs before reporting a startup error, so a
+	// bad setting ends the process instead of leaving it half started.
+	fail := func(err error) error {
+		cancel()
+		_ = group.Wait()
+		return err
+	}
 	group.Go(func() error { mem.Watch(gctx, func(ok bool) { g.SetStatus(ok, memoryserver.ServiceName) }); return nil })
 	group.Go(func() error { return g.Serve(gctx, grpcLis) })
 	edge, err := newEdge(gctx, s, edgeserver.Conns{Memory: self, Router: self, Executor: self}, logger)
 	if err != nil {
-		_ = group.Wait()
-		return err
+		return fail(err)
 	}
-	gw, err := gateway.New(gctx, gateway.Conns{Memory: self, Router: self, Executor: self})
+	gw, err := newGateway(gctx, s, gateway.Conns{Memory: self, Router: self, Executor: self})
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	deps := []serve.Dependency{{Name: "memory", Conn: self}, {Name: "router", Conn: self}, {Name: "executor", Conn: self}}
 	if err := serveHTTP(gctx, group, logger, s.mcpAddr, "mcp", edgeMux(edge, deps)); err != nil {
-		return err
+		return fail(err)
 	}
 	if err := serveHTTP(gctx, group, logger, s.httpAddr, "gateway", gw); err != nil {
-		return err
+		return fail(err)
 	}
 	return group.Wait()
 }
@@ -248,7 +266,7 @@ func runGateway(ctx context.Context, s *settings, logger *slog.Logger) error {
 		return err
 	}
 	defer closeAll(mem, rt, ex)
-	gw, err := gateway.New(ctx, gateway.Conns{Memory: mem, Router: rt, Executor: ex})
+	gw, err := newGateway(ctx, s, gateway.Conns{Memory: mem, Router: rt, Executor: ex})
 	if err != nil {
 		return err
 	}

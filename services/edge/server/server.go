@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
@@ -18,6 +19,7 @@ import (
 	"github.com/zenmcp/zen/services/edge/internal/call"
 	"github.com/zenmcp/zen/services/edge/internal/files"
 	"github.com/zenmcp/zen/services/edge/internal/mcpserver"
+	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/config"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc"
@@ -37,6 +39,9 @@ type Config struct {
 	Home string
 	// PromptLimit bounds user-written text, from MAX_MCP_OUTPUT_TOKENS.
 	PromptLimit int
+	// Tokens, when set, are the bearer tokens MCP over HTTP requires
+	// (ZEN_AUTH_TOKEN, ZEN_AUTH_TOKENS_FILE).
+	Tokens auth.Tokens
 }
 
 // Load reads the configuration; errors name the bad variable.
@@ -47,7 +52,11 @@ func Load(getenv config.Getenv) (Config, error) {
 		return c, err
 	}
 	maxOut, err := config.Int(getenv, "MAX_MCP_OUTPUT_TOKENS", 0, 1000, 10_000_000)
+	if err != nil {
+		return c, err
+	}
 	c.PromptLimit = call.PromptLimit(maxOut)
+	c.Tokens, err = auth.Load(getenv)
 	return c, err
 }
 
@@ -59,6 +68,7 @@ type Conns struct {
 // Server is the edge role.
 type Server struct {
 	mcp    *mcp.Server
+	tokens auth.Tokens
 	logger *slog.Logger
 }
 
@@ -96,15 +106,21 @@ func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Se
 	}
 	s := mcpserver.New(tools, runner, mcpserver.Options{Name: "zen", Version: cfg.Version, Instructions: instructions,
 		Logger: logger, ProgressInterval: cfg.ProgressInterval, Memory: memory})
-	return &Server{mcp: s, logger: logger}, nil
+	return &Server{mcp: s, tokens: cfg.Tokens, logger: logger}, nil
 }
 
 // Handler serves MCP over streamable HTTP. Sessions are stateless, so any
-// edge replica can answer any request.
+// edge replica can answer any request. Requests from browsers on other
+// origins are refused, the SDK refuses non-local Host headers on loopback
+// (DNS rebinding), and with tokens configured a request needs one.
 func (s *Server) Handler() http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless: true, Logger: s.logger, PropagateRequestCancellation: true,
 	})
+	if s.tokens.On() {
+		h = mcpauth.RequireBearerToken(s.tokens.Verifier(), nil)(h)
+	}
+	h = http.NewCrossOriginProtection().Handler(h)
 	return otelhttp.NewHandler(h, "mcp")
 }
 

@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/zenmcp/zen/services/platform/auth"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -94,7 +95,7 @@ func Dial(target string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithFilter(notHealthCheck))),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes)),
-	}, opts...)
+	}, append(auth.ClientInterceptor(), opts...)...)
 	return grpc.NewClient(target, opts...)
 }
 

@@ -40,6 +40,7 @@ func addThreadResources(s *mcp.Server, memory memoryv1.MemoryServiceClient) {
 }
 
 func (r threadResources) list(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	ctx = withCaller(ctx, req.Extra)
 	resp, err := r.memory.ListThreads(ctx, &memoryv1.ListThreadsRequest{PageSize: recentThreads})
 	if err != nil {
 		return nil, resourceError(req.Params.URI, err)
@@ -69,6 +70,7 @@ func (r threadResources) list(ctx context.Context, req *mcp.ReadResourceRequest)
 }
 
 func (r threadResources) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	ctx = withCaller(ctx, req.Extra)
 	id, ok := strings.CutPrefix(req.Params.URI, threadsURI+"/")
 	if !ok || id == "" || strings.Contains(id, "/") {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)

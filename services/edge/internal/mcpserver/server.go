@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/edge/internal/call"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -66,7 +67,7 @@ func AutoInstructions() string { return autoInstructions }
 
 func handler(name string, runner *call.Runner, tracer trace.Tracer, o Options) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx = contextFromMeta(ctx, req.Params.Meta)
+		ctx = withCaller(contextFromMeta(ctx, req.Params.Meta), req.Extra)
 		ctx, span := tracer.Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("mcp.tool", name)))
 		defer span.End()
@@ -155,4 +156,13 @@ func fixedToolOrder(tools []*call.Tool) mcp.Middleware {
 			return res, err
 		}
 	}
+}
+
+// withCaller records the client a bearer token named, so every call to
+// memory acts for that client alone.
+func withCaller(ctx context.Context, extra *mcp.RequestExtra) context.Context {
+	if extra != nil && extra.TokenInfo != nil && extra.TokenInfo.UserID != "" {
+		return auth.WithClient(ctx, extra.TokenInfo.UserID)
+	}
+	return ctx
 }
