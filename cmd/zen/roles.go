@@ -8,9 +8,9 @@ import (
 	"net/http"
 
 	edgeserver "github.com/zenmcp/zen/services/edge/server"
-	"github.com/zenmcp/zen/services/platform/auth"
 	executorserver "github.com/zenmcp/zen/services/executor/server"
 	memoryserver "github.com/zenmcp/zen/services/memory/server"
+	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/serve"
 	routerserver "github.com/zenmcp/zen/services/router/server"
 	"golang.org/x/sync/errgroup"

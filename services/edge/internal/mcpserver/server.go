@@ -11,8 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
-	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/edge/internal/call"
+	"github.com/zenmcp/zen/services/platform/auth"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
