@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
+	"github.com/zenmcp/zen/services/platform/latency"
 )
 
 // BenchmarkChatOverhead measures what the stack adds to one chat call: a
@@ -65,20 +65,7 @@ func measure(b *testing.B, cs *mcp.ClientSession) {
 			b.Fatalf("chat: %v %v", err, res)
 		}
 	}
-	for range 20 { // warm connections and caches
-		call()
-	}
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for range b.N {
-		start := time.Now()
-		call()
-		lat = append(lat, time.Since(start))
-	}
-	b.StopTimer()
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	latency.Measure(b, 20, call) // the warm-up fills connections and caches
 }
 
 func freeAddr(b testing.TB) string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 	"github.com/zenmcp/zen/services/memory/internal/memory/redisstore"
 	"github.com/zenmcp/zen/services/memory/internal/memory/sqlitestore"
+	"github.com/zenmcp/zen/services/platform/latency"
 	"github.com/zenmcp/zen/services/platform/redistest"
 )
 
@@ -95,21 +95,6 @@ func backends() []backend {
 	}
 }
 
-// percentiles times fn b.N times and reports p50 and p99.
-func percentiles(b *testing.B, fn func()) {
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for range b.N {
-		start := time.Now()
-		fn()
-		lat = append(lat, time.Since(start))
-	}
-	b.StopTimer()
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
-}
-
 // BenchmarkSelectHistory selects what gpt-5 (400K context) sees of a
 // 50-turn thread with 20 files of 50 KB.
 //
@@ -120,7 +105,7 @@ func BenchmarkSelectHistory(b *testing.B) {
 			svc := memory.NewService(be.open(b), time.Hour, 50)
 			id := bigThread(b, svc)
 			ctx := context.Background()
-			percentiles(b, func() {
+			latency.Measure(b, 0, func() {
 				sel, err := svc.SelectHistory(ctx, id, "", memory.SelectParams{ContextWindow: 400_000, Model: "gpt-5"})
 				if err != nil || len(sel.Files) == 0 || len(sel.Turns) == 0 {
 					b.Fatalf("selection: %v %d files %d turns", err, len(sel.Files), len(sel.Turns))
@@ -147,7 +132,7 @@ func BenchmarkAppendExchange(b *testing.B) {
 			text := sourceText(b, 3000)
 			ctx := context.Background()
 			i := 0
-			percentiles(b, func() {
+			latency.Measure(b, 0, func() {
 				if _, err := svc.Append(ctx, ids[i/perThread], "", exchange(text[:1000], text[1000:3000]), nil); err != nil {
 					b.Fatal(err)
 				}
@@ -205,7 +190,7 @@ func BenchmarkStoreAppend(b *testing.B) {
 			}
 			ctx := context.Background()
 			i := 0
-			percentiles(b, func() {
+			latency.Measure(b, 0, func() {
 				now := time.Now()
 				if _, err := store.Append(ctx, ids[i/perThread], "", turns, 50, now, now.Add(time.Hour)); err != nil {
 					b.Fatal(err)

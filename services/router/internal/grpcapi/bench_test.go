@@ -5,12 +5,12 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
+	"github.com/zenmcp/zen/services/platform/latency"
 	"github.com/zenmcp/zen/services/platform/serve"
 	"github.com/zenmcp/zen/services/router/internal/catalogue"
 	"github.com/zenmcp/zen/services/router/internal/dispatch"
@@ -48,22 +48,6 @@ func routerOverTCP(b *testing.B, fake *fakemodel.Server) routerv1.RouterServiceC
 var benchReq = &routerv1.GenerateRequest{Model: "llama3.2", SystemPrompt: "be brief",
 	Messages: []*routerv1.Message{{Role: "user", Content: "How fast is the router?"}}}
 
-func p50(b *testing.B, fn func()) time.Duration {
-	for range 50 {
-		fn()
-	}
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for range b.N {
-		start := time.Now()
-		fn()
-		lat = append(lat, time.Since(start))
-	}
-	b.StopTimer()
-	slices.Sort(lat)
-	return lat[len(lat)/2]
-}
-
 // BenchmarkRouterOverhead compares a streaming generate through the router
 // (gRPC on loopback, retries, tracing) with the same call made straight to
 // the fake by the provider client. The difference is the router's cost.
@@ -75,21 +59,19 @@ func BenchmarkRouterOverhead(b *testing.B) {
 	b.Run("direct", func(b *testing.B) {
 		c := provider.NewCompat("Custom API", fake.URL(), "k", provider.NewHTTPClient(5*time.Second))
 		req := provider.Request{Model: "llama3.2", Stream: true, Messages: []provider.Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "How fast is the router?"}}}
-		d := p50(b, func() {
+		latency.Measure(b, 50, func() {
 			if _, err := c.Generate(context.Background(), req, nil); err != nil {
 				b.Fatal(err)
 			}
 		})
-		b.ReportMetric(float64(d.Microseconds())/1000, "p50-ms")
 	})
 	b.Run("router", func(b *testing.B) {
 		c := routerOverTCP(b, fake)
-		d := p50(b, func() {
+		latency.Measure(b, 50, func() {
 			if _, _, err := generate(context.Background(), c, benchReq); err != nil {
 				b.Fatal(err)
 			}
 		})
-		b.ReportMetric(float64(d.Microseconds())/1000, "p50-ms")
 	})
 }
 

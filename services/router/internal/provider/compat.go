@@ -78,14 +78,7 @@ func (c *Compat) request(req Request) openai.ChatCompletionRequest {
 
 // Generate calls the endpoint, streaming when req.Stream is set.
 func (c *Compat) Generate(ctx context.Context, req Request, onDelta func(string)) (Result, error) {
-	ctx, slot := withRetryAfterSlot(ctx)
-	res, err := c.generate(ctx, req, onDelta)
-	var perr *Error
-	if errors.As(err, &perr) {
-		perr.RetryAfter = slot.get()
-		perr.Msg = redact(perr.Msg, c.key)
-	}
-	return res, err
+	return tidy(ctx, c.key, func(ctx context.Context) (Result, error) { return c.generate(ctx, req, onDelta) })
 }
 
 func (c *Compat) generate(ctx context.Context, req Request, onDelta func(string)) (Result, error) {

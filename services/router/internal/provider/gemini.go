@@ -36,14 +36,7 @@ const geminiLabel = "Gemini"
 // Generate sends the system prompt as Gemini's own system instruction and
 // images as inline parts.
 func (g *Gemini) Generate(ctx context.Context, req Request, onDelta func(string)) (Result, error) {
-	ctx, slot := withRetryAfterSlot(ctx)
-	res, err := g.generate(ctx, req, onDelta)
-	var perr *Error
-	if errors.As(err, &perr) {
-		perr.RetryAfter = slot.get()
-		perr.Msg = redact(perr.Msg, g.key)
-	}
-	return res, err
+	return tidy(ctx, g.key, func(ctx context.Context) (Result, error) { return g.generate(ctx, req, onDelta) })
 }
 
 func (g *Gemini) generate(ctx context.Context, req Request, onDelta func(string)) (Result, error) {

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"sync"
@@ -60,4 +61,17 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		return max(0, t.Sub(now)), true
 	}
 	return 0, false
+}
+
+// tidy runs one provider call with a Retry-After slot, then fills the
+// error's RetryAfter from it and keeps the key out of its message.
+func tidy(ctx context.Context, key string, call func(context.Context) (Result, error)) (Result, error) {
+	ctx, slot := withRetryAfterSlot(ctx)
+	res, err := call(ctx)
+	var perr *Error
+	if errors.As(err, &perr) {
+		perr.RetryAfter = slot.get()
+		perr.Msg = redact(perr.Msg, key)
+	}
+	return res, err
 }
