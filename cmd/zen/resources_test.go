@@ -45,8 +45,15 @@ func TestThreadResourcesFindLostConversations(t *testing.T) {
 	}
 
 	one, err := st.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "zen://threads/" + first})
-	if err != nil || !strings.Contains(one.Contents[0].Text, `"thread_id": "`+first+`"`) || strings.Count(one.Contents[0].Text, `"role"`) != 2 {
-		t.Errorf("zen://threads/%s: %v %v", first, one, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var thread struct {
+		ThreadID string           `json:"thread_id"`
+		Turns    []map[string]any `json:"turns"`
+	}
+	if err := json.Unmarshal([]byte(one.Contents[0].Text), &thread); err != nil || thread.ThreadID != first || len(thread.Turns) != 2 {
+		t.Errorf("zen://threads/%s = %s (%v)", first, one.Contents[0].Text, err)
 	}
 	if _, err := st.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "zen://threads/" + uuid.NewString()}); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("an unknown thread: err = %v", err)
