@@ -73,3 +73,22 @@ func TestCodeTooLargeIsRefusedWhole(t *testing.T) {
 		t.Errorf("a small file alone: %s", text(res))
 	}
 }
+
+func TestLongAnswersAreCutButKept(t *testing.T) {
+	fake := fakemodel.New(t)
+	answer := strings.Repeat("a very long and detailed answer ", 700) // ~22 KB
+	fake.SetReply(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Content: answer} })
+	st := serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"MAX_MCP_OUTPUT_TOKENS": "2000"}))
+	res, got := callTool(t, st.session, "chat", map[string]any{"prompt": "tell me everything", "working_directory_absolute_path": t.TempDir(), "model": "llama3.2"})
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	id := got["continuation_offer"].(map[string]any)["continuation_id"].(string)
+	if len(text(res)) > 2000*4 || got["metadata"].(map[string]any)["output_truncated"] != true || !strings.Contains(got["content"].(string), "zen://threads/"+id) {
+		t.Errorf("result of %d chars: %.300s", len(text(res)), text(res))
+	}
+	_, thread := getJSON(t, st.gateway+"/v1/threads/"+id)
+	if turns := thread["thread"].(map[string]any)["turns"].([]any); turns[1].(map[string]any)["content"] != answer {
+		t.Error("the thread does not keep the whole answer")
+	}
+}

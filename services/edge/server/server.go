@@ -37,8 +37,10 @@ type Config struct {
 	ProgressInterval time.Duration
 	// Home is the user's home directory (HOME), whose root is never read.
 	Home string
-	// PromptLimit bounds user-written text, from MAX_MCP_OUTPUT_TOKENS.
-	PromptLimit int
+	// MaxOutputTokens is the client's budget for one result
+	// (MAX_MCP_OUTPUT_TOKENS, default 25,000); the prompt limit derives
+	// from it too.
+	MaxOutputTokens int
 	// Tokens, when set, are the bearer tokens MCP over HTTP requires
 	// (ZEN_AUTH_TOKEN, ZEN_AUTH_TOKENS_FILE).
 	Tokens auth.Tokens
@@ -51,11 +53,9 @@ func Load(getenv config.Getenv) (Config, error) {
 	if c.ProgressInterval, err = config.Duration(getenv, "ZEN_PROGRESS_INTERVAL", 5*time.Second, 100*time.Millisecond, time.Minute); err != nil {
 		return c, err
 	}
-	maxOut, err := config.Int(getenv, "MAX_MCP_OUTPUT_TOKENS", 0, 1000, 10_000_000)
-	if err != nil {
+	if c.MaxOutputTokens, err = config.Int(getenv, "MAX_MCP_OUTPUT_TOKENS", call.DefaultOutputTokens, 1000, 10_000_000); err != nil {
 		return c, err
 	}
-	c.PromptLimit = call.PromptLimit(maxOut)
 	c.Tokens, err = auth.Load(getenv)
 	return c, err
 }
@@ -99,7 +99,7 @@ func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Se
 		policy.InstallDir = filepath.Dir(exe) // zen never reads its own directory
 	}
 	memory := memoryv1.NewMemoryServiceClient(conns.Memory)
-	runner := call.NewRunner(call.Backends{Memory: memory, Router: router, Executor: executor}, tools, policy, cfg.PromptLimit, logger)
+	runner := call.NewRunner(call.Backends{Memory: memory, Router: router, Executor: executor}, tools, policy, cfg.MaxOutputTokens, logger)
 	instructions := mcpserver.AutoInstructions()
 	if !models.GetAutoMode() {
 		instructions = mcpserver.FixedInstructions(models.GetDefaultModel())

@@ -50,6 +50,8 @@ type Runner struct {
 	files  files.Policy
 	// promptLimit bounds user-written text (see PromptLimit).
 	promptLimit int
+	// outputTokens bounds a result (MAX_MCP_OUTPUT_TOKENS).
+	outputTokens int
 
 	settingsMu sync.Mutex
 	settings   *memoryv1.GetSettingsResponse
@@ -57,12 +59,12 @@ type Runner struct {
 
 // NewRunner returns a runner for the given tools, reading files as policy
 // allows and holding prompts to promptLimit characters.
-func NewRunner(b Backends, tools []*Tool, policy files.Policy, promptLimit int, logger *slog.Logger) *Runner {
+func NewRunner(b Backends, tools []*Tool, policy files.Policy, maxOutputTokens int, logger *slog.Logger) *Runner {
 	m := map[string]*Tool{}
 	for _, t := range tools {
 		m[t.GetName()] = t
 	}
-	return &Runner{b: b, tools: m, files: policy, promptLimit: promptLimit, logger: logger}
+	return &Runner{b: b, tools: m, files: policy, promptLimit: PromptLimit(maxOutputTokens), outputTokens: maxOutputTokens, logger: logger}
 }
 
 // memorySettings asks memory for its limits until it has an answer, then
@@ -155,6 +157,7 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 		meta["trace_id"] = id
 	}
 	if res.GetIsError() || !res.GetOffersContinuation() || len(res.GetTurns()) == 0 {
+		capOutput(payload, r.outputTokens, "")
 		return Outcome{Payload: payload, IsError: res.GetIsError()}, nil
 	}
 	settings, err := r.memorySettings(ctx)
@@ -167,6 +170,7 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 		// than throw the answer away.
 		r.logger.ErrorContext(ctx, "store exchange", "tool", tool.GetName(), "err", err)
 		meta["continuation_error"] = saveFailure(err)
+		capOutput(payload, r.outputTokens, "")
 		return Outcome{Payload: payload}, nil
 	}
 	maxTurns := int(settings.GetMaxTurns())
@@ -179,6 +183,10 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 			"remaining_turns": remaining,
 		}
 	}
+	if !stored {
+		threadID = "" // nothing of this exchange is in the thread to read back
+	}
+	capOutput(payload, r.outputTokens, threadID)
 	return Outcome{Payload: payload}, nil
 }
 

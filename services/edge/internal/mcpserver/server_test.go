@@ -24,7 +24,7 @@ func TestToolsAreListedInTheExecutorsOrder(t *testing.T) {
 		tools = append(tools, tool)
 	}
 	logger := slog.New(slog.DiscardHandler)
-	runner := call.NewRunner(call.Backends{}, tools, files.Policy{}, 60_000, logger)
+	runner := call.NewRunner(call.Backends{}, tools, files.Policy{}, 25_000, logger)
 	server := New(tools, runner, Options{Name: "zen", Version: "test", Logger: logger})
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
