@@ -50,11 +50,15 @@ func New(tools []*call.Tool, runner *call.Runner, o Options) *mcp.Server {
 		addThreadResources(s, o.Memory)
 	}
 	for _, t := range tools {
-		s.AddTool(&mcp.Tool{
+		tool := &mcp.Tool{
 			Name: t.GetName(), Title: t.GetTitle(), Description: t.GetDescription(),
 			InputSchema: t.GetInputSchema().AsMap(),
 			Annotations: &mcp.ToolAnnotations{Title: t.GetTitle(), ReadOnlyHint: t.GetReadOnly()},
-		}, handler(t.GetName(), runner, tracer, o))
+		}
+		if out := t.GetOutputSchema(); out != nil {
+			tool.OutputSchema = out.AsMap()
+		}
+		s.AddTool(tool, handler(t.GetName(), runner, tracer, o))
 	}
 	return s
 }

@@ -46,7 +46,8 @@ func chatTool() Tool {
 				"continuation_id": str("The continuation_id of an earlier answer, to continue that conversation."),
 			}, requiredWithModel(c, "prompt", "working_directory_absolute_path")...)
 		},
-		Run: runChat,
+		Output: envelopeSchema(),
+		Run:    runChat,
 	}
 }
 

@@ -56,7 +56,27 @@ type Tool struct {
 	ReadOnly      bool
 	RequiresModel bool
 	Schema        func(Catalog) map[string]any
-	Run           func(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, error)
+	// Output is the JSON Schema of the result object.
+	Output map[string]any
+	Run    func(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, error)
+}
+
+// envelopeSchema describes the ToolOutput envelope simple tools return.
+func envelopeSchema() map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"status":       map[string]any{"type": "string"},
+			"content":      map[string]any{"type": "string"},
+			"content_type": map[string]any{"type": "string", "enum": []any{"text", "markdown", "json"}},
+			"metadata":     map[string]any{"type": "object"},
+			"continuation_offer": map[string]any{"type": "object", "properties": map[string]any{
+				"continuation_id": map[string]any{"type": "string"}, "note": map[string]any{"type": "string"},
+				"remaining_turns": map[string]any{"type": "integer"},
+			}},
+		},
+		"required": []any{"status", "content", "content_type", "metadata"},
+	}
 }
 
 // All returns every tool in the order clients list them: the reference's
@@ -92,10 +112,16 @@ func (t Tool) Proto(c Catalog) (*executorv1.Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", t.Name, err)
 	}
-	return &executorv1.Tool{
+	tool := &executorv1.Tool{
 		Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema, ReadOnly: t.ReadOnly,
 		Category: t.Category, RequiresModel: t.RequiresModel,
-	}, nil
+	}
+	if t.Output != nil {
+		if tool.OutputSchema, err = structpb.NewStruct(t.Output); err != nil {
+			return nil, fmt.Errorf("output schema of %s: %w", t.Name, err)
+		}
+	}
+	return tool, nil
 }
 
 // object builds an object schema that rejects unknown properties.

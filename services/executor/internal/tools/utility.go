@@ -21,6 +21,7 @@ func listModelsTool() Tool {
 		Category:    FastResponse,
 		ReadOnly:    true,
 		Schema:      noArgs,
+		Output:      envelopeSchema(),
 		Run: func(ctx context.Context, env *Env, _ *Call) (*executorv1.ToolResult, error) {
 			resp, err := env.Router.ListModels(ctx, &routerv1.ListModelsRequest{})
 			if err != nil {
@@ -105,6 +106,7 @@ func versionTool() Tool {
 		Category:    FastResponse,
 		ReadOnly:    true,
 		Schema:      noArgs,
+		Output:      envelopeSchema(),
 		Run: func(ctx context.Context, env *Env, _ *Call) (*executorv1.ToolResult, error) {
 			resp, err := env.Router.ListModels(ctx, &routerv1.ListModelsRequest{ConfiguredOnly: true})
 			if err != nil {

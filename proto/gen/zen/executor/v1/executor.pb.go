@@ -38,6 +38,8 @@ type Tool struct {
 	Category string `protobuf:"bytes,6,opt,name=category,proto3" json:"category,omitempty"`
 	// requires_model is true when the edge must resolve a model first.
 	RequiresModel bool `protobuf:"varint,7,opt,name=requires_model,json=requiresModel,proto3" json:"requires_model,omitempty"`
+	// output_schema is the JSON Schema of the result's structured content.
+	OutputSchema  *structpb.Struct `protobuf:"bytes,8,opt,name=output_schema,json=outputSchema,proto3" json:"output_schema,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -119,6 +121,13 @@ func (x *Tool) GetRequiresModel() bool {
 		return x.RequiresModel
 	}
 	return false
+}
+
+func (x *Tool) GetOutputSchema() *structpb.Struct {
+	if x != nil {
+		return x.OutputSchema
+	}
+	return nil
 }
 
 type ListToolsRequest struct {
@@ -717,7 +726,7 @@ var File_zen_executor_v1_executor_proto protoreflect.FileDescriptor
 
 const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\n" +
-	"\x1ezen/executor/v1/executor.proto\x12\x0fzen.executor.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1azen/memory/v1/memory.proto\x1a\x1azen/router/v1/router.proto\"\xee\x01\n" +
+	"\x1ezen/executor/v1/executor.proto\x12\x0fzen.executor.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1azen/memory/v1/memory.proto\x1a\x1azen/router/v1/router.proto\"\xac\x02\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
@@ -725,7 +734,8 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\finput_schema\x18\x04 \x01(\v2\x17.google.protobuf.StructR\vinputSchema\x12\x1b\n" +
 	"\tread_only\x18\x05 \x01(\bR\breadOnly\x12\x1a\n" +
 	"\bcategory\x18\x06 \x01(\tR\bcategory\x12%\n" +
-	"\x0erequires_model\x18\a \x01(\bR\rrequiresModel\"\x12\n" +
+	"\x0erequires_model\x18\a \x01(\bR\rrequiresModel\x12<\n" +
+	"\routput_schema\x18\b \x01(\v2\x17.google.protobuf.StructR\foutputSchema\"\x12\n" +
 	"\x10ListToolsRequest\"@\n" +
 	"\x11ListToolsResponse\x12+\n" +
 	"\x05tools\x18\x01 \x03(\v2\x15.zen.executor.v1.ToolR\x05tools\"\xaf\x02\n" +
@@ -803,27 +813,28 @@ var file_zen_executor_v1_executor_proto_goTypes = []any{
 }
 var file_zen_executor_v1_executor_proto_depIdxs = []int32{
 	9,  // 0: zen.executor.v1.Tool.input_schema:type_name -> google.protobuf.Struct
-	0,  // 1: zen.executor.v1.ListToolsResponse.tools:type_name -> zen.executor.v1.Tool
-	10, // 2: zen.executor.v1.Conversation.turns:type_name -> zen.memory.v1.Turn
-	4,  // 3: zen.executor.v1.Conversation.files:type_name -> zen.executor.v1.FileContent
-	9,  // 4: zen.executor.v1.ExecuteToolRequest.arguments:type_name -> google.protobuf.Struct
-	11, // 5: zen.executor.v1.ExecuteToolRequest.model:type_name -> zen.router.v1.Model
-	3,  // 6: zen.executor.v1.ExecuteToolRequest.conversation:type_name -> zen.executor.v1.Conversation
-	4,  // 7: zen.executor.v1.ExecuteToolRequest.files:type_name -> zen.executor.v1.FileContent
-	9,  // 8: zen.executor.v1.ToolResult.payload:type_name -> google.protobuf.Struct
-	10, // 9: zen.executor.v1.ToolResult.turns:type_name -> zen.memory.v1.Turn
-	9,  // 10: zen.executor.v1.ToolResult.initial_context:type_name -> google.protobuf.Struct
-	6,  // 11: zen.executor.v1.ExecuteToolResponse.progress:type_name -> zen.executor.v1.Progress
-	7,  // 12: zen.executor.v1.ExecuteToolResponse.result:type_name -> zen.executor.v1.ToolResult
-	1,  // 13: zen.executor.v1.ExecutorService.ListTools:input_type -> zen.executor.v1.ListToolsRequest
-	5,  // 14: zen.executor.v1.ExecutorService.ExecuteTool:input_type -> zen.executor.v1.ExecuteToolRequest
-	2,  // 15: zen.executor.v1.ExecutorService.ListTools:output_type -> zen.executor.v1.ListToolsResponse
-	8,  // 16: zen.executor.v1.ExecutorService.ExecuteTool:output_type -> zen.executor.v1.ExecuteToolResponse
-	15, // [15:17] is the sub-list for method output_type
-	13, // [13:15] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	9,  // 1: zen.executor.v1.Tool.output_schema:type_name -> google.protobuf.Struct
+	0,  // 2: zen.executor.v1.ListToolsResponse.tools:type_name -> zen.executor.v1.Tool
+	10, // 3: zen.executor.v1.Conversation.turns:type_name -> zen.memory.v1.Turn
+	4,  // 4: zen.executor.v1.Conversation.files:type_name -> zen.executor.v1.FileContent
+	9,  // 5: zen.executor.v1.ExecuteToolRequest.arguments:type_name -> google.protobuf.Struct
+	11, // 6: zen.executor.v1.ExecuteToolRequest.model:type_name -> zen.router.v1.Model
+	3,  // 7: zen.executor.v1.ExecuteToolRequest.conversation:type_name -> zen.executor.v1.Conversation
+	4,  // 8: zen.executor.v1.ExecuteToolRequest.files:type_name -> zen.executor.v1.FileContent
+	9,  // 9: zen.executor.v1.ToolResult.payload:type_name -> google.protobuf.Struct
+	10, // 10: zen.executor.v1.ToolResult.turns:type_name -> zen.memory.v1.Turn
+	9,  // 11: zen.executor.v1.ToolResult.initial_context:type_name -> google.protobuf.Struct
+	6,  // 12: zen.executor.v1.ExecuteToolResponse.progress:type_name -> zen.executor.v1.Progress
+	7,  // 13: zen.executor.v1.ExecuteToolResponse.result:type_name -> zen.executor.v1.ToolResult
+	1,  // 14: zen.executor.v1.ExecutorService.ListTools:input_type -> zen.executor.v1.ListToolsRequest
+	5,  // 15: zen.executor.v1.ExecutorService.ExecuteTool:input_type -> zen.executor.v1.ExecuteToolRequest
+	2,  // 16: zen.executor.v1.ExecutorService.ListTools:output_type -> zen.executor.v1.ListToolsResponse
+	8,  // 17: zen.executor.v1.ExecutorService.ExecuteTool:output_type -> zen.executor.v1.ExecuteToolResponse
+	16, // [16:18] is the sub-list for method output_type
+	14, // [14:16] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_zen_executor_v1_executor_proto_init() }
