@@ -167,15 +167,22 @@ func serveHTTP(ctx context.Context, group *errgroup.Group, logger *slog.Logger, 
 	return nil
 }
 
-// runGRPCRole serves one gRPC role until ctx ends.
-func runGRPCRole(ctx context.Context, s *settings, logger *slog.Logger, name string, register func(grpc.ServiceRegistrar)) error {
+// runGRPCRole serves one gRPC role until ctx ends. watch, when set,
+// reports the role's health as it changes; otherwise the role serves as
+// soon as it is registered.
+func runGRPCRole(ctx context.Context, s *settings, logger *slog.Logger, name string, register func(grpc.ServiceRegistrar),
+	watch func(context.Context, func(bool))) error {
 	lis, err := listen(logger, s.grpcAddr, "grpc")
 	if err != nil {
 		return err
 	}
 	g := serve.NewGRPC()
 	register(g.Server)
-	g.SetServing(name)
+	if watch == nil {
+		g.SetServing(name)
+	} else {
+		go watch(ctx, func(ok bool) { g.SetStatus(ok, name) })
+	}
 	return g.Serve(ctx, lis)
 }
 
@@ -185,14 +192,7 @@ func runMemory(ctx context.Context, s *settings, logger *slog.Logger) error {
 		return err
 	}
 	defer mem.Close()
-	lis, err := listen(logger, s.grpcAddr, "grpc")
-	if err != nil {
-		return err
-	}
-	g := serve.NewGRPC()
-	mem.Register(g.Server)
-	go mem.Watch(ctx, func(ok bool) { g.SetStatus(ok, memoryserver.ServiceName) })
-	return g.Serve(ctx, lis)
+	return runGRPCRole(ctx, s, logger, memoryserver.ServiceName, mem.Register, mem.Watch)
 }
 
 func runRouter(ctx context.Context, s *settings, logger *slog.Logger) error {
@@ -200,7 +200,7 @@ func runRouter(ctx context.Context, s *settings, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	return runGRPCRole(ctx, s, logger, routerserver.ServiceName, rt.Register)
+	return runGRPCRole(ctx, s, logger, routerserver.ServiceName, rt.Register, nil)
 }
 
 func runExecutor(ctx context.Context, s *settings, logger *slog.Logger) error {
@@ -216,7 +216,7 @@ func runExecutor(ctx context.Context, s *settings, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	return runGRPCRole(ctx, s, logger, executorserver.ServiceName, ex.Register)
+	return runGRPCRole(ctx, s, logger, executorserver.ServiceName, ex.Register, nil)
 }
 
 // remoteConns dials the three services a front role (edge, gateway) needs.

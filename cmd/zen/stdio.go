@@ -53,8 +53,10 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 		return err
 	}
 	defer closeAll(mem, rt, ex)
-	var serving []string // services answered in this process, memory aside
+	var serving []string // ready at once; memory reports its own health
+	anyLocal := false    // whether any role runs in this process
 	if s.memoryAddr == "" {
+		anyLocal = true
 		m, err := buildMemory(s, logger)
 		if err != nil {
 			return err
@@ -69,7 +71,7 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 			return err
 		}
 		r.Register(g.Server)
-		serving = append(serving, routerserver.ServiceName)
+		serving, anyLocal = append(serving, routerserver.ServiceName), true
 	}
 	if s.executorAddr == "" {
 		e, err := buildExecutor(s, rt, logger)
@@ -77,10 +79,10 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 			return err
 		}
 		e.Register(g.Server)
-		serving = append(serving, executorserver.ServiceName)
+		serving, anyLocal = append(serving, executorserver.ServiceName), true
 	}
 	g.SetServing(serving...)
-	if len(serving) > 0 || s.memoryAddr == "" { // anything local needs the in-memory listener
+	if anyLocal {
 		group.Go(func() error { return g.Serve(gctx, local.Listener()) })
 	}
 	edge, err := newEdge(gctx, s, edgeserver.Conns{Memory: mem, Router: rt, Executor: ex}, logger)

@@ -15,6 +15,7 @@ import (
 type Tool struct {
 	*executorv1.Tool
 	schema *jsonschema.Resolved
+	props  map[string]bool // the argument names the schema declares
 }
 
 // NewTool compiles a tool's input schema for validation. The schema
@@ -38,7 +39,11 @@ func NewTool(t *executorv1.Tool) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", t.GetName(), err)
 	}
-	return &Tool{Tool: t, schema: resolved}, nil
+	props := map[string]bool{}
+	for name := range s.Properties {
+		props[name] = true
+	}
+	return &Tool{Tool: t, schema: resolved, props: props}, nil
 }
 
 // propertyPrefix shortens the validator's "validating /properties/x: "
@@ -57,11 +62,7 @@ func (t *Tool) Validate(args map[string]any) error {
 }
 
 // declares tells whether the tool's schema has the named property.
-func (t *Tool) declares(name string) bool {
-	props, _ := t.GetInputSchema().AsMap()["properties"].(map[string]any)
-	_, ok := props[name]
-	return ok
-}
+func (t *Tool) declares(name string) bool { return t.props[name] }
 
 // Decode reads a call's raw arguments as a JSON object and validates them;
 // anything else becomes a tool error the agent can act on.

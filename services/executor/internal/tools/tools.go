@@ -87,11 +87,12 @@ func All() []Tool {
 
 // Find returns the named tool.
 func Find(name string) (Tool, bool) {
-	i := slices.IndexFunc(All(), func(t Tool) bool { return t.Name == name })
+	all := All()
+	i := slices.IndexFunc(all, func(t Tool) bool { return t.Name == name })
 	if i < 0 {
 		return Tool{}, false
 	}
-	return All()[i], true
+	return all[i], true
 }
 
 // NewCatalog ranks the configured models of a ListModels answer.

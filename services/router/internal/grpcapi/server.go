@@ -84,8 +84,15 @@ func (s *Server) ResolveModel(_ context.Context, req *routerv1.ResolveModelReque
 
 func (s *Server) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStreamingServer[routerv1.GenerateResponse]) error {
 	ctx := stream.Context()
-	e, _, err := s.reg.Resolve(req.GetModel(), "")
-	if err != nil || req.GetModel() == "" || req.GetModel() == "auto" {
+	// Generate serves named models only (ResolveModel picks for auto and the
+	// default), so those are refused before any resolving work.
+	notServed := req.GetModel() == "" || req.GetModel() == "auto"
+	var e routing.Entry
+	var err error
+	if !notServed {
+		e, _, err = s.reg.Resolve(req.GetModel(), "")
+	}
+	if notServed || err != nil {
 		return status.Errorf(codes.NotFound, "model %q is not available with the configured providers", req.GetModel())
 	}
 	if err := checkImages(req, e); err != nil {
