@@ -70,9 +70,24 @@ deps: ## install redis-server (Debian package), which the Redis tests run for re
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; }
 
+# Real MCP clients for the end-to-end tests: the official TypeScript SDK and
+# the conformance suite, with Node 22 itself, all from the npm registry
+# (pinned by test/mcp-clients/package-lock.json).
+CLIENTS := test/mcp-clients
+$(CLIENTS)/node_modules/.installed: $(CLIENTS)/package-lock.json
+	@command -v npm >/dev/null || { \
+		echo "installing npm from Debian's packages"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq npm >/dev/null; }
+	npm ci --prefix $(CLIENTS) --no-audit --no-fund --loglevel=error
+	touch $@
+
+.PHONY: node-deps
+node-deps: $(CLIENTS)/node_modules/.installed ## install Node 22 and the MCP client packages the tests drive
+
 .PHONY: test
-test: deps ## run every test, with the race detector
-	go test -race -shuffle=on -count=1 $(PKGS)
+test: deps node-deps ## run every test, with the race detector
+	ZEN_REQUIRE_NODE=1 go test -race -shuffle=on -count=1 $(PKGS)
 
 .PHONY: lint
 lint: $(BIN)/.staticcheck-$(STATICCHECK_VERSION) ## gofmt, go vet and staticcheck

@@ -19,6 +19,7 @@ import (
 	"github.com/zenmcp/zen/services/edge/internal/call"
 	"github.com/zenmcp/zen/services/edge/internal/files"
 	"github.com/zenmcp/zen/services/edge/internal/mcpserver"
+	"github.com/zenmcp/zen/services/edge/internal/streamhttp"
 	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/config"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -67,9 +68,10 @@ type Conns struct {
 
 // Server is the edge role.
 type Server struct {
-	mcp    *mcp.Server
-	tokens auth.Tokens
-	logger *slog.Logger
+	mcp       *mcp.Server
+	tokens    auth.Tokens
+	logger    *slog.Logger
+	keepAlive time.Duration
 }
 
 // New fetches the tool catalogue and builds the MCP server.
@@ -106,17 +108,21 @@ func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Se
 	}
 	s := mcpserver.New(tools, runner, mcpserver.Options{Name: "zen", Version: cfg.Version, Instructions: instructions,
 		Logger: logger, ProgressInterval: cfg.ProgressInterval, Memory: memory})
-	return &Server{mcp: s, tokens: cfg.Tokens, logger: logger}, nil
+	return &Server{mcp: s, tokens: cfg.Tokens, logger: logger, keepAlive: cfg.ProgressInterval}, nil
 }
 
 // Handler serves MCP over streamable HTTP. Sessions are stateless, so any
-// edge replica can answer any request. Requests from browsers on other
-// origins are refused, the SDK refuses non-local Host headers on loopback
-// (DNS rebinding), and with tokens configured a request needs one.
+// edge replica can answer any request. Response streams get a keep-alive
+// comment whenever the progress interval passes in silence, and a call ends
+// when its client leaves or cancels it, in either protocol era. Requests
+// from browsers on other origins are refused, the SDK refuses non-local
+// Host headers on loopback (DNS rebinding), and with tokens configured a
+// request needs one.
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless: true, Logger: s.logger, PropagateRequestCancellation: true,
 	})
+	h = streamhttp.NewCalls().Wrap(streamhttp.KeepAlive(s.keepAlive, h))
 	if s.tokens.On() {
 		h = mcpauth.RequireBearerToken(s.tokens.Verifier(), nil)(h)
 	}

@@ -83,8 +83,10 @@ type Request struct {
 	ReasoningEffort string `json:"reasoning_effort"`
 	// Store is the responses API's store flag, when sent.
 	Store *bool `json:"-"`
-	// Cancelled is set when the client went away before the reply ended.
-	Cancelled bool `json:"-"`
+	// Cancelled is set when the client went away before the reply ended,
+	// at CancelledAt.
+	Cancelled   bool      `json:"-"`
+	CancelledAt time.Time `json:"-"`
 }
 
 // AllText joins every message's text, for assertions that look for a phrase.
@@ -169,7 +171,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	rep := reply(*req)
 	cancelled := func() {
 		s.mu.Lock()
-		req.Cancelled = true
+		req.Cancelled, req.CancelledAt = true, time.Now()
 		s.mu.Unlock()
 	}
 	if rep.Stall {

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/edge/internal/call"
+	"github.com/zenmcp/zen/services/edge/internal/streamhttp"
 	"github.com/zenmcp/zen/services/platform/auth"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -72,6 +73,8 @@ func AutoInstructions() string { return autoInstructions }
 func handler(name string, runner *call.Runner, tracer trace.Tracer, o Options) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx = withCaller(contextFromMeta(ctx, req.Params.Meta), req.Extra)
+		ctx, unlink := withLifetime(ctx)
+		defer unlink()
 		ctx, span := tracer.Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("mcp.tool", name)))
 		defer span.End()
@@ -169,4 +172,20 @@ func withCaller(ctx context.Context, extra *mcp.RequestExtra) context.Context {
 		return auth.WithClient(ctx, extra.TokenInfo.UserID)
 	}
 	return ctx
+}
+
+// withLifetime ends ctx when the HTTP call carrying it ends (the client
+// dropped the connection or sent notifications/cancelled), which the SDK
+// does not do itself for 2025-era stateless calls.
+func withLifetime(ctx context.Context) (context.Context, func()) {
+	life := streamhttp.Lifetime(ctx)
+	if life == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(life, func() { cancel(context.Cause(life)) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+	}
 }

@@ -1,0 +1,156 @@
+package streamhttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+
+	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// ErrClientCancelled is the cause a call's lifetime ends with when the
+// client sent notifications/cancelled for it.
+var ErrClientCancelled = errors.New("the client cancelled the call")
+
+// maxPeek bounds how much of a request body Calls reads to learn what it
+// is; larger bodies pass through unread (the SDK refuses what is too big).
+const maxPeek = 8 << 20
+
+// Calls tracks the tools/call requests in flight on this process, so that:
+//   - each call's context carries its lifetime (Lifetime), which ends when
+//     the client drops the connection: the SDK does not cancel 2025-era
+//     stateless calls on its own;
+//   - a notifications/cancelled POST ends the lifetime of the call it names.
+//
+// With no session, a call is known by who sent it (the bearer token's client
+// and the remote address) and its JSON-RPC id. When that pair is ambiguous
+// (two calls in flight with the same id from the same place), nothing is
+// cancelled: a missed cancellation only costs a model call, a wrong one
+// loses someone's answer.
+type Calls struct {
+	mu       sync.Mutex
+	inFlight map[callKey][]*inFlightCall
+}
+
+type inFlightCall struct {
+	cancel context.CancelCauseFunc
+}
+
+// NewCalls returns an empty tracker.
+func NewCalls() *Calls {
+	return &Calls{inFlight: map[callKey][]*inFlightCall{}}
+}
+
+type callKey struct {
+	client, remote, id string
+}
+
+// rpcMessage is the part of a JSON-RPC message Calls looks at.
+type rpcMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		RequestID json.RawMessage `json:"requestId"`
+	} `json:"params"`
+}
+
+type lifetimeKey struct{}
+
+// Lifetime is the context that ends with the HTTP call carrying ctx's
+// request, or nil outside one.
+func Lifetime(ctx context.Context) context.Context {
+	life, _ := ctx.Value(lifetimeKey{}).(context.Context)
+	return life
+}
+
+// Wrap tracks calls through next.
+func (c *Calls) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		msg, ok := peek(r)
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		switch {
+		case msg.Method == "notifications/cancelled" && len(msg.Params.RequestID) > 0:
+			c.cancel(keyOf(r, msg.Params.RequestID))
+		case msg.Method == "tools/call" && len(msg.ID) > 0:
+			life, cancel := context.WithCancelCause(r.Context())
+			key, call := keyOf(r, msg.ID), &inFlightCall{cancel: cancel}
+			c.add(key, call)
+			defer c.remove(key, call)
+			defer cancel(nil)
+			r = r.WithContext(context.WithValue(life, lifetimeKey{}, life))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// peek decodes a single JSON-RPC message from the body and puts the body
+// back for the handler.
+func peek(r *http.Request) (rpcMessage, bool) {
+	var msg rpcMessage
+	if r.Method != http.MethodPost || r.Body == nil {
+		return msg, false
+	}
+	head, err := io.ReadAll(io.LimitReader(r.Body, maxPeek+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+	if err != nil || len(head) > maxPeek {
+		return msg, false
+	}
+	trimmed := bytes.TrimLeft(head, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(trimmed, &msg) != nil {
+		return msg, false // batches and garbage are the SDK's to answer
+	}
+	return msg, true
+}
+
+func keyOf(r *http.Request, id json.RawMessage) callKey {
+	k := callKey{id: string(bytes.TrimSpace(id))}
+	if info := mcpauth.TokenInfoFromContext(r.Context()); info != nil {
+		k.client = info.UserID
+	}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		k.remote = host
+	}
+	return k
+}
+
+func (c *Calls) add(k callKey, call *inFlightCall) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inFlight[k] = append(c.inFlight[k], call)
+}
+
+func (c *Calls) remove(k callKey, call *inFlightCall) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	list := slices.DeleteFunc(c.inFlight[k], func(x *inFlightCall) bool { return x == call })
+	if len(list) == 0 {
+		delete(c.inFlight, k)
+	} else {
+		c.inFlight[k] = list
+	}
+}
+
+func (c *Calls) cancel(k callKey) {
+	c.mu.Lock()
+	list := c.inFlight[k]
+	var only *inFlightCall
+	if len(list) == 1 {
+		only = list[0]
+	}
+	c.mu.Unlock()
+	if only != nil {
+		only.cancel(ErrClientCancelled)
+	}
+}

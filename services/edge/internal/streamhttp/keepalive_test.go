@@ -1,0 +1,70 @@
+package streamhttp
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sse answers with the given writes, pausing between them.
+func sse(pause time.Duration, writes ...string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for _, s := range writes {
+			_, _ = io.WriteString(w, s)
+			http.NewResponseController(w).Flush()
+			time.Sleep(pause)
+		}
+	})
+}
+
+func body(t *testing.T, h http.Handler) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	res, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestKeepAliveFillsSilenceBetweenEvents(t *testing.T) {
+	got := body(t, KeepAlive(20*time.Millisecond, sse(150*time.Millisecond, "event: message\ndata: {}\n\n", "event: message\ndata: {\"done\":true}\n\n")))
+	if n := strings.Count(got, ": keep-alive\n\n"); n < 2 {
+		t.Fatalf("%d keep-alive comments in 300 ms of silence at a 20 ms interval:\n%q", n, got)
+	}
+	if events := strings.ReplaceAll(got, ": keep-alive\n\n", ""); events != "event: message\ndata: {}\n\nevent: message\ndata: {\"done\":true}\n\n" {
+		t.Errorf("events were disturbed:\n%q", got)
+	}
+}
+
+func TestKeepAliveNeverSplitsAnEvent(t *testing.T) {
+	got := body(t, KeepAlive(20*time.Millisecond, sse(150*time.Millisecond, "event: message\n", "data: {}\n\n")))
+	if strings.Contains(got, "keep-alive") && !strings.HasPrefix(got, "event: message\ndata: {}\n\n") {
+		t.Fatalf("a comment landed inside an event:\n%q", got)
+	}
+	if got != "event: message\ndata: {}\n\n" && !strings.HasPrefix(got, "event: message\ndata: {}\n\n: keep-alive") {
+		t.Fatalf("body = %q", got)
+	}
+}
+
+func TestKeepAliveLeavesOtherResponsesAlone(t *testing.T) {
+	h := KeepAlive(10*time.Millisecond, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		time.Sleep(100 * time.Millisecond)
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	}))
+	if got := body(t, h); got != `{"ok":true}` {
+		t.Fatalf("JSON body = %q", got)
+	}
+}
