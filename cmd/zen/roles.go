@@ -52,7 +52,7 @@ func buildExecutor(s *settings, router grpc.ClientConnInterface, logger *slog.Lo
 		return nil, err
 	}
 	cfg.Version, cfg.Commit = version, commit
-	return executorserver.New(cfg, router, logger.With("service", "executor")), nil
+	return executorserver.New(cfg, router, logger.With("service", "executor"))
 }
 
 // newEdge builds the edge role from its variables.

@@ -3,10 +3,13 @@
 package server
 
 import (
+	"fmt"
 	"log/slog"
+	"path/filepath"
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/executor/internal/clink"
 	"github.com/zenmcp/zen/services/executor/internal/grpcapi"
 	"github.com/zenmcp/zen/services/executor/internal/tools"
 	"github.com/zenmcp/zen/services/platform/config"
@@ -21,20 +24,35 @@ type Config struct {
 	Locale  string // LOCALE: the language every answer should be in
 	Version string
 	Commit  string
+	// Disabled are the tools DISABLED_TOOLS turns off.
+	Disabled []string
+	// CLIConfigPath (CLI_CLIENTS_CONFIG_PATH) and CLIUserDir
+	// (~/.zen/cli_clients) add to and override clink's built-in CLIs.
+	CLIConfigPath, CLIUserDir string
 }
 
 // Load reads the configuration.
 func Load(getenv config.Getenv) (Config, error) {
-	return Config{Locale: config.String(getenv, "LOCALE", "")}, nil
+	c := Config{Locale: config.String(getenv, "LOCALE", ""), Disabled: config.List(getenv, "DISABLED_TOOLS"),
+		CLIConfigPath: config.String(getenv, "CLI_CLIENTS_CONFIG_PATH", "")}
+	if home := getenv("HOME"); home != "" {
+		c.CLIUserDir = filepath.Join(home, ".zen", "cli_clients")
+	}
+	return c, nil
 }
 
 // Server is the executor role.
 type Server struct{ api *grpcapi.Server }
 
 // New builds the role; router is its connection to the router role.
-func New(c Config, router grpc.ClientConnInterface, logger *slog.Logger) *Server {
-	env := &tools.Env{Router: routerv1.NewRouterServiceClient(router), Locale: c.Locale, Version: c.Version, Commit: c.Commit}
-	return &Server{api: grpcapi.New(env, logger)}
+func New(c Config, router grpc.ClientConnInterface, logger *slog.Logger) (*Server, error) {
+	clis, err := clink.Load(c.CLIConfigPath, c.CLIUserDir)
+	if err != nil {
+		return nil, fmt.Errorf("executor: %w (CLI_CLIENTS_CONFIG_PATH)", err)
+	}
+	env := &tools.Env{Router: routerv1.NewRouterServiceClient(router), Locale: c.Locale, Version: c.Version, Commit: c.Commit,
+		CLIs: clis, Disabled: tools.Disable(c.Disabled, logger)}
+	return &Server{api: grpcapi.New(env, logger)}, nil
 }
 
 // Register adds the executor service to a gRPC server.

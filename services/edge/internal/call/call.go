@@ -101,11 +101,13 @@ func (r *Runner) Run(ctx context.Context, name string, rawArgs json.RawMessage, 
 	}
 	args, bad := tool.Decode(rawArgs)
 	if bad != nil {
-		return *bad, nil
+		var loose map[string]any
+		_ = json.Unmarshal(rawArgs, &loose) // for the step number, when there is one
+		return tool.asWorkflowError(*bad, loose), nil
 	}
 	req, out, err := r.prepare(ctx, tool, args, progress)
 	if err != nil || out != nil {
-		return deref(out), err
+		return tool.asWorkflowError(deref(out), args), err
 	}
 	result, err := r.execute(ctx, req, progress)
 	if err != nil {
@@ -174,13 +176,31 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 		return Outcome{Payload: payload}, nil
 	}
 	maxTurns := int(settings.GetMaxTurns())
-	if stored && turnsAfter+2 <= maxTurns {
-		remaining := maxTurns + 1 - turnsAfter
-		payload["status"] = "continuation_available"
-		payload["continuation_offer"] = map[string]any{
-			"continuation_id": threadID,
-			"note":            fmt.Sprintf("You can continue this conversation for %d more exchanges.", remaining),
-			"remaining_turns": remaining,
+	switch res.GetContinuation() {
+	case executorv1.Continuation_CONTINUATION_ID:
+		// A workflow names its thread even at the turn limit: the steps so
+		// far are stored, and the agent needs the id to report them.
+		if stored {
+			payload["continuation_id"] = threadID
+		}
+	case executorv1.Continuation_CONTINUATION_OFFER_KEEP_STATUS:
+		if stored && turnsAfter+2 <= maxTurns {
+			remaining := maxTurns - turnsAfter
+			payload["continuation_offer"] = map[string]any{
+				"continuation_id": threadID,
+				"note":            fmt.Sprintf("The %s workflow can continue for %d more exchanges.", tool.GetName(), remaining),
+				"remaining_turns": remaining,
+			}
+		}
+	default:
+		if stored && turnsAfter+2 <= maxTurns {
+			remaining := maxTurns + 1 - turnsAfter
+			payload["status"] = "continuation_available"
+			payload["continuation_offer"] = map[string]any{
+				"continuation_id": threadID,
+				"note":            fmt.Sprintf("You can continue this conversation for %d more exchanges.", remaining),
+				"remaining_turns": remaining,
+			}
 		}
 	}
 	if !stored {

@@ -105,8 +105,12 @@ func checkCodeSize(tool string, model *routerv1.Model, read []files.File) *Outco
 	for _, f := range read {
 		total += f.Tokens()
 	}
-	threshold := fileThreshold(model.GetContextWindow())
-	limit := int64(float64(tokens.ForContext(int64(model.GetContextWindow())).Files) * threshold)
+	window := model.GetContextWindow()
+	if window == 0 {
+		window = noModelWindow
+	}
+	threshold := fileThreshold(window)
+	limit := int64(float64(tokens.ForContext(int64(window)).Files) * threshold)
 	if total <= limit {
 		return nil
 	}

@@ -19,13 +19,15 @@ import (
 // request to execute, or an outcome that ends the call without a model.
 func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, progress func(string)) (*executorv1.ExecuteToolRequest, *Outcome, error) {
 	name := tool.GetName()
-	if out := checkPaths(name, args); out != nil {
+	if out := checkPaths(name, args, tool.GetWorkflow()); out != nil {
 		return nil, out, nil
 	}
 	if out := checkPromptSize(name, args, r.promptLimit); out != nil {
 		return nil, out, nil
 	}
-	if err := takePromptFile(r.files, args); err != nil {
+	if tool.GetFilesArgument() != "absolute_file_paths" {
+		// prompt.txt is a simple tool's way round the prompt limit.
+	} else if err := takePromptFile(r.files, args); err != nil {
 		return nil, ptr(toolError(name, "Error: prompt.txt: "+err.Error(), nil)), nil
 	}
 	var thread *memoryv1.Thread
@@ -48,7 +50,7 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 		thread, lastModel = resp.GetThread(), resp.GetLastModel()
 		mergeInitialContext(args, thread.GetInitialContext(), tool.declares)
 	}
-	req := &executorv1.ExecuteToolRequest{ToolName: name, RemainingTurns: -1}
+	req := &executorv1.ExecuteToolRequest{ToolName: name, RemainingTurns: -1, WorkflowState: workflowState(thread, name)}
 	if tool.GetRequiresModel() {
 		model, requested, out, err := r.resolveModel(ctx, tool, args, lastModel)
 		if err != nil || out != nil {
@@ -57,7 +59,10 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 		req.Model, req.ModelRequested = model, requested
 		progress("using " + model.GetName())
 	}
-	paths := stringList(args["absolute_file_paths"])
+	paths := stringList(args[tool.GetFilesArgument()])
+	if next, _ := args["next_step_required"].(bool); tool.GetFilesOnFinalStep() && next {
+		paths = nil // named, not read, until the final step
+	}
 	if len(paths) > 0 {
 		expanded, err := r.files.Expand(paths)
 		if err != nil {
@@ -130,9 +135,13 @@ func (r *Runner) readImages(tool string, model *routerv1.Model, refs []string) (
 	return urls, nil
 }
 
+// pathArgs are the arguments that hold paths, all of which must be
+// absolute.
+var pathArgs = []string{"absolute_file_paths", "images", "relevant_files", "files_checked", "style_guide_examples", "path"}
+
 // checkPaths enforces absolute paths and an existing working directory
 // before anything is read.
-func checkPaths(tool string, args map[string]any) *Outcome {
+func checkPaths(tool string, args map[string]any, workflow bool) *Outcome {
 	if wd, ok := args["working_directory_absolute_path"].(string); ok {
 		p := files.ExpandHome(wd)
 		if !filepath.IsAbs(p) {
@@ -142,14 +151,21 @@ func checkPaths(tool string, args map[string]any) *Outcome {
 			return ptr(toolError(tool, fmt.Sprintf("Error: working_directory_absolute_path %q is not an existing directory; pass the project directory's absolute path", wd), nil))
 		}
 	}
-	for _, key := range []string{"absolute_file_paths", "images"} {
+	for _, key := range pathArgs {
 		var paths []string
-		for _, p := range stringList(args[key]) {
+		list := stringList(args[key])
+		if p, ok := args[key].(string); ok && p != "" {
+			list = []string{p}
+		}
+		for _, p := range list {
 			if !strings.HasPrefix(p, "data:") {
 				paths = append(paths, p)
 			}
 		}
 		if err := files.CheckAbsolute(paths); err != nil {
+			if workflow {
+				return ptr(toolError(tool, fmt.Sprintf("All file paths must be FULL absolute paths. Invalid path in %s: %s", key, err.Error()), nil))
+			}
 			return ptr(toolError(tool, "Error: "+err.Error()+" (in "+key+")", nil))
 		}
 	}
@@ -212,8 +228,12 @@ func (r *Runner) conversation(ctx context.Context, thread *memoryv1.Thread, req 
 	for i, f := range req.GetFiles() {
 		newFiles[i] = &memoryv1.FileRef{Path: f.GetPath(), Sha256: f.GetSha256()}
 	}
+	window := req.GetModel().GetContextWindow()
+	if window == 0 {
+		window = noModelWindow
+	}
 	sel, err := r.b.Memory.SelectHistory(ctx, &memoryv1.SelectHistoryRequest{
-		ThreadId: thread.GetThreadId(), ContextWindow: req.GetModel().GetContextWindow(), Model: req.GetModel().GetName(), NewFiles: newFiles,
+		ThreadId: thread.GetThreadId(), ContextWindow: window, Model: req.GetModel().GetName(), NewFiles: newFiles,
 	})
 	if err != nil {
 		return nil, &BackendError{"memory", err}
@@ -271,4 +291,24 @@ func stringList(v any) []string {
 		}
 	}
 	return out
+}
+
+// noModelWindow is the context assumed for tools that resolve no model at
+// the edge (clink's CLIs, consensus's per-step models): a common size.
+const noModelWindow = 200_000
+
+// workflowState finds what the tool stored with its latest step in the
+// thread: the "workflow" entry of its newest turn's model_metadata.
+func workflowState(thread *memoryv1.Thread, tool string) *structpb.Struct {
+	turns := thread.GetTurns()
+	for i := len(turns) - 1; i >= 0; i-- {
+		t := turns[i]
+		if t.GetToolName() != tool {
+			continue
+		}
+		if w := t.GetModelMetadata().GetFields()["workflow"].GetStructValue(); w != nil {
+			return w
+		}
+	}
+	return nil
 }

@@ -32,8 +32,11 @@ func (s *Server) ListTools(ctx context.Context, _ *executorv1.ListToolsRequest) 
 		return nil, status.Error(codes.Unavailable, "executor: the router is unavailable, so tool schemas cannot list models")
 	}
 	catalog := tools.NewCatalog(models)
+	if s.env.CLIs != nil {
+		catalog.CLIs, catalog.CLIRoles = s.env.CLIs.Names(), s.env.CLIs.Roles()
+	}
 	resp := &executorv1.ListToolsResponse{}
-	for _, t := range tools.All() {
+	for _, t := range tools.Enabled(s.env.Disabled) {
 		p, err := t.Proto(catalog)
 		if err != nil {
 			s.logger.ErrorContext(ctx, "tool schema", "tool", t.Name, "err", err)
@@ -46,7 +49,7 @@ func (s *Server) ListTools(ctx context.Context, _ *executorv1.ListToolsRequest) 
 
 func (s *Server) ExecuteTool(req *executorv1.ExecuteToolRequest, stream grpc.ServerStreamingServer[executorv1.ExecuteToolResponse]) error {
 	ctx := stream.Context()
-	tool, ok := tools.Find(req.GetToolName())
+	tool, ok := tools.Find(req.GetToolName(), s.env.Disabled)
 	if !ok {
 		return status.Errorf(codes.NotFound, "unknown tool %q", req.GetToolName())
 	}
@@ -57,6 +60,7 @@ func (s *Server) ExecuteTool(req *executorv1.ExecuteToolRequest, stream grpc.Ser
 	call := &tools.Call{
 		Args: req.GetArguments().AsMap(), Model: req.GetModel(), ModelRequested: req.GetModelRequested(),
 		Conversation: req.GetConversation(), Files: req.GetFiles(), Images: req.GetImages(), RemainingTurns: int(req.GetRemainingTurns()),
+		WorkflowState: req.GetWorkflowState(),
 		Progress: func(msg string, tokens int64) {
 			mu.Lock()
 			defer mu.Unlock()

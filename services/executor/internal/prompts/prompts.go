@@ -29,3 +29,9 @@ func System(name, locale string) string {
 	}
 	return p
 }
+
+// Has tells whether a prompt of that name is built in.
+func Has(name string) bool {
+	_, err := files.ReadFile("text/" + name + ".txt")
+	return err == nil
+}

@@ -70,3 +70,13 @@ func turnLabel(t *memoryv1.Turn) string {
 	}
 	return label
 }
+
+// Turns renders turns on their own, labelled as in History, for prompts
+// that show part of a conversation.
+func Turns(turns []*memoryv1.Turn) string {
+	var b strings.Builder
+	for _, t := range turns {
+		fmt.Fprintf(&b, "\n--- %s ---\n%s\n", turnLabel(t), t.GetContent())
+	}
+	return b.String()
+}

@@ -30,6 +30,7 @@ func chatTool() Tool {
 		// chat may write zen_generated.code into the working directory.
 		ReadOnly:      false,
 		RequiresModel: true,
+		FilesArgument: "absolute_file_paths",
 		Schema: func(c Catalog) map[string]any {
 			return object(map[string]any{
 				"prompt": str("Your question or idea for the other model, with the context it needs. Say what you " +

@@ -16,24 +16,46 @@ import (
 // progressEvery spaces progress reports while a reply streams in.
 const progressEvery = time.Second
 
-// generate asks the router for a reply, reporting progress as it streams.
+// generation is one model call.
+type generation struct {
+	model        *routerv1.Model
+	system, user string
+	images       []string
+	temperature  float64
+	thinkingMode string
+	// label says in progress messages what the call is for.
+	label string
+}
+
+// generate asks the call's model, with the call's temperature and thinking
+// mode when given.
 func generate(ctx context.Context, env *Env, c *Call, system, user string, defaultTemp float64) (*routerv1.GenerateDone, error) {
-	req := &routerv1.GenerateRequest{
-		Model: c.Model.GetName(), SystemPrompt: system,
-		Messages:    []*routerv1.Message{{Role: "user", Content: user, Images: c.Images}},
-		Temperature: defaultTemp, HasTemperature: true,
-	}
+	g := generation{model: c.Model, system: system, user: user, images: c.Images, temperature: defaultTemp}
 	if t, ok := c.Args["temperature"].(float64); ok {
-		req.Temperature = t
+		g.temperature = t
 	}
-	if mode, ok := c.Args["thinking_mode"].(string); ok && c.Model.GetSupportsExtendedThinking() {
-		req.ThinkingMode = mode
+	g.thinkingMode, _ = c.Args["thinking_mode"].(string)
+	return run(ctx, env, c.Progress, g)
+}
+
+// run makes one model call, reporting progress as the reply streams in.
+func run(ctx context.Context, env *Env, progress func(string, int64), g generation) (*routerv1.GenerateDone, error) {
+	req := &routerv1.GenerateRequest{
+		Model: g.model.GetName(), SystemPrompt: g.system,
+		Messages:    []*routerv1.Message{{Role: "user", Content: g.user, Images: g.images}},
+		Temperature: g.temperature, HasTemperature: true,
 	}
-	progress := c.Progress
+	if g.model.GetSupportsExtendedThinking() {
+		req.ThinkingMode = g.thinkingMode
+	}
 	if progress == nil {
 		progress = func(string, int64) {}
 	}
-	progress(fmt.Sprintf("asking %s (%s)", c.Model.GetName(), c.Model.GetProvider()), 0)
+	what := g.model.GetName()
+	if g.label != "" {
+		what += " (" + g.label + ")"
+	}
+	progress(fmt.Sprintf("asking %s via %s", what, g.model.GetProvider()), 0)
 	stream, err := env.Router.Generate(ctx, req)
 	if err != nil {
 		return nil, err
@@ -55,7 +77,7 @@ func generate(ctx context.Context, env *Env, c *Call, system, user string, defau
 		if time.Since(last) >= progressEvery {
 			last = time.Now()
 			tokens := chars / 4
-			progress(fmt.Sprintf("%s is answering: about %d tokens so far", c.Model.GetName(), tokens), tokens)
+			progress(fmt.Sprintf("%s is answering: about %d tokens so far", what, tokens), tokens)
 		}
 	}
 }

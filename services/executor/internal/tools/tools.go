@@ -3,11 +3,13 @@ package tools
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/executor/internal/clink"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -20,10 +22,14 @@ const (
 
 // Env is what tools need from outside: the router and build facts.
 type Env struct {
-	Router  routerv1.RouterServiceClient
-	Locale  string
-	Version string
-	Commit  string
+	Router routerv1.RouterServiceClient
+	// CLIs are the command-line agents clink can run.
+	CLIs *clink.Registry
+	// Disabled are the tools DISABLED_TOOLS turned off.
+	Disabled map[string]bool
+	Locale   string
+	Version  string
+	Commit   string
 }
 
 // Call is one invocation, as the edge prepared it.
@@ -35,6 +41,9 @@ type Call struct {
 	Files          []*executorv1.FileContent
 	Images         []string // data URLs
 	RemainingTurns int
+	// WorkflowState is what this tool stored with its last step in the
+	// thread, if any.
+	WorkflowState *structpb.Struct
 	// Progress reports what the call is doing; outputTokens counts the
 	// reply so far.
 	Progress func(msg string, outputTokens int64)
@@ -45,6 +54,8 @@ type Catalog struct {
 	AutoMode     bool
 	DefaultModel string
 	Ranked       []*routerv1.Model // configured models, best first
+	// CLIs and CLIRoles are clink's choices.
+	CLIs, CLIRoles []string
 }
 
 // Tool is one MCP tool.
@@ -55,7 +66,13 @@ type Tool struct {
 	Category      string
 	ReadOnly      bool
 	RequiresModel bool
-	Schema        func(Catalog) map[string]any
+	// Workflow tools take steps; their errors are <tool>_failed payloads.
+	Workflow bool
+	// FilesArgument names the argument whose files the edge reads, and
+	// FilesOnFinalStep limits that to the final step.
+	FilesArgument    string
+	FilesOnFinalStep bool
+	Schema           func(Catalog) map[string]any
 	// Output is the JSON Schema of the result object.
 	Output map[string]any
 	Run    func(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, error)
@@ -82,11 +99,46 @@ func envelopeSchema() map[string]any {
 // All returns every tool in the order clients list them: the reference's
 // order, with the utilities last.
 func All() []Tool {
-	return []Tool{chatTool(), listModelsTool(), versionTool()}
+	return []Tool{
+		chatTool(), clinkTool(), thinkdeepSpec().tool(), plannerTool(), consensusTool(), codereviewSpec().tool(),
+		precommitSpec().tool(), debugSpec().tool(), secauditSpec().tool(), docgenTool(), analyzeSpec().tool(),
+		refactorSpec().tool(), tracerTool(), testgenSpec().tool(), challengeTool(), apilookupTool(), listModelsTool(),
+		versionTool(),
+	}
 }
 
-// Find returns the named tool.
-func Find(name string) (Tool, bool) {
+// Essential tools cannot be disabled.
+var essential = []string{"listmodels", "version"}
+
+// Disable reads DISABLED_TOOLS: names are case-insensitive; unknown names
+// and the essential tools are ignored with a warning.
+func Disable(names []string, logger *slog.Logger) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range names {
+		n = strings.ToLower(strings.TrimSpace(n))
+		switch _, known := Find(n, nil); {
+		case n == "":
+		case slices.Contains(essential, n):
+			logger.Warn("DISABLED_TOOLS: this tool cannot be disabled; ignored", "tool", n)
+		case !known:
+			logger.Warn("DISABLED_TOOLS: no such tool; ignored", "tool", n)
+		default:
+			out[n] = true
+		}
+	}
+	return out
+}
+
+// Enabled lists the tools on offer, in order.
+func Enabled(disabled map[string]bool) []Tool {
+	return slices.DeleteFunc(All(), func(t Tool) bool { return disabled[t.Name] })
+}
+
+// Find returns the named tool, unless it is disabled.
+func Find(name string, disabled map[string]bool) (Tool, bool) {
+	if disabled[name] {
+		return Tool{}, false
+	}
 	all := All()
 	i := slices.IndexFunc(all, func(t Tool) bool { return t.Name == name })
 	if i < 0 {
@@ -115,7 +167,8 @@ func (t Tool) Proto(c Catalog) (*executorv1.Tool, error) {
 	}
 	tool := &executorv1.Tool{
 		Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema, ReadOnly: t.ReadOnly,
-		Category: t.Category, RequiresModel: t.RequiresModel,
+		Category: t.Category, RequiresModel: t.RequiresModel, Workflow: t.Workflow, FilesArgument: t.FilesArgument,
+		FilesOnFinalStep: t.FilesOnFinalStep,
 	}
 	if t.Output != nil {
 		if tool.OutputSchema, err = structpb.NewStruct(t.Output); err != nil {

@@ -25,6 +25,62 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Continuation is how a stored result names its thread.
+type Continuation int32
+
+const (
+	// CONTINUATION_UNSPECIFIED: an offer as chat makes it
+	// (continuation_offer, status continuation_available).
+	Continuation_CONTINUATION_UNSPECIFIED Continuation = 0
+	// CONTINUATION_ID: a top-level continuation_id; the status stays (workflow
+	// steps).
+	Continuation_CONTINUATION_ID Continuation = 1
+	// CONTINUATION_OFFER_KEEP_STATUS: a continuation_offer, status unchanged
+	// (consensus).
+	Continuation_CONTINUATION_OFFER_KEEP_STATUS Continuation = 2
+)
+
+// Enum value maps for Continuation.
+var (
+	Continuation_name = map[int32]string{
+		0: "CONTINUATION_UNSPECIFIED",
+		1: "CONTINUATION_ID",
+		2: "CONTINUATION_OFFER_KEEP_STATUS",
+	}
+	Continuation_value = map[string]int32{
+		"CONTINUATION_UNSPECIFIED":       0,
+		"CONTINUATION_ID":                1,
+		"CONTINUATION_OFFER_KEEP_STATUS": 2,
+	}
+)
+
+func (x Continuation) Enum() *Continuation {
+	p := new(Continuation)
+	*p = x
+	return p
+}
+
+func (x Continuation) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Continuation) Descriptor() protoreflect.EnumDescriptor {
+	return file_zen_executor_v1_executor_proto_enumTypes[0].Descriptor()
+}
+
+func (Continuation) Type() protoreflect.EnumType {
+	return &file_zen_executor_v1_executor_proto_enumTypes[0]
+}
+
+func (x Continuation) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Continuation.Descriptor instead.
+func (Continuation) EnumDescriptor() ([]byte, []int) {
+	return file_zen_executor_v1_executor_proto_rawDescGZIP(), []int{0}
+}
+
 // Tool describes one MCP tool.
 type Tool struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -39,7 +95,18 @@ type Tool struct {
 	// requires_model is true when the edge must resolve a model first.
 	RequiresModel bool `protobuf:"varint,7,opt,name=requires_model,json=requiresModel,proto3" json:"requires_model,omitempty"`
 	// output_schema is the JSON Schema of the result's structured content.
-	OutputSchema  *structpb.Struct `protobuf:"bytes,8,opt,name=output_schema,json=outputSchema,proto3" json:"output_schema,omitempty"`
+	OutputSchema *structpb.Struct `protobuf:"bytes,8,opt,name=output_schema,json=outputSchema,proto3" json:"output_schema,omitempty"`
+	// files_argument names the argument whose paths the edge reads and sends
+	// as files: absolute_file_paths for simple tools, relevant_files for
+	// workflow tools; empty when the tool reads none.
+	FilesArgument string `protobuf:"bytes,9,opt,name=files_argument,json=filesArgument,proto3" json:"files_argument,omitempty"`
+	// files_on_final_step limits reading to the step with
+	// next_step_required=false (workflow tools reference files by name on the
+	// steps before).
+	FilesOnFinalStep bool `protobuf:"varint,10,opt,name=files_on_final_step,json=filesOnFinalStep,proto3" json:"files_on_final_step,omitempty"`
+	// workflow marks step-based tools: their errors are <tool>_failed
+	// payloads, and their state travels in the thread.
+	Workflow      bool `protobuf:"varint,11,opt,name=workflow,proto3" json:"workflow,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -128,6 +195,27 @@ func (x *Tool) GetOutputSchema() *structpb.Struct {
 		return x.OutputSchema
 	}
 	return nil
+}
+
+func (x *Tool) GetFilesArgument() string {
+	if x != nil {
+		return x.FilesArgument
+	}
+	return ""
+}
+
+func (x *Tool) GetFilesOnFinalStep() bool {
+	if x != nil {
+		return x.FilesOnFinalStep
+	}
+	return false
+}
+
+func (x *Tool) GetWorkflow() bool {
+	if x != nil {
+		return x.Workflow
+	}
+	return false
 }
 
 type ListToolsRequest struct {
@@ -411,7 +499,11 @@ type ExecuteToolRequest struct {
 	ModelRequested string `protobuf:"bytes,7,opt,name=model_requested,json=modelRequested,proto3" json:"model_requested,omitempty"`
 	// images are the call's images as data URLs, read by the edge; the
 	// arguments keep the paths the caller gave.
-	Images        []string `protobuf:"bytes,8,rep,name=images,proto3" json:"images,omitempty"`
+	Images []string `protobuf:"bytes,8,rep,name=images,proto3" json:"images,omitempty"`
+	// workflow_state is what the same tool stored with its last step in this
+	// thread (the model_metadata "workflow" value of its latest assistant
+	// turn); empty when the tool starts afresh.
+	WorkflowState *structpb.Struct `protobuf:"bytes,9,opt,name=workflow_state,json=workflowState,proto3" json:"workflow_state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -502,6 +594,13 @@ func (x *ExecuteToolRequest) GetImages() []string {
 	return nil
 }
 
+func (x *ExecuteToolRequest) GetWorkflowState() *structpb.Struct {
+	if x != nil {
+		return x.WorkflowState
+	}
+	return nil
+}
+
 // Progress tells the caller what a long call is doing.
 type Progress struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -571,8 +670,11 @@ type ToolResult struct {
 	OffersContinuation bool `protobuf:"varint,4,opt,name=offers_continuation,json=offersContinuation,proto3" json:"offers_continuation,omitempty"`
 	// initial_context is what a new thread keeps of the first call.
 	InitialContext *structpb.Struct `protobuf:"bytes,5,opt,name=initial_context,json=initialContext,proto3" json:"initial_context,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// continuation says how the edge tells the client the thread id once the
+	// turns are stored.
+	Continuation  Continuation `protobuf:"varint,6,opt,name=continuation,proto3,enum=zen.executor.v1.Continuation" json:"continuation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ToolResult) Reset() {
@@ -638,6 +740,13 @@ func (x *ToolResult) GetInitialContext() *structpb.Struct {
 		return x.InitialContext
 	}
 	return nil
+}
+
+func (x *ToolResult) GetContinuation() Continuation {
+	if x != nil {
+		return x.Continuation
+	}
+	return Continuation_CONTINUATION_UNSPECIFIED
 }
 
 type ExecuteToolResponse struct {
@@ -726,7 +835,7 @@ var File_zen_executor_v1_executor_proto protoreflect.FileDescriptor
 
 const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\n" +
-	"\x1ezen/executor/v1/executor.proto\x12\x0fzen.executor.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1azen/memory/v1/memory.proto\x1a\x1azen/router/v1/router.proto\"\xac\x02\n" +
+	"\x1ezen/executor/v1/executor.proto\x12\x0fzen.executor.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1azen/memory/v1/memory.proto\x1a\x1azen/router/v1/router.proto\"\x9e\x03\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
@@ -735,7 +844,11 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\tread_only\x18\x05 \x01(\bR\breadOnly\x12\x1a\n" +
 	"\bcategory\x18\x06 \x01(\tR\bcategory\x12%\n" +
 	"\x0erequires_model\x18\a \x01(\bR\rrequiresModel\x12<\n" +
-	"\routput_schema\x18\b \x01(\v2\x17.google.protobuf.StructR\foutputSchema\"\x12\n" +
+	"\routput_schema\x18\b \x01(\v2\x17.google.protobuf.StructR\foutputSchema\x12%\n" +
+	"\x0efiles_argument\x18\t \x01(\tR\rfilesArgument\x12-\n" +
+	"\x13files_on_final_step\x18\n" +
+	" \x01(\bR\x10filesOnFinalStep\x12\x1a\n" +
+	"\bworkflow\x18\v \x01(\bR\bworkflow\"\x12\n" +
 	"\x10ListToolsRequest\"@\n" +
 	"\x11ListToolsResponse\x12+\n" +
 	"\x05tools\x18\x01 \x03(\v2\x15.zen.executor.v1.ToolR\x05tools\"\xaf\x02\n" +
@@ -756,7 +869,7 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\n" +
 	"size_bytes\x18\x04 \x01(\x05R\tsizeBytes\x12\x1f\n" +
 	"\vmodified_at\x18\x05 \x01(\tR\n" +
-	"modifiedAt\"\xf5\x02\n" +
+	"modifiedAt\"\xb5\x03\n" +
 	"\x12ExecuteToolRequest\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x125\n" +
 	"\targuments\x18\x02 \x01(\v2\x17.google.protobuf.StructR\targuments\x12*\n" +
@@ -765,21 +878,27 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\x05files\x18\x05 \x03(\v2\x1c.zen.executor.v1.FileContentR\x05files\x12'\n" +
 	"\x0fremaining_turns\x18\x06 \x01(\x05R\x0eremainingTurns\x12'\n" +
 	"\x0fmodel_requested\x18\a \x01(\tR\x0emodelRequested\x12\x16\n" +
-	"\x06images\x18\b \x03(\tR\x06images\"I\n" +
+	"\x06images\x18\b \x03(\tR\x06images\x12>\n" +
+	"\x0eworkflow_state\x18\t \x01(\v2\x17.google.protobuf.StructR\rworkflowState\"I\n" +
 	"\bProgress\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12#\n" +
-	"\routput_tokens\x18\x02 \x01(\x05R\foutputTokens\"\xf8\x01\n" +
+	"\routput_tokens\x18\x02 \x01(\x05R\foutputTokens\"\xbb\x02\n" +
 	"\n" +
 	"ToolResult\x121\n" +
 	"\apayload\x18\x01 \x01(\v2\x17.google.protobuf.StructR\apayload\x12\x19\n" +
 	"\bis_error\x18\x02 \x01(\bR\aisError\x12)\n" +
 	"\x05turns\x18\x03 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12/\n" +
 	"\x13offers_continuation\x18\x04 \x01(\bR\x12offersContinuation\x12@\n" +
-	"\x0finitial_context\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x0einitialContext\"\x8e\x01\n" +
+	"\x0finitial_context\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x0einitialContext\x12A\n" +
+	"\fcontinuation\x18\x06 \x01(\x0e2\x1d.zen.executor.v1.ContinuationR\fcontinuation\"\x8e\x01\n" +
 	"\x13ExecuteToolResponse\x127\n" +
 	"\bprogress\x18\x01 \x01(\v2\x19.zen.executor.v1.ProgressH\x00R\bprogress\x125\n" +
 	"\x06result\x18\x02 \x01(\v2\x1b.zen.executor.v1.ToolResultH\x00R\x06resultB\a\n" +
-	"\x05event2\xd4\x01\n" +
+	"\x05event*e\n" +
+	"\fContinuation\x12\x1c\n" +
+	"\x18CONTINUATION_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fCONTINUATION_ID\x10\x01\x12\"\n" +
+	"\x1eCONTINUATION_OFFER_KEEP_STATUS\x10\x022\xd4\x01\n" +
 	"\x0fExecutorService\x12e\n" +
 	"\tListTools\x12!.zen.executor.v1.ListToolsRequest\x1a\".zen.executor.v1.ListToolsResponse\"\x11\x82\xd3\xe4\x93\x02\v\x12\t/v1/tools\x12Z\n" +
 	"\vExecuteTool\x12#.zen.executor.v1.ExecuteToolRequest\x1a$.zen.executor.v1.ExecuteToolResponse0\x01B<Z:github.com/zenmcp/zen/proto/gen/zen/executor/v1;executorv1b\x06proto3"
@@ -796,45 +915,49 @@ func file_zen_executor_v1_executor_proto_rawDescGZIP() []byte {
 	return file_zen_executor_v1_executor_proto_rawDescData
 }
 
+var file_zen_executor_v1_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_zen_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_zen_executor_v1_executor_proto_goTypes = []any{
-	(*Tool)(nil),                // 0: zen.executor.v1.Tool
-	(*ListToolsRequest)(nil),    // 1: zen.executor.v1.ListToolsRequest
-	(*ListToolsResponse)(nil),   // 2: zen.executor.v1.ListToolsResponse
-	(*Conversation)(nil),        // 3: zen.executor.v1.Conversation
-	(*FileContent)(nil),         // 4: zen.executor.v1.FileContent
-	(*ExecuteToolRequest)(nil),  // 5: zen.executor.v1.ExecuteToolRequest
-	(*Progress)(nil),            // 6: zen.executor.v1.Progress
-	(*ToolResult)(nil),          // 7: zen.executor.v1.ToolResult
-	(*ExecuteToolResponse)(nil), // 8: zen.executor.v1.ExecuteToolResponse
-	(*structpb.Struct)(nil),     // 9: google.protobuf.Struct
-	(*v1.Turn)(nil),             // 10: zen.memory.v1.Turn
-	(*v11.Model)(nil),           // 11: zen.router.v1.Model
+	(Continuation)(0),           // 0: zen.executor.v1.Continuation
+	(*Tool)(nil),                // 1: zen.executor.v1.Tool
+	(*ListToolsRequest)(nil),    // 2: zen.executor.v1.ListToolsRequest
+	(*ListToolsResponse)(nil),   // 3: zen.executor.v1.ListToolsResponse
+	(*Conversation)(nil),        // 4: zen.executor.v1.Conversation
+	(*FileContent)(nil),         // 5: zen.executor.v1.FileContent
+	(*ExecuteToolRequest)(nil),  // 6: zen.executor.v1.ExecuteToolRequest
+	(*Progress)(nil),            // 7: zen.executor.v1.Progress
+	(*ToolResult)(nil),          // 8: zen.executor.v1.ToolResult
+	(*ExecuteToolResponse)(nil), // 9: zen.executor.v1.ExecuteToolResponse
+	(*structpb.Struct)(nil),     // 10: google.protobuf.Struct
+	(*v1.Turn)(nil),             // 11: zen.memory.v1.Turn
+	(*v11.Model)(nil),           // 12: zen.router.v1.Model
 }
 var file_zen_executor_v1_executor_proto_depIdxs = []int32{
-	9,  // 0: zen.executor.v1.Tool.input_schema:type_name -> google.protobuf.Struct
-	9,  // 1: zen.executor.v1.Tool.output_schema:type_name -> google.protobuf.Struct
-	0,  // 2: zen.executor.v1.ListToolsResponse.tools:type_name -> zen.executor.v1.Tool
-	10, // 3: zen.executor.v1.Conversation.turns:type_name -> zen.memory.v1.Turn
-	4,  // 4: zen.executor.v1.Conversation.files:type_name -> zen.executor.v1.FileContent
-	9,  // 5: zen.executor.v1.ExecuteToolRequest.arguments:type_name -> google.protobuf.Struct
-	11, // 6: zen.executor.v1.ExecuteToolRequest.model:type_name -> zen.router.v1.Model
-	3,  // 7: zen.executor.v1.ExecuteToolRequest.conversation:type_name -> zen.executor.v1.Conversation
-	4,  // 8: zen.executor.v1.ExecuteToolRequest.files:type_name -> zen.executor.v1.FileContent
-	9,  // 9: zen.executor.v1.ToolResult.payload:type_name -> google.protobuf.Struct
-	10, // 10: zen.executor.v1.ToolResult.turns:type_name -> zen.memory.v1.Turn
-	9,  // 11: zen.executor.v1.ToolResult.initial_context:type_name -> google.protobuf.Struct
-	6,  // 12: zen.executor.v1.ExecuteToolResponse.progress:type_name -> zen.executor.v1.Progress
-	7,  // 13: zen.executor.v1.ExecuteToolResponse.result:type_name -> zen.executor.v1.ToolResult
-	1,  // 14: zen.executor.v1.ExecutorService.ListTools:input_type -> zen.executor.v1.ListToolsRequest
-	5,  // 15: zen.executor.v1.ExecutorService.ExecuteTool:input_type -> zen.executor.v1.ExecuteToolRequest
-	2,  // 16: zen.executor.v1.ExecutorService.ListTools:output_type -> zen.executor.v1.ListToolsResponse
-	8,  // 17: zen.executor.v1.ExecutorService.ExecuteTool:output_type -> zen.executor.v1.ExecuteToolResponse
-	16, // [16:18] is the sub-list for method output_type
-	14, // [14:16] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	10, // 0: zen.executor.v1.Tool.input_schema:type_name -> google.protobuf.Struct
+	10, // 1: zen.executor.v1.Tool.output_schema:type_name -> google.protobuf.Struct
+	1,  // 2: zen.executor.v1.ListToolsResponse.tools:type_name -> zen.executor.v1.Tool
+	11, // 3: zen.executor.v1.Conversation.turns:type_name -> zen.memory.v1.Turn
+	5,  // 4: zen.executor.v1.Conversation.files:type_name -> zen.executor.v1.FileContent
+	10, // 5: zen.executor.v1.ExecuteToolRequest.arguments:type_name -> google.protobuf.Struct
+	12, // 6: zen.executor.v1.ExecuteToolRequest.model:type_name -> zen.router.v1.Model
+	4,  // 7: zen.executor.v1.ExecuteToolRequest.conversation:type_name -> zen.executor.v1.Conversation
+	5,  // 8: zen.executor.v1.ExecuteToolRequest.files:type_name -> zen.executor.v1.FileContent
+	10, // 9: zen.executor.v1.ExecuteToolRequest.workflow_state:type_name -> google.protobuf.Struct
+	10, // 10: zen.executor.v1.ToolResult.payload:type_name -> google.protobuf.Struct
+	11, // 11: zen.executor.v1.ToolResult.turns:type_name -> zen.memory.v1.Turn
+	10, // 12: zen.executor.v1.ToolResult.initial_context:type_name -> google.protobuf.Struct
+	0,  // 13: zen.executor.v1.ToolResult.continuation:type_name -> zen.executor.v1.Continuation
+	7,  // 14: zen.executor.v1.ExecuteToolResponse.progress:type_name -> zen.executor.v1.Progress
+	8,  // 15: zen.executor.v1.ExecuteToolResponse.result:type_name -> zen.executor.v1.ToolResult
+	2,  // 16: zen.executor.v1.ExecutorService.ListTools:input_type -> zen.executor.v1.ListToolsRequest
+	6,  // 17: zen.executor.v1.ExecutorService.ExecuteTool:input_type -> zen.executor.v1.ExecuteToolRequest
+	3,  // 18: zen.executor.v1.ExecutorService.ListTools:output_type -> zen.executor.v1.ListToolsResponse
+	9,  // 19: zen.executor.v1.ExecutorService.ExecuteTool:output_type -> zen.executor.v1.ExecuteToolResponse
+	18, // [18:20] is the sub-list for method output_type
+	16, // [16:18] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_zen_executor_v1_executor_proto_init() }
@@ -851,13 +974,14 @@ func file_zen_executor_v1_executor_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_zen_executor_v1_executor_proto_rawDesc), len(file_zen_executor_v1_executor_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_zen_executor_v1_executor_proto_goTypes,
 		DependencyIndexes: file_zen_executor_v1_executor_proto_depIdxs,
+		EnumInfos:         file_zen_executor_v1_executor_proto_enumTypes,
 		MessageInfos:      file_zen_executor_v1_executor_proto_msgTypes,
 	}.Build()
 	File_zen_executor_v1_executor_proto = out.File

@@ -1,0 +1,154 @@
+package clink
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Parsed is what a CLI answered.
+type Parsed struct {
+	Content  string
+	Metadata map[string]any
+}
+
+type parser func(stdout, stderr string) (Parsed, error)
+
+// ParserName is the output format the client's CLI speaks.
+func ParserName(c Client) string {
+	if c.Parser != "" {
+		return c.Parser
+	}
+	switch c.Name {
+	case "codex":
+		return "codex_jsonl"
+	case "claude":
+		return "claude_json"
+	}
+	return "gemini_json"
+}
+
+func parserFor(c Client) (parser, error) {
+	switch name := ParserName(c); name {
+	case "gemini_json":
+		return parseGemini, nil
+	case "codex_jsonl":
+		return parseCodex, nil
+	case "claude_json":
+		return parseClaude, nil
+	case "text":
+		return func(stdout, _ string) (Parsed, error) { return Parsed{Content: strings.TrimSpace(stdout)}, nil }, nil
+	default:
+		return nil, fmt.Errorf("unknown parser %q (gemini_json, codex_jsonl, claude_json or text)", name)
+	}
+}
+
+// Parse reads a run's output in the client's format. It also serves a run
+// that exited non-zero: some CLIs report their errors in the same format.
+func Parse(c Client, r *Run) (Parsed, error) {
+	p, err := parserFor(c)
+	if err != nil {
+		return Parsed{}, err
+	}
+	return p(r.Stdout, r.Stderr)
+}
+
+// gemini -o json prints {"response": "...", "stats": {...}} or
+// {"error": {"message": ...}}.
+func parseGemini(stdout, _ string) (Parsed, error) {
+	var out struct {
+		Response string         `json:"response"`
+		Stats    map[string]any `json:"stats"`
+		Error    *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(jsonStart(stdout)), &out); err != nil {
+		return Parsed{}, fmt.Errorf("gemini output is not the expected JSON: %w", err)
+	}
+	if out.Error != nil && out.Response == "" {
+		return Parsed{}, fmt.Errorf("gemini reported an error: %s", out.Error.Message)
+	}
+	meta := map[string]any{}
+	if out.Stats != nil {
+		meta["stats"] = out.Stats
+	}
+	return Parsed{Content: strings.TrimSpace(out.Response), Metadata: meta}, nil
+}
+
+// codex exec --json prints one event per line; the answer is the text of
+// the completed agent messages.
+func parseCodex(stdout, _ string) (Parsed, error) {
+	var texts, errs []string
+	var usage any
+	events := 0
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(make([]byte, 1<<20), maxStream)
+	for sc.Scan() {
+		var ev struct {
+			Type string `json:"type"`
+			Item struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"item"`
+			Usage   any    `json:"usage"`
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			continue
+		}
+		events++
+		switch {
+		case ev.Type == "item.completed" && ev.Item.Type == "agent_message":
+			texts = append(texts, ev.Item.Text)
+		case ev.Type == "turn.completed":
+			usage = ev.Usage
+		case ev.Type == "error":
+			errs = append(errs, ev.Message)
+		}
+	}
+	if len(texts) == 0 {
+		if len(errs) > 0 {
+			return Parsed{}, fmt.Errorf("codex reported an error: %s", strings.Join(errs, "; "))
+		}
+		return Parsed{}, fmt.Errorf("codex output held no agent message (%d events)", events)
+	}
+	meta := map[string]any{"events": events}
+	if usage != nil {
+		meta["usage"] = usage
+	}
+	return Parsed{Content: strings.TrimSpace(strings.Join(texts, "\n\n")), Metadata: meta}, nil
+}
+
+// claude --print --output-format json prints {"type":"result","result":...}.
+func parseClaude(stdout, _ string) (Parsed, error) {
+	var out struct {
+		Result     string         `json:"result"`
+		IsError    bool           `json:"is_error"`
+		Usage      map[string]any `json:"usage"`
+		DurationMs float64        `json:"duration_ms"`
+	}
+	if err := json.Unmarshal([]byte(jsonStart(stdout)), &out); err != nil {
+		return Parsed{}, fmt.Errorf("claude output is not the expected JSON: %w", err)
+	}
+	if out.IsError {
+		return Parsed{}, fmt.Errorf("claude reported an error: %s", out.Result)
+	}
+	meta := map[string]any{}
+	if out.Usage != nil {
+		meta["usage"] = out.Usage
+	}
+	if out.DurationMs > 0 {
+		meta["latency_ms"] = out.DurationMs
+	}
+	return Parsed{Content: strings.TrimSpace(out.Result), Metadata: meta}, nil
+}
+
+// jsonStart skips anything a CLI prints before its JSON (banners, warnings).
+func jsonStart(s string) string {
+	if i := strings.IndexByte(s, '{'); i > 0 {
+		return s[i:]
+	}
+	return s
+}

@@ -1,0 +1,148 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+
+	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
+)
+
+// planner builds a plan one step at a time with no model: steps can revise
+// earlier ones (the revision replaces the step in the plan) and branch into
+// alternatives.
+func plannerTool() Tool {
+	return Tool{
+		Name: "planner", Title: "Plan step by step",
+		Description: "Break a complex task into a plan one step at a time, revising steps and branching into " +
+			"alternatives as you learn. No model is called; the plan is kept in the thread.",
+		Category: ExtendedReasoning, ReadOnly: true, Workflow: true,
+		Schema: func(c Catalog) map[string]any {
+			props := stepFields()
+			maps.Copy(props, map[string]any{
+				"is_step_revision":    boolean("true when this step replaces an earlier one."),
+				"revises_step_number": integer("The step this one replaces.", 1),
+				"is_branch_point":     boolean("true when this step starts an alternative branch."),
+				"branch_from_step":    integer("The step the branch starts from.", 1),
+				"branch_id":           str("A name for the branch, e.g. 'approach-b'."),
+				"more_steps_needed":   boolean("true when the plan needs more steps than total_steps said."),
+				"use_assistant_model": boolean("Accepted for compatibility; the planner never calls a model."),
+				"continuation_id":     str("The continuation_id of an earlier answer, to continue that plan."),
+				"model":               str("Accepted for compatibility; the planner never calls a model."),
+			})
+			return object(props, "step", "step_number", "total_steps", "next_step_required")
+		},
+		Output: workflowOutputSchema(),
+		Run:    runPlanner,
+	}
+}
+
+func runPlanner(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, error) {
+	a := readStep(c.Args, "")
+	st := restoreState("planner", c.WorkflowState)
+	if a.StepNumber == 1 { // a step 1 starts a new investigation, even in an old thread
+		st = &workflowState{Tool: "planner"}
+	}
+	if st.InitialRequest == "" {
+		st.InitialRequest = a.Step
+	}
+	rec := stepRecord{Number: a.StepNumber, Step: a.Step}
+	revises := intArg(c.Args, "revises_step_number", 0)
+	revised := boolArg(c.Args, "is_step_revision", false) && revises > 0
+	if revised {
+		rec.Number = revises
+	}
+	branch := strArg(c.Args, "branch_id")
+	if boolArg(c.Args, "is_branch_point", false) && branch != "" {
+		if st.Branches == nil {
+			st.Branches = map[string][]int{}
+		}
+		st.Branches[branch] = append(st.Branches[branch], a.StepNumber)
+		rec.Branch = branch
+	}
+	if i := slices.IndexFunc(st.History, func(r stepRecord) bool { return r.Number == rec.Number && r.Branch == rec.Branch }); i >= 0 {
+		st.History[i] = rec
+	} else {
+		st.History = append(st.History, rec)
+	}
+	sort.SliceStable(st.History, func(i, j int) bool { return st.History[i].Number < st.History[j].Number })
+
+	branches := slices.Sorted(maps.Keys(st.Branches))
+	resp := map[string]any{
+		"step_number": a.StepNumber, "total_steps": a.TotalSteps, "next_step_required": a.NextStepRequired,
+		"step_content":   a.Step,
+		"planner_status": map[string]any{"step_history_length": len(st.History), "branches": anyList(branches)},
+		"plan":           planView(st),
+		"metadata": map[string]any{
+			"tool_name": "planner", "branches": anyList(branches), "step_history_length": len(st.History),
+			"is_step_revision": revised, "revises_step_number": revises, "is_branch_point": rec.Branch != "",
+			"branch_from_step": intArg(c.Args, "branch_from_step", 0), "branch_id": branch,
+			"more_steps_needed": boolArg(c.Args, "more_steps_needed", false),
+		},
+	}
+	switch {
+	case a.NextStepRequired && a.TotalSteps >= 5 && a.StepNumber <= 3:
+		resp["status"] = "pause_for_deep_thinking"
+		resp["planner_required"] = true
+		resp["thinking_required"] = true
+		resp["required_thinking"] = anyList(deepThinking[a.StepNumber-1])
+		resp["next_steps"] = fmt.Sprintf("MANDATORY: before step %d, think this through and do not rush: %s. Then call "+
+			"planner with step_number: %d.", a.StepNumber+1, joinSemi(deepThinking[a.StepNumber-1]), a.StepNumber+1)
+	case a.NextStepRequired:
+		resp["status"] = "pause_for_planning"
+		resp["planner_required"] = true
+		resp["next_steps"] = fmt.Sprintf("Continue with step %d. Approximately %d steps remaining.", a.StepNumber+1,
+			max(a.TotalSteps-a.StepNumber, 1))
+	default:
+		resp["status"] = "planning_complete"
+		resp["planner_complete"] = true
+		resp["planning_complete"] = true
+		resp["plan_summary"] = fmt.Sprintf("COMPLETE PLAN: %s (Total %d steps completed)", a.Step, len(st.History))
+		resp["output"] = map[string]any{
+			"instructions": "Present the complete plan to the user: each step numbered, in order, with its branches " +
+				"shown as alternatives.",
+			"format": "step_by_step_planning",
+			"presentation_guidelines": map[string]any{
+				"structure":  "Numbered steps, each with a short title and what it delivers.",
+				"diagrams":   "Plain ASCII diagrams for dependencies or flows, when they help.",
+				"style":      "No emojis. No time or cost estimates unless the user asked for them.",
+				"next_steps": "End with the first concrete action.",
+			},
+		}
+		resp["next_steps"] = "Planning is complete. Present the plan to the user, then start on its first step."
+	}
+	return stepResult(c, st, resp, a, nil), nil
+}
+
+// deepThinking is what to reflect on before the early steps of a long plan.
+var deepThinking = [3][]string{
+	{"The full scope and what success means", "The approaches open and their trade-offs", "The constraints and the risks"},
+	{"The phases and their order", "The dependencies between them", "The critical path and the resources it needs"},
+	{"Whether the plan covers the whole task", "The gaps and how to close them", "How to adapt when a step fails", "The first concrete actions"},
+}
+
+func joinSemi(xs []string) string {
+	out := ""
+	for i, x := range xs {
+		if i > 0 {
+			out += "; "
+		}
+		out += x
+	}
+	return out
+}
+
+// planView is the plan as it now stands, revisions applied.
+func planView(st *workflowState) []any {
+	out := make([]any, len(st.History))
+	for i, r := range st.History {
+		step := map[string]any{"step_number": r.Number, "step": r.Step}
+		if r.Branch != "" {
+			step["branch_id"] = r.Branch
+		}
+		out[i] = step
+	}
+	return out
+}
