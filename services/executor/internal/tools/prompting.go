@@ -53,13 +53,12 @@ func apilookupTool() Tool {
 	}
 }
 
-// statusSchema describes a result of a status and the given strings.
+// statusSchema describes a result of a status and the given strings;
+// errors carry the status alone with their content.
 func statusSchema(fields ...string) map[string]any {
 	props := map[string]any{"status": map[string]any{"type": "string"}}
-	req := []any{"status"}
 	for _, f := range fields {
 		props[f] = map[string]any{"type": "string"}
-		req = append(req, f)
 	}
-	return map[string]any{"type": "object", "properties": props, "required": req}
+	return map[string]any{"type": "object", "properties": props, "required": []any{"status"}}
 }
