@@ -158,6 +158,9 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 	if id := telemetry.TraceID(ctx); id != "" {
 		meta["trace_id"] = id
 	}
+	if code := res.GetGeneratedCode(); code != "" {
+		saveGeneratedCode(payload, req.GetArguments().AsMap(), code)
+	}
 	if res.GetIsError() || !res.GetOffersContinuation() || len(res.GetTurns()) == 0 {
 		capOutput(payload, r.outputTokens, "")
 		return Outcome{Payload: payload, IsError: res.GetIsError()}, nil

@@ -50,6 +50,7 @@ func New(tools []*call.Tool, runner *call.Runner, o Options) *mcp.Server {
 	if o.Memory != nil {
 		addThreadResources(s, o.Memory)
 	}
+	addSlashCommands(s, tools)
 	for _, t := range tools {
 		tool := &mcp.Tool{
 			Name: t.GetName(), Title: t.GetTitle(), Description: t.GetDescription(),

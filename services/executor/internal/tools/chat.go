@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -61,11 +62,19 @@ func runChat(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, er
 		return errorResult("chat", "Error in chat: no model was resolved for this call.", nil), nil
 	}
 	user := chatUserMessage(prompt, c)
-	done, err := generate(ctx, env, c, prompts.System("chat", env.Locale), user, defaultTemperature)
+	system := prompts.System("chat", env.Locale)
+	if c.Model.GetAllowCodeGeneration() {
+		system += "\n\n" + prompts.Text("generate_code")
+	}
+	done, err := generate(ctx, env, c, system, user, defaultTemperature)
 	if err != nil {
 		return toolFailure(ctx, "chat", err)
 	}
-	content := done.GetContent() + "\n\n" + prompts.Text("agent_turn")
+	answer, code := done.GetContent(), ""
+	if c.Model.GetAllowCodeGeneration() {
+		answer, code = extractGeneratedCode(answer)
+	}
+	content := answer + "\n\n" + prompts.Text("agent_turn")
 	usage := map[string]any{
 		"input_tokens": done.GetUsage().GetInputTokens(), "output_tokens": done.GetUsage().GetOutputTokens(),
 		"total_tokens": done.GetUsage().GetTotalTokens(),
@@ -78,7 +87,7 @@ func runChat(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, er
 		modelUsed = done.GetModelName()
 	}
 	return &executorv1.ToolResult{
-		OffersContinuation: true,
+		OffersContinuation: true, GeneratedCode: code,
 		Payload: payload(map[string]any{
 			"status": "success", "content": content, "content_type": "text",
 			"metadata": map[string]any{
@@ -193,4 +202,18 @@ func initialContext(args map[string]any) *structpb.Struct {
 		return nil
 	}
 	return s
+}
+
+var generatedBlock = regexp.MustCompile(`(?s)<GENERATED-CODE>(.*?)</GENERATED-CODE>`)
+
+// extractGeneratedCode takes the last <GENERATED-CODE> block out of an
+// answer; every block is removed from the text the agent reads.
+func extractGeneratedCode(answer string) (string, string) {
+	blocks := generatedBlock.FindAllStringSubmatch(answer, -1)
+	if len(blocks) == 0 {
+		return answer, ""
+	}
+	code := strings.TrimSpace(blocks[len(blocks)-1][1])
+	rest := strings.TrimSpace(generatedBlock.ReplaceAllString(answer, ""))
+	return rest, code
 }

@@ -672,7 +672,11 @@ type ToolResult struct {
 	InitialContext *structpb.Struct `protobuf:"bytes,5,opt,name=initial_context,json=initialContext,proto3" json:"initial_context,omitempty"`
 	// continuation says how the edge tells the client the thread id once the
 	// turns are stored.
-	Continuation  Continuation `protobuf:"varint,6,opt,name=continuation,proto3,enum=zen.executor.v1.Continuation" json:"continuation,omitempty"`
+	Continuation Continuation `protobuf:"varint,6,opt,name=continuation,proto3,enum=zen.executor.v1.Continuation" json:"continuation,omitempty"`
+	// generated_code is code the model produced for the agent to apply
+	// (chat's <GENERATED-CODE> block); the edge writes it to
+	// zen_generated.code in the working directory.
+	GeneratedCode string `protobuf:"bytes,7,opt,name=generated_code,json=generatedCode,proto3" json:"generated_code,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -747,6 +751,13 @@ func (x *ToolResult) GetContinuation() Continuation {
 		return x.Continuation
 	}
 	return Continuation_CONTINUATION_UNSPECIFIED
+}
+
+func (x *ToolResult) GetGeneratedCode() string {
+	if x != nil {
+		return x.GeneratedCode
+	}
+	return ""
 }
 
 type ExecuteToolResponse struct {
@@ -882,7 +893,7 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\x0eworkflow_state\x18\t \x01(\v2\x17.google.protobuf.StructR\rworkflowState\"I\n" +
 	"\bProgress\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12#\n" +
-	"\routput_tokens\x18\x02 \x01(\x05R\foutputTokens\"\xbb\x02\n" +
+	"\routput_tokens\x18\x02 \x01(\x05R\foutputTokens\"\xe2\x02\n" +
 	"\n" +
 	"ToolResult\x121\n" +
 	"\apayload\x18\x01 \x01(\v2\x17.google.protobuf.StructR\apayload\x12\x19\n" +
@@ -890,7 +901,8 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\x05turns\x18\x03 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12/\n" +
 	"\x13offers_continuation\x18\x04 \x01(\bR\x12offersContinuation\x12@\n" +
 	"\x0finitial_context\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x0einitialContext\x12A\n" +
-	"\fcontinuation\x18\x06 \x01(\x0e2\x1d.zen.executor.v1.ContinuationR\fcontinuation\"\x8e\x01\n" +
+	"\fcontinuation\x18\x06 \x01(\x0e2\x1d.zen.executor.v1.ContinuationR\fcontinuation\x12%\n" +
+	"\x0egenerated_code\x18\a \x01(\tR\rgeneratedCode\"\x8e\x01\n" +
 	"\x13ExecuteToolResponse\x127\n" +
 	"\bprogress\x18\x01 \x01(\v2\x19.zen.executor.v1.ProgressH\x00R\bprogress\x125\n" +
 	"\x06result\x18\x02 \x01(\v2\x1b.zen.executor.v1.ToolResultH\x00R\x06resultB\a\n" +
