@@ -162,8 +162,9 @@ func TestTypeScriptClient(t *testing.T) {
 }
 
 // TestTypeScriptClientOutlastsItsTimeout is the acceptance check: a
-// call longer than the client's default 60 s timeout completes because
-// progress notifications reset the timer. Both transports run at once.
+// thinkdeep (HTTP) and a consensus step (stdio) longer than the client's
+// default 60 s timeout complete because progress notifications reset the
+// timer. Both run at once.
 func TestTypeScriptClientOutlastsItsTimeout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes over a minute")
@@ -178,12 +179,16 @@ func TestTypeScriptClientOutlastsItsTimeout(t *testing.T) {
 		return fakemodel.Reply{Content: "ok"}
 	})
 	targets, _ := tsTargets(t, fakeEnv(fake))
-	eras := map[string]string{"http": "modern", "stdio": "legacy"}
+	cases := map[string]struct{ era, tool, status string }{
+		"http":  {"modern", "thinkdeep", "calling_expert_analysis"},
+		"stdio": {"legacy", "consensus", "analysis_and_first_model_consulted"},
+	}
 	for _, target := range targets {
-		t.Run(target.transport, func(t *testing.T) {
+		c := cases[target.transport]
+		t.Run(target.transport+"/"+c.tool, func(t *testing.T) {
 			t.Parallel()
-			run := runClient(t, node, target, eras[target.transport], "slow")
-			if run.Result.IsError || run.Result.Structured["status"] != "continuation_available" {
+			run := runClient(t, node, target, c.era, "slow", "ZEN_SLOW_TOOL="+c.tool)
+			if run.Result.IsError || run.Result.Structured["status"] != c.status {
 				t.Fatalf("slow call = %+v", run.Result)
 			}
 			if run.ElapsedMs < slow.Milliseconds() {

@@ -60,7 +60,7 @@ func TestClinkRunsConfiguredCLIs(t *testing.T) {
 		t.Error("clink embedded a file's content; the CLI reads files itself")
 	}
 	id := got["continuation_offer"].(map[string]any)["continuation_id"]
-	res, got = callTool(t, st.session, "clink", map[string]any{"prompt": "and now?", "cli_name": "gemini", "continuation_id": id})
+	res, _ = callTool(t, st.session, "clink", map[string]any{"prompt": "and now?", "cli_name": "gemini", "continuation_id": id})
 	stdin, _ = os.ReadFile(stdinCopy)
 	if res.IsError || !strings.Contains(string(stdin), "CLINK-PROMPT review this") || !strings.Contains(string(stdin), "GEMINI-ANSWER") {
 		t.Errorf("a continued clink call should carry the history:\n%s", stdin)

@@ -95,6 +95,9 @@ func TestWorkflowToolsStatusPaths(t *testing.T) {
 			if expert["summary"] != "the expert agrees" {
 				t.Errorf("expert_analysis = %v, want the fenced JSON parsed", got["expert_analysis"])
 			}
+			if tool.name == "thinkdeep" && (got["thinking_status"] == nil || got["complete_thinking"] == nil || got["thinking_complete"] != true) {
+				t.Errorf("thinkdeep's final response lacks the reference's thinking_* keys: %v", got)
+			}
 			summary, _ := got[completionKey(got)].(map[string]any)
 			if summary["steps_taken"] != float64(2) {
 				t.Errorf("completion = %v, want 2 steps taken", got)

@@ -55,12 +55,25 @@ async function basic(client, out) {
     out.resources = resources.resources.map(r => r.uri);
 }
 
+// The long calls users hit timeouts with: thinkdeep's expert analysis and
+// a consensus consultation.
+const slowCalls = {
+    thinkdeep: { name: 'thinkdeep', arguments: { step: 'take your time', step_number: 1, total_steps: 1, next_step_required: false, findings: 'a hunch', model: 'llama3.2' } },
+    consensus: {
+        name: 'consensus',
+        arguments: {
+            step: 'take your time', step_number: 1, total_steps: 2, next_step_required: true, findings: 'a hunch',
+            models: [{ model: 'llama3.2', stance: 'for' }, { model: 'llama3.2', stance: 'against' }],
+        },
+    },
+};
+
 // slow: a call longer than the SDK's 60 s default request timeout, which
 // only succeeds because each progress notification resets the timer.
 async function slow(client, out) {
     let progress = 0;
     const started = Date.now();
-    const res = await client.callTool(chat('take your time'), {
+    const res = await client.callTool(slowCalls[env.ZEN_SLOW_TOOL] ?? chat('take your time'), {
         onprogress: () => { progress++; },
         resetTimeoutOnProgress: true,
     });

@@ -109,7 +109,9 @@ func ptr(o Outcome) *Outcome { return &o }
 // readImages checks the model takes images, the count and the total size,
 // and returns the images as data URLs.
 func (r *Runner) readImages(tool string, model *routerv1.Model, refs []string) ([]string, *Outcome) {
-	if !model.GetSupportsImages() {
+	// Tools that pick their models later (consensus) leave the model check
+	// to the router, per model.
+	if model != nil && !model.GetSupportsImages() {
 		return nil, ptr(toolError(tool, fmt.Sprintf("Image support not available: model '%s' does not support images. "+
 			"Pick a model that does (see listmodels), or call again without images.", model.GetName()),
 			map[string]any{"error_type": "validation_error"}))

@@ -16,8 +16,9 @@ import (
 // engine (runWorkflow) does the rest the same way for all.
 type workflowSpec struct {
 	name, title, description string
-	// expert: the final step consults the model, unless a skip rule holds.
-	expert bool
+	// expert: the final step consults the model, unless a skip rule holds;
+	// alwaysExpert: even with nothing to show it (thinkdeep's rule).
+	expert, alwaysExpert bool
 	// embedFiles: the expert reads the relevant files and the thread's
 	// files, under filesHeader, with the system prompt inside the user
 	// message (the reference's six file-including tools).
@@ -48,6 +49,9 @@ type workflowSpec struct {
 	brief func(args map[string]any) string
 	// defaultThinking is the expert's thinking mode when none is given.
 	defaultThinking string
+	// aliases repeat a response key under a second name the reference
+	// also uses (thinkdeep's thinking_status beside thinkdeep_status).
+	aliases map[string]string
 }
 
 func (w workflowSpec) tool() Tool {
@@ -102,7 +106,7 @@ func runWorkflow(ctx context.Context, env *Env, c *Call, w workflowSpec) (*execu
 		resp["next_steps"] = fmt.Sprintf("The %s is complete and no outside analysis is needed (%s). Present the findings "+
 			"to the user and proceed with the work they imply.", w.name, w.skipReason)
 		return stepResult(c, st, resp, a, nil), nil
-	case !w.expert || !a.UseAssistant || !worthAnExpert(st):
+	case !w.expert || !a.UseAssistant || !w.alwaysExpert && !worthAnExpert(st):
 		resp["status"] = "local_work_complete"
 		resp["next_steps"] = fmt.Sprintf("Your %s is complete without an outside model. Summarize the findings for the "+
 			"user, ordered by importance, with the evidence for each.", w.name)
@@ -240,6 +244,13 @@ func workSummary(st *workflowState, tool string) string {
 // stepResult stores the step (one user turn holding the agent's step, plus
 // the expert's answer when there was one) and the state with the last turn.
 func stepResult(c *Call, st *workflowState, resp map[string]any, a stepArgs, expert *memoryv1.Turn) *executorv1.ToolResult {
+	if spec, ok := specsByName[st.Tool]; ok {
+		for from, to := range spec.aliases {
+			if v, ok := resp[from]; ok {
+				resp[to] = v
+			}
+		}
+	}
 	user := &memoryv1.Turn{Role: memoryv1.Role_ROLE_USER, ToolName: st.Tool, Content: stepTurnText(a), Files: fileRefs(c.Files),
 		Images: a.Images}
 	turns := []*memoryv1.Turn{user}
@@ -307,4 +318,14 @@ func workflowSettings(args map[string]any) *structpb.Struct {
 		}
 	}
 	return payload(kept)
+}
+
+// specsByName finds a workflow tool's spec for the shared helpers.
+var specsByName = map[string]workflowSpec{}
+
+func init() {
+	for _, w := range []workflowSpec{thinkdeepSpec(), codereviewSpec(), precommitSpec(), debugSpec(), secauditSpec(),
+		analyzeSpec(), refactorSpec(), testgenSpec()} {
+		specsByName[w.name] = w
+	}
 }

@@ -56,7 +56,7 @@ func thinkdeepSpec() workflowSpec {
 		name: "thinkdeep", title: "Think deeper",
 		description: "Investigate a hard problem step by step, then have another model challenge and extend your " +
 			"reasoning: architecture choices, tricky bugs, performance, security trade-offs.",
-		expert: true, confidence: defaultConfidences, defaultConf: "low",
+		expert: true, alwaysExpert: true, confidence: defaultConfidences, defaultConf: "low",
 		skip: certain, skipStatus: "deep_thinking_complete_ready_for_implementation",
 		skipReason: "the agent is certain of its conclusion",
 		pause:      "pause_for_thinkdeep", statusKey: "thinkdeep_status", requiredKey: "thinkdeep_required",
@@ -72,6 +72,8 @@ func thinkdeepSpec() workflowSpec {
 			[]string{"Write down the conclusion and the evidence for it", "Note the remaining risks and how to watch them"},
 		),
 		considerations: validateExpert, brief: describe("problem_context", "focus_areas"), defaultThinking: "high",
+		aliases: map[string]string{"thinkdeep_status": "thinking_status", "thinkdeep_complete": "thinking_complete",
+			"complete_thinkdeep": "complete_thinking"},
 		statusExtra: func(s *workflowState, args map[string]any) map[string]any {
 			return map[string]any{"thinking_confidence": s.Confidence, "analysis_focus": args["focus_areas"]}
 		},
