@@ -28,6 +28,8 @@ func TestStartupErrorsNameTheVariable(t *testing.T) {
 		{"edge without memory", nil, []string{"edge"}, "ZEN_MEMORY_ADDR"},
 		{"bad log level", map[string]string{"LOG_LEVEL": "LOUD"}, []string{"memory"}, "LOG_LEVEL"},
 		{"unknown command", nil, []string{"serv"}, `unknown command "serv"`},
+		{"bad thinkdeep default", map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1", "DEFAULT_THINKING_MODE_THINKDEEP": "deep"}, []string{"serve"}, "DEFAULT_THINKING_MODE_THINKDEEP"},
+		{"bad clink config", map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1", "CLI_CLIENTS_CONFIG_PATH": "/nonexistent/clis"}, []string{"serve"}, "CLI_CLIENTS_CONFIG_PATH"},
 		{"short token", map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1", "ZEN_AUTH_TOKEN": "secret"}, []string{"serve"}, "ZEN_AUTH_TOKEN: use at least 16 characters"},
 	}
 	for _, tt := range tests {

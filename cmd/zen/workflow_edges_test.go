@@ -100,3 +100,25 @@ func TestWorkflowBadInput(t *testing.T) {
 		t.Errorf("bad input reached the model %d times", n)
 	}
 }
+
+func TestThinkdeepThinkingDefault(t *testing.T) {
+	gemini := fakemodel.New(t)
+	env := map[string]string{"GEMINI_API_KEY": "g-key", "GEMINI_BASE_URL": gemini.GeminiURL(), "DEFAULT_THINKING_MODE_THINKDEEP": "minimal"}
+	st := serveStack(t, env)
+	budget := func(args map[string]any) int {
+		t.Helper()
+		res, _ := callTool(t, st.session, "thinkdeep", step(1, 1, false, mergeArgs(map[string]any{"model": "gemini-2.5-pro"}, args)))
+		if res.IsError {
+			t.Fatal(text(res))
+		}
+		reqs := gemini.Requests()
+		if b := reqs[len(reqs)-1].ThinkingBudget; b != nil {
+			return *b
+		}
+		return -1
+	}
+	low, high := budget(nil), budget(map[string]any{"thinking_mode": "max"})
+	if low < 0 || high <= low {
+		t.Errorf("thinking budget with DEFAULT_THINKING_MODE_THINKDEEP=minimal: %d; with thinking_mode max: %d", low, high)
+	}
+}

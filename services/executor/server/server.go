@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
@@ -29,6 +31,9 @@ type Config struct {
 	// CLIConfigPath (CLI_CLIENTS_CONFIG_PATH) and CLIUserDir
 	// (~/.zen/cli_clients) add to and override clink's built-in CLIs.
 	CLIConfigPath, CLIUserDir string
+	// ThinkdeepThinking is thinkdeep's default thinking mode
+	// (DEFAULT_THINKING_MODE_THINKDEEP, default high).
+	ThinkdeepThinking string
 }
 
 // Load reads the configuration.
@@ -37,6 +42,10 @@ func Load(getenv config.Getenv) (Config, error) {
 		CLIConfigPath: config.String(getenv, "CLI_CLIENTS_CONFIG_PATH", "")}
 	if home := getenv("HOME"); home != "" {
 		c.CLIUserDir = filepath.Join(home, ".zen", "cli_clients")
+	}
+	c.ThinkdeepThinking = strings.ToLower(config.String(getenv, "DEFAULT_THINKING_MODE_THINKDEEP", "high"))
+	if !slices.Contains([]string{"minimal", "low", "medium", "high", "max"}, c.ThinkdeepThinking) {
+		return c, fmt.Errorf("DEFAULT_THINKING_MODE_THINKDEEP=%q: want minimal, low, medium, high or max", c.ThinkdeepThinking)
 	}
 	return c, nil
 }
@@ -51,7 +60,7 @@ func New(c Config, router grpc.ClientConnInterface, logger *slog.Logger) (*Serve
 		return nil, fmt.Errorf("executor: %w (CLI_CLIENTS_CONFIG_PATH)", err)
 	}
 	env := &tools.Env{Router: routerv1.NewRouterServiceClient(router), Locale: c.Locale, Version: c.Version, Commit: c.Commit,
-		CLIs: clis, Disabled: tools.Disable(c.Disabled, logger)}
+		CLIs: clis, Disabled: tools.Disable(c.Disabled, logger), ThinkdeepThinking: c.ThinkdeepThinking}
 	return &Server{api: grpcapi.New(env, logger)}, nil
 }
 

@@ -34,6 +34,9 @@ func expertStep(ctx context.Context, env *Env, c *Call, w workflowSpec, st *work
 	if t, ok := c.Args["temperature"].(float64); ok {
 		g.temperature = t
 	}
+	if w.name == "thinkdeep" && env.ThinkdeepThinking != "" {
+		g.thinkingMode = env.ThinkdeepThinking
+	}
 	if m := strArg(c.Args, "thinking_mode"); m != "" {
 		g.thinkingMode = m
 	}

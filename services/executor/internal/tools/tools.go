@@ -27,9 +27,11 @@ type Env struct {
 	CLIs *clink.Registry
 	// Disabled are the tools DISABLED_TOOLS turned off.
 	Disabled map[string]bool
-	Locale   string
-	Version  string
-	Commit   string
+	// ThinkdeepThinking is thinkdeep's default thinking mode.
+	ThinkdeepThinking string
+	Locale            string
+	Version           string
+	Commit            string
 }
 
 // Call is one invocation, as the edge prepared it.
