@@ -15,6 +15,7 @@ type settings struct {
 	mcpAddr, httpAddr, grpcAddr          string
 	memoryAddr, routerAddr, executorAddr string
 	logLevel                             string
+	metricsAddr                          string
 	getenv                               config.Getenv
 }
 
@@ -31,6 +32,7 @@ var flagSpecs = []flagSpec{
 	{"router-addr", "ZEN_ROUTER_ADDR", "", "address of a remote router service", func(s *settings) *string { return &s.routerAddr }},
 	{"executor-addr", "ZEN_EXECUTOR_ADDR", "", "address of a remote executor service", func(s *settings) *string { return &s.executorAddr }},
 	{"log-level", "LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING or ERROR", func(s *settings) *string { return &s.logLevel }},
+	{"metrics-addr", "ZEN_METRICS_ADDR", "", "address to serve Prometheus metrics on (path /metrics); off when empty", func(s *settings) *string { return &s.metricsAddr }},
 }
 
 // parseSettings reads flags over variables over defaults, then checks the

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"runtime"
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/config"
+	"github.com/zenmcp/zen/services/platform/serve"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 )
 
@@ -78,9 +80,40 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 		}
 	}()
 	logger.Info("starting", "version", version)
+	if s.metricsAddr != "" {
+		stop, err := serveMetrics(ctx, s.metricsAddr, "zen-"+role, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if err := start(ctx, s, logger); err != nil {
 		return err
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// serveMetrics exposes the process's metrics for Prometheus until stop is
+// called.
+func serveMetrics(ctx context.Context, addr, service string, logger *slog.Logger) (stop func(), err error) {
+	h, err := telemetry.SetupMetrics(service, version)
+	if err != nil {
+		return nil, err
+	}
+	lis, err := listen(logger, addr, "metrics")
+	if err != nil {
+		return nil, fmt.Errorf("ZEN_METRICS_ADDR: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := serve.HTTP(ctx, lis, mux); err != nil {
+			logger.Warn("metrics endpoint stopped", "err", err)
+		}
+	}()
+	return func() { cancel(); <-done }, nil
 }

@@ -14,9 +14,11 @@ import (
 	"github.com/zenmcp/zen/services/edge/internal/call"
 	"github.com/zenmcp/zen/services/edge/internal/streamhttp"
 	"github.com/zenmcp/zen/services/platform/auth"
+	"github.com/zenmcp/zen/services/platform/telemetry"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -72,10 +74,27 @@ func FixedInstructions(model string) string { return fmt.Sprintf(fixedInstructio
 func AutoInstructions() string { return autoInstructions }
 
 func handler(name string, runner *call.Runner, tracer trace.Tracer, o Options) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	metrics := telemetry.NewInstruments()
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		ctx = withCaller(contextFromMeta(ctx, req.Params.Meta), req.Extra)
 		ctx, unlink := withLifetime(ctx)
 		defer unlink()
+		// Runs before unlink, so ctx still tells a cancelled call apart.
+		started := time.Now()
+		defer func() {
+			outcome := "ok"
+			switch {
+			case ctx.Err() != nil:
+				outcome = "cancelled"
+			case err != nil:
+				outcome = "error"
+			case res != nil && res.IsError:
+				outcome = "tool_error"
+			}
+			attrs := metric.WithAttributes(attribute.String("tool", name), attribute.String("outcome", outcome))
+			metrics.ToolCalls.Add(context.WithoutCancel(ctx), 1, attrs)
+			metrics.ToolDuration.Record(context.WithoutCancel(ctx), time.Since(started).Seconds(), attrs)
+		}()
 		ctx, span := tracer.Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("mcp.tool", name)))
 		defer span.End()

@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/platform/telemetry"
 	"github.com/zenmcp/zen/services/router/internal/dispatch"
 	"github.com/zenmcp/zen/services/router/internal/provider"
 	"github.com/zenmcp/zen/services/router/internal/routing"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -22,14 +25,31 @@ import (
 // Server implements routerv1.RouterServiceServer.
 type Server struct {
 	routerv1.UnimplementedRouterServiceServer
-	reg    *routing.Registry
-	calls  *dispatch.Dispatcher
-	logger *slog.Logger
+	reg     *routing.Registry
+	calls   *dispatch.Dispatcher
+	logger  *slog.Logger
+	metrics telemetry.Instruments
 }
 
 // New returns a server over reg whose calls follow policy.
 func New(reg *routing.Registry, policy dispatch.Policy, logger *slog.Logger) *Server {
-	return &Server{reg: reg, calls: dispatch.New(reg, policy), logger: logger}
+	return &Server{reg: reg, calls: dispatch.New(reg, policy), logger: logger, metrics: telemetry.NewInstruments()}
+}
+
+// record counts a model call, its duration and its tokens.
+func (s *Server) record(ctx context.Context, providerName, model string, started time.Time, err error, u provider.Usage) {
+	outcome := "ok"
+	if err != nil {
+		outcome = strings.ToLower(status.Code(err).String())
+	}
+	attrs := metric.WithAttributes(attribute.String("provider", providerName), attribute.String("model", model), attribute.String("outcome", outcome))
+	s.metrics.ModelCalls.Add(ctx, 1, attrs)
+	s.metrics.ModelDuration.Record(ctx, time.Since(started).Seconds(), attrs)
+	if err == nil {
+		pm := []attribute.KeyValue{attribute.String("provider", providerName), attribute.String("model", model)}
+		s.metrics.ModelTokens.Add(ctx, u.InputTokens, metric.WithAttributes(append(pm, attribute.String("direction", "input"))...))
+		s.metrics.ModelTokens.Add(ctx, u.OutputTokens, metric.WithAttributes(append(pm, attribute.String("direction", "output"))...))
+	}
 }
 
 func toProto(e routing.Entry) *routerv1.Model {
@@ -99,6 +119,7 @@ func (s *Server) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStrea
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
 	var sendErr error
+	started := time.Now()
 	out, err := s.calls.Generate(ctx, e, func(served routing.Entry) provider.Request { return request(req, served) }, func(delta string) {
 		if sendErr == nil {
 			sendErr = stream.Send(&routerv1.GenerateResponse{Event: &routerv1.GenerateResponse_Delta{Delta: delta}})
@@ -108,9 +129,12 @@ func (s *Server) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStrea
 		err = sendErr
 	}
 	if err != nil {
-		return s.toStatus(ctx, err)
+		err = s.toStatus(ctx, err)
+		s.record(ctx, e.Provider.Name, e.Name, started, err, provider.Usage{})
+		return err
 	}
 	u := out.Usage
+	s.record(ctx, out.Served.Provider.Name, out.Served.Name, started, nil, u)
 	cost := out.Served.Cost(u.InputTokens, u.OutputTokens)
 	trace.SpanFromContext(ctx).SetAttributes(
 		attribute.String("gen_ai.system", out.Served.Provider.Name), attribute.String("gen_ai.response.model", out.Served.Name),

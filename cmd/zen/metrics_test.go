@@ -1,0 +1,43 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/zenmcp/zen/services/platform/fakemodel"
+)
+
+func TestPrometheusMetrics(t *testing.T) {
+	fake := fakemodel.New(t)
+	p := startZen(t, mergeEnv(fakeEnv(fake), map[string]string{"ZEN_METRICS_ADDR": "127.0.0.1:0"}), []string{"mcp", "metrics"}, serveArgs()...)
+	cs := connectHTTP(t, "http://"+p.addr("mcp")+"/mcp")
+	callTool(t, cs, "chat", map[string]any{"prompt": "hi", "model": "llama3.2", "working_directory_absolute_path": t.TempDir()})
+	callTool(t, cs, "chat", map[string]any{"prompt": "hi", "working_directory_absolute_path": "relative"})
+	res, err := http.Get("http://" + p.addr("metrics") + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	text := string(body)
+	for _, want := range []string{
+		`zen_tool_calls_total{`, `outcome="ok"`, `outcome="tool_error"`, `tool="chat"`,
+		`zen_tool_duration_seconds_bucket{`,
+		`zen_model_calls_total{`, `provider="custom"`, `model="llama3.2"`,
+		`zen_model_tokens_total{`, `direction="output"`,
+		`rpc_server_`, `go_goroutines`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if t.Failed() {
+		for _, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(line, "zen_") {
+				t.Log(line)
+			}
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package telemetry
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+)
+
+// SetupMetrics installs a meter provider whose instruments (zen's own, and
+// the gRPC and HTTP ones otelgrpc and otelhttp record) are read by a
+// Prometheus registry, and returns the handler that serves it at /metrics.
+func SetupMetrics(service, version string) (http.Handler, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	res := resource.NewSchemaless(semconv.ServiceName(service), semconv.ServiceVersion(version))
+	otel.SetMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res)))
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), nil
+}
+
+// Meter is zen's meter for its own instruments; until SetupMetrics runs it
+// records nothing.
+func Meter() metric.Meter { return otel.Meter("zen") }
+
+// Instruments zen records beyond the gRPC and HTTP ones.
+type Instruments struct {
+	// ToolCalls counts MCP tool calls by tool and outcome; ToolDuration
+	// times them (seconds).
+	ToolCalls    metric.Int64Counter
+	ToolDuration metric.Float64Histogram
+	// ModelCalls counts model calls by provider, model and outcome;
+	// ModelDuration times them; ModelTokens counts tokens by provider,
+	// model and direction (input, output).
+	ModelCalls    metric.Int64Counter
+	ModelDuration metric.Float64Histogram
+	ModelTokens   metric.Int64Counter
+}
+
+// NewInstruments creates the instruments on the current meter provider.
+func NewInstruments() Instruments {
+	m := Meter()
+	var in Instruments
+	in.ToolCalls, _ = m.Int64Counter("zen.tool.calls", metric.WithDescription("MCP tool calls, by tool and outcome"))
+	in.ToolDuration, _ = m.Float64Histogram("zen.tool.duration", metric.WithUnit("s"),
+		metric.WithDescription("MCP tool call duration"), metric.WithExplicitBucketBoundaries(0.01, 0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 900))
+	in.ModelCalls, _ = m.Int64Counter("zen.model.calls", metric.WithDescription("model calls, by provider, model and outcome"))
+	in.ModelDuration, _ = m.Float64Histogram("zen.model.duration", metric.WithUnit("s"),
+		metric.WithDescription("model call duration, retries included"), metric.WithExplicitBucketBoundaries(0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 900))
+	in.ModelTokens, _ = m.Int64Counter("zen.model.tokens", metric.WithDescription("tokens, by provider, model and direction"))
+	return in
+}
