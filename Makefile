@@ -63,6 +63,14 @@ build: ## build bin/zen
 run: build ## run every role in one process: MCP on 127.0.0.1:8080/mcp, gateway on 127.0.0.1:8081
 	$(BIN)/zen serve
 
+.PHONY: cluster
+cluster: build deps ## start redis-server and every role as its own process on loopback (two edges: :8080, :8082; gateway :8081)
+	ZEN_BIN=$(BIN)/zen scripts/cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: ## stop what make cluster started
+	ZEN_BIN=$(BIN)/zen scripts/cluster.sh down
+
 .PHONY: deps
 deps: ## install redis-server (Debian package), which the Redis tests run for real
 	@command -v redis-server >/dev/null || { \

@@ -27,6 +27,7 @@ Commands:
   router     models and providers (gRPC)
   executor   tools and prompts (gRPC; needs ZEN_ROUTER_ADDR)
   gateway    HTTP/JSON inspection (needs ZEN_MEMORY_ADDR, ZEN_ROUTER_ADDR, ZEN_EXECUTOR_ADDR)
+  health     check a running zen: --grpc host:port (a gRPC role) or --http URL (/readyz of edge or gateway)
   version    print the version
 
 Run "zen <command> -h" for the flags; each flag also reads the variable named in its help.
@@ -47,13 +48,16 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 		return nil
 	}
 	role := args[0]
+	if role == "health" {
+		return runHealth(ctx, args[1:], os.Stderr)
+	}
 	if role == "version" {
 		fmt.Printf("zen %s (commit %s, %s, %s/%s)\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return nil
 	}
 	start, ok := roles[role]
 	if !ok {
-		return fmt.Errorf("unknown command %q; commands are %s", role, "serve, stdio, edge, memory, router, executor, gateway, version")
+		return fmt.Errorf("unknown command %q; commands are %s", role, "serve, stdio, edge, memory, router, executor, gateway, health, version")
 	}
 	getenv, err := config.WithDotEnv(".env", getenv)
 	if err != nil {

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zenmcp/zen/services/platform/fakemodel"
+)
+
+// cluster drives scripts/cluster.sh: the make cluster layout, on ports of
+// its own.
+type cluster struct {
+	t    *testing.T
+	env  []string
+	base int
+}
+
+func (c *cluster) run(args ...string) string {
+	c.t.Helper()
+	cmd := exec.Command("../../scripts/cluster.sh", args...)
+	cmd.Env = c.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("cluster.sh %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func (c *cluster) addr(offset int) string { return fmt.Sprintf("127.0.0.1:%d", c.base+offset) }
+
+// freeBase finds seven consecutive free loopback ports.
+func freeBase(t *testing.T) int {
+	for range 50 {
+		base := 20000 + rand.IntN(30000)
+		ok := true
+		for i := range 7 {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
+			if err != nil {
+				ok = false
+				break
+			}
+			l.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no seven free consecutive ports")
+	return 0
+}
+
+// TestLocalCluster is make cluster's scenario: two edges share threads
+// through Redis, and the memory role restarts mid-conversation with
+// nothing lost.
+func TestLocalCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server and seven processes")
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Fatal("redis-server is not installed: run make deps")
+	}
+	fake := fakemodel.New(t)
+	c := &cluster{t: t, base: freeBase(t)}
+	c.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "ZEN_BIN=" + zenBin, "ZEN_CLUSTER_DIR=" + t.TempDir(),
+		fmt.Sprintf("ZEN_CLUSTER_PORT_BASE=%d", c.base), "CUSTOM_API_URL=" + fake.URL()}
+	t.Cleanup(func() { c.run("down") })
+	c.run("up")
+
+	edge1 := connectHTTP(t, "http://"+c.addr(5)+"/mcp")
+	edge2 := connectHTTP(t, "http://"+c.addr(6)+"/mcp")
+	wd := t.TempDir()
+	_, got := callTool(t, edge1, "chat", map[string]any{"prompt": "FIRST on edge one", "model": "llama3.2", "working_directory_absolute_path": wd})
+	id := got["continuation_offer"].(map[string]any)["continuation_id"].(string)
+	res, _ := callTool(t, edge2, "chat", map[string]any{"prompt": "SECOND on edge two", "continuation_id": id, "working_directory_absolute_path": wd})
+	if res.IsError || !strings.Contains(fake.Requests()[1].AllText(), "FIRST on edge one") {
+		t.Fatalf("edge two did not continue edge one's thread: %s", text(res))
+	}
+
+	out := c.run("restart", "memory")
+	if !strings.Contains(out, "memory ready") {
+		t.Fatalf("restart: %s", out)
+	}
+	// The edge reconnects on its own; readiness says when.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		code, _ := getJSON(t, "http://"+c.addr(5)+"/readyz")
+		if code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("edge one not ready 15 s after memory came back (readyz %d)", code)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	res, _ = callTool(t, edge1, "chat", map[string]any{"prompt": "THIRD after the restart", "continuation_id": id, "working_directory_absolute_path": wd})
+	sent := fake.Requests()[2].AllText()
+	if res.IsError || !strings.Contains(sent, "FIRST on edge one") || !strings.Contains(sent, "SECOND on edge two") {
+		t.Fatalf("after the memory restart: %s\n%s", text(res), sent)
+	}
+	code, thread := getJSON(t, "http://"+c.addr(4)+"/v1/threads/"+id)
+	if code != 200 || len(thread["thread"].(map[string]any)["turns"].([]any)) != 6 {
+		t.Errorf("the gateway shows %d %v, want 6 turns", code, thread)
+	}
+	if status := c.run("status"); strings.Count(status, "ready") != 7 {
+		t.Errorf("status:\n%s", status)
+	}
+}

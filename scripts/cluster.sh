@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# A zen cluster on one machine without containers: redis-server and every
+# role as its own process on loopback, two edges sharing threads through
+# Redis. Used by `make cluster` / `make cluster-down` and by the end-to-end
+# tests (cmd/zen/cluster_test.go).
+#
+#   scripts/cluster.sh up | down | status | restart <name>
+#
+# Names: redis, memory, router, executor, edge-1, edge-2, gateway.
+# Environment:
+#   ZEN_BIN                the zen binary (default bin/zen)
+#   ZEN_CLUSTER_DIR        state: pids, logs, Redis data (default .cluster)
+#   ZEN_CLUSTER_PORT_BASE  when set, ports are base+0 (redis) .. base+6;
+#                          otherwise redis 6390, memory 9091, router 9092,
+#                          executor 9093, gateway 8081, edge-1 8080, edge-2 8082
+# Provider keys come from the environment or .env, as for zen serve.
+set -euo pipefail
+
+ZEN_BIN=${ZEN_BIN:-bin/zen}
+DIR=${ZEN_CLUSTER_DIR:-.cluster}
+if [[ -n "${ZEN_CLUSTER_PORT_BASE:-}" ]]; then
+	b=$ZEN_CLUSTER_PORT_BASE
+	declare -A PORT=([redis]=$b [memory]=$((b + 1)) [router]=$((b + 2)) [executor]=$((b + 3)) [gateway]=$((b + 4)) [edge-1]=$((b + 5)) [edge-2]=$((b + 6)))
+else
+	declare -A PORT=([redis]=6390 [memory]=9091 [router]=9092 [executor]=9093 [gateway]=8081 [edge-1]=8080 [edge-2]=8082)
+fi
+ORDER=(redis memory router executor edge-1 edge-2 gateway)
+HOST=127.0.0.1
+
+addr() { echo "$HOST:${PORT[$1]}"; }
+
+die() {
+	echo "cluster: $*" >&2
+	exit 1
+}
+
+pidfile() { echo "$DIR/pids/$1.pid"; }
+
+running() {
+	local f
+	f=$(pidfile "$1")
+	[[ -f $f ]] && kill -0 "$(cat "$f")" 2>/dev/null
+}
+
+# start launches one member in the background and records its pid.
+start() {
+	local name=$1 role=${1%-[0-9]}
+	running "$name" && { echo "cluster: $name already runs (pid $(cat "$(pidfile "$name")"))"; return; }
+	local log="$DIR/logs/$name.log"
+	local -a env=(
+		"ZEN_MEMORY_STORE=redis" "REDIS_URL=redis://$(addr redis)/0"
+		"ZEN_MEMORY_ADDR=$(addr memory)" "ZEN_ROUTER_ADDR=$(addr router)" "ZEN_EXECUTOR_ADDR=$(addr executor)"
+	)
+	case $role in
+	redis)
+		command -v redis-server >/dev/null || die "redis-server is not installed (make deps installs it)"
+		redis-server --bind "$HOST" --port "${PORT[redis]}" --dir "$DIR/redis" --appendonly yes \
+			--save '' --daemonize no >"$log" 2>&1 &
+		;;
+	memory | router | executor)
+		env "${env[@]}" "ZEN_GRPC_ADDR=$(addr "$name")" "$ZEN_BIN" "$role" >"$log" 2>&1 &
+		;;
+	edge)
+		env "${env[@]}" "ZEN_MCP_ADDR=$(addr "$name")" "$ZEN_BIN" edge >"$log" 2>&1 &
+		;;
+	gateway)
+		env "${env[@]}" "ZEN_HTTP_ADDR=$(addr gateway)" "$ZEN_BIN" gateway >"$log" 2>&1 &
+		;;
+	*) die "unknown member $name" ;;
+	esac
+	echo $! >"$(pidfile "$name")"
+	wait_healthy "$name"
+}
+
+healthy() {
+	local name=$1
+	case ${name%-[0-9]} in
+	redis) (exec 3<>"/dev/tcp/$HOST/${PORT[redis]}" && printf 'PING\r\n' >&3 && read -r -t 1 reply <&3 && [[ $reply == +PONG* ]]) 2>/dev/null ;;
+	memory | router | executor) "$ZEN_BIN" health --grpc "$(addr "$name")" --timeout 1s >/dev/null 2>&1 ;;
+	*) "$ZEN_BIN" health --http "http://$(addr "$name")/readyz" --timeout 1s >/dev/null 2>&1 ;;
+	esac
+}
+
+wait_healthy() {
+	local name=$1
+	for _ in $(seq 1 150); do
+		if healthy "$name"; then
+			echo "cluster: $name ready on $(addr "$name")"
+			return
+		fi
+		running "$name" || die "$name exited; its log ($DIR/logs/$name.log) ends with:
+$(tail -n 20 "$DIR/logs/$name.log")"
+		sleep 0.2
+	done
+	die "$name did not become healthy within 30s; see $DIR/logs/$name.log"
+}
+
+stop() {
+	local name=$1 f pid
+	f=$(pidfile "$name")
+	[[ -f $f ]] || return 0
+	pid=$(cat "$f")
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for _ in $(seq 1 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+	fi
+	rm -f "$f"
+	echo "cluster: $name stopped"
+}
+
+cmd=${1:-}
+case $cmd in
+up)
+	[[ -x $ZEN_BIN ]] || die "$ZEN_BIN is not built (make build)"
+	mkdir -p "$DIR/pids" "$DIR/logs" "$DIR/redis"
+	for name in "${ORDER[@]}"; do start "$name"; done
+	echo "cluster: up. MCP on http://$(addr edge-1)/mcp and http://$(addr edge-2)/mcp, gateway on http://$(addr gateway); logs in $DIR/logs"
+	;;
+down)
+	for ((i = ${#ORDER[@]} - 1; i >= 0; i--)); do stop "${ORDER[i]}"; done
+	;;
+status)
+	for name in "${ORDER[@]}"; do
+		if running "$name" && healthy "$name"; then state=ready; elif running "$name"; then state="running, not ready"; else state=stopped; fi
+		printf '%-9s %-22s %s\n' "$name" "$(addr "$name")" "$state"
+	done
+	;;
+restart)
+	[[ -n ${2:-} ]] || die "restart needs a member name"
+	stop "$2"
+	start "$2"
+	;;
+*) die "usage: $0 up | down | status | restart <name>" ;;
+esac
