@@ -14,7 +14,7 @@ PROTOC_GEN_GO_GRPC   := v1.6.2
 GRPC_GATEWAY_VERSION := v2.32.0
 STATICCHECK_VERSION  := v0.8.2
 
-MODULES := proto/gen services/platform services/memory services/router services/executor services/edge gateway cmd/zen
+MODULES := proto/gen services/platform services/memory services/router services/executor services/edge gateway cmd/zen deploy
 PKGS    := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 GENERATED := proto/gen/zen gateway/openapi
 
