@@ -5,6 +5,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
@@ -70,7 +71,51 @@ func TestRedisOutageIsClearAndRecovers(t *testing.T) {
 	}
 
 	rds.Restart(t)
+	waitReady(t, st.gateway)
 	if sent := continueChat(t, st, fake, id, "after the outage"); !strings.Contains(sent, "before the outage") {
 		t.Errorf("after Redis came back the history is gone:\n%s", sent)
+	}
+}
+
+// TestRedisDownAtStart: zen starts without its Redis, says so, is not
+// ready, refuses calls clearly, and serves once Redis comes.
+func TestRedisDownAtStart(t *testing.T) {
+	rds := redistest.Start(t)
+	rds.Stop()
+	fake := fakemodel.New(t)
+	p, st := serveOn(t, mergeEnv(fakeEnv(fake), map[string]string{"REDIS_URL": rds.URL()}))
+	if !strings.Contains(p.logText(), "redis is not answering yet") {
+		t.Errorf("the log does not say Redis is down:\n%s", p.logText())
+	}
+	if code, _ := getJSON(t, st.gateway+"/readyz"); code != 503 {
+		t.Errorf("readyz with Redis down = %d, want 503", code)
+	}
+	_, err := st.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "chat", Arguments: map[string]any{
+		"prompt": "too early", "model": "llama3.2", "working_directory_absolute_path": t.TempDir()}})
+	if err == nil || !strings.Contains(err.Error(), "memory service is unavailable") {
+		t.Errorf("a call with Redis down: %v, want the memory service named unavailable", err)
+	}
+	rds.Restart(t)
+	waitReady(t, st.gateway)
+	if id := startChat(t, st, "now it works"); id == "" {
+		t.Error("no thread after Redis came up")
+	}
+	if strings.Contains(p.logText(), "pool.go") {
+		t.Error("go-redis writes its own unstructured log lines")
+	}
+}
+
+// waitReady waits for a zen HTTP listener's /readyz to say ready.
+func waitReady(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if code, _ := getJSON(t, base+"/readyz"); code == 200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready within 15 s", base)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

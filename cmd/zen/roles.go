@@ -138,6 +138,7 @@ func runServe(ctx context.Context, s *settings, logger *slog.Logger) error {
 		_ = group.Wait()
 		return err
 	}
+	g.SetStatus(false, memoryserver.ServiceName) // until its store first answers
 	group.Go(func() error { mem.Watch(gctx, func(ok bool) { g.SetStatus(ok, memoryserver.ServiceName) }); return nil })
 	group.Go(func() error { return g.Serve(gctx, grpcLis) })
 	edge, err := newEdge(gctx, s, edgeserver.Conns{Memory: self, Router: self, Executor: self}, logger)
@@ -181,6 +182,7 @@ func runGRPCRole(ctx context.Context, s *settings, logger *slog.Logger, name str
 	if watch == nil {
 		g.SetServing(name)
 	} else {
+		g.SetStatus(false, name) // until the first check says otherwise
 		go watch(ctx, func(ok bool) { g.SetStatus(ok, name) })
 	}
 	return g.Serve(ctx, lis)

@@ -63,6 +63,7 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 		}
 		defer m.Close()
 		m.Register(g.Server)
+		g.SetStatus(false, memoryserver.ServiceName) // until its store first answers
 		group.Go(func() error { m.Watch(gctx, func(ok bool) { g.SetStatus(ok, memoryserver.ServiceName) }); return nil })
 	}
 	if s.routerAddr == "" {

@@ -24,6 +24,7 @@ import (
 	"github.com/zenmcp/zen/services/platform/config"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
 // StartupTimeout bounds how long the edge waits for the executor's tool
@@ -101,7 +102,8 @@ func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Se
 		policy.InstallDir = filepath.Dir(exe) // zen never reads its own directory
 	}
 	memory := memoryv1.NewMemoryServiceClient(conns.Memory)
-	runner := call.NewRunner(call.Backends{Memory: memory, Router: router, Executor: executor}, tools, policy, cfg.MaxOutputTokens, logger)
+	backends := call.Backends{Memory: memory, Router: router, Executor: executor, MemoryHealth: healthpb.NewHealthClient(conns.Memory)}
+	runner := call.NewRunner(backends, tools, policy, cfg.MaxOutputTokens, logger)
 	instructions := mcpserver.AutoInstructions()
 	if !models.GetAutoMode() {
 		instructions = mcpserver.FixedInstructions(models.GetDefaultModel())

@@ -112,6 +112,7 @@ func New(c Config, logger *slog.Logger) (*Server, error) {
 		store = s
 		logger.Info("memory store", "store", "sqlite", "path", c.DBPath())
 	case "redis":
+		redisstore.RouteLogs(logger)
 		s, err := redisstore.Open(c.RedisURL, c.Prefix, c.Compress)
 		if err != nil {
 			return nil, err
@@ -136,8 +137,12 @@ func (s *Server) Register(r grpc.ServiceRegistrar) { memoryv1.RegisterMemoryServ
 // pinger is a store that can tell whether its backend answers.
 type pinger interface{ Ping(context.Context) error }
 
-// watchEvery spaces store health checks.
-const watchEvery = 2 * time.Second
+// watchEvery spaces store health checks; an unreachable store is checked
+// more often, so calls resume soon after it returns.
+const (
+	watchEvery         = 2 * time.Second
+	watchEveryWhenDown = 250 * time.Millisecond
+)
 
 // Watch reports the store's health through setServing until ctx ends:
 // at once, then every time it changes. Stores with nothing to reach are
@@ -149,8 +154,6 @@ func (s *Server) Watch(ctx context.Context, setServing func(bool)) {
 		return
 	}
 	known, healthy := false, false
-	tick := time.NewTicker(watchEvery)
-	defer tick.Stop()
 	for {
 		pctx, cancel := context.WithTimeout(ctx, watchEvery)
 		err := p.Ping(pctx)
@@ -164,10 +167,14 @@ func (s *Server) Watch(ctx context.Context, setServing func(bool)) {
 				s.logger.Info("memory store reachable")
 			}
 		}
+		wait := watchEvery
+		if !healthy {
+			wait = watchEveryWhenDown
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-time.After(wait):
 		}
 	}
 }

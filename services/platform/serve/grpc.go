@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/auth"
@@ -29,6 +30,9 @@ const DrainTimeout = 20 * time.Second
 type GRPC struct {
 	Server *grpc.Server
 	Health *health.Server
+
+	mu      sync.Mutex
+	serving map[string]bool
 }
 
 // notHealthCheck keeps health probes out of traces.
@@ -47,22 +51,37 @@ func NewGRPC() *GRPC {
 	return &GRPC{Server: s, Health: h}
 }
 
-// SetServing marks the named services, and the server as a whole, serving.
+// SetServing marks the named services serving.
 func (g *GRPC) SetServing(services ...string) {
-	for _, s := range append(services, "") {
-		g.Health.SetServingStatus(s, healthpb.HealthCheckResponse_SERVING)
+	for _, s := range services {
+		g.SetStatus(true, s)
 	}
 }
 
-// SetStatus marks one service serving or not; the server as a whole
-// follows it, so a plain health check sees the role's readiness.
+// SetStatus marks one service serving or not. The server as a whole (the
+// empty service name a plain health check asks about) serves only while
+// every service it knows does, so readiness never depends on the order the
+// roles report in.
 func (g *GRPC) SetStatus(serving bool, service string) {
-	st := healthpb.HealthCheckResponse_NOT_SERVING
-	if serving {
-		st = healthpb.HealthCheckResponse_SERVING
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.serving == nil {
+		g.serving = map[string]bool{}
 	}
-	g.Health.SetServingStatus(service, st)
-	g.Health.SetServingStatus("", st)
+	g.serving[service] = serving
+	all := true
+	for _, ok := range g.serving {
+		all = all && ok
+	}
+	g.Health.SetServingStatus(service, status(serving))
+	g.Health.SetServingStatus("", status(all))
+}
+
+func status(serving bool) healthpb.HealthCheckResponse_ServingStatus {
+	if serving {
+		return healthpb.HealthCheckResponse_SERVING
+	}
+	return healthpb.HealthCheckResponse_NOT_SERVING
 }
 
 // Serve serves on lis until ctx is done, then reports NOT_SERVING, drains

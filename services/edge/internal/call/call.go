@@ -16,6 +16,7 @@ import (
 	"github.com/zenmcp/zen/services/edge/internal/files"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 )
 
@@ -24,6 +25,33 @@ type Backends struct {
 	Memory   memoryv1.MemoryServiceClient
 	Router   routerv1.RouterServiceClient
 	Executor executorv1.ExecutorServiceClient
+	// MemoryHealth, when set, is asked before a call that will store its
+	// exchange, so a call fails fast instead of after a model call whose
+	// answer cannot be kept.
+	MemoryHealth healthpb.HealthClient
+}
+
+// memoryService is the name memory's health service reports under.
+const memoryService = "zen.memory.v1.MemoryService"
+
+// memoryReady fails when memory says it cannot store right now.
+func (r *Runner) memoryReady(ctx context.Context) error {
+	if r.b.MemoryHealth == nil {
+		return nil
+	}
+	resp, err := r.b.MemoryHealth.Check(ctx, &healthpb.HealthCheckRequest{Service: memoryService})
+	if err == nil && resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		err = status.Error(codes.Unavailable, "memory cannot reach its store")
+	}
+	if err != nil && ctx.Err() == nil {
+		return &BackendError{"memory", err}
+	}
+	return err
+}
+
+// keepsThreads tells the tools whose exchanges are stored.
+func (t *Tool) keepsThreads() bool {
+	return t.GetRequiresModel() || t.GetWorkflow() || t.GetFilesArgument() != ""
 }
 
 // Outcome is what the client receives: a JSON payload, or plain text.
@@ -104,6 +132,11 @@ func (r *Runner) Run(ctx context.Context, name string, rawArgs json.RawMessage, 
 		var loose map[string]any
 		_ = json.Unmarshal(rawArgs, &loose) // for the step number, when there is one
 		return tool.asWorkflowError(*bad, loose), nil
+	}
+	if tool.keepsThreads() {
+		if err := r.memoryReady(ctx); err != nil {
+			return Outcome{}, err
+		}
 	}
 	req, out, err := r.prepare(ctx, tool, args, progress)
 	if err != nil || out != nil {
