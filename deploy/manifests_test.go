@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -210,6 +211,10 @@ func checkDeployment(t *testing.T, o objects, name string, d *appsv1.Deployment,
 	sc := c.SecurityContext
 	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || d.Spec.Template.Spec.SecurityContext.RunAsNonRoot == nil {
 		t.Errorf("%s: run as non-root on a read-only root filesystem", name)
+	}
+	drain, err := time.ParseDuration(cm.Data["ZEN_DRAIN_TIMEOUT"])
+	if grace := d.Spec.Template.Spec.TerminationGracePeriodSeconds; err != nil || grace == nil || time.Duration(*grace)*time.Second <= drain {
+		t.Errorf("%s: terminationGracePeriodSeconds must exceed ZEN_DRAIN_TIMEOUT (%q), or calls in flight are cut", name, cm.Data["ZEN_DRAIN_TIMEOUT"])
 	}
 	if metrics := containerPort(c, "metrics"); metrics != port(t, cm.Data["ZEN_METRICS_ADDR"]) {
 		t.Errorf("%s: metrics port %d, ZEN_METRICS_ADDR %s", name, metrics, cm.Data["ZEN_METRICS_ADDR"])

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/zenmcp/zen/services/platform/config"
+	"github.com/zenmcp/zen/services/platform/serve"
 )
 
 // settings are the flags every role understands; each flag's default comes
@@ -16,6 +18,7 @@ type settings struct {
 	memoryAddr, routerAddr, executorAddr string
 	logLevel                             string
 	metricsAddr                          string
+	drainTimeout                         string
 	getenv                               config.Getenv
 }
 
@@ -32,6 +35,7 @@ var flagSpecs = []flagSpec{
 	{"router-addr", "ZEN_ROUTER_ADDR", "", "address of a remote router service", func(s *settings) *string { return &s.routerAddr }},
 	{"executor-addr", "ZEN_EXECUTOR_ADDR", "", "address of a remote executor service", func(s *settings) *string { return &s.executorAddr }},
 	{"log-level", "LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING or ERROR", func(s *settings) *string { return &s.logLevel }},
+	{"drain-timeout", "ZEN_DRAIN_TIMEOUT", "20s", "how long a stopping role lets calls in flight finish (e.g. 100s; keep it under Kubernetes' terminationGracePeriodSeconds)", func(s *settings) *string { return &s.drainTimeout }},
 	{"metrics-addr", "ZEN_METRICS_ADDR", "", "address to serve Prometheus metrics on (path /metrics); off when empty", func(s *settings) *string { return &s.metricsAddr }},
 }
 
@@ -59,6 +63,11 @@ func parseSettings(role string, args []string, getenv config.Getenv, stderr io.W
 			return nil, err
 		}
 	}
+	drain, err := config.Duration(func(string) string { return s.drainTimeout }, "ZEN_DRAIN_TIMEOUT", 20*time.Second, time.Second, time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	serve.DrainTimeout = drain
 	return s, nil
 }
 

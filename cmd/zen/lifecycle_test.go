@@ -26,6 +26,7 @@ func TestStartupErrorsNameTheVariable(t *testing.T) {
 		{"no provider", nil, []string{"router", "--grpc-addr", "127.0.0.1:0"}, "OPENAI_API_KEY"},
 		{"placeholder key", map[string]string{"OPENAI_API_KEY": "your_openai_api_key_here"}, []string{"router", "--grpc-addr", "127.0.0.1:0"}, "at least one model provider"},
 		{"edge without memory", nil, []string{"edge"}, "ZEN_MEMORY_ADDR"},
+		{"bad drain timeout", map[string]string{"ZEN_DRAIN_TIMEOUT": "soon"}, []string{"memory"}, "ZEN_DRAIN_TIMEOUT"},
 		{"bad log level", map[string]string{"LOG_LEVEL": "LOUD"}, []string{"memory"}, "LOG_LEVEL"},
 		{"unknown command", nil, []string{"serv"}, `unknown command "serv"`},
 		{"bad thinkdeep default", map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1", "DEFAULT_THINKING_MODE_THINKDEEP": "deep"}, []string{"serve"}, "DEFAULT_THINKING_MODE_THINKDEEP"},

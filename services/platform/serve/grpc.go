@@ -23,8 +23,9 @@ import (
 const MaxMessageBytes = 64 << 20
 
 // DrainTimeout bounds how long a server waits for in-flight calls on
-// shutdown before it cuts them.
-const DrainTimeout = 20 * time.Second
+// shutdown before it cuts them (ZEN_DRAIN_TIMEOUT; set once at startup,
+// before anything serves).
+var DrainTimeout = 20 * time.Second
 
 // GRPC is a gRPC server with health and reflection registered.
 type GRPC struct {
