@@ -75,8 +75,10 @@ type Server struct {
 	keepAlive time.Duration
 }
 
-// New fetches the tool catalogue and builds the MCP server.
+// New fetches the tool catalogue and builds the MCP server. ctx is the
+// edge's lifetime, not just its start.
 func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Server, error) {
+	life := ctx // the edge's lifetime: the memory health watch runs as long
 	ctx, cancel := context.WithTimeout(ctx, StartupTimeout)
 	defer cancel()
 	router := routerv1.NewRouterServiceClient(conns.Router)
@@ -102,7 +104,8 @@ func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Se
 		policy.InstallDir = filepath.Dir(exe) // zen never reads its own directory
 	}
 	memory := memoryv1.NewMemoryServiceClient(conns.Memory)
-	backends := call.Backends{Memory: memory, Router: router, Executor: executor, MemoryHealth: healthpb.NewHealthClient(conns.Memory)}
+	backends := call.Backends{Memory: memory, Router: router, Executor: executor,
+		MemoryHealth: call.WatchHealth(life, healthpb.NewHealthClient(conns.Memory), call.MemoryService)}
 	runner := call.NewRunner(backends, tools, policy, cfg.MaxOutputTokens, logger)
 	instructions := mcpserver.AutoInstructions()
 	if !models.GetAutoMode() {

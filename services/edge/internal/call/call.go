@@ -16,7 +16,6 @@ import (
 	"github.com/zenmcp/zen/services/edge/internal/files"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"google.golang.org/grpc/codes"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 )
 
@@ -25,28 +24,21 @@ type Backends struct {
 	Memory   memoryv1.MemoryServiceClient
 	Router   routerv1.RouterServiceClient
 	Executor executorv1.ExecutorServiceClient
-	// MemoryHealth, when set, is asked before a call that will store its
-	// exchange, so a call fails fast instead of after a model call whose
-	// answer cannot be kept.
-	MemoryHealth healthpb.HealthClient
+	// MemoryHealth, when set, says whether memory can store right now: a
+	// call that would store its exchange then fails fast, instead of after
+	// a model call whose answer cannot be kept.
+	MemoryHealth *HealthWatch
 }
 
-// memoryService is the name memory's health service reports under.
-const memoryService = "zen.memory.v1.MemoryService"
+// MemoryService is the name memory's health service reports under.
+const MemoryService = "zen.memory.v1.MemoryService"
 
-// memoryReady fails when memory says it cannot store right now.
-func (r *Runner) memoryReady(ctx context.Context) error {
-	if r.b.MemoryHealth == nil {
-		return nil
+// memoryReady fails when memory last said it cannot store.
+func (r *Runner) memoryReady() error {
+	if r.b.MemoryHealth.Down() {
+		return &BackendError{"memory", status.Error(codes.Unavailable, "memory cannot reach its store")}
 	}
-	resp, err := r.b.MemoryHealth.Check(ctx, &healthpb.HealthCheckRequest{Service: memoryService})
-	if err == nil && resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-		err = status.Error(codes.Unavailable, "memory cannot reach its store")
-	}
-	if err != nil && ctx.Err() == nil {
-		return &BackendError{"memory", err}
-	}
-	return err
+	return nil
 }
 
 // keepsThreads tells the tools whose exchanges are stored.
@@ -134,7 +126,7 @@ func (r *Runner) Run(ctx context.Context, name string, rawArgs json.RawMessage, 
 		return tool.asWorkflowError(*bad, loose), nil
 	}
 	if tool.keepsThreads() {
-		if err := r.memoryReady(ctx); err != nil {
+		if err := r.memoryReady(); err != nil {
 			return Outcome{}, err
 		}
 	}

@@ -1,0 +1,54 @@
+package call
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// HealthWatch follows one service's health through the gRPC health Watch
+// stream, so a call can ask whether the service serves without a round
+// trip of its own.
+type HealthWatch struct {
+	down atomic.Bool
+}
+
+// WatchHealth follows service on client until ctx ends. Until the first
+// answer the service counts as up; a broken stream counts as down until a
+// new one reports otherwise.
+func WatchHealth(ctx context.Context, client healthpb.HealthClient, service string) *HealthWatch {
+	w := &HealthWatch{}
+	go func() {
+		backoff := 100 * time.Millisecond
+		for ctx.Err() == nil {
+			// WaitForReady: while memory is unreachable the watch waits for
+			// the connection to come back, and answers the moment it does.
+			stream, err := client.Watch(ctx, &healthpb.HealthCheckRequest{Service: service}, grpc.WaitForReady(true))
+			for err == nil {
+				var resp *healthpb.HealthCheckResponse
+				if resp, err = stream.Recv(); err == nil {
+					w.down.Store(resp.GetStatus() != healthpb.HealthCheckResponse_SERVING)
+					backoff = 100 * time.Millisecond
+				}
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			w.down.Store(true)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Second)
+		}
+	}()
+	return w
+}
+
+// Down tells whether the service last said it does not serve, or could
+// not be reached.
+func (w *HealthWatch) Down() bool { return w != nil && w.down.Load() }
