@@ -80,7 +80,11 @@ func edgeMux(edge *edgeserver.Server, deps []serve.Dependency) http.Handler {
 	mux.Handle("/mcp", edge.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if err := serve.CheckAll(r.Context(), deps); err != nil {
+		err := serve.CheckAll(r.Context(), deps)
+		if err == nil {
+			err = edge.Ready()
+		}
+		if err != nil {
 			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}

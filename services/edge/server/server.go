@@ -73,6 +73,17 @@ type Server struct {
 	tokens    auth.Tokens
 	logger    *slog.Logger
 	keepAlive time.Duration
+	// memoryHealth is what calls consult before storing; readiness
+	// reports the same signal.
+	memoryHealth *call.HealthWatch
+}
+
+// Ready fails while calls would be refused for memory's sake.
+func (s *Server) Ready() error {
+	if s.memoryHealth.Down() {
+		return fmt.Errorf("memory cannot store conversations right now")
+	}
+	return nil
 }
 
 // New fetches the tool catalogue and builds the MCP server. ctx is the
@@ -113,7 +124,7 @@ func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Se
 	}
 	s := mcpserver.New(tools, runner, mcpserver.Options{Name: "zen", Version: cfg.Version, Instructions: instructions,
 		Logger: logger, ProgressInterval: cfg.ProgressInterval, Memory: memory})
-	return &Server{mcp: s, tokens: cfg.Tokens, logger: logger, keepAlive: cfg.ProgressInterval}, nil
+	return &Server{mcp: s, tokens: cfg.Tokens, logger: logger, keepAlive: cfg.ProgressInterval, memoryHealth: backends.MemoryHealth}, nil
 }
 
 // Handler serves MCP over streamable HTTP. Sessions are stateless, so any

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 )
 
 // HealthWatch follows one service's health through the gRPC health Watch
@@ -38,6 +40,11 @@ func WatchHealth(ctx context.Context, client healthpb.HealthClient, service stri
 				return
 			}
 			w.down.Store(true)
+			if status.Code(err) == codes.Unavailable {
+				// The connection broke; the next Watch waits for it
+				// (WaitForReady), so retrying soon cannot spin.
+				backoff = 50 * time.Millisecond
+			}
 			select {
 			case <-ctx.Done():
 				return
