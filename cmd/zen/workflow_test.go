@@ -67,6 +67,12 @@ func TestWorkflowToolsStatusPaths(t *testing.T) {
 				t.Error("guidance holds a literal backslash-n")
 			}
 			id := got["continuation_id"].(string)
+			if tool.name == "precommit" {
+				_, again := callTool(t, st.session, "precommit", step(2, total, true, mergeArgs(base, map[string]any{"continuation_id": id})))
+				if !strings.Contains(again["next_steps"].(string), "Fast track") {
+					t.Errorf("precommit continuing a thread with external validation should offer the fast track: %v", again["next_steps"])
+				}
+			}
 			if n := len(fake.Requests()); n != before {
 				t.Fatalf("a pause step called the model (%d requests)", n-before)
 			}

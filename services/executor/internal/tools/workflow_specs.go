@@ -141,9 +141,15 @@ func precommitSpec() workflowSpec {
 					"Save the complete diff as zen_precommit.changeset in your working directory and list it in relevant_files",
 					"Read every changed file in full"}
 			}
+			last := fmt.Sprintf("You are on step %d of at least 3; keep next_step_required true until the validation is done", step)
+			if args["continuation_id"] != nil && orDefault(args["precommit_type"], "external") == "external" {
+				// Fast track: the thread already holds the context, and the
+				// expert validates what this step sends.
+				last = "Fast track (continuing a conversation, external validation): this can be the final step; set " +
+					"next_step_required false once the changeset is in relevant_files"
+			}
 			return []string{"Check each change against its purpose: is anything missing or left over?",
-				"Look for bugs, security problems and broken tests the change introduces",
-				fmt.Sprintf("You are on step %d of at least 3; keep next_step_required true until the validation is done", step)}
+				"Look for bugs, security problems and broken tests the change introduces", last}
 		},
 		considerations: validateExpert, brief: describe("path", "compare_to", "focus_on", "severity_filter"),
 		statusExtra: func(s *workflowState, args map[string]any) map[string]any {
