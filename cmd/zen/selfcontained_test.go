@@ -80,10 +80,16 @@ func TestTracerModes(t *testing.T) {
 
 func TestDocgenCountsFiles(t *testing.T) {
 	st := serveStack(t, fakeEnv(fakemodel.New(t)))
+	res, got := callTool(t, st.session, "docgen", map[string]any{"step": "Find what needs documenting", "step_number": 1, "total_steps": 3,
+		"next_step_required": true, "findings": "two files", "document_complexity": true, "document_flow": true, "update_existing": true,
+		"comments_on_complex_logic": true, "num_files_documented": 0, "total_files_to_document": 2})
+	if res.IsError || got["status"] != "pause_for_documentation_analysis" || !strings.Contains(got["next_steps"].(string), "Discovery only") {
+		t.Fatalf("discovery step: %s", text(res))
+	}
 	args := map[string]any{"step": "Document the parser", "step_number": 2, "total_steps": 3, "next_step_required": false,
 		"findings": "documented one", "document_complexity": true, "document_flow": true, "update_existing": true,
 		"comments_on_complex_logic": true, "num_files_documented": 1, "total_files_to_document": 2}
-	res, got := callTool(t, st.session, "docgen", args)
+	res, got = callTool(t, st.session, "docgen", args)
 	if res.IsError || got["status"] != "documentation_analysis_required" || !strings.Contains(got["next_steps"].(string), "CRITICAL") {
 		t.Fatalf("finishing early: %s", text(res))
 	}
