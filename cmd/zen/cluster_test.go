@@ -21,21 +21,27 @@ type cluster struct {
 	base int
 }
 
-func (c *cluster) run(args ...string) string {
-	c.t.Helper()
+// script runs cluster.sh with the cluster's environment.
+func (c *cluster) script(args ...string) (string, error) {
 	cmd := exec.Command("../../scripts/cluster.sh", args...)
 	cmd.Env = c.env
 	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func (c *cluster) run(args ...string) string {
+	c.t.Helper()
+	out, err := c.script(args...)
 	if err != nil {
 		c.t.Fatalf("cluster.sh %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	return string(out)
+	return out
 }
 
 func (c *cluster) addr(offset int) string { return fmt.Sprintf("127.0.0.1:%d", c.base+offset) }
 
 // freeBase finds seven consecutive free loopback ports.
-func freeBase(t *testing.T) int {
+func freeBase(t testing.TB) int {
 	for range 50 {
 		base := 20000 + rand.IntN(30000)
 		ok := true
