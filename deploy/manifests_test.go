@@ -58,31 +58,31 @@ func render(t *testing.T, overlay string) objects {
 		}
 		switch kind {
 		case "Deployment":
-			o.deployments[name] = &appsv1.Deployment{}
-			strict(o.deployments[name])
+			decodeInto(o.deployments, name, strict)
 		case "StatefulSet":
-			o.statefulSets[name] = &appsv1.StatefulSet{}
-			strict(o.statefulSets[name])
+			decodeInto(o.statefulSets, name, strict)
 		case "Service":
-			o.services[name] = &corev1.Service{}
-			strict(o.services[name])
+			decodeInto(o.services, name, strict)
 		case "ConfigMap":
-			o.configMaps[name] = &corev1.ConfigMap{}
-			strict(o.configMaps[name])
+			decodeInto(o.configMaps, name, strict)
 		case "PodDisruptionBudget":
-			o.pdbs[name] = &policyv1.PodDisruptionBudget{}
-			strict(o.pdbs[name])
+			decodeInto(o.pdbs, name, strict)
 		case "HorizontalPodAutoscaler":
-			o.hpas[name] = &autoscalingv2.HorizontalPodAutoscaler{}
-			strict(o.hpas[name])
+			decodeInto(o.hpas, name, strict)
 		case "NetworkPolicy":
-			o.policies[name] = &networkingv1.NetworkPolicy{}
-			strict(o.policies[name])
+			decodeInto(o.policies, name, strict)
 		default:
 			t.Errorf("%s: unexpected kind %s (%s)", overlay, kind, name)
 		}
 	}
 	return o
+}
+
+// decodeInto decodes one object into a new T kept under its name.
+func decodeInto[T any](into map[string]*T, name string, decode func(any)) {
+	obj := new(T)
+	decode(obj)
+	into[name] = obj
 }
 
 // grpcServices are the health service names each gRPC role serves.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/config"
-	"github.com/zenmcp/zen/services/platform/serve"
 )
 
 // settings are the flags every role understands; each flag's default comes
@@ -19,6 +18,7 @@ type settings struct {
 	logLevel                             string
 	metricsAddr                          string
 	drainTimeout                         string
+	drain                                time.Duration // drainTimeout, parsed
 	getenv                               config.Getenv
 }
 
@@ -63,11 +63,10 @@ func parseSettings(role string, args []string, getenv config.Getenv, stderr io.W
 			return nil, err
 		}
 	}
-	drain, err := config.Duration(func(string) string { return s.drainTimeout }, "ZEN_DRAIN_TIMEOUT", 20*time.Second, time.Second, time.Hour)
-	if err != nil {
+	var err error
+	if s.drain, err = config.Duration(func(string) string { return s.drainTimeout }, "ZEN_DRAIN_TIMEOUT", 20*time.Second, time.Second, time.Hour); err != nil {
 		return nil, err
 	}
-	serve.DrainTimeout = drain
 	return s, nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"maps"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -153,13 +154,14 @@ func TestCancelledCallCancelsTheProviderRequest(t *testing.T) {
 	}
 }
 
-func mergeEnv(a, b map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range a {
-		out[k] = v
+func mergeEnv(a, b map[string]string) map[string]string { return merged(a, b) }
+
+// merged is a copy of a with b's entries over it.
+func merged[V any](a, b map[string]V) map[string]V {
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]V{}
 	}
-	for k, v := range b {
-		out[k] = v
-	}
+	maps.Copy(out, b)
 	return out
 }

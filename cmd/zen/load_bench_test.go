@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
+	"github.com/zenmcp/zen/services/platform/latency"
 )
 
 // BenchmarkClusterLoad drives the make cluster layout (redis-server, each
@@ -90,14 +90,6 @@ func loadRun(b *testing.B, c *cluster, clients int) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
-	slices.Sort(durations)
-	if len(durations) == 0 {
-		return
-	}
-	pct := func(p float64) float64 { return ms(durations[int(p*float64(len(durations)-1))]) }
 	b.ReportMetric(float64(len(durations))/elapsed.Seconds(), "calls/s")
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
+	latency.Report(b, durations)
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

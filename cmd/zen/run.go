@@ -67,6 +67,7 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 	if err != nil {
 		return err
 	}
+	serve.DrainTimeout = s.drain // before anything serves
 	level, err := telemetry.ParseLevel(s.logLevel)
 	if err != nil {
 		return err

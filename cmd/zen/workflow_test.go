@@ -148,13 +148,4 @@ func completionKey(got map[string]any) string {
 	return ""
 }
 
-func mergeArgs(a, b map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
-	}
-	return out
-}
+func mergeArgs(a, b map[string]any) map[string]any { return merged(a, b) }

@@ -22,7 +22,15 @@ func Measure(b *testing.B, warmup int, fn func()) {
 		lat = append(lat, time.Since(start))
 	}
 	b.StopTimer()
-	slices.Sort(lat)
+	Report(b, lat)
+}
+
+// Report states the p50 and p99 of measured latencies in milliseconds.
+func Report(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	lat = slices.Sorted(slices.Values(lat))
 	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
 	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
 }

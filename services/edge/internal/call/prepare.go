@@ -25,10 +25,11 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 	if out := checkPromptSize(name, args, r.promptLimit); out != nil {
 		return nil, out, nil
 	}
-	if tool.GetFilesArgument() != "absolute_file_paths" {
-		// prompt.txt is a simple tool's way round the prompt limit.
-	} else if err := takePromptFile(r.files, args); err != nil {
-		return nil, ptr(toolError(name, "Error: prompt.txt: "+err.Error(), nil)), nil
+	// prompt.txt is a simple tool's way round the prompt limit.
+	if tool.GetFilesArgument() == "absolute_file_paths" {
+		if err := takePromptFile(r.files, args); err != nil {
+			return nil, ptr(toolError(name, "Error: prompt.txt: "+err.Error(), nil)), nil
+		}
 	}
 	var thread *memoryv1.Thread
 	lastModel := ""

@@ -48,6 +48,7 @@ func New(tools []*call.Tool, runner *call.Runner, o Options) *mcp.Server {
 		Instructions: o.Instructions, Logger: o.Logger,
 	})
 	tracer := otel.Tracer("zen/edge")
+	metrics := telemetry.NewInstruments()
 	s.AddReceivingMiddleware(fixedToolOrder(tools))
 	if o.Memory != nil {
 		addThreadResources(s, o.Memory)
@@ -62,7 +63,7 @@ func New(tools []*call.Tool, runner *call.Runner, o Options) *mcp.Server {
 		if out := t.GetOutputSchema(); out != nil {
 			tool.OutputSchema = out.AsMap()
 		}
-		s.AddTool(tool, handler(t.GetName(), runner, tracer, o))
+		s.AddTool(tool, handler(t.GetName(), runner, tracer, metrics, o))
 	}
 	return s
 }
@@ -73,8 +74,7 @@ func FixedInstructions(model string) string { return fmt.Sprintf(fixedInstructio
 // AutoInstructions words the handshake for auto mode.
 func AutoInstructions() string { return autoInstructions }
 
-func handler(name string, runner *call.Runner, tracer trace.Tracer, o Options) mcp.ToolHandler {
-	metrics := telemetry.NewInstruments()
+func handler(name string, runner *call.Runner, tracer trace.Tracer, metrics telemetry.Instruments, o Options) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		ctx = withCaller(contextFromMeta(ctx, req.Params.Meta), req.Extra)
 		ctx, unlink := withLifetime(ctx)

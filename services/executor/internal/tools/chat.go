@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 	"time"
@@ -33,20 +34,17 @@ func chatTool() Tool {
 		RequiresModel: true,
 		FilesArgument: "absolute_file_paths",
 		Schema: func(c Catalog) map[string]any {
-			return object(map[string]any{
+			props := map[string]any{
 				"prompt": str("Your question or idea for the other model, with the context it needs. Say what you " +
 					"already know and what you want from it."),
 				"absolute_file_paths": strList("Full absolute paths of files or directories the model should read."),
 				"images":              strList("Full absolute paths of images, or data:image/...;base64 URLs."),
 				"working_directory_absolute_path": str("Full absolute path of an existing directory: the project the " +
 					"conversation is about."),
-				"model": modelField(c),
-				"temperature": map[string]any{"type": "number", "minimum": 0, "maximum": 1,
-					"description": "0 for focused answers, 1 for more varied ones."},
-				"thinking_mode": map[string]any{"type": "string", "enum": thinkingModes,
-					"description": "How much the model should think first, for models that can."},
 				"continuation_id": str("The continuation_id of an earlier answer, to continue that conversation."),
-			}, requiredWithModel(c, "prompt", "working_directory_absolute_path")...)
+			}
+			maps.Copy(props, modelSettings(c))
+			return object(props, requiredWithModel(c, "prompt", "working_directory_absolute_path")...)
 		},
 		Output: envelopeSchema(),
 		Run:    runChat,

@@ -76,7 +76,7 @@ func runClink(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, e
 	if c.Progress != nil {
 		c.Progress(fmt.Sprintf("running %s (%s role)", cli.Name, roleName), 0)
 	}
-	run, err := clink.Execute(ctx, cli, args, stdin, workDir(c))
+	run, err := clink.Execute(ctx, cli, args, stdin, "")
 	var notFound *clink.NotFoundError
 	switch {
 	case errors.As(err, &notFound):
@@ -168,13 +168,6 @@ func clinkPrompt(c *Call, cli, system string, systemByFlag bool) string {
 		b.WriteString("=== END FILE REFERENCES ===\n")
 	}
 	return b.String()
-}
-
-func workDir(c *Call) string {
-	if wd := strArg(c.Args, "working_directory_absolute_path"); wd != "" {
-		return wd
-	}
-	return ""
 }
 
 var summaryBlock = regexp.MustCompile(`(?s)<SUMMARY>(.*?)</SUMMARY>`)

@@ -11,7 +11,6 @@ import (
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/executor/internal/prompts"
 	"github.com/zenmcp/zen/services/executor/internal/render"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
@@ -67,13 +66,13 @@ func modelHint(c Catalog) string {
 
 func runConsensus(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, error) {
 	a := readStep(c.Args, "")
-	st := restoreState("consensus", c.WorkflowState)
+	st := stateFor("consensus", c, a.StepNumber)
 	if a.StepNumber == 1 {
 		models, err := consensusModels(c.Args["models"])
 		if err != nil {
 			return workflowFailure("consensus", 1, err.Error()), nil
 		}
-		st = &workflowState{Tool: "consensus", InitialRequest: a.Step, Proposal: a.Step, Models: models}
+		st.InitialRequest, st.Proposal, st.Models = a.Step, a.Step, models
 	}
 	if len(st.Models) == 0 {
 		return workflowFailure("consensus", a.StepNumber, "This thread has no consensus under way: start with step_number 1 and the models to consult."), nil
@@ -179,8 +178,8 @@ func consult(ctx context.Context, env *Env, c *Call, st *workflowState, entry ma
 	}
 	res, err := env.Router.ResolveModel(ctx, &routerv1.ResolveModelRequest{Model: name, Category: ExtendedReasoning})
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, status.FromContextError(ctx.Err()).Err()
+		if stop := aborted(ctx, err); stop != nil {
+			return nil, nil, stop
 		}
 		return failed(fmt.Sprintf("model %s is not available: %s", name, status.Convert(err).Message()))
 	}
@@ -198,11 +197,8 @@ func consult(ctx context.Context, env *Env, c *Call, st *workflowState, entry ma
 	}
 	done, err := run(ctx, env, c.Progress, g)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, status.FromContextError(ctx.Err()).Err()
-		}
-		if code := status.Code(err); code == codes.Canceled || code == codes.DeadlineExceeded {
-			return nil, nil, err
+		if stop := aborted(ctx, err); stop != nil {
+			return nil, nil, stop
 		}
 		return failed(status.Convert(err).Message())
 	}

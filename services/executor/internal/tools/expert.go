@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/executor/internal/prompts"
 	"github.com/zenmcp/zen/services/executor/internal/render"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
@@ -45,11 +45,8 @@ func expertStep(ctx context.Context, env *Env, c *Call, w workflowSpec, st *work
 	}
 	done, err := run(ctx, env, c.Progress, g)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, status.FromContextError(ctx.Err()).Err()
-		}
-		if code := status.Code(err); code == codes.Canceled || code == codes.DeadlineExceeded {
-			return nil, err
+		if stop := aborted(ctx, err); stop != nil {
+			return nil, stop
 		}
 		// The steps so far stay in the thread; the agent can send the final
 		// step again.
@@ -67,7 +64,7 @@ func expertStep(ctx context.Context, env *Env, c *Call, w workflowSpec, st *work
 		"context_optimization": "Each relevant file was sent once, with line numbers."}
 	meta := resp["metadata"].(map[string]any)
 	meta["model_used"], meta["provider_used"] = done.GetModelName(), done.GetProvider()
-	if s, _ := analysis["status"].(string); contains(promotedStatuses, s) {
+	if s, _ := analysis["status"].(string); slices.Contains(promotedStatuses, s) {
 		resp["status"] = s
 		resp["content"] = text
 		resp["next_steps"] = "Provide the requested files and continue the analysis."
@@ -79,16 +76,7 @@ func expertStep(ctx context.Context, env *Env, c *Call, w workflowSpec, st *work
 	}
 	turn := &memoryv1.Turn{Role: memoryv1.Role_ROLE_ASSISTANT, Content: text, ToolName: w.name, ModelName: done.GetModelName(),
 		ModelProvider: done.GetProvider()}
-	return stepResult(c, st, resp, a, turn), nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return w.result(c, st, resp, a, turn), nil
 }
 
 // expertPrompt lays out what the expert reads.

@@ -85,15 +85,26 @@ func run(ctx context.Context, env *Env, progress func(string, int64), g generati
 // toolFailure turns a failed model call into a tool error the agent can
 // read; cancellation and deadlines stay gRPC errors so the edge sees them.
 func toolFailure(ctx context.Context, tool string, err error) (*executorv1.ToolResult, error) {
-	if ctx.Err() != nil {
-		return nil, status.FromContextError(ctx.Err()).Err()
+	if stop := aborted(ctx, err); stop != nil {
+		return nil, stop
 	}
 	st := status.Convert(err)
 	switch st.Code() {
-	case codes.Canceled, codes.DeadlineExceeded:
-		return nil, err
 	case codes.Internal, codes.Unknown:
 		return errorResult(tool, fmt.Sprintf("Error in %s: the model call failed inside zen; see the server log.", tool), nil), nil
 	}
 	return errorResult(tool, fmt.Sprintf("Error in %s: %s", tool, st.Message()), nil), nil
+}
+
+// aborted returns the error to pass on as is when a failed call was
+// cancelled or ran out of time (the edge must see those as such), and nil
+// when the failure is the model's, for the tool to report.
+func aborted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	if code := status.Code(err); code == codes.Canceled || code == codes.DeadlineExceeded {
+		return err
+	}
+	return nil
 }

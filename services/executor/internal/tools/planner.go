@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 )
@@ -41,10 +42,7 @@ func plannerTool() Tool {
 
 func runPlanner(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, error) {
 	a := readStep(c.Args, "")
-	st := restoreState("planner", c.WorkflowState)
-	if a.StepNumber == 1 { // a step 1 starts a new investigation, even in an old thread
-		st = &workflowState{Tool: "planner"}
-	}
+	st := stateFor("planner", c, a.StepNumber)
 	if st.InitialRequest == "" {
 		st.InitialRequest = a.Step
 	}
@@ -89,7 +87,7 @@ func runPlanner(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, err
 		resp["thinking_required"] = true
 		resp["required_thinking"] = anyList(deepThinking[a.StepNumber-1])
 		resp["next_steps"] = fmt.Sprintf("MANDATORY: before step %d, think this through and do not rush: %s. Then call "+
-			"planner with step_number: %d.", a.StepNumber+1, joinSemi(deepThinking[a.StepNumber-1]), a.StepNumber+1)
+			"planner with step_number: %d.", a.StepNumber+1, strings.Join(deepThinking[a.StepNumber-1], "; "), a.StepNumber+1)
 	case a.NextStepRequired:
 		resp["status"] = "pause_for_planning"
 		resp["planner_required"] = true
@@ -121,17 +119,6 @@ var deepThinking = [3][]string{
 	{"The full scope and what success means", "The approaches open and their trade-offs", "The constraints and the risks"},
 	{"The phases and their order", "The dependencies between them", "The critical path and the resources it needs"},
 	{"Whether the plan covers the whole task", "The gaps and how to close them", "How to adapt when a step fails", "The first concrete actions"},
-}
-
-func joinSemi(xs []string) string {
-	out := ""
-	for i, x := range xs {
-		if i > 0 {
-			out += "; "
-		}
-		out += x
-	}
-	return out
 }
 
 // planView is the plan as it now stands, revisions applied.

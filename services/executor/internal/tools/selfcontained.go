@@ -44,10 +44,7 @@ func runTracer(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, erro
 			"metadata": map[string]any{"tool_name": "tracer", "trace_mode": "ask"},
 		})}, nil
 	}
-	st := restoreState("tracer", c.WorkflowState)
-	if a.StepNumber == 1 { // a step 1 starts a new investigation, even in an old thread
-		st = &workflowState{Tool: "tracer"}
-	}
+	st := stateFor("tracer", c, a.StepNumber)
 	st.TraceMode = mode
 	st.record(a)
 	resp := map[string]any{
@@ -116,10 +113,7 @@ func docgenTool() Tool {
 func runDocgen(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, error) {
 	a := readStep(c.Args, "low")
 	done, total := intArg(c.Args, "num_files_documented", 0), intArg(c.Args, "total_files_to_document", 0)
-	st := restoreState("docgen", c.WorkflowState)
-	if a.StepNumber == 1 { // a step 1 starts a new investigation, even in an old thread
-		st = &workflowState{Tool: "docgen"}
-	}
+	st := stateFor("docgen", c, a.StepNumber)
 	st.record(a)
 	resp := map[string]any{
 		"step_number": a.StepNumber, "total_steps": max(a.TotalSteps, 1+total), "next_step_required": a.NextStepRequired,

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
@@ -100,14 +101,18 @@ func envelopeSchema() map[string]any {
 
 // All returns every tool in the order clients list them: the reference's
 // order, with the utilities last.
-func All() []Tool {
+func All() []Tool { return slices.Clone(catalogue()) }
+
+// catalogue builds the tools once: every call looks its tool up here, and
+// the tools are never changed after they are built.
+var catalogue = sync.OnceValue(func() []Tool {
 	return []Tool{
 		chatTool(), clinkTool(), thinkdeepSpec().tool(), plannerTool(), consensusTool(), codereviewSpec().tool(),
 		precommitSpec().tool(), debugSpec().tool(), secauditSpec().tool(), docgenTool(), analyzeSpec().tool(),
 		refactorSpec().tool(), tracerTool(), testgenSpec().tool(), challengeTool(), apilookupTool(), listModelsTool(),
 		versionTool(),
 	}
-}
+})
 
 // Essential tools cannot be disabled.
 var essential = []string{"listmodels", "version"}
@@ -141,7 +146,7 @@ func Find(name string, disabled map[string]bool) (Tool, bool) {
 	if disabled[name] {
 		return Tool{}, false
 	}
-	all := All()
+	all := catalogue()
 	i := slices.IndexFunc(all, func(t Tool) bool { return t.Name == name })
 	if i < 0 {
 		return Tool{}, false

@@ -74,10 +74,7 @@ func runWorkflow(ctx context.Context, env *Env, c *Call, w workflowSpec) (*execu
 	if a.StepNumber == 1 && w.requireAtStep1 != "" && empty(c.Args[w.requireAtStep1]) {
 		return workflowFailure(w.name, a.StepNumber, fmt.Sprintf("Step 1 requires '%s': %s", w.requireAtStep1, requirementHint(w.requireAtStep1))), nil
 	}
-	st := restoreState(w.name, c.WorkflowState)
-	if a.StepNumber == 1 { // a step 1 starts a new investigation, even in an old thread
-		st = &workflowState{Tool: w.name}
-	}
+	st := stateFor(w.name, c, a.StepNumber)
 	st.record(a)
 	if c.Progress != nil {
 		c.Progress(fmt.Sprintf("%s step %d of %d", w.name, a.StepNumber, a.TotalSteps), 0)
@@ -94,7 +91,7 @@ func runWorkflow(ctx context.Context, env *Env, c *Call, w workflowSpec) (*execu
 		actions := w.actions(a.StepNumber, a.Confidence, c.Args)
 		resp["required_actions"] = anyList(actions)
 		resp["next_steps"] = pauseGuidance(w.name, a, actions)
-		return stepResult(c, st, resp, a, nil), nil
+		return w.result(c, st, resp, a, nil), nil
 	}
 	resp[w.completeKey] = true
 	resp[w.completionKey] = completion(st, w, a)
@@ -105,12 +102,12 @@ func runWorkflow(ctx context.Context, env *Env, c *Call, w workflowSpec) (*execu
 		resp["expert_analysis"] = map[string]any{"status": skipCode(w, c.Args), "reason": w.skipReason}
 		resp["next_steps"] = fmt.Sprintf("The %s is complete and no outside analysis is needed (%s). Present the findings "+
 			"to the user and proceed with the work they imply.", w.name, w.skipReason)
-		return stepResult(c, st, resp, a, nil), nil
+		return w.result(c, st, resp, a, nil), nil
 	case !w.expert || !a.UseAssistant || !w.alwaysExpert && !worthAnExpert(st):
 		resp["status"] = "local_work_complete"
 		resp["next_steps"] = fmt.Sprintf("Your %s is complete without an outside model. Summarize the findings for the "+
 			"user, ordered by importance, with the evidence for each.", w.name)
-		return stepResult(c, st, resp, a, nil), nil
+		return w.result(c, st, resp, a, nil), nil
 	}
 	return expertStep(ctx, env, c, w, st, a, resp)
 }
@@ -244,13 +241,6 @@ func workSummary(st *workflowState, tool string) string {
 // stepResult stores the step (one user turn holding the agent's step, plus
 // the expert's answer when there was one) and the state with the last turn.
 func stepResult(c *Call, st *workflowState, resp map[string]any, a stepArgs, expert *memoryv1.Turn) *executorv1.ToolResult {
-	if spec, ok := specsByName[st.Tool]; ok {
-		for from, to := range spec.aliases {
-			if v, ok := resp[from]; ok {
-				resp[to] = v
-			}
-		}
-	}
 	user := &memoryv1.Turn{Role: memoryv1.Role_ROLE_USER, ToolName: st.Tool, Content: stepTurnText(a), Files: fileRefs(c.Files),
 		Images: a.Images}
 	turns := []*memoryv1.Turn{user}
@@ -320,12 +310,12 @@ func workflowSettings(args map[string]any) *structpb.Struct {
 	return payload(kept)
 }
 
-// specsByName finds a workflow tool's spec for the shared helpers.
-var specsByName = map[string]workflowSpec{}
-
-func init() {
-	for _, w := range []workflowSpec{thinkdeepSpec(), codereviewSpec(), precommitSpec(), debugSpec(), secauditSpec(),
-		analyzeSpec(), refactorSpec(), testgenSpec()} {
-		specsByName[w.name] = w
+// result is stepResult with the tool's aliased keys repeated.
+func (w workflowSpec) result(c *Call, st *workflowState, resp map[string]any, a stepArgs, expert *memoryv1.Turn) *executorv1.ToolResult {
+	for from, to := range w.aliases {
+		if v, ok := resp[from]; ok {
+			resp[to] = v
+		}
 	}
+	return stepResult(c, st, resp, a, expert)
 }

@@ -103,6 +103,15 @@ type workflowState struct {
 	Responses []map[string]any `json:"responses,omitempty"`
 }
 
+// stateFor is the state a step builds on: empty at step 1, which starts a
+// new investigation even in an old thread, else what the thread holds.
+func stateFor(tool string, c *Call, step int) *workflowState {
+	if step == 1 {
+		return &workflowState{Tool: tool}
+	}
+	return restoreState(tool, c.WorkflowState)
+}
+
 // restoreState reads the state the edge found in the thread; it belongs to
 // this tool or it is ignored.
 func restoreState(tool string, s *structpb.Struct) *workflowState {
