@@ -153,6 +153,8 @@ func TestOverlays(t *testing.T) {
 					t.Errorf("%s=%s names no Service with that port", v, cm.Data[v])
 				}
 			}
+			checkAllowedHosts(t, o, cm)
+			checkServiceCredentials(t, o, overlay == "prod")
 			checkServices(t, o)
 			checkScaling(t, o)
 			checkPolicies(t, o)
@@ -226,6 +228,10 @@ func checkDeployment(t *testing.T, o objects, name string, d *appsv1.Deployment,
 		}
 		if service, ok := grpcServices[role]; ok {
 			want := port(t, cm.Data["ZEN_GRPC_ADDR"])
+			if envValue(c, "ZEN_GRPC_TLS_CERT") != "" {
+				checkTLSProbe(t, name, probe, want, probe == c.ReadinessProbe, service)
+				continue
+			}
 			if probe.GRPC == nil || probe.GRPC.Port != want || containerPort(c, "grpc") != want {
 				t.Errorf("%s: probes must use gRPC health on ZEN_GRPC_ADDR's port %d", name, want)
 			} else if probe == c.ReadinessProbe && (probe.GRPC.Service == nil || *probe.GRPC.Service != service) {
@@ -238,6 +244,34 @@ func checkDeployment(t *testing.T, o objects, name string, d *appsv1.Deployment,
 			t.Errorf("%s: probes must GET on %s's port %d", name, httpRoles[role], want)
 		} else if path := probe.HTTPGet.Path; path != "/healthz" && path != "/readyz" || probe == c.ReadinessProbe && path != "/readyz" {
 			t.Errorf("%s: probe path %s", name, path)
+		}
+	}
+}
+
+// checkAllowedHosts: the edge and gateway listen beyond loopback, so zen
+// starts them only with ZEN_ALLOWED_HOSTS, and they must answer to the names
+// of their Services. Probes need no entry: they GET /healthz and /readyz
+// (checkDeployment), which skip the Host check.
+func checkAllowedHosts(t *testing.T, o objects, cm *corev1.ConfigMap) {
+	t.Helper()
+	listed := map[string]bool{}
+	for _, h := range strings.Split(cm.Data["ZEN_ALLOWED_HOSTS"], ",") {
+		h = strings.TrimSpace(h)
+		if strings.ContainsAny(h, ":/ ") {
+			t.Errorf("ZEN_ALLOWED_HOSTS: %q should be a host name without scheme or port", h)
+		}
+		listed[h] = true
+	}
+	for _, svc := range []string{"zen-edge", "zen-gateway"} {
+		if o.services[svc] == nil {
+			continue
+		}
+		ns := o.services[svc].Namespace
+		for _, name := range []string{svc, svc + "." + ns, svc + "." + ns + ".svc", svc + "." + ns + ".svc.cluster.local"} {
+			if !listed[name] {
+				t.Errorf("ZEN_ALLOWED_HOSTS=%q lacks %s: clients using that name would be refused",
+					cm.Data["ZEN_ALLOWED_HOSTS"], name)
+			}
 		}
 	}
 }

@@ -42,12 +42,26 @@ running() {
 	[[ -f $f ]] && kill -0 "$(cat "$f")" 2>/dev/null
 }
 
+# service_token is the secret the roles share, so their gRPC ports answer
+# only each other (ZEN_SERVICE_TOKEN wins; else one is made once and kept in
+# $DIR/service-token, for grpcurl -H "authorization: Bearer ...").
+service_token() {
+	if [[ -n ${ZEN_SERVICE_TOKEN:-} ]]; then
+		echo "$ZEN_SERVICE_TOKEN"
+		return
+	fi
+	local f="$DIR/service-token"
+	[[ -s $f ]] || (umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$f")
+	cat "$f"
+}
+
 # start launches one member in the background and records its pid.
 start() {
 	local name=$1 role=${1%-[0-9]}
 	running "$name" && { echo "cluster: $name already runs (pid $(cat "$(pidfile "$name")"))"; return; }
 	local log="$DIR/logs/$name.log"
 	local -a env=(
+		"ZEN_SERVICE_TOKEN=$(service_token)"
 		"ZEN_MEMORY_STORE=redis" "REDIS_URL=redis://$(addr redis)/0"
 		"ZEN_MEMORY_ADDR=$(addr memory)" "ZEN_ROUTER_ADDR=$(addr router)" "ZEN_EXECUTOR_ADDR=$(addr executor)"
 	)

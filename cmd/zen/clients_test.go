@@ -113,7 +113,7 @@ func runClient(t *testing.T, node string, target tsTarget, era, scenario string,
 // tsTargets starts zen serve for HTTP and describes zen stdio.
 func tsTargets(t *testing.T, env map[string]string) (targets []tsTarget, gateway string) {
 	p := startZen(t, env, []string{"mcp", "gateway"}, serveArgs()...)
-	childEnv := map[string]string{"HOME": t.TempDir(), "PATH": os.Getenv("PATH")}
+	childEnv := map[string]string{"HOME": zenHome, "XDG_STATE_HOME": t.TempDir(), "PATH": os.Getenv("PATH")}
 	for k, v := range env {
 		childEnv[k] = v
 	}

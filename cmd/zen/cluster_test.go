@@ -73,7 +73,7 @@ func TestLocalCluster(t *testing.T) {
 	}
 	fake := fakemodel.New(t)
 	c := &cluster{t: t, base: freeBase(t)}
-	c.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "ZEN_BIN=" + zenBin, "ZEN_CLUSTER_DIR=" + t.TempDir(),
+	c.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + zenHome, "ZEN_BIN=" + zenBin, "ZEN_CLUSTER_DIR=" + t.TempDir(),
 		fmt.Sprintf("ZEN_CLUSTER_PORT_BASE=%d", c.base), "CUSTOM_API_URL=" + fake.URL()}
 	t.Cleanup(func() { c.run("down") })
 	c.run("up")

@@ -7,7 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/config"
+	"github.com/zenmcp/zen/services/platform/secrets"
+	"github.com/zenmcp/zen/services/platform/serve"
 )
 
 // settings are the flags every role understands; each flag's default comes
@@ -18,8 +21,10 @@ type settings struct {
 	logLevel                             string
 	metricsAddr                          string
 	drainTimeout                         string
-	drain                                time.Duration // drainTimeout, parsed
+	drain                                time.Duration  // drainTimeout, parsed
+	security                             serve.Security // ZEN_SERVICE_TOKEN, ZEN_GRPC_TLS_*
 	getenv                               config.Getenv
+	secrets                              *secrets.Scrubber // scrubbed from logs and results
 }
 
 type flagSpec struct {
@@ -67,7 +72,33 @@ func parseSettings(role string, args []string, getenv config.Getenv, stderr io.W
 	if s.drain, err = config.Duration(func(string) string { return s.drainTimeout }, "ZEN_DRAIN_TIMEOUT", 20*time.Second, time.Second, time.Hour); err != nil {
 		return nil, err
 	}
+	if s.security, err = roleSecurity(role, getenv); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// roleSecurity is how the role's gRPC calls prove they come from zen. With
+// client tokens configured the inner services must know zen's roles from
+// anyone who reaches their ports: a split role needs ZEN_SERVICE_TOKEN, and
+// serve, whose roles share one process, makes a token of its own.
+func roleSecurity(role string, getenv config.Getenv) (serve.Security, error) {
+	sec, err := serve.LoadSecurity(getenv)
+	if err != nil {
+		return sec, err
+	}
+	tokens, err := auth.Load(getenv)
+	if err != nil {
+		return sec, err
+	}
+	switch {
+	case !tokens.On() || sec.Required():
+		return sec, nil
+	case role == "serve" || role == "stdio":
+		return sec.WithGeneratedToken(), nil
+	default:
+		return sec, serve.ErrServiceTokenNeeded
+	}
 }
 
 // require names the variable a role needs but was not given.

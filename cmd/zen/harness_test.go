@@ -22,19 +22,34 @@ import (
 // zenBin is the binary under test, built once by TestMain.
 var zenBin string
 
+// zenHome is the home directory of every zen under test. The tests' own
+// temporary directory is inside it, so what a test makes with t.TempDir()
+// is a project in the user's home, as on a developer's machine, and the
+// default file policy (the home is the root) applies unchanged.
+var zenHome string
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "zen-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	zenBin = filepath.Join(dir, "zen")
+	// The binary sits beside the home, not in it: zen never scans its own
+	// directory.
+	zenBin = filepath.Join(dir, "bin", "zen")
 	build := exec.Command("go", "build", "-o", zenBin, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build zen:", err)
 		os.Exit(1)
 	}
+	zenHome = filepath.Join(dir, "home")
+	tmp := filepath.Join(zenHome, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("TMPDIR", tmp) // where t.TempDir() makes its directories
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -52,9 +67,11 @@ type proc struct {
 }
 
 // baseEnv is what every zen under test gets: no variables from the
-// developer's shell, a home and working directory of its own.
+// developer's shell, the shared home, and state and configuration
+// directories of its own, so no two zens share threads.
 func baseEnv(t testing.TB, extra map[string]string) []string {
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LOG_LEVEL=INFO"}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + zenHome, "XDG_STATE_HOME=" + t.TempDir(),
+		"XDG_CONFIG_HOME=" + t.TempDir(), "LOG_LEVEL=INFO"}
 	for k, v := range extra {
 		env = append(env, k+"="+v)
 	}
@@ -65,10 +82,17 @@ func baseEnv(t testing.TB, extra map[string]string) []string {
 // At the end of the test it sends SIGTERM and checks zen exits 0.
 func startZen(t testing.TB, env map[string]string, listeners []string, args ...string) *proc {
 	t.Helper()
+	return startZenIn(t, t.TempDir(), env, listeners, args...)
+}
+
+// startZenIn is startZen with dir as zen's working directory (where it
+// finds its .env).
+func startZenIn(t testing.TB, dir string, env map[string]string, listeners []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{t: t, addrs: map[string]string{}, ready: make(chan struct{}), done: make(chan error, 1)}
 	p.cmd = exec.Command(zenBin, args...)
 	p.cmd.Env = baseEnv(t, env)
-	p.cmd.Dir = t.TempDir()
+	p.cmd.Dir = dir
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

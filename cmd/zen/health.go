@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/zenmcp/zen/services/platform/config"
 	"github.com/zenmcp/zen/services/platform/serve"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
@@ -15,7 +16,7 @@ import (
 // runHealth checks a running zen, for container health checks and scripts
 // where no shell or curl exists: a gRPC role's health service, or an HTTP
 // role's readiness. It exits 0 when the target is serving.
-func runHealth(ctx context.Context, args []string, stderr io.Writer) error {
+func runHealth(ctx context.Context, args []string, getenv config.Getenv, stderr io.Writer) error {
 	fs := flag.NewFlagSet("zen health", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	grpcAddr := fs.String("grpc", "", "host:port of a gRPC role (memory, router, executor)")
@@ -46,7 +47,13 @@ func runHealth(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		return nil
 	}
-	conn, err := serve.Dial(*grpcAddr)
+	// Health needs no service token, but a server that talks mutual TLS
+	// answers only a client with a certificate: the role's own.
+	sec, err := serve.LoadSecurity(getenv)
+	if err != nil {
+		return err
+	}
+	conn, err := serve.Dial(*grpcAddr, sec.DialOptions()...)
 	if err != nil {
 		return fmt.Errorf("--grpc %q: %w", *grpcAddr, err)
 	}

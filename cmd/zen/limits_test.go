@@ -32,6 +32,10 @@ func TestImagesReachTheModelAsDataURLs(t *testing.T) {
 	if err := os.WriteFile(big, make([]byte, 2<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Not the catalogue: zen never reads its own configuration for a client.
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("text"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	fake := fakemodel.New(t)
 	st := serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"CUSTOM_MODELS_CONFIG_PATH": catalogue}))
 
@@ -62,7 +66,7 @@ func TestImagesReachTheModelAsDataURLs(t *testing.T) {
 	}{
 		{"too many", []any{png, png, png, png, png, png}, "Too many images: 6 given, at most 5"},
 		{"too large", []any{big}, "Images too large"},
-		{"not an image", []any{catalogue}, "unsupported image"},
+		{"not an image", []any{filepath.Join(dir, "notes.txt")}, "unsupported image"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, got := callTool(t, st.session, "chat", map[string]any{
@@ -81,8 +85,10 @@ func TestImagesReachTheModelAsDataURLs(t *testing.T) {
 func TestImagesForAModelWithoutVision(t *testing.T) {
 	fake := fakemodel.New(t)
 	st := serveStack(t, fakeEnv(fake))
+	dir := t.TempDir() // in the home: the image passes the file policy, and the model check refuses it
 	res, got := callTool(t, st.session, "chat", map[string]any{
-		"prompt": "look", "working_directory_absolute_path": t.TempDir(), "model": "llama3.2", "images": []any{"/tmp/x.png"},
+		"prompt": "look", "working_directory_absolute_path": dir, "model": "llama3.2",
+		"images": []any{filepath.Join(dir, "x.png")},
 	})
 	if !res.IsError || !strings.Contains(got["content"].(string), "Image support not available: model 'llama3.2'") {
 		t.Errorf("got %v", got)

@@ -23,7 +23,7 @@ import (
 func BenchmarkClusterLoad(b *testing.B) {
 	fake := fakemodel.New(b)
 	c := &cluster{base: freeBase(b)}
-	c.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir(), "ZEN_BIN=" + zenBin, "ZEN_CLUSTER_DIR=" + b.TempDir(),
+	c.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + zenHome, "ZEN_BIN=" + zenBin, "ZEN_CLUSTER_DIR=" + b.TempDir(),
 		fmt.Sprintf("ZEN_CLUSTER_PORT_BASE=%d", c.base), "CUSTOM_API_URL=" + fake.URL(), "LOG_LEVEL=ERROR"}
 	if out, err := c.script("up"); err != nil {
 		b.Fatalf("cluster up: %v\n%s", err, out)

@@ -11,6 +11,7 @@ import (
 	executorserver "github.com/zenmcp/zen/services/executor/server"
 	memoryserver "github.com/zenmcp/zen/services/memory/server"
 	"github.com/zenmcp/zen/services/platform/auth"
+	"github.com/zenmcp/zen/services/platform/hostguard"
 	"github.com/zenmcp/zen/services/platform/serve"
 	routerserver "github.com/zenmcp/zen/services/router/server"
 	"golang.org/x/sync/errgroup"
@@ -52,26 +53,36 @@ func buildExecutor(s *settings, router grpc.ClientConnInterface, logger *slog.Lo
 		return nil, err
 	}
 	cfg.Version, cfg.Commit = version, commit
+	cfg.Secrets = s.secrets
 	return executorserver.New(cfg, router, logger.With("service", "executor"))
 }
 
-// newEdge builds the edge role from its variables.
-func newEdge(ctx context.Context, s *settings, conns edgeserver.Conns, logger *slog.Logger) (*edgeserver.Server, error) {
+// newEdge builds the edge role from its variables. overHTTP is whether it
+// serves MCP over HTTP (serve, edge) rather than stdio.
+func newEdge(ctx context.Context, s *settings, conns edgeserver.Conns, logger *slog.Logger,
+	overHTTP bool) (*edgeserver.Server, error) {
 	cfg, err := edgeserver.Load(s.getenv)
 	if err != nil {
 		return nil, err
 	}
+	fileSettings(&cfg.Files, s, overHTTP)
 	cfg.Version = version
+	cfg.Secrets = s.secrets
 	return edgeserver.New(ctx, cfg, conns, logger)
 }
 
-// newGateway builds the gateway, with the same tokens as the edge.
+// newGateway builds the gateway, with the same tokens and allowed hosts as
+// the edge.
 func newGateway(ctx context.Context, s *settings, conns gateway.Conns) (http.Handler, error) {
 	tokens, err := auth.Load(s.getenv)
 	if err != nil {
 		return nil, err
 	}
-	return gateway.New(ctx, conns, tokens)
+	hosts, err := hostguard.Load(s.getenv)
+	if err != nil {
+		return nil, err
+	}
+	return gateway.New(ctx, conns, tokens, hosts)
 }
 
 // edgeMux serves MCP at /mcp beside liveness and readiness probes.
@@ -79,22 +90,12 @@ func edgeMux(edge *edgeserver.Server, deps []serve.Dependency) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", edge.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		err := serve.CheckAll(r.Context(), deps)
-		if err == nil {
-			err = edge.Ready()
-		}
-		if err != nil {
-			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ready\n"))
-	})
+	mux.Handle("GET /readyz", edge.Readiness(deps))
 	return mux
 }
 
-func dial(addr, env string) (*grpc.ClientConn, error) {
-	conn, err := serve.Dial(addr)
+func dial(s *settings, addr, env string) (*grpc.ClientConn, error) {
+	conn, err := serve.Dial(addr, s.security.DialOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("%s=%q: %w", env, addr, err)
 	}
@@ -117,7 +118,7 @@ func runServe(ctx context.Context, s *settings, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	self, err := serve.Dial(grpcLis.Addr().String())
+	self, err := serve.Dial(grpcLis.Addr().String(), s.security.DialOptions()...)
 	if err != nil {
 		return err
 	}
@@ -126,7 +127,7 @@ func runServe(ctx context.Context, s *settings, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	g := serve.NewGRPC()
+	g := serve.NewGRPC(s.security.ServerOptions()...)
 	mem.Register(g.Server)
 	rt.Register(g.Server)
 	ex.Register(g.Server)
@@ -145,7 +146,7 @@ func runServe(ctx context.Context, s *settings, logger *slog.Logger) error {
 	g.SetStatus(false, memoryserver.ServiceName) // until its store first answers
 	group.Go(func() error { mem.Watch(gctx, func(ok bool) { g.SetStatus(ok, memoryserver.ServiceName) }); return nil })
 	group.Go(func() error { return g.Serve(gctx, grpcLis) })
-	edge, err := newEdge(gctx, s, edgeserver.Conns{Memory: self, Router: self, Executor: self}, logger)
+	edge, err := newEdge(gctx, s, edgeserver.Conns{Memory: self, Router: self, Executor: self}, logger, true)
 	if err != nil {
 		return fail(err)
 	}
@@ -181,7 +182,7 @@ func runGRPCRole(ctx context.Context, s *settings, logger *slog.Logger, name str
 	if err != nil {
 		return err
 	}
-	g := serve.NewGRPC()
+	g := serve.NewGRPC(s.security.ServerOptions()...)
 	register(g.Server)
 	if watch == nil {
 		g.SetServing(name)
@@ -213,7 +214,7 @@ func runExecutor(ctx context.Context, s *settings, logger *slog.Logger) error {
 	if err := require(s.routerAddr, "ZEN_ROUTER_ADDR", "executor", "the router"); err != nil {
 		return err
 	}
-	router, err := dial(s.routerAddr, "ZEN_ROUTER_ADDR")
+	router, err := dial(s, s.routerAddr, "ZEN_ROUTER_ADDR")
 	if err != nil {
 		return err
 	}
@@ -236,13 +237,13 @@ func remoteConns(s *settings, role string) (mem, rt, ex *grpc.ClientConn, err er
 			return nil, nil, nil, err
 		}
 	}
-	if mem, err = dial(s.memoryAddr, "ZEN_MEMORY_ADDR"); err != nil {
+	if mem, err = dial(s, s.memoryAddr, "ZEN_MEMORY_ADDR"); err != nil {
 		return nil, nil, nil, err
 	}
-	if rt, err = dial(s.routerAddr, "ZEN_ROUTER_ADDR"); err != nil {
+	if rt, err = dial(s, s.routerAddr, "ZEN_ROUTER_ADDR"); err != nil {
 		return nil, nil, nil, err
 	}
-	if ex, err = dial(s.executorAddr, "ZEN_EXECUTOR_ADDR"); err != nil {
+	if ex, err = dial(s, s.executorAddr, "ZEN_EXECUTOR_ADDR"); err != nil {
 		return nil, nil, nil, err
 	}
 	return mem, rt, ex, nil
@@ -254,7 +255,7 @@ func runEdge(ctx context.Context, s *settings, logger *slog.Logger) error {
 		return err
 	}
 	defer closeAll(mem, rt, ex)
-	edge, err := newEdge(ctx, s, edgeserver.Conns{Memory: mem, Router: rt, Executor: ex}, logger)
+	edge, err := newEdge(ctx, s, edgeserver.Conns{Memory: mem, Router: rt, Executor: ex}, logger, true)
 	if err != nil {
 		return err
 	}

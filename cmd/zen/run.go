@@ -49,7 +49,7 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 	}
 	role := args[0]
 	if role == "health" {
-		return runHealth(ctx, args[1:], os.Stderr)
+		return runHealth(ctx, args[1:], getenv, os.Stderr)
 	}
 	if role == "version" {
 		fmt.Printf("zen %s (commit %s, %s, %s/%s)\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
@@ -59,7 +59,7 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 	if !ok {
 		return fmt.Errorf("unknown command %q; commands are %s", role, "serve, stdio, edge, memory, router, executor, gateway, health, version")
 	}
-	getenv, err := config.WithDotEnv(".env", getenv)
+	getenv, err := config.WithDotEnv(dotEnvFile, getenv)
 	if err != nil {
 		return fmt.Errorf(".env: %w", err)
 	}
@@ -67,12 +67,16 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 	if err != nil {
 		return err
 	}
+	if err := checkExposure(s, role); err != nil {
+		return err
+	}
 	serve.DrainTimeout = s.drain // before anything serves
 	level, err := telemetry.ParseLevel(s.logLevel)
 	if err != nil {
 		return err
 	}
-	logger := telemetry.NewLogger(os.Stderr, level).With("role", role)
+	s.secrets = loadSecrets(getenv, dotEnvFile)
+	logger := telemetry.NewLogger(os.Stderr, level, s.secrets.String).With("role", role)
 	_, shutdown, err := telemetry.Setup(ctx, "zen-"+role, version, getenv)
 	if err != nil {
 		return err

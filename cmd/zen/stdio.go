@@ -21,12 +21,12 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	local := serve.NewInProcess()
-	g := serve.NewGRPC()
+	g := serve.NewGRPC(s.security.ServerOptions()...)
 	group, gctx := errgroup.WithContext(ctx)
 	var localConn *grpc.ClientConn
 	localDial := func() (*grpc.ClientConn, error) {
 		if localConn == nil {
-			c, err := local.Dial()
+			c, err := local.Dial(s.security.DialOptions()...)
 			if err != nil {
 				return nil, err
 			}
@@ -36,7 +36,7 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 	}
 	connFor := func(addr, env string) (*grpc.ClientConn, error) {
 		if addr != "" {
-			return dial(addr, env)
+			return dial(s, addr, env)
 		}
 		return localDial()
 	}
@@ -86,7 +86,7 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 	if anyLocal {
 		group.Go(func() error { return g.Serve(gctx, local.Listener()) })
 	}
-	edge, err := newEdge(gctx, s, edgeserver.Conns{Memory: mem, Router: rt, Executor: ex}, logger)
+	edge, err := newEdge(gctx, s, edgeserver.Conns{Memory: mem, Router: rt, Executor: ex}, logger, false)
 	if err != nil {
 		cancel()
 		_ = group.Wait()

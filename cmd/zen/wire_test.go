@@ -124,8 +124,8 @@ func TestMalformedRequestsAreRefusedCleanly(t *testing.T) {
 }
 
 // TestConcurrentPostStreams: several requests in flight at once each get
-// their own answer stream, as SEP-1699 asks (the conformance scenario for it
-// needs a session id, which stateless zen does not hand out).
+// their own answer stream, as SEP-1699 asks, with no session at all (the
+// conformance scenario for it runs in a session).
 func TestConcurrentPostStreams(t *testing.T) {
 	p := startZen(t, fakeEnv(fakemodel.New(t)), []string{"mcp"}, serveArgs()...)
 	url := "http://" + p.addr("mcp") + "/mcp"

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"time"
 
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -17,11 +15,13 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/edge/internal/call"
-	"github.com/zenmcp/zen/services/edge/internal/files"
 	"github.com/zenmcp/zen/services/edge/internal/mcpserver"
 	"github.com/zenmcp/zen/services/edge/internal/streamhttp"
 	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/config"
+	"github.com/zenmcp/zen/services/platform/hostguard"
+	"github.com/zenmcp/zen/services/platform/secrets"
+	"github.com/zenmcp/zen/services/platform/serve"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -39,6 +39,9 @@ type Config struct {
 	ProgressInterval time.Duration
 	// Home is the user's home directory (HOME), whose root is never read.
 	Home string
+	// Files configures which paths clients may name (ZEN_FILE_ROOTS) and
+	// what is never read or written.
+	Files FileConfig
 	// MaxOutputTokens is the client's budget for one result
 	// (MAX_MCP_OUTPUT_TOKENS, default 25,000); the prompt limit derives
 	// from it too.
@@ -46,6 +49,11 @@ type Config struct {
 	// Tokens, when set, are the bearer tokens MCP over HTTP requires
 	// (ZEN_AUTH_TOKEN, ZEN_AUTH_TOKENS_FILE).
 	Tokens auth.Tokens
+	// AllowedHosts are the Host names MCP over HTTP answers to besides
+	// loopback ones (ZEN_ALLOWED_HOSTS).
+	AllowedHosts hostguard.Hosts
+	// Secrets, set by the binary, are scrubbed from every reply.
+	Secrets *secrets.Scrubber
 }
 
 // Load reads the configuration; errors name the bad variable.
@@ -56,6 +64,12 @@ func Load(getenv config.Getenv) (Config, error) {
 		return c, err
 	}
 	if c.MaxOutputTokens, err = config.Int(getenv, "MAX_MCP_OUTPUT_TOKENS", call.DefaultOutputTokens, 1000, 10_000_000); err != nil {
+		return c, err
+	}
+	if c.AllowedHosts, err = hostguard.Load(getenv); err != nil {
+		return c, err
+	}
+	if c.Files.Roots, err = loadFileRoots(getenv); err != nil {
 		return c, err
 	}
 	c.Tokens, err = auth.Load(getenv)
@@ -71,6 +85,7 @@ type Conns struct {
 type Server struct {
 	mcp       *mcp.Server
 	tokens    auth.Tokens
+	hosts     hostguard.Hosts
 	logger    *slog.Logger
 	keepAlive time.Duration
 	// memoryHealth is what calls consult before storing; readiness
@@ -81,9 +96,20 @@ type Server struct {
 // Ready fails while calls would be refused for memory's sake.
 func (s *Server) Ready() error {
 	if s.memoryHealth.Down() {
-		return fmt.Errorf("memory cannot store conversations right now")
+		return &serve.NotReadyError{Role: "memory", Reason: "cannot store conversations right now"}
 	}
 	return nil
+}
+
+// Readiness answers GET /readyz: ready when deps answer and memory can
+// store; addresses only for a caller with one of the edge's tokens.
+func (s *Server) Readiness(deps []serve.Dependency) http.Handler {
+	return serve.ReadyHandler(s.tokens, func(ctx context.Context) error {
+		if err := serve.CheckAll(ctx, deps); err != nil {
+			return err
+		}
+		return s.Ready()
+	})
 }
 
 // New fetches the tool catalogue and builds the MCP server. ctx is the
@@ -110,39 +136,43 @@ func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Se
 		}
 		tools = append(tools, ct)
 	}
-	policy := files.Policy{Home: cfg.Home}
-	if exe, err := os.Executable(); err == nil {
-		policy.InstallDir = filepath.Dir(exe) // zen never reads its own directory
-	}
+	policy := cfg.Files.policy(cfg.Home)
 	memory := memoryv1.NewMemoryServiceClient(conns.Memory)
 	backends := call.Backends{Memory: memory, Router: router, Executor: executor,
 		MemoryHealth: call.WatchHealth(life, healthpb.NewHealthClient(conns.Memory), call.MemoryService)}
 	runner := call.NewRunner(backends, tools, policy, cfg.MaxOutputTokens, logger)
+	runner.Secrets = cfg.Secrets
 	instructions := mcpserver.AutoInstructions()
 	if !models.GetAutoMode() {
 		instructions = mcpserver.FixedInstructions(models.GetDefaultModel())
 	}
 	s := mcpserver.New(tools, runner, mcpserver.Options{Name: "zen", Version: cfg.Version, Instructions: instructions,
 		Logger: logger, ProgressInterval: cfg.ProgressInterval, Memory: memory})
-	return &Server{mcp: s, tokens: cfg.Tokens, logger: logger, keepAlive: cfg.ProgressInterval, memoryHealth: backends.MemoryHealth}, nil
+	return &Server{mcp: s, tokens: cfg.Tokens, hosts: cfg.AllowedHosts, logger: logger, keepAlive: cfg.ProgressInterval,
+		memoryHealth: backends.MemoryHealth}, nil
 }
 
 // Handler serves MCP over streamable HTTP. Sessions are stateless, so any
 // edge replica can answer any request. Response streams get a keep-alive
 // comment whenever the progress interval passes in silence, and a call ends
-// when its client leaves or cancels it, in either protocol era. Requests
-// from browsers on other origins are refused, the SDK refuses non-local
-// Host headers on loopback (DNS rebinding), and with tokens configured a
-// request needs one.
+// when its client leaves or cancels it, in either protocol era; a 2025-era
+// client's cancellation reaches only the calls of its own session (an id
+// minted on initialize, bound to the token's client). Requests
+// from browsers on other origins, and requests naming a Host that is neither
+// loopback nor allowed (DNS rebinding), are refused on every listener; with
+// tokens configured a request needs one.
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless: true, Logger: s.logger, PropagateRequestCancellation: true,
+		// hostguard checks Host on every listener; the SDK's check covers
+		// loopback connections only and would refuse allowed names there.
+		DisableLocalhostProtection: true,
 	})
 	h = streamhttp.NewCalls().Wrap(streamhttp.KeepAlive(s.keepAlive, h))
 	if s.tokens.On() {
 		h = mcpauth.RequireBearerToken(s.tokens.Verifier(), nil)(h)
 	}
-	h = http.NewCrossOriginProtection().Handler(h)
+	h = s.hosts.Protect(h)
 	return otelhttp.NewHandler(h, "mcp")
 }
 

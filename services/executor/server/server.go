@@ -15,6 +15,7 @@ import (
 	"github.com/zenmcp/zen/services/executor/internal/grpcapi"
 	"github.com/zenmcp/zen/services/executor/internal/tools"
 	"github.com/zenmcp/zen/services/platform/config"
+	"github.com/zenmcp/zen/services/platform/secrets"
 	"google.golang.org/grpc"
 )
 
@@ -34,6 +35,8 @@ type Config struct {
 	// ThinkdeepThinking is thinkdeep's default thinking mode
 	// (DEFAULT_THINKING_MODE_THINKDEEP, default high).
 	ThinkdeepThinking string
+	// Secrets, set by the binary, are scrubbed from every result.
+	Secrets *secrets.Scrubber
 }
 
 // Load reads the configuration.
@@ -59,9 +62,17 @@ func New(c Config, router grpc.ClientConnInterface, logger *slog.Logger) (*Serve
 	if err != nil {
 		return nil, fmt.Errorf("executor: %w (CLI_CLIENTS_CONFIG_PATH)", err)
 	}
-	env := &tools.Env{Router: routerv1.NewRouterServiceClient(router), Locale: c.Locale, Version: c.Version, Commit: c.Commit,
-		CLIs: clis, Disabled: tools.Disable(c.Disabled, logger), ThinkdeepThinking: c.ThinkdeepThinking}
-	return &Server{api: grpcapi.New(env, logger)}, nil
+	env := &tools.Env{
+		Router:            routerv1.NewRouterServiceClient(router),
+		Locale:            c.Locale,
+		Version:           c.Version,
+		Commit:            c.Commit,
+		CLIs:              clis,
+		Secrets:           c.Secrets,
+		Disabled:          tools.Disable(c.Disabled, logger),
+		ThinkdeepThinking: c.ThinkdeepThinking,
+	}
+	return &Server{api: grpcapi.New(env, c.Secrets, logger)}, nil
 }
 
 // Register adds the executor service to a gRPC server.

@@ -76,6 +76,14 @@ func Load(getenv config.Getenv) (Config, error) {
 	return c, nil
 }
 
+// DataDir is where the sqlite store keeps its threads under getenv's
+// variables, or "" when no directory can be named, so that the edge can
+// keep clients' file arguments away from every client's threads.
+func DataDir(getenv config.Getenv) string {
+	d, _ := dataDir(getenv)
+	return d
+}
+
 // dataDir follows the XDG base directory rules for state.
 func dataDir(getenv config.Getenv) (string, error) {
 	if d := getenv("ZEN_DATA_DIR"); d != "" {

@@ -21,8 +21,9 @@ import (
 )
 
 // MetadataKey carries the client identity between zen's services. Only the
-// edge and the gateway set it; the inner services trust it (network
-// policies keep everyone else away from them).
+// edge and the gateway set it, from a verified bearer token; the inner
+// services believe it only from a caller that presented the service
+// credential (serve.Security), and then as auth.Client.
 const MetadataKey = "zen-client-id"
 
 // Tokens maps bearer tokens to the clients they name. Empty means auth is
@@ -125,10 +126,15 @@ func (t Tokens) Require(h http.Handler, open ...string) http.Handler {
 // service.
 func ClientInterceptor() []grpc.DialOption {
 	add := func(ctx context.Context) context.Context {
+		// Set, never append: whatever else put an identity in the outgoing
+		// metadata, the call carries the verified one or none.
+		md, _ := metadata.FromOutgoingContext(ctx)
+		md = md.Copy()
+		md.Delete(MetadataKey)
 		if c := Client(ctx); c != "" {
-			return metadata.AppendToOutgoingContext(ctx, MetadataKey, c)
+			md.Set(MetadataKey, c)
 		}
-		return ctx
+		return metadata.NewOutgoingContext(ctx, md)
 	}
 	return []grpc.DialOption{
 		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
@@ -138,16 +144,6 @@ func ClientInterceptor() []grpc.DialOption {
 			return streamer(add(ctx), desc, cc, method, opts...)
 		}),
 	}
-}
-
-// IncomingClient reads the client identity a caller forwarded.
-func IncomingClient(ctx context.Context) string {
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		if v := md.Get(MetadataKey); len(v) > 0 {
-			return v[0]
-		}
-	}
-	return ""
 }
 
 // Verifier checks tokens for the MCP SDK's bearer middleware: the client a

@@ -42,10 +42,13 @@ func notHealthCheck(info *stats.RPCTagInfo) bool {
 		info.FullMethodName != "/grpc.health.v1.Health/Watch"
 }
 
-// NewGRPC returns a server that traces every call but health checks.
-func NewGRPC() *GRPC {
-	s := grpc.NewServer(grpc.StatsHandler(otelgrpc.NewServerHandler(otelgrpc.WithFilter(notHealthCheck))),
-		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes))
+// NewGRPC returns a server that traces every call but health checks. opts
+// add to its defaults (Security.ServerOptions, for one).
+func NewGRPC(opts ...grpc.ServerOption) *GRPC {
+	s := grpc.NewServer(append([]grpc.ServerOption{
+		grpc.StatsHandler(otelgrpc.NewServerHandler(otelgrpc.WithFilter(notHealthCheck))),
+		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
+	}, opts...)...)
 	h := health.NewServer()
 	healthpb.RegisterHealthServer(s, h)
 	reflection.Register(s)
@@ -129,9 +132,8 @@ func NewInProcess() *InProcess { return &InProcess{lis: bufconn.Listen(1 << 20)}
 // Listener is what the server serves on.
 func (p *InProcess) Listener() net.Listener { return p.lis }
 
-// Dial connects to the in-memory listener.
-func (p *InProcess) Dial() (*grpc.ClientConn, error) {
-	return Dial("passthrough:///in-process", grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-		return p.lis.DialContext(ctx)
-	}))
+// Dial connects to the in-memory listener; opts add to Dial's defaults.
+func (p *InProcess) Dial(opts ...grpc.DialOption) (*grpc.ClientConn, error) {
+	return Dial("passthrough:///in-process", append([]grpc.DialOption{grpc.WithContextDialer(
+		func(ctx context.Context, _ string) (net.Conn, error) { return p.lis.DialContext(ctx) })}, opts...)...)
 }

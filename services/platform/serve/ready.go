@@ -2,9 +2,14 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"time"
 
+	"github.com/zenmcp/zen/services/platform/auth"
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
@@ -15,19 +20,79 @@ type Dependency struct {
 	Conn *grpc.ClientConn
 }
 
+// NotReadyError names the role that keeps this one from being ready. Its
+// public part (role and reason) is fit for anyone; Detail says where the
+// role was sought and what failed, which maps the inside of a deployment,
+// so it goes to logs and authenticated callers only.
+type NotReadyError struct {
+	Role   string // "memory"
+	Reason string // "is unreachable"
+	Detail string // "at 10.0.0.9:9090: connection refused"
+}
+
+// Public is the role and what is wrong with it, without addresses.
+func (e *NotReadyError) Public() string { return e.Role + " " + e.Reason }
+
+func (e *NotReadyError) Error() string {
+	if e.Detail == "" {
+		return e.Public()
+	}
+	return e.Public() + " " + e.Detail
+}
+
 // CheckAll asks each dependency's health service whether it serves, and
-// returns an error naming the first that does not.
+// returns a *NotReadyError naming the first that does not.
 func CheckAll(ctx context.Context, deps []Dependency) error {
 	for _, d := range deps {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		resp, err := healthpb.NewHealthClient(d.Conn).Check(cctx, &healthpb.HealthCheckRequest{})
 		cancel()
+		where := "at " + d.Conn.Target()
 		if err != nil {
-			return fmt.Errorf("%s is unreachable at %s: %w", d.Name, d.Conn.Target(), err)
+			return &NotReadyError{Role: d.Name, Reason: "is unreachable", Detail: fmt.Sprintf("%s: %v", where, err)}
 		}
 		if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-			return fmt.Errorf("%s at %s is %s", d.Name, d.Conn.Target(), resp.GetStatus())
+			return &NotReadyError{Role: d.Name, Reason: "is " + resp.GetStatus().String(), Detail: where}
 		}
 	}
 	return nil
+}
+
+// ReadyHandler answers readiness probes (GET /readyz): 200
+// {"status":"ready"}, or 503 {"status":"not ready","missing":"memory",
+// "reason":"memory is unreachable"}. The probe is open to anyone (kubelet
+// has no token), so "detail", with addresses, is added only for a caller
+// with a valid bearer token; with auth off nobody has one.
+func ReadyHandler(tokens auth.Tokens, check func(context.Context) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		err := check(r.Context())
+		if err == nil {
+			writeReady(w, http.StatusOK, map[string]string{"status": "ready"})
+			return
+		}
+		body := map[string]string{"status": "not ready", "reason": "not ready"}
+		if nr := (*NotReadyError)(nil); errors.As(err, &nr) {
+			body["missing"], body["reason"] = nr.Role, nr.Public()
+		}
+		if authenticated(tokens, r) {
+			body["detail"] = err.Error()
+		}
+		writeReady(w, http.StatusServiceUnavailable, body)
+	}
+}
+
+// authenticated reports whether r carries one of tokens as a bearer token.
+func authenticated(tokens auth.Tokens, r *http.Request) bool {
+	presented, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !tokens.On() || !ok {
+		return false
+	}
+	_, err := tokens.Verifier()(r.Context(), strings.TrimSpace(presented), r)
+	return err == nil
+}
+
+func writeReady(w http.ResponseWriter, code int, body map[string]string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(body)
 }

@@ -27,9 +27,14 @@ func ParseLevel(s string) (slog.Level, error) {
 }
 
 // NewLogger writes JSON lines to w; every record logged with a context that
-// holds a span carries its trace_id and span_id.
-func NewLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(traceHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})})
+// holds a span carries its trace_id and span_id. scrub, when not nil,
+// rewrites the text of every line (see ScrubHandler).
+func NewLogger(w io.Writer, level slog.Level, scrub func(string) string) *slog.Logger {
+	var h slog.Handler = traceHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})}
+	if scrub != nil {
+		h = ScrubHandler(h, scrub)
+	}
+	return slog.New(h)
 }
 
 type traceHandler struct{ slog.Handler }

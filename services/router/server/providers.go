@@ -51,6 +51,19 @@ var specs = []spec{
 		defaultURL: "https://openrouter.ai/api/v1", allowVars: []string{"OPENROUTER_ALLOWED_MODELS"}},
 }
 
+// CatalogueVars are the variables naming files that replace a provider's
+// model catalogue (<PROVIDER>_MODELS_CONFIG_PATH), so that the edge can
+// keep clients' file arguments away from zen's own configuration.
+func CatalogueVars() []string {
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i] = catalogueVar(s.name)
+	}
+	return out
+}
+
+func catalogueVar(provider string) string { return strings.ToUpper(provider) + "_MODELS_CONFIG_PATH" }
+
 // customKeyless is what the Custom provider sends when CUSTOM_API_KEY is
 // empty: self-hosted servers ignore it, client libraries want one.
 const customKeyless = "dummy-key-for-unauthenticated-endpoint"
@@ -63,7 +76,7 @@ func placeholder(key string) bool {
 
 func loadProvider(getenv config.Getenv, s spec) (ProviderConfig, error) {
 	pc := ProviderConfig{Name: s.name, Label: s.label, Kind: s.kind, BaseURL: s.defaultURL,
-		CatalogPath: getenv(strings.ToUpper(s.name) + "_MODELS_CONFIG_PATH")}
+		CatalogPath: getenv(catalogueVar(s.name))}
 	urlVar := ""
 	for _, v := range s.urlVars {
 		if u := config.String(getenv, v, ""); u != "" {

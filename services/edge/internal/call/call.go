@@ -14,6 +14,7 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/edge/internal/files"
+	"github.com/zenmcp/zen/services/platform/secrets"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -72,6 +73,9 @@ type Runner struct {
 	promptLimit int
 	// outputTokens bounds a result (MAX_MCP_OUTPUT_TOKENS).
 	outputTokens int
+	// Secrets, when set, are scrubbed from every outcome and progress
+	// message (see Run).
+	Secrets *secrets.Scrubber
 
 	settingsMu sync.Mutex
 	settings   *memoryv1.GetSettingsResponse
@@ -110,8 +114,9 @@ func toolError(tool, msg string, meta map[string]any) Outcome {
 	return Outcome{IsError: true, Payload: map[string]any{"status": "error", "content": msg, "content_type": "text", "metadata": meta}}
 }
 
-// Run executes one call. Progress, when set, hears what the call is doing.
-func (r *Runner) Run(ctx context.Context, name string, rawArgs json.RawMessage, progress func(string)) (Outcome, error) {
+// run executes one call for Run. Progress, when set, hears what the call
+// is doing.
+func (r *Runner) run(ctx context.Context, name string, rawArgs json.RawMessage, progress func(string)) (Outcome, error) {
 	if progress == nil {
 		progress = func(string) {}
 	}
@@ -167,6 +172,9 @@ func (r *Runner) execute(ctx context.Context, req *executorv1.ExecuteToolRequest
 			continue
 		}
 		if res := msg.GetResult(); res != nil {
+			// Scrubbed before it is capped or stored: a cut could leave part
+			// of a secret, and a split executor may not know every secret.
+			r.Secrets.Message(res)
 			return res, nil
 		}
 	}
@@ -184,7 +192,7 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 		meta["trace_id"] = id
 	}
 	if code := res.GetGeneratedCode(); code != "" {
-		saveGeneratedCode(payload, req.GetArguments().AsMap(), code)
+		r.saveGeneratedCode(payload, req.GetArguments().AsMap(), code)
 	}
 	if res.GetIsError() || !res.GetOffersContinuation() || len(res.GetTurns()) == 0 {
 		capOutput(payload, r.outputTokens, "")

@@ -19,7 +19,7 @@ import (
 // request to execute, or an outcome that ends the call without a model.
 func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, progress func(string)) (*executorv1.ExecuteToolRequest, *Outcome, error) {
 	name := tool.GetName()
-	if out := checkPaths(name, args, tool.GetWorkflow()); out != nil {
+	if out := r.checkPaths(name, args, tool.GetWorkflow()); out != nil {
 		return nil, out, nil
 	}
 	if out := checkPromptSize(name, args, r.promptLimit); out != nil {
@@ -138,21 +138,18 @@ func (r *Runner) readImages(tool string, model *routerv1.Model, refs []string) (
 	return urls, nil
 }
 
-// pathArgs are the arguments that hold paths, all of which must be
-// absolute.
-var pathArgs = []string{"absolute_file_paths", "images", "relevant_files", "files_checked", "style_guide_examples", "path"}
+// pathArgs are the arguments that hold paths. Each must be absolute and
+// pass the file policy, even those the edge only names (files_checked,
+// path): a refusal at the first step beats one at the last, when the
+// files are read.
+var pathArgs = []string{"absolute_file_paths", "images", "relevant_files", "files_checked", "style_guide_examples",
+	"path"}
 
-// checkPaths enforces absolute paths and an existing working directory
-// before anything is read.
-func checkPaths(tool string, args map[string]any, workflow bool) *Outcome {
-	if wd, ok := args["working_directory_absolute_path"].(string); ok {
-		p := files.ExpandHome(wd)
-		if !filepath.IsAbs(p) {
-			return ptr(toolError(tool, fmt.Sprintf("Error: working_directory_absolute_path must be a FULL absolute path to an existing directory; received %q", wd), nil))
-		}
-		if info, err := os.Stat(p); err != nil || !info.IsDir() {
-			return ptr(toolError(tool, fmt.Sprintf("Error: working_directory_absolute_path %q is not an existing directory; pass the project directory's absolute path", wd), nil))
-		}
+// checkPaths enforces absolute paths allowed by the file policy, and a
+// working directory zen may write in, before anything is read.
+func (r *Runner) checkPaths(tool string, args map[string]any, workflow bool) *Outcome {
+	if out := r.checkWorkingDirectory(tool, args); out != nil {
+		return out
 	}
 	for _, key := range pathArgs {
 		var paths []string
@@ -167,10 +164,44 @@ func checkPaths(tool string, args map[string]any, workflow bool) *Outcome {
 		}
 		if err := files.CheckAbsolute(paths); err != nil {
 			if workflow {
-				return ptr(toolError(tool, fmt.Sprintf("All file paths must be FULL absolute paths. Invalid path in %s: %s", key, err.Error()), nil))
+				return ptr(toolError(tool, fmt.Sprintf("All file paths must be FULL absolute paths. Invalid path in %s: %s",
+					key, err.Error()), nil))
 			}
 			return ptr(toolError(tool, "Error: "+err.Error()+" (in "+key+")", nil))
 		}
+		for _, p := range paths {
+			if _, err := r.files.Resolve(p); err != nil {
+				return ptr(toolError(tool, "Error: "+err.Error()+" (in "+key+")", nil))
+			}
+		}
+	}
+	return nil
+}
+
+// checkWorkingDirectory requires an absolute working directory and, where
+// zen writes into it (one person's machine), one that exists inside the
+// roots. On a shared server it is the client's directory, on the client's
+// disk: only a name here, never looked up.
+func (r *Runner) checkWorkingDirectory(tool string, args map[string]any) *Outcome {
+	wd, ok := args["working_directory_absolute_path"].(string)
+	if !ok {
+		return nil
+	}
+	p := files.ExpandHome(wd)
+	if !filepath.IsAbs(p) {
+		return ptr(toolError(tool, fmt.Sprintf("Error: working_directory_absolute_path must be a FULL absolute path "+
+			"to an existing directory; received %q", wd), nil))
+	}
+	if !r.files.Writes() {
+		return nil
+	}
+	resolved, err := r.files.Resolve(p)
+	if err != nil {
+		return ptr(toolError(tool, "Error: working_directory_absolute_path: "+err.Error(), nil))
+	}
+	if info, err := os.Stat(resolved); err != nil || !info.IsDir() {
+		return ptr(toolError(tool, fmt.Sprintf("Error: working_directory_absolute_path %q is not an existing directory; "+
+			"pass the project directory's absolute path", wd), nil))
 	}
 	return nil
 }

@@ -68,8 +68,9 @@ var sourceExts = []string{
 
 // Expand turns paths into the files to read: files as given, directories
 // walked for source files (sorted, hidden entries, dependency folders,
-// denied places and zen's own directory skipped). Every path is resolved
-// and checked first. Duplicates are dropped; order is kept.
+// denied places and zen's own directory skipped; links followed only to
+// files the policy allows). Every path is resolved and checked first.
+// Duplicates are dropped; order is kept.
 func (pol Policy) Expand(paths []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
@@ -97,8 +98,11 @@ func (pol Policy) Expand(paths []string) ([]string, error) {
 				return nil // unreadable entries are skipped, not fatal
 			}
 			name := d.Name()
+			// Everything the walk finds passes the deny rules too: a
+			// project may hold zen's tokens file or a key under a plain
+			// name.
 			skip := path != p && (strings.HasPrefix(name, ".") || d.IsDir() && slices.Contains(excludedDirs, name)) ||
-				d.IsDir() && pol.insideInstall(path)
+				d.IsDir() && pol.insideInstall(path) || path != p && pol.denied(path) != ""
 			if skip {
 				if d.IsDir() {
 					return filepath.SkipDir
@@ -112,7 +116,8 @@ func (pol Policy) Expand(paths []string) ([]string, error) {
 				if err != nil {
 					return nil
 				}
-				if info, err := os.Stat(target); err == nil && info.Mode().IsRegular() && slices.Contains(sourceExts, strings.ToLower(filepath.Ext(name))) {
+				info, err := os.Stat(target)
+				if err == nil && info.Mode().IsRegular() && slices.Contains(sourceExts, strings.ToLower(filepath.Ext(name))) {
 					add(target)
 				}
 				return nil

@@ -17,6 +17,9 @@ func write(t *testing.T, path, content string) {
 	}
 }
 
+// rootedAt is a policy whose one root is dir.
+func rootedAt(dir string) Policy { return NewPolicy(Config{Roots: []string{dir}}) }
+
 func TestExpandWalksSourceFilesOnly(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "b.go"), "package b")
@@ -25,7 +28,7 @@ func TestExpandWalksSourceFilesOnly(t *testing.T) {
 	write(t, filepath.Join(dir, ".hidden.go"), "package h")
 	write(t, filepath.Join(dir, "node_modules", "dep.js"), "x")
 	write(t, filepath.Join(dir, "sub", "c.md"), "# c")
-	got, err := Policy{}.Expand([]string{dir, filepath.Join(dir, "image.png"), filepath.Join(dir, "b.go")})
+	got, err := rootedAt(dir).Expand([]string{dir, filepath.Join(dir, "image.png"), filepath.Join(dir, "b.go")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +41,7 @@ func TestExpandWalksSourceFilesOnly(t *testing.T) {
 func TestReadHashesAndNormalises(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "f.txt")
 	write(t, p, "a\r\nb\xff")
-	f, err := Policy{}.Read(p)
+	f, err := rootedAt(filepath.Dir(p)).Read(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +55,7 @@ func TestReadRefusesLargeFilesAndDirectories(t *testing.T) {
 	big := filepath.Join(dir, "big.txt")
 	write(t, big, strings.Repeat("x", MaxFileBytes+1))
 	for _, p := range []string{big, dir, filepath.Join(dir, "missing")} {
-		if _, err := (Policy{}).Read(p); err == nil {
+		if _, err := rootedAt(dir).Read(p); err == nil {
 			t.Errorf("Read(%s) succeeded", p)
 		}
 	}
@@ -62,10 +65,10 @@ func TestReadAllFailsOnTheFirstUnreadable(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a")
 	write(t, a, "x")
-	if got, err := (Policy{}).ReadAll([]string{a}); err != nil || len(got) != 1 {
+	if got, err := rootedAt(dir).ReadAll([]string{a}); err != nil || len(got) != 1 {
 		t.Errorf("ReadAll = %v, %v", got, err)
 	}
-	if _, err := (Policy{}).ReadAll([]string{a, filepath.Join(dir, "missing")}); err == nil {
+	if _, err := rootedAt(dir).ReadAll([]string{a, filepath.Join(dir, "missing")}); err == nil {
 		t.Error("a missing file should fail the read")
 	}
 }

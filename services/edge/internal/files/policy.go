@@ -8,31 +8,94 @@ import (
 	"strings"
 )
 
-// Policy decides which paths may be read. Checks apply to the path as it
-// resolves (".." cleaned, symlinks followed), so neither traversal nor a
-// link can reach a denied place.
-type Policy struct {
-	Home       string // the user's home directory: its root is never read
-	InstallDir string // zen's own directory: never scanned
+// Config is what a Policy is built from.
+type Config struct {
+	// Home is the user's home directory: its root is never read, and it is
+	// the default root on one person's machine.
+	Home string
+	// InstallDir is zen's own directory: never scanned.
+	InstallDir string
+	// Roots are the directories clients may name (ZEN_FILE_ROOTS). Empty
+	// means Home, unless Shared is set.
+	Roots []string
+	// Shared, when set, says why this zen serves clients whose disk is not
+	// its own (a tokens file names them, or MCP listens beyond loopback).
+	// Their paths then name nothing here: without Roots every path is
+	// refused, and nothing is ever written.
+	Shared string
+	// Own are the files and directories zen reads its configuration and
+	// secrets from: never read for a client, wherever they are.
+	Own []string
 }
+
+// Policy decides which paths may be read and written. Checks apply to the
+// path as it resolves (".." cleaned, symlinks followed), so neither
+// traversal nor a link can reach a denied place or leave the roots.
+type Policy struct {
+	home, install string
+	// roots are resolved; rootsNamed says where they came from, for
+	// messages.
+	roots      []string
+	rootsNamed string
+	shared     string
+	own        []string
+}
+
+// NewPolicy resolves the configuration's paths once, so each check
+// compares resolved paths with resolved paths.
+func NewPolicy(c Config) Policy {
+	p := Policy{home: c.Home, install: c.InstallDir, shared: c.Shared, rootsNamed: "ZEN_FILE_ROOTS"}
+	roots := c.Roots
+	if len(roots) == 0 && c.Shared == "" && c.Home != "" {
+		roots, p.rootsNamed = []string{c.Home}, "your home directory, the default"
+	}
+	for _, r := range roots {
+		p.roots = append(p.roots, resolveExisting(r))
+	}
+	for _, o := range c.Own {
+		if o != "" {
+			p.own = append(p.own, resolveExisting(o))
+		}
+	}
+	return p
+}
+
+// resolveExisting resolves links in an absolute path, keeping it cleaned
+// when it does not exist (yet).
+func resolveExisting(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	return abs
+}
+
+// Writes reports whether zen may write into a client's working directory:
+// only on one person's machine.
+func (p Policy) Writes() bool { return p.shared == "" }
+
+// Shared says why this zen is a shared server, or "".
+func (p Policy) Shared() string { return p.shared }
 
 // ErrDenied is a path the policy refuses.
 var ErrDenied = errors.New("access denied")
 
-// systemDirs are denied with everything below them.
-var systemDirs = []string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/var", "/root", "/boot", "/proc", "/sys", "/dev", "/private/etc", "/private/var"}
-
-// homeParents hold home directories: the parent itself and each direct
-// child (a whole home) are denied; deeper paths are a project's.
-var homeParents = []string{"/home", "/Users"}
-
-// Resolve expands ~, requires an absolute path, resolves it and checks it.
-// A path that does not exist is returned cleaned, for the caller's
-// not-found error; its parent's links are still resolved and checked.
+// Resolve expands ~, requires an absolute path, resolves it and checks it
+// against the roots and the denied places. A path that does not exist is
+// returned cleaned, for the caller's not-found error; its parent's links
+// are still resolved and checked.
 func (p Policy) Resolve(path string) (string, error) {
 	expanded := ExpandHome(path)
 	if !filepath.IsAbs(expanded) {
 		return "", fmt.Errorf("all file paths must be FULL absolute paths to real files or folders; received %q", path)
+	}
+	if len(p.roots) == 0 {
+		// Refused before the disk is touched: a client learns nothing of
+		// a disk that is not its own.
+		return "", p.noRoots(path)
 	}
 	resolved, err := filepath.EvalSymlinks(expanded)
 	if err != nil {
@@ -46,9 +109,43 @@ func (p Policy) Resolve(path string) (string, error) {
 		resolved = filepath.Join(dir, filepath.Base(expanded))
 	}
 	if reason := p.denied(resolved); reason != "" {
-		return "", fmt.Errorf("%w: %s %s; pass files inside your project instead", ErrDenied, describePath(path, resolved), reason)
+		return "", fmt.Errorf("%w: %s %s; pass files inside your project instead", ErrDenied,
+			describePath(path, resolved), reason)
+	}
+	if !p.inRoots(resolved) {
+		return "", fmt.Errorf("%w: %s is outside the directories zen may read (%s: %s); pass files under them, "+
+			"or add the directory to ZEN_FILE_ROOTS", ErrDenied, describePath(path, resolved), p.rootsNamed,
+			strings.Join(p.roots, ", "))
 	}
 	return resolved, nil
+}
+
+// noRoots is the refusal when no directory may be named at all.
+func (p Policy) noRoots(path string) error {
+	if p.shared != "" {
+		return fmt.Errorf("%w: %s: zen reads no files on this server: it is shared (%s), so its disk is not "+
+			"yours, and ZEN_FILE_ROOTS is not set. Put what the model needs in the prompt instead, or ask the "+
+			"operator to set ZEN_FILE_ROOTS to the directories clients may name", ErrDenied, path, p.shared)
+	}
+	return fmt.Errorf("%w: %s: zen reads no files: ZEN_FILE_ROOTS is not set and there is no home directory "+
+		"(HOME) to default to; set ZEN_FILE_ROOTS to the directories clients may name", ErrDenied, path)
+}
+
+func (p Policy) inRoots(path string) bool {
+	for _, r := range p.roots {
+		if within(path, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// within tells whether path is dir or below it (both cleaned).
+func within(path, dir string) bool {
+	if dir == string(filepath.Separator) {
+		return true
+	}
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
 }
 
 func describePath(given, resolved string) string {
@@ -58,33 +155,8 @@ func describePath(given, resolved string) string {
 	return fmt.Sprintf("%s (which is %s)", given, resolved)
 }
 
-// denied says why a resolved path may not be read, or "".
-func (p Policy) denied(path string) string {
-	if path == "/" || filepath.VolumeName(path)+`\` == path {
-		return "is the filesystem root"
-	}
-	for _, d := range systemDirs {
-		if path == d || strings.HasPrefix(path, d+"/") {
-			return "is a system directory"
-		}
-	}
-	for _, parent := range homeParents {
-		if path == parent || filepath.Dir(path) == parent {
-			return "is a home directory root"
-		}
-	}
-	if p.Home != "" && filepath.Clean(p.Home) == path {
-		return "is your home directory root"
-	}
-	return ""
-}
-
 // insideInstall tells whether a resolved path is zen's own directory or
 // below it.
 func (p Policy) insideInstall(path string) bool {
-	if p.InstallDir == "" {
-		return false
-	}
-	d := filepath.Clean(p.InstallDir)
-	return path == d || strings.HasPrefix(path, d+string(filepath.Separator))
+	return p.install != "" && within(path, filepath.Clean(p.install))
 }

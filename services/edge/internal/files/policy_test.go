@@ -8,6 +8,28 @@ import (
 	"testing"
 )
 
+// checkResolve runs Resolve over cases: want "" means allowed, anything
+// else a substring of the refusal.
+func checkResolve(t *testing.T, pol Policy, cases []resolveCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := pol.Resolve(tt.path)
+			if tt.want == "" {
+				if err != nil {
+					t.Errorf("Resolve(%q) = %v, want allowed", tt.path, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Resolve(%q) = %v, want an error containing %q", tt.path, err, tt.want)
+			}
+		})
+	}
+}
+
+type resolveCase struct{ name, path, want string }
+
 func TestPathSecurity(t *testing.T) {
 	home := t.TempDir()
 	proj := filepath.Join(home, "proj")
@@ -19,52 +41,35 @@ func TestPathSecurity(t *testing.T) {
 	must(t, os.Symlink(filepath.Join(proj, "main.go"), filepath.Join(proj, "main-link.go")))
 	must(t, os.Symlink(home, filepath.Join(proj, "home-link")))
 	t.Setenv("HOME", home)
-	pol := Policy{Home: home}
+	pol := NewPolicy(Config{Home: home})
 
-	tests := []struct {
-		name, path string
-		ok         bool
-		want       string // in the error
-	}{
-		{"relative", "proj/main.go", false, "FULL absolute paths"},
-		{"dot relative", "./main.go", false, "FULL absolute paths"},
-		{"root", "/", false, "filesystem root"},
-		{"etc", "/etc", false, "system directory"},
-		{"etc subpath", "/etc/passwd", false, "system directory"},
-		{"etc deep subpath", "/etc/ssl/certs", false, "system directory"},
-		{"usr", "/usr/bin/env", false, "system directory"},
-		{"var", "/var/log/syslog", false, "system directory"},
-		{"root's home", "/root/.ssh/id_rsa", false, "system directory"},
-		{"proc", "/proc/self/environ", false, "system directory"},
-		{"home parent", "/home", false, "home directory root"},
-		{"another user's home", "/home/someone", false, "home directory root"},
-		{"a mac home", "/Users/someone", false, "home directory root"},
-		{"own home root", home, false, "home directory root"},
-		{"tilde home root", "~", false, "home directory root"},
-		{"traversal", proj + "/../../../../etc/passwd", false, "system directory"},
-		{"symlink to a system file", filepath.Join(proj, "passwd-link"), false, "which is /etc/passwd"},
-		{"symlink to a system dir", filepath.Join(proj, "etc-link", "hosts"), false, "system directory"},
-		{"symlink to the home root", filepath.Join(proj, "home-link"), false, "home directory root"},
-		{"project file", filepath.Join(proj, "main.go"), true, ""},
-		{"tilde project file", "~/proj/main.go", true, ""},
-		{"symlink inside the project", filepath.Join(proj, "main-link.go"), true, ""},
-		{"unicode names", filepath.Join(proj, "données", "café.go"), true, ""},
-		{"a missing file in the project", filepath.Join(proj, "nope.go"), true, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := pol.Resolve(tt.path)
-			if tt.ok {
-				if err != nil {
-					t.Errorf("Resolve(%q) = %v, want allowed", tt.path, err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Resolve(%q) = %v, want an error containing %q", tt.path, err, tt.want)
-			}
-		})
-	}
+	checkResolve(t, pol, []resolveCase{
+		{"relative", "proj/main.go", "FULL absolute paths"},
+		{"dot relative", "./main.go", "FULL absolute paths"},
+		{"root", "/", "filesystem root"},
+		{"etc", "/etc", "system directory"},
+		{"etc subpath", "/etc/passwd", "system directory"},
+		{"etc deep subpath", "/etc/ssl/certs", "system directory"},
+		{"usr", "/usr/bin/env", "system directory"},
+		{"var", "/var/log/syslog", "system directory"},
+		{"root's home", "/root/.ssh/id_rsa", "system directory"},
+		{"proc", "/proc/self/environ", "system directory"},
+		{"run", "/run/secrets/token", "system directory"},
+		{"home parent", "/home", "home directory root"},
+		{"another user's home", "/home/someone", "home directory root"},
+		{"a mac home", "/Users/someone", "home directory root"},
+		{"own home root", home, "home directory root"},
+		{"tilde home root", "~", "home directory root"},
+		{"traversal", proj + "/../../../../etc/passwd", "system directory"},
+		{"symlink to a system file", filepath.Join(proj, "passwd-link"), "which is /etc/passwd"},
+		{"symlink to a system dir", filepath.Join(proj, "etc-link", "hosts"), "system directory"},
+		{"symlink to the home root", filepath.Join(proj, "home-link"), "home directory root"},
+		{"project file", filepath.Join(proj, "main.go"), ""},
+		{"tilde project file", "~/proj/main.go", ""},
+		{"symlink inside the project", filepath.Join(proj, "main-link.go"), ""},
+		{"unicode names", filepath.Join(proj, "données", "café.go"), ""},
+		{"a missing file in the project", filepath.Join(proj, "nope.go"), ""},
+	})
 
 	t.Run("very long names fail clearly", func(t *testing.T) {
 		long := filepath.Join(proj, strings.Repeat("x", 300)+".go")
@@ -83,7 +88,7 @@ func TestPathSecurity(t *testing.T) {
 		}
 	})
 	t.Run("zen's own directory is not scanned", func(t *testing.T) {
-		got, err := Policy{Home: home, InstallDir: filepath.Join(proj, "données")}.Expand([]string{proj})
+		got, err := NewPolicy(Config{Home: home, InstallDir: filepath.Join(proj, "données")}).Expand([]string{proj})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,10 +8,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/zenmcp/zen/services/edge/internal/call"
+	"github.com/zenmcp/zen/services/edge/internal/streamhttp"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
+
+// codeRequestCancelled answers a call its client cancelled. MCP names no
+// code for it; -32800 is the one JSON-RPC peers (LSP among them) use.
+const codeRequestCancelled = -32800
 
 // toRPCError is the one place a failed call becomes a JSON-RPC error. Tool
 // errors the agent can act on never get here: they are results with
@@ -21,6 +26,12 @@ func toRPCError(ctx context.Context, logger *slog.Logger, tool string, err error
 	var unknown *call.UnknownToolError
 	if errors.As(err, &unknown) {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %s", unknown.Name)}
+	}
+	if errors.Is(context.Cause(ctx), streamhttp.ErrClientCancelled) {
+		// Over HTTP the reply still goes out on the call's stream: a
+		// well-formed error, never an empty answer a client could take
+		// for a broken session.
+		return &jsonrpc.Error{Code: codeRequestCancelled, Message: "the client cancelled this call"}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err

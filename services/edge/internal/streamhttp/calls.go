@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -24,15 +23,21 @@ const maxPeek = 8 << 20
 
 // Calls tracks the tools/call requests in flight on this process, so that:
 //   - each call's context carries its lifetime (Lifetime), which ends when
-//     the client drops the connection: the SDK does not cancel 2025-era
-//     stateless calls on its own;
-//   - a notifications/cancelled POST ends the lifetime of the call it names.
+//     the client drops the call's HTTP exchange: the SDK does not cancel
+//     2025-era stateless calls on its own;
+//   - a notifications/cancelled POST ends the lifetime of the call it names
+//     in the same session, and no other.
 //
-// With no session, a call is known by who sent it (the bearer token's client
-// and the remote address) and its JSON-RPC id. When that pair is ambiguous
-// (two calls in flight with the same id from the same place), nothing is
-// cancelled: a missed cancellation only costs a model call, a wrong one
-// loses someone's answer.
+// A session is what Calls hands a 2025-era client on initialize (the
+// Mcp-Session-Id header), together with the bearer token's client. JSON-RPC
+// ids are no secret (every SDK counts from 0 or 1) and a token may be
+// shared or absent, so neither names a call on its own. A call sent without
+// a session (2026-07-28 clients, which cancel by closing the stream) ends
+// only with its own exchange.
+//
+// A cancellation ends the tool's work, not the HTTP exchange: the SDK still
+// writes the call's reply, a JSON-RPC error on its stream, where an empty
+// response would make a client drop its whole session.
 type Calls struct {
 	mu       sync.Mutex
 	inFlight map[callKey][]*inFlightCall
@@ -48,7 +53,7 @@ func NewCalls() *Calls {
 }
 
 type callKey struct {
-	client, remote, id string
+	session, client, id string
 }
 
 // rpcMessage is the part of a JSON-RPC message Calls looks at.
@@ -62,8 +67,8 @@ type rpcMessage struct {
 
 type lifetimeKey struct{}
 
-// Lifetime is the context that ends with the HTTP call carrying ctx's
-// request, or nil outside one.
+// Lifetime is the context that ends with the tools/call carrying ctx's
+// request (its client left or cancelled it), or nil outside one.
 func Lifetime(ctx context.Context) context.Context {
 	life, _ := ctx.Value(lifetimeKey{}).(context.Context)
 	return life
@@ -78,15 +83,21 @@ func (c *Calls) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		switch {
+		case msg.Method == "initialize" && len(msg.ID) > 0:
+			w.Header().Set(SessionHeader, newSessionID())
 		case msg.Method == "notifications/cancelled" && len(msg.Params.RequestID) > 0:
-			c.cancel(keyOf(r, msg.Params.RequestID))
+			if key, ok := keyOf(r, msg.Params.RequestID); ok {
+				c.cancel(key)
+			}
 		case msg.Method == "tools/call" && len(msg.ID) > 0:
 			life, cancel := context.WithCancelCause(r.Context())
-			key, call := keyOf(r, msg.ID), &inFlightCall{cancel: cancel}
-			c.add(key, call)
-			defer c.remove(key, call)
 			defer cancel(nil)
-			r = r.WithContext(context.WithValue(life, lifetimeKey{}, life))
+			if key, ok := keyOf(r, msg.ID); ok {
+				call := &inFlightCall{cancel: cancel}
+				c.add(key, call)
+				defer c.remove(key, call)
+			}
+			r = r.WithContext(context.WithValue(r.Context(), lifetimeKey{}, life))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -114,15 +125,14 @@ func peek(r *http.Request) (rpcMessage, bool) {
 	return msg, true
 }
 
-func keyOf(r *http.Request, id json.RawMessage) callKey {
-	k := callKey{id: string(bytes.TrimSpace(id))}
+// keyOf names the call with JSON-RPC id in r's session; false when r has
+// no session, so the id names nothing.
+func keyOf(r *http.Request, id json.RawMessage) (callKey, bool) {
+	k := callKey{session: sessionOf(r), id: string(bytes.TrimSpace(id))}
 	if info := mcpauth.TokenInfoFromContext(r.Context()); info != nil {
 		k.client = info.UserID
 	}
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		k.remote = host
-	}
-	return k
+	return k, k.session != ""
 }
 
 func (c *Calls) add(k callKey, call *inFlightCall) {
@@ -142,6 +152,9 @@ func (c *Calls) remove(k callKey, call *inFlightCall) {
 	}
 }
 
+// cancel ends the call k names. When k names two calls (a client reused an
+// id in flight), it ends neither: a missed cancellation costs a model call,
+// a wrong one loses an answer.
 func (c *Calls) cancel(k callKey) {
 	c.mu.Lock()
 	list := c.inFlight[k]

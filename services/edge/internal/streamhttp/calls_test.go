@@ -10,15 +10,23 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
-// recorder is a handler that blocks each tools/call until its lifetime ends
-// and reports how it ended, and echoes other bodies.
+// recorder stands in for the SDK: it blocks each tools/call until its
+// lifetime ends or the test releases it, then answers on the exchange, and
+// records the other bodies it was sent.
 type recorder struct {
-	mu      sync.Mutex
-	started chan struct{}
-	causes  []error
-	bodies  []string
+	started chan context.Context // each call's lifetime, as the call starts
+	release chan struct{}        // closed to let the calls still running answer
+
+	mu     sync.Mutex
+	bodies []string
+}
+
+func newRecorder() *recorder {
+	return &recorder{started: make(chan context.Context, 4), release: make(chan struct{})}
 }
 
 func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -30,104 +38,160 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if life == nil {
 		return
 	}
-	rec.started <- struct{}{}
+	rec.started <- life
 	select {
 	case <-life.Done():
-		rec.mu.Lock()
-		rec.causes = append(rec.causes, context.Cause(life))
-		rec.mu.Unlock()
-	case <-time.After(time.Second):
+		// The SDK writes the call's error reply only while the exchange
+		// lives; a cancellation must leave it alive.
+		if r.Context().Err() != nil {
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, "cancelled")
+	case <-rec.release:
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, "answered")
 	}
 }
 
-func post(t *testing.T, url, body string) {
+// reply is what a POST got back.
+type reply struct {
+	Status      int
+	ContentType string
+	Body        string
+}
+
+// post sends body with the given headers ("Mcp-Session-Id", "Authorization").
+func post(t *testing.T, url, body string, header map[string]string) reply {
 	t.Helper()
-	res, err := http.Post(url, "application/json", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Error(err)
-		return
+		return reply{}
 	}
-	res.Body.Close()
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return reply{res.StatusCode, res.Header.Get("Content-Type"), string(b)}
+}
+
+const (
+	callOne   = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chat","arguments":{"prompt":"hi"}}}`
+	cancelOne = `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}`
+)
+
+// startCall sends a call in the background and returns its lifetime once
+// it runs, and what the client finally got.
+func startCall(t *testing.T, rec *recorder, url, body string, header map[string]string) (
+	context.Context, <-chan reply) {
+	t.Helper()
+	got := make(chan reply, 1)
+	go func() { got <- post(t, url, body, header) }()
+	select {
+	case life := <-rec.started:
+		return life, got
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call did not start")
+		return nil, nil
+	}
+}
+
+func wait[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(5 * time.Second):
+		t.Fatal("timed out")
+		var zero T
+		return zero
+	}
 }
 
 func TestCancelledNotificationEndsTheCall(t *testing.T) {
-	rec := &recorder{started: make(chan struct{}, 2)}
+	t.Parallel()
+	rec := newRecorder()
 	srv := httptest.NewServer(NewCalls().Wrap(rec))
 	defer srv.Close()
-	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"chat","arguments":{"prompt":"hi"}}}`
-	done := make(chan struct{})
-	go func() {
-		post(t, srv.URL, call)
-		close(done)
-	}()
-	<-rec.started
-	post(t, srv.URL, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`)
-	post(t, srv.URL, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}`)
-	select {
-	case <-done:
-	case <-time.After(2 * time.Second):
-		t.Fatal("the call was not cancelled")
+	session := map[string]string{SessionHeader: newSessionID()}
+	life, got := startCall(t, rec, srv.URL, callOne, session)
+	post(t, srv.URL, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`, session)
+	if life.Err() != nil {
+		t.Fatal("a cancellation naming another id ended the call")
+	}
+	post(t, srv.URL, cancelOne, session)
+	if cause := context.Cause(life); !errors.Is(cause, ErrClientCancelled) {
+		t.Errorf("the call's lifetime ended with %v, want %v", cause, ErrClientCancelled)
+	}
+	want := reply{Status: http.StatusOK, ContentType: "application/json", Body: "cancelled"}
+	if diff := cmp.Diff(want, wait(t, got)); diff != "" {
+		t.Errorf("the cancelled call's reply (-want +got):\n%s", diff)
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	if len(rec.causes) != 1 || !errors.Is(rec.causes[0], ErrClientCancelled) {
-		t.Errorf("causes = %v", rec.causes)
-	}
-	if rec.bodies[0] != call {
+	if rec.bodies[0] != callOne {
 		t.Errorf("the handler read %q, want the body unchanged", rec.bodies[0])
 	}
 }
 
-func TestAmbiguousCancellationCancelsNothing(t *testing.T) {
-	rec := &recorder{started: make(chan struct{}, 2)}
+func TestReusedIDInOneSessionCancelsNothing(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
 	srv := httptest.NewServer(NewCalls().Wrap(rec))
 	defer srv.Close()
-	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Go(func() { post(t, srv.URL, call) })
+	session := map[string]string{SessionHeader: newSessionID()}
+	first, got1 := startCall(t, rec, srv.URL, callOne, session)
+	second, got2 := startCall(t, rec, srv.URL, callOne, session)
+	post(t, srv.URL, cancelOne, session)
+	if first.Err() != nil || second.Err() != nil {
+		t.Error("a cancellation naming two calls ended one of them")
 	}
-	<-rec.started
-	<-rec.started
-	start := time.Now()
-	post(t, srv.URL, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
-	wg.Wait()
-	if time.Since(start) < 900*time.Millisecond {
-		t.Errorf("a cancellation naming two calls with the same id ended them")
+	close(rec.release)
+	for _, got := range []<-chan reply{got1, got2} {
+		if r := wait(t, got); r.Body != "answered" {
+			t.Errorf("reply %+v, want the call's answer", r)
+		}
 	}
 }
 
 func TestDroppedConnectionEndsTheCall(t *testing.T) {
-	rec := &recorder{started: make(chan struct{}, 1)}
+	t.Parallel()
+	rec := newRecorder()
 	srv := httptest.NewServer(NewCalls().Wrap(rec))
 	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":"a","method":"tools/call"}`))
-	go func() {
-		<-rec.started
-		cancel()
-	}()
-	_, _ = http.DefaultClient.Do(req)
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
-		rec.mu.Lock()
-		n := len(rec.causes)
-		rec.mu.Unlock()
-		if n == 1 {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+	ctx, cancel := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(callOne))
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("the call outlived its connection")
+	go func() { _, _ = http.DefaultClient.Do(req) }()
+	life := wait(t, rec.started)
+	cancel()
+	wait(t, life.Done())
+	if errors.Is(context.Cause(life), ErrClientCancelled) {
+		t.Errorf("cause %v, want the dropped connection's", context.Cause(life))
+	}
 }
 
 func TestOtherBodiesPassUntouched(t *testing.T) {
-	rec := &recorder{}
+	t.Parallel()
+	rec := newRecorder()
 	srv := httptest.NewServer(NewCalls().Wrap(rec))
 	defer srv.Close()
-	bodies := []string{`not json`, `[{"jsonrpc":"2.0","id":1,"method":"tools/call"}]`, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, strings.Repeat("x", maxPeek+10)}
+	bodies := []string{
+		`not json`,
+		`[{"jsonrpc":"2.0","id":1,"method":"tools/call"}]`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		strings.Repeat("x", maxPeek+10),
+	}
 	for _, b := range bodies {
-		post(t, srv.URL, b)
+		post(t, srv.URL, b, nil)
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()

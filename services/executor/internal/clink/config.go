@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/zenmcp/zen/services/platform/secrets"
 )
 
 // DefaultTimeout bounds a CLI run when its configuration does not.
@@ -17,9 +19,19 @@ const DefaultTimeout = 30 * time.Minute
 
 // Client is one configured CLI.
 type Client struct {
-	Name           string            `json:"name"`
-	Command        string            `json:"command"`
-	AdditionalArgs []string          `json:"additional_args"`
+	Name    string `json:"name"`
+	Command string `json:"command"`
+	// SandboxArgs set how much the CLI may do without asking (its approval
+	// and sandbox mode). They are apart from AdditionalArgs so a
+	// configuration can tighten them (or drop them with []) and keep the
+	// rest; the built-ins' are documented in the README.
+	SandboxArgs    []string `json:"sandbox_args"`
+	AdditionalArgs []string `json:"additional_args"`
+	// PassEnv names the variables of zen's environment the CLI gets beyond
+	// what any program needs to run (see Environment): its own
+	// credentials. zen's own credentials cannot be named.
+	PassEnv []string `json:"pass_env"`
+	// Env sets variables for the CLI, over everything else.
 	Env            map[string]string `json:"env"`
 	TimeoutSeconds int               `json:"timeout_seconds"`
 	WorkingDir     string            `json:"working_dir"`
@@ -128,8 +140,14 @@ func (r *Registry) add(raw []byte, source string) error {
 	if c.Command != "" {
 		base.Command = c.Command
 	}
+	if c.SandboxArgs != nil {
+		base.SandboxArgs = c.SandboxArgs
+	}
 	if c.AdditionalArgs != nil {
 		base.AdditionalArgs = c.AdditionalArgs
+	}
+	if c.PassEnv != nil {
+		base.PassEnv = c.PassEnv
 	}
 	if c.Env != nil {
 		base.Env = c.Env
@@ -149,6 +167,12 @@ func (r *Registry) add(raw []byte, source string) error {
 	}
 	if _, err := parserFor(base); err != nil {
 		return fmt.Errorf("clink configuration %s: %w", source, err)
+	}
+	for _, name := range base.PassEnv {
+		if secrets.ZenCredential(name) {
+			return fmt.Errorf("clink configuration %s: client %q: pass_env names %s, one of zen's own credentials, "+
+				"which no CLI is given", source, c.Name, name)
+		}
 	}
 	r.clients[c.Name] = base
 	return nil

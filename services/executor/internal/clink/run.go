@@ -47,6 +47,7 @@ func Args(c Client, role Role, systemPrompt string) []string {
 	case "claude_json":
 		args = append(args, "--print", "--output-format", "json")
 	}
+	args = append(args, c.SandboxArgs...)
 	args = append(args, c.AdditionalArgs...)
 	args = append(args, role.RoleArgs...)
 	if ParserName(c) == "claude_json" && systemPrompt != "" {
@@ -73,10 +74,7 @@ func Execute(ctx context.Context, c Client, args []string, stdin, dir string) (*
 	if c.WorkingDir != "" {
 		cmd.Dir = c.WorkingDir
 	}
-	cmd.Env = os.Environ()
-	for k, v := range c.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd.Env = Environment(c, os.Environ())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {

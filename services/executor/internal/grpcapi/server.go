@@ -8,6 +8,7 @@ import (
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/executor/internal/tools"
+	"github.com/zenmcp/zen/services/platform/secrets"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -17,12 +18,16 @@ import (
 type Server struct {
 	executorv1.UnimplementedExecutorServiceServer
 	env    *tools.Env
+	scrub  *secrets.Scrubber
 	logger *slog.Logger
 }
 
-// New returns a server whose tools use env.
-func New(env *tools.Env, logger *slog.Logger) *Server {
-	return &Server{env: env, logger: logger}
+// New returns a server whose tools use env. Every result and progress
+// message it sends is scrubbed of zen's secrets first: a model or a CLI
+// may repeat a key it saw, and what leaves here reaches clients and
+// threads.
+func New(env *tools.Env, scrub *secrets.Scrubber, logger *slog.Logger) *Server {
+	return &Server{env: env, scrub: scrub, logger: logger}
 }
 
 func (s *Server) ListTools(ctx context.Context, _ *executorv1.ListToolsRequest) (*executorv1.ListToolsResponse, error) {
@@ -65,18 +70,19 @@ func (s *Server) ExecuteTool(req *executorv1.ExecuteToolRequest, stream grpc.Ser
 			mu.Lock()
 			defer mu.Unlock()
 			_ = stream.Send(&executorv1.ExecuteToolResponse{Event: &executorv1.ExecuteToolResponse_Progress{
-				Progress: &executorv1.Progress{Message: msg, OutputTokens: int32(tokens)},
+				Progress: &executorv1.Progress{Message: s.scrub.String(msg), OutputTokens: int32(tokens)},
 			}})
 		},
 	}
 	result, err := tool.Run(ctx, s.env, call)
 	if err != nil {
 		if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown {
-			return err
+			return status.Error(st.Code(), s.scrub.String(st.Message()))
 		}
 		s.logger.ErrorContext(ctx, "tool failed", "tool", tool.Name, "err", err)
 		return status.Error(codes.Internal, "executor: internal error")
 	}
+	s.scrub.Message(result)
 	mu.Lock()
 	defer mu.Unlock()
 	return stream.Send(&executorv1.ExecuteToolResponse{Event: &executorv1.ExecuteToolResponse_Result{Result: result}})

@@ -88,6 +88,9 @@ func runClink(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, e
 	case err != nil:
 		return errorResult("clink", err.Error(), map[string]any{"cli_name": cli.Name}), nil
 	}
+	// Before parsing, capping and tailing: a cut through a secret would
+	// leave part of it that no later scrub recognises.
+	run.Stdout, run.Stderr = env.Secrets.String(run.Stdout), env.Secrets.String(run.Stderr)
 	parsed, perr := clink.Parse(cli, run)
 	if run.ReturnCode != 0 && (perr != nil || parsed.Content == "") {
 		msg := fmt.Sprintf("CLI '%s' exited with status %d", cli.Name, run.ReturnCode)

@@ -11,6 +11,7 @@ import (
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/executor/internal/clink"
+	"github.com/zenmcp/zen/services/platform/secrets"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -26,6 +27,8 @@ type Env struct {
 	Router routerv1.RouterServiceClient
 	// CLIs are the command-line agents clink can run.
 	CLIs *clink.Registry
+	// Secrets are scrubbed from what a CLI printed before it is cut to size.
+	Secrets *secrets.Scrubber
 	// Disabled are the tools DISABLED_TOOLS turned off.
 	Disabled map[string]bool
 	// ThinkdeepThinking is thinkdeep's default thinking mode.

@@ -32,7 +32,7 @@ func (s *Server) GetSettings(context.Context, *memoryv1.GetSettingsRequest) (*me
 func (s *Server) CreateThread(ctx context.Context, req *memoryv1.CreateThreadRequest) (*memoryv1.CreateThreadResponse, error) {
 	t, err := s.svc.Create(ctx, memory.CreateParams{
 		ToolName: req.GetToolName(), ParentID: req.GetParentThreadId(), InitialContext: req.GetInitialContext().AsMap(),
-		ClientID: client(ctx, req.GetClientId()), Turns: fromProtoTurns(req.GetTurns()), Blobs: fromProtoBlobs(req.GetBlobs()),
+		ClientID: auth.Client(ctx), Turns: fromProtoTurns(req.GetTurns()), Blobs: fromProtoBlobs(req.GetBlobs()),
 	})
 	if err != nil {
 		return nil, s.toStatus(ctx, "create thread", err)
@@ -41,7 +41,7 @@ func (s *Server) CreateThread(ctx context.Context, req *memoryv1.CreateThreadReq
 }
 
 func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) (*memoryv1.GetThreadResponse, error) {
-	t, err := s.svc.Get(ctx, req.GetThreadId(), client(ctx, req.GetClientId()))
+	t, err := s.svc.Get(ctx, req.GetThreadId(), auth.Client(ctx))
 	if err != nil {
 		return nil, s.toStatus(ctx, "get thread", err)
 	}
@@ -53,7 +53,7 @@ func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) 
 }
 
 func (s *Server) AppendTurns(ctx context.Context, req *memoryv1.AppendTurnsRequest) (*memoryv1.AppendTurnsResponse, error) {
-	n, err := s.svc.Append(ctx, req.GetThreadId(), client(ctx, req.GetClientId()), fromProtoTurns(req.GetTurns()), fromProtoBlobs(req.GetBlobs()))
+	n, err := s.svc.Append(ctx, req.GetThreadId(), auth.Client(ctx), fromProtoTurns(req.GetTurns()), fromProtoBlobs(req.GetBlobs()))
 	if errors.Is(err, memory.ErrTurnLimit) {
 		return &memoryv1.AppendTurnsResponse{Accepted: false, TurnCount: int32(n)}, nil
 	}
@@ -68,7 +68,7 @@ func (s *Server) SelectHistory(ctx context.Context, req *memoryv1.SelectHistoryR
 	for i, f := range req.GetNewFiles() {
 		newFiles[i] = fromProtoFileRef(f)
 	}
-	sel, err := s.svc.SelectHistory(ctx, req.GetThreadId(), client(ctx, req.GetClientId()), memory.SelectParams{
+	sel, err := s.svc.SelectHistory(ctx, req.GetThreadId(), auth.Client(ctx), memory.SelectParams{
 		ContextWindow: int64(req.GetContextWindow()), Budget: int64(req.GetTokenBudget()), Model: req.GetModel(), NewFiles: newFiles,
 	})
 	if err != nil {
@@ -78,7 +78,7 @@ func (s *Server) SelectHistory(ctx context.Context, req *memoryv1.SelectHistoryR
 }
 
 func (s *Server) ListThreads(ctx context.Context, req *memoryv1.ListThreadsRequest) (*memoryv1.ListThreadsResponse, error) {
-	page, err := s.svc.List(ctx, client(ctx, req.GetClientId()), req.GetToolName(), int(req.GetPageSize()), req.GetPageToken())
+	page, err := s.svc.List(ctx, auth.Client(ctx), req.GetToolName(), int(req.GetPageSize()), req.GetPageToken())
 	if err != nil {
 		return nil, s.toStatus(ctx, "list threads", err)
 	}
@@ -90,14 +90,14 @@ func (s *Server) ListThreads(ctx context.Context, req *memoryv1.ListThreadsReque
 }
 
 func (s *Server) DeleteThread(ctx context.Context, req *memoryv1.DeleteThreadRequest) (*memoryv1.DeleteThreadResponse, error) {
-	if err := s.svc.Delete(ctx, req.GetThreadId(), client(ctx, req.GetClientId())); err != nil {
+	if err := s.svc.Delete(ctx, req.GetThreadId(), auth.Client(ctx)); err != nil {
 		return nil, s.toStatus(ctx, "delete thread", err)
 	}
 	return &memoryv1.DeleteThreadResponse{}, nil
 }
 
 func (s *Server) BranchThread(ctx context.Context, req *memoryv1.BranchThreadRequest) (*memoryv1.BranchThreadResponse, error) {
-	t, err := s.svc.Branch(ctx, req.GetThreadId(), client(ctx, req.GetClientId()))
+	t, err := s.svc.Branch(ctx, req.GetThreadId(), auth.Client(ctx))
 	if err != nil {
 		return nil, s.toStatus(ctx, "branch thread", err)
 	}
@@ -106,13 +106,13 @@ func (s *Server) BranchThread(ctx context.Context, req *memoryv1.BranchThreadReq
 
 func (s *Server) ExportThreads(req *memoryv1.ExportThreadsRequest, stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
 	if id := req.GetThreadId(); id != "" {
-		t, err := s.svc.Get(stream.Context(), id, client(stream.Context(), req.GetClientId()))
+		t, err := s.svc.Get(stream.Context(), id, auth.Client(stream.Context()))
 		if err != nil {
 			return s.toStatus(stream.Context(), "export thread", err)
 		}
 		return stream.Send(&memoryv1.ExportThreadsResponse{Thread: toProtoThread(t)})
 	}
-	err := s.svc.Export(stream.Context(), client(stream.Context(), req.GetClientId()), func(t *memory.Thread) error {
+	err := s.svc.Export(stream.Context(), auth.Client(stream.Context()), func(t *memory.Thread) error {
 		return stream.Send(&memoryv1.ExportThreadsResponse{Thread: toProtoThread(t)})
 	})
 	if err != nil {
@@ -123,27 +123,15 @@ func (s *Server) ExportThreads(req *memoryv1.ExportThreadsRequest, stream grpc.S
 
 func (s *Server) ImportThreads(ctx context.Context, req *memoryv1.ImportThreadsRequest) (*memoryv1.ImportThreadsResponse, error) {
 	threads := make([]*memory.Thread, len(req.GetThreads()))
-	caller := auth.IncomingClient(ctx)
 	for i, t := range req.GetThreads() {
 		threads[i] = fromProtoThread(t)
-		if caller != "" {
-			threads[i].ClientID = caller // a client imports into its own threads only
-		}
 	}
-	n, err := s.svc.Import(ctx, threads, req.GetReplace())
+	// A client imports into its own threads only, whatever the export says.
+	n, err := s.svc.Import(ctx, auth.Client(ctx), threads, req.GetReplace())
 	if err != nil {
 		return nil, s.toStatus(ctx, "import threads", err)
 	}
 	return &memoryv1.ImportThreadsResponse{Imported: int32(n)}, nil
-}
-
-// client is the identity a call acts for: the request's field when set,
-// else what the edge or gateway forwarded from a bearer token.
-func client(ctx context.Context, field string) string {
-	if field != "" {
-		return field
-	}
-	return auth.IncomingClient(ctx)
 }
 
 // toStatus is the one place domain errors become status codes. Internal
@@ -154,6 +142,9 @@ func (s *Server) toStatus(ctx context.Context, op string, err error) error {
 		return status.Error(codes.NotFound, "thread not found or expired")
 	case errors.Is(err, memory.ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, memory.ErrOwned):
+		return status.Error(codes.AlreadyExists, err.Error()+"; an import never replaces another client's thread: "+
+			"give yours a new thread_id")
 	case errors.Is(err, memory.ErrExists):
 		return status.Error(codes.AlreadyExists, err.Error()+"; import with replace to overwrite")
 	case errors.Is(err, memory.ErrUnavailable):

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -81,7 +82,9 @@ func (s *Service) Branch(ctx context.Context, id, clientID string) (*Thread, err
 }
 
 // Chain returns t's ancestors and t, oldest first: at most MaxChainDepth
-// threads, stopping at a missing ancestor or a cycle.
+// threads, stopping at a missing ancestor, a cycle, or an ancestor of
+// another client: a chain never shows one client another's turns, however
+// the parent link came to be (an import names any parent it likes).
 func (s *Service) Chain(ctx context.Context, t *Thread) ([]*Thread, error) {
 	chain := []*Thread{t}
 	seen := map[string]bool{t.ID: true}
@@ -92,6 +95,9 @@ func (s *Service) Chain(ctx context.Context, t *Thread) ([]*Thread, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("load ancestor %s: %w", cur.ParentID, err)
+		}
+		if parent.ClientID != t.ClientID {
+			break
 		}
 		seen[parent.ID] = true
 		chain = append(chain, parent)
@@ -141,9 +147,11 @@ func (s *Service) Export(ctx context.Context, clientID string, fn func(*Thread) 
 	}
 }
 
-// Import stores exported threads, all or none. Each must be well formed;
-// its expiry restarts from now, since an old export's would have passed.
-func (s *Service) Import(ctx context.Context, threads []*Thread, replace bool) (int, error) {
+// Import stores exported threads as clientID's, all or none. Each must be
+// well formed; its expiry restarts from now, since an old export's would
+// have passed. A thread id or a parent of another client's is refused:
+// importing never takes over or reaches into someone else's threads.
+func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread, replace bool) (int, error) {
 	now := s.now().UTC()
 	seen := map[string]bool{}
 	for i, t := range threads {
@@ -161,6 +169,7 @@ func (s *Service) Import(ctx context.Context, threads []*Thread, replace bool) (
 			return 0, fmt.Errorf("thread %d (%s): %w", i+1, t.ID, err)
 		}
 		seen[t.ID] = true
+		t.ClientID = clientID
 		if t.CreatedAt.IsZero() {
 			t.CreatedAt = now
 		}
@@ -168,6 +177,18 @@ func (s *Service) Import(ctx context.Context, threads []*Thread, replace bool) (
 			t.UpdatedAt = t.CreatedAt
 		}
 		t.ExpiresAt = now.Add(s.ttl)
+	}
+	for i, t := range threads {
+		if t.ParentID == "" || seen[t.ParentID] {
+			continue
+		}
+		parent, err := s.store.Get(ctx, t.ParentID, now)
+		if err == nil && parent.ClientID != clientID {
+			return 0, fmt.Errorf("%w: thread %d (%s): parent_thread_id %s is not one of your threads", ErrInvalid, i+1, t.ID, t.ParentID)
+		}
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return 0, fmt.Errorf("check parent of thread %d: %w", i+1, err)
+		}
 	}
 	if err := s.store.Import(ctx, threads, replace); err != nil {
 		return 0, err

@@ -51,7 +51,7 @@ func TestChainsStopAtCyclesAndDepth(t *testing.T) {
 	ctx := context.Background()
 	svc := memory.NewService(memstore.New(), time.Hour, 50)
 	a, b := uuid.NewString(), uuid.NewString()
-	_, err := svc.Import(ctx, []*memory.Thread{
+	_, err := svc.Import(ctx, "", []*memory.Thread{
 		{ID: a, ParentID: b, ToolName: "chat", Turns: exchange("from a", "x")},
 		{ID: b, ParentID: a, ToolName: "chat", Turns: exchange("from b", "y")},
 	}, false)
@@ -129,11 +129,76 @@ func TestImportValidatesEveryThreadFirst(t *testing.T) {
 		"turns": {ID: uuid.NewString(), ToolName: "chat", Turns: append(append(exchange("1", "2"), exchange("3", "4")...), exchange("5", "6")...)},
 		"role":  {ID: uuid.NewString(), ToolName: "chat", Turns: []memory.Turn{{Content: "x"}}},
 	} {
-		if _, err := svc.Import(ctx, []*memory.Thread{good, bad}, false); !errors.Is(err, memory.ErrInvalid) {
+		if _, err := svc.Import(ctx, "", []*memory.Thread{good, bad}, false); !errors.Is(err, memory.ErrInvalid) {
 			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
 		}
 	}
 	if _, err := svc.Get(ctx, good.ID, ""); !errors.Is(err, memory.ErrNotFound) {
 		t.Error("a rejected import stored its valid thread")
+	}
+}
+
+// A parent link to another client's thread, however it came to be (here
+// written straight to the store, as an older import could), never shows
+// that client's turns: not in the history, not as the model to inherit.
+func TestChainsNeverCrossOwners(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	svc := memory.NewService(store, time.Hour, 50)
+	victim, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "bob",
+		Turns: append(exchange("bob's secret plan", "noted"), memory.Turn{Role: memory.RoleAssistant,
+			Content: "x", ModelName: "bobs-model"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	forged := &memory.Thread{ID: uuid.NewString(), ParentID: victim.ID, ToolName: "chat", ClientID: "mallory",
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour), Turns: exchange("mine", "ok")}
+	if err := store.Import(ctx, []*memory.Thread{forged}, false); err != nil {
+		t.Fatal(err)
+	}
+	sel, err := svc.SelectHistory(ctx, forged.ID, "mallory", memory.SelectParams{Budget: 10_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, turn := range sel.Turns {
+		if turn.Content == "bob's secret plan" {
+			t.Fatal("mallory's history holds bob's turn")
+		}
+	}
+	if sel.Total != 2 {
+		t.Errorf("history counts %d turns, want mallory's 2", sel.Total)
+	}
+	if model, _ := svc.LastModel(ctx, forged); model == "bobs-model" {
+		t.Errorf("LastModel = %q: bob's model leaked through the chain", model)
+	}
+}
+
+func TestImportRefusesAnotherClientsParentAndID(t *testing.T) {
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 50)
+	victim, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "bob", Turns: exchange("q", "a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := &memory.Thread{ID: uuid.NewString(), ParentID: victim.ID, ToolName: "chat", Turns: exchange("m", "n")}
+	if _, err := svc.Import(ctx, "mallory", []*memory.Thread{child}, false); !errors.Is(err, memory.ErrInvalid) {
+		t.Errorf("import under bob's parent: %v, want ErrInvalid", err)
+	}
+	takeover := &memory.Thread{ID: victim.ID, ToolName: "chat", ClientID: "mallory", Turns: exchange("m", "n")}
+	if _, err := svc.Import(ctx, "mallory", []*memory.Thread{takeover}, true); !errors.Is(err, memory.ErrOwned) {
+		t.Errorf("import over bob's thread: %v, want ErrOwned", err)
+	}
+	// The export's client_id is never believed: an import is the importer's.
+	own := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", ClientID: "bob", Turns: exchange("m", "n")}
+	if _, err := svc.Import(ctx, "mallory", []*memory.Thread{own}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Get(ctx, own.ID, "bob"); !errors.Is(err, memory.ErrNotFound) {
+		t.Error("an import naming bob as owner gave bob a thread")
+	}
+	got, err := svc.Get(ctx, victim.ID, "bob")
+	if err != nil || len(got.Turns) != 2 || got.Turns[0].Content != "q" {
+		t.Errorf("bob's thread after the attempts: %+v, %v", got, err)
 	}
 }

@@ -13,6 +13,9 @@ var (
 	ErrTurnLimit = errors.New("turn limit reached")
 	ErrInvalid   = errors.New("invalid request")
 	ErrExists    = errors.New("thread already exists")
+	// ErrOwned is a thread id that another client's thread holds: an
+	// import never takes it over, replace or not.
+	ErrOwned = errors.New("thread belongs to another client")
 	// ErrUnavailable is a store that cannot be reached or is busy; the
 	// same call may succeed later.
 	ErrUnavailable = errors.New("memory store unavailable")
@@ -98,7 +101,9 @@ type Store interface {
 	// GetBlobs returns the live blobs among shas; absent ones are left out.
 	GetBlobs(ctx context.Context, shas []string, now time.Time) (map[string]Blob, error)
 	// Import stores threads as they are, all or none. A thread whose id
-	// exists fails the import with ErrExists unless replace is set.
+	// exists fails the import with ErrExists unless replace is set and the
+	// stored thread has the same ClientID; one of another client fails it
+	// with ErrOwned whatever replace says, and is left as it was.
 	Import(ctx context.Context, threads []*Thread, replace bool) error
 	// Close releases the store's resources.
 	Close() error

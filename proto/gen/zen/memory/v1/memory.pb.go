@@ -516,7 +516,6 @@ type CreateThreadRequest struct {
 	ToolName       string                 `protobuf:"bytes,1,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
 	ParentThreadId string                 `protobuf:"bytes,2,opt,name=parent_thread_id,json=parentThreadId,proto3" json:"parent_thread_id,omitempty"`
 	InitialContext *structpb.Struct       `protobuf:"bytes,3,opt,name=initial_context,json=initialContext,proto3" json:"initial_context,omitempty"`
-	ClientId       string                 `protobuf:"bytes,4,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	Turns          []*Turn                `protobuf:"bytes,5,rep,name=turns,proto3" json:"turns,omitempty"`
 	// blobs are the contents of the files the turns reference.
 	Blobs         []*FileBlob `protobuf:"bytes,6,rep,name=blobs,proto3" json:"blobs,omitempty"`
@@ -573,13 +572,6 @@ func (x *CreateThreadRequest) GetInitialContext() *structpb.Struct {
 		return x.InitialContext
 	}
 	return nil
-}
-
-func (x *CreateThreadRequest) GetClientId() string {
-	if x != nil {
-		return x.ClientId
-	}
-	return ""
 }
 
 func (x *CreateThreadRequest) GetTurns() []*Turn {
@@ -641,10 +633,8 @@ func (x *CreateThreadResponse) GetThread() *Thread {
 }
 
 type GetThreadRequest struct {
-	state    protoimpl.MessageState `protogen:"open.v1"`
-	ThreadId string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
-	// client_id, when set, must match the thread's.
-	ClientId      string `protobuf:"bytes,2,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ThreadId      string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -682,13 +672,6 @@ func (*GetThreadRequest) Descriptor() ([]byte, []int) {
 func (x *GetThreadRequest) GetThreadId() string {
 	if x != nil {
 		return x.ThreadId
-	}
-	return ""
-}
-
-func (x *GetThreadRequest) GetClientId() string {
-	if x != nil {
-		return x.ClientId
 	}
 	return ""
 }
@@ -751,7 +734,6 @@ type AppendTurnsRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	ThreadId string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
 	Turns    []*Turn                `protobuf:"bytes,2,rep,name=turns,proto3" json:"turns,omitempty"`
-	ClientId string                 `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	// blobs are the contents of the files the turns reference.
 	Blobs         []*FileBlob `protobuf:"bytes,4,rep,name=blobs,proto3" json:"blobs,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -800,13 +782,6 @@ func (x *AppendTurnsRequest) GetTurns() []*Turn {
 		return x.Turns
 	}
 	return nil
-}
-
-func (x *AppendTurnsRequest) GetClientId() string {
-	if x != nil {
-		return x.ClientId
-	}
-	return ""
 }
 
 func (x *AppendTurnsRequest) GetBlobs() []*FileBlob {
@@ -876,8 +851,7 @@ type SelectHistoryRequest struct {
 	ThreadId string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
 	// token_budget, when context_window is not set, is the most the selected
 	// turns may cost; no files are selected then.
-	TokenBudget int32  `protobuf:"varint,2,opt,name=token_budget,json=tokenBudget,proto3" json:"token_budget,omitempty"`
-	ClientId    string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	TokenBudget int32 `protobuf:"varint,2,opt,name=token_budget,json=tokenBudget,proto3" json:"token_budget,omitempty"`
 	// context_window is the model's; memory splits it into the history and
 	// file budgets the way the reference does.
 	ContextWindow int32 `protobuf:"varint,4,opt,name=context_window,json=contextWindow,proto3" json:"context_window,omitempty"`
@@ -932,13 +906,6 @@ func (x *SelectHistoryRequest) GetTokenBudget() int32 {
 		return x.TokenBudget
 	}
 	return 0
-}
-
-func (x *SelectHistoryRequest) GetClientId() string {
-	if x != nil {
-		return x.ClientId
-	}
-	return ""
 }
 
 func (x *SelectHistoryRequest) GetContextWindow() int32 {
@@ -1298,7 +1265,6 @@ type ListThreadsRequest struct {
 	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// tool_name, when set, keeps threads started by that tool.
 	ToolName      string `protobuf:"bytes,3,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
-	ClientId      string `protobuf:"bytes,4,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1350,13 +1316,6 @@ func (x *ListThreadsRequest) GetPageToken() string {
 func (x *ListThreadsRequest) GetToolName() string {
 	if x != nil {
 		return x.ToolName
-	}
-	return ""
-}
-
-func (x *ListThreadsRequest) GetClientId() string {
-	if x != nil {
-		return x.ClientId
 	}
 	return ""
 }
@@ -1417,7 +1376,6 @@ func (x *ListThreadsResponse) GetNextPageToken() string {
 type DeleteThreadRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ThreadId      string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
-	ClientId      string                 `protobuf:"bytes,2,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1455,13 +1413,6 @@ func (*DeleteThreadRequest) Descriptor() ([]byte, []int) {
 func (x *DeleteThreadRequest) GetThreadId() string {
 	if x != nil {
 		return x.ThreadId
-	}
-	return ""
-}
-
-func (x *DeleteThreadRequest) GetClientId() string {
-	if x != nil {
-		return x.ClientId
 	}
 	return ""
 }
@@ -1505,7 +1456,6 @@ func (*DeleteThreadResponse) Descriptor() ([]byte, []int) {
 type BranchThreadRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ThreadId      string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
-	ClientId      string                 `protobuf:"bytes,2,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1543,13 +1493,6 @@ func (*BranchThreadRequest) Descriptor() ([]byte, []int) {
 func (x *BranchThreadRequest) GetThreadId() string {
 	if x != nil {
 		return x.ThreadId
-	}
-	return ""
-}
-
-func (x *BranchThreadRequest) GetClientId() string {
-	if x != nil {
-		return x.ClientId
 	}
 	return ""
 }
@@ -1599,8 +1542,7 @@ func (x *BranchThreadResponse) GetThread() *Thread {
 }
 
 type ExportThreadsRequest struct {
-	state    protoimpl.MessageState `protogen:"open.v1"`
-	ClientId string                 `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
 	// thread_id, when set, exports that thread alone.
 	ThreadId      string `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1635,13 +1577,6 @@ func (x *ExportThreadsRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ExportThreadsRequest.ProtoReflect.Descriptor instead.
 func (*ExportThreadsRequest) Descriptor() ([]byte, []int) {
 	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{22}
-}
-
-func (x *ExportThreadsRequest) GetClientId() string {
-	if x != nil {
-		return x.ClientId
-	}
-	return ""
 }
 
 func (x *ExportThreadsRequest) GetThreadId() string {
@@ -1835,39 +1770,35 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"ttlSeconds\"<\n" +
 	"\bFileBlob\x12\x16\n" +
 	"\x06sha256\x18\x01 \x01(\tR\x06sha256\x12\x18\n" +
-	"\acontent\x18\x02 \x01(\tR\acontent\"\x95\x02\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\"\x89\x02\n" +
 	"\x13CreateThreadRequest\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12(\n" +
 	"\x10parent_thread_id\x18\x02 \x01(\tR\x0eparentThreadId\x12@\n" +
-	"\x0finitial_context\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x0einitialContext\x12\x1b\n" +
-	"\tclient_id\x18\x04 \x01(\tR\bclientId\x12)\n" +
+	"\x0finitial_context\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x0einitialContext\x12)\n" +
 	"\x05turns\x18\x05 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12-\n" +
-	"\x05blobs\x18\x06 \x03(\v2\x17.zen.memory.v1.FileBlobR\x05blobs\"E\n" +
+	"\x05blobs\x18\x06 \x03(\v2\x17.zen.memory.v1.FileBlobR\x05blobsJ\x04\b\x04\x10\x05R\tclient_id\"E\n" +
 	"\x14CreateThreadResponse\x12-\n" +
-	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\"L\n" +
+	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\"@\n" +
 	"\x10GetThreadRequest\x12\x1b\n" +
-	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12\x1b\n" +
-	"\tclient_id\x18\x02 \x01(\tR\bclientId\"a\n" +
+	"\tthread_id\x18\x01 \x01(\tR\bthreadIdJ\x04\b\x02\x10\x03R\tclient_id\"a\n" +
 	"\x11GetThreadResponse\x12-\n" +
 	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\x12\x1d\n" +
 	"\n" +
-	"last_model\x18\x02 \x01(\tR\tlastModel\"\xa8\x01\n" +
+	"last_model\x18\x02 \x01(\tR\tlastModel\"\x9c\x01\n" +
 	"\x12AppendTurnsRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12)\n" +
-	"\x05turns\x18\x02 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12\x1b\n" +
-	"\tclient_id\x18\x03 \x01(\tR\bclientId\x12-\n" +
-	"\x05blobs\x18\x04 \x03(\v2\x17.zen.memory.v1.FileBlobR\x05blobs\"P\n" +
+	"\x05turns\x18\x02 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12-\n" +
+	"\x05blobs\x18\x04 \x03(\v2\x17.zen.memory.v1.FileBlobR\x05blobsJ\x04\b\x03\x10\x04R\tclient_id\"P\n" +
 	"\x13AppendTurnsResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x1d\n" +
 	"\n" +
-	"turn_count\x18\x02 \x01(\x05R\tturnCount\"\xe5\x01\n" +
+	"turn_count\x18\x02 \x01(\x05R\tturnCount\"\xd9\x01\n" +
 	"\x14SelectHistoryRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12!\n" +
-	"\ftoken_budget\x18\x02 \x01(\x05R\vtokenBudget\x12\x1b\n" +
-	"\tclient_id\x18\x03 \x01(\tR\bclientId\x12%\n" +
+	"\ftoken_budget\x18\x02 \x01(\x05R\vtokenBudget\x12%\n" +
 	"\x0econtext_window\x18\x04 \x01(\x05R\rcontextWindow\x12\x14\n" +
 	"\x05model\x18\x05 \x01(\tR\x05model\x123\n" +
-	"\tnew_files\x18\x06 \x03(\v2\x16.zen.memory.v1.FileRefR\bnewFiles\"\xc7\x01\n" +
+	"\tnew_files\x18\x06 \x03(\v2\x16.zen.memory.v1.FileRefR\bnewFilesJ\x04\b\x03\x10\x04R\tclient_id\"\xc7\x01\n" +
 	"\vHistoryFile\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
 	"\x06sha256\x18\x02 \x01(\tR\x06sha256\x12\x18\n" +
@@ -1906,28 +1837,24 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12\x1d\n" +
 	"\n" +
 	"turn_count\x18\a \x01(\x05R\tturnCount\x12!\n" +
-	"\ffirst_prompt\x18\b \x01(\tR\vfirstPrompt\"\x8a\x01\n" +
+	"\ffirst_prompt\x18\b \x01(\tR\vfirstPrompt\"~\n" +
 	"\x12ListThreadsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x02 \x01(\tR\tpageToken\x12\x1b\n" +
-	"\ttool_name\x18\x03 \x01(\tR\btoolName\x12\x1b\n" +
-	"\tclient_id\x18\x04 \x01(\tR\bclientId\"u\n" +
+	"\ttool_name\x18\x03 \x01(\tR\btoolNameJ\x04\b\x04\x10\x05R\tclient_id\"u\n" +
 	"\x13ListThreadsResponse\x126\n" +
 	"\athreads\x18\x01 \x03(\v2\x1c.zen.memory.v1.ThreadSummaryR\athreads\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"O\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"C\n" +
 	"\x13DeleteThreadRequest\x12\x1b\n" +
-	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12\x1b\n" +
-	"\tclient_id\x18\x02 \x01(\tR\bclientId\"\x16\n" +
-	"\x14DeleteThreadResponse\"O\n" +
+	"\tthread_id\x18\x01 \x01(\tR\bthreadIdJ\x04\b\x02\x10\x03R\tclient_id\"\x16\n" +
+	"\x14DeleteThreadResponse\"C\n" +
 	"\x13BranchThreadRequest\x12\x1b\n" +
-	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12\x1b\n" +
-	"\tclient_id\x18\x02 \x01(\tR\bclientId\"E\n" +
+	"\tthread_id\x18\x01 \x01(\tR\bthreadIdJ\x04\b\x02\x10\x03R\tclient_id\"E\n" +
 	"\x14BranchThreadResponse\x12-\n" +
-	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\"P\n" +
+	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\"D\n" +
 	"\x14ExportThreadsRequest\x12\x1b\n" +
-	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12\x1b\n" +
-	"\tthread_id\x18\x02 \x01(\tR\bthreadId\"F\n" +
+	"\tthread_id\x18\x02 \x01(\tR\bthreadIdJ\x04\b\x01\x10\x02R\tclient_id\"F\n" +
 	"\x15ExportThreadsResponse\x12-\n" +
 	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\"a\n" +
 	"\x14ImportThreadsRequest\x12/\n" +

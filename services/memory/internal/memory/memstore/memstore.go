@@ -125,11 +125,13 @@ func (s *Store) Delete(_ context.Context, id string) error {
 func (s *Store) Import(_ context.Context, threads []*memory.Thread, replace bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !replace {
-		for _, t := range threads {
-			if _, dup := s.threads[t.ID]; dup {
-				return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)
-			}
+	for _, t := range threads {
+		old, dup := s.threads[t.ID]
+		switch {
+		case dup && old.ClientID != t.ClientID:
+			return fmt.Errorf("%w: %s", memory.ErrOwned, t.ID)
+		case dup && !replace:
+			return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)
 		}
 	}
 	for _, t := range threads {

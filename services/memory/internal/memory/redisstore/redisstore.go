@@ -144,9 +144,14 @@ type meta struct {
 }
 
 // putScript writes a whole thread. ARGV: replace flag, ttl ms, meta JSON,
-// updated_ns, expires_ms, client, file count, file shas..., turns...
+// updated_ns, expires_ms, client, file count, file shas..., turns... It
+// returns 1 when written, 0 when the id exists (and replace is off), -1
+// when another client's thread holds the id: that one is never replaced.
 var putScript = redis.NewScript(`
-if ARGV[1] == '0' and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  if (redis.call('HGET', KEYS[1], 'client') or '') ~= ARGV[6] then return -1 end
+  if ARGV[1] == '0' then return 0 end
+end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('HSET', KEYS[1], 'meta', ARGV[3], 'updated_ns', ARGV[4], 'expires_ms', ARGV[5], 'client', ARGV[6])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -235,8 +240,11 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 	if err != nil {
 		return unavailable(err)
 	}
-	if created == 0 {
+	switch created {
+	case 0:
 		return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)
+	case -1:
+		return fmt.Errorf("%w: %s", memory.ErrOwned, t.ID)
 	}
 	return s.index(ctx, t.ID, t.UpdatedAt, life)
 }
@@ -393,15 +401,17 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 // nothing. Each thread is written atomically; a Redis failure part way
 // leaves the threads written so far, which an import with replace redoes.
 func (s *Store) Import(ctx context.Context, threads []*memory.Thread, replace bool) error {
-	if !replace {
-		for _, t := range threads {
-			n, err := s.rdb.Exists(ctx, s.metaKey(t.ID)).Result()
-			if err != nil {
-				return unavailable(err)
-			}
-			if n > 0 {
-				return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)
-			}
+	for _, t := range threads {
+		owner, err := s.rdb.HGet(ctx, s.metaKey(t.ID), "client").Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			continue
+		case err != nil:
+			return unavailable(err)
+		case owner != t.ClientID:
+			return fmt.Errorf("%w: %s", memory.ErrOwned, t.ID)
+		case !replace:
+			return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)
 		}
 	}
 	for _, t := range threads {

@@ -141,7 +141,16 @@ func insert(ctx context.Context, tx *sql.Tx, t *memory.Thread, replace bool) err
 	if err != nil {
 		return fmt.Errorf("encode initial context: %w", err)
 	}
-	if replace {
+	var owner string
+	switch err := tx.QueryRowContext(ctx, `SELECT client_id FROM threads WHERE id = ?`, t.ID).Scan(&owner); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return describe(err)
+	case owner != t.ClientID:
+		return fmt.Errorf("%w: %s", memory.ErrOwned, t.ID)
+	case !replace:
+		return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)
+	default:
 		if _, err := tx.ExecContext(ctx, `DELETE FROM threads WHERE id = ?`, t.ID); err != nil {
 			return describe(err)
 		}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/google/uuid"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 )
@@ -204,6 +206,36 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		}
 		if _, err := s.Get(ctx, fresh.ID, base); err != nil {
 			t.Errorf("imported thread: %v", err)
+		}
+	})
+
+	t.Run("import never replaces another client's thread", func(t *testing.T) {
+		s := newStore(t)
+		victim := thread()
+		victim.ClientID = "bob"
+		victim.Turns = []memory.Turn{turn(memory.RoleUser, "bob's question"), turn(memory.RoleAssistant, "bob's answer")}
+		if err := s.Create(ctx, victim); err != nil {
+			t.Fatal(err)
+		}
+		fresh := thread()
+		fresh.ClientID = "mallory"
+		takeover := *victim
+		takeover.ClientID, takeover.ToolName, takeover.Turns = "mallory", "imported", nil
+		for _, replace := range []bool{false, true} {
+			err := s.Import(ctx, []*memory.Thread{fresh, &takeover}, replace)
+			if !errors.Is(err, memory.ErrOwned) {
+				t.Fatalf("import (replace %v) over another client's thread: %v, want ErrOwned", replace, err)
+			}
+		}
+		got, err := s.Get(ctx, victim.ID, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(victim, got, cmpopts.EquateApproxTime(time.Millisecond), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("the victim's thread changed (-before +after):\n%s", diff)
+		}
+		if _, err := s.Get(ctx, fresh.ID, base); !errors.Is(err, memory.ErrNotFound) {
+			t.Error("a refused import stored a thread")
 		}
 	})
 

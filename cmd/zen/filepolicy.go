@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	edgeserver "github.com/zenmcp/zen/services/edge/server"
+	memoryserver "github.com/zenmcp/zen/services/memory/server"
+	"github.com/zenmcp/zen/services/platform/config"
+	routerserver "github.com/zenmcp/zen/services/router/server"
+)
+
+// dotEnvFile is the .env zen reads from its working directory.
+const dotEnvFile = ".env"
+
+// fileSettings completes the edge's file policy with what only the binary
+// knows: whether the edge serves other people, and which files every role
+// reads its configuration and secrets from. overHTTP is false for stdio,
+// which always serves the one person who started it.
+func fileSettings(c *edgeserver.FileConfig, s *settings, overHTTP bool) {
+	if overHTTP {
+		c.Shared = sharedServer(s.getenv, s.mcpAddr)
+	}
+	c.Own = zenOwnFiles(s.getenv)
+}
+
+// sharedServer says why an edge whose MCP listens at mcpAddr serves
+// clients whose disk is not this machine's, or "" on one person's machine
+// (loopback, no tokens file). A single ZEN_AUTH_TOKEN on loopback is still
+// one person's machine.
+func sharedServer(getenv config.Getenv, mcpAddr string) string {
+	if strings.TrimSpace(getenv("ZEN_AUTH_TOKENS_FILE")) != "" {
+		return "ZEN_AUTH_TOKENS_FILE names its clients"
+	}
+	if !onLoopback(mcpAddr) {
+		return fmt.Sprintf("its MCP listener %s is not on loopback", mcpAddr)
+	}
+	return ""
+}
+
+// onLoopback reports whether a host:port listens on loopback only.
+func onLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ownFileVars name the files zen reads its secrets and configuration from,
+// besides the model catalogues.
+var ownFileVars = []string{"ZEN_AUTH_TOKENS_FILE", "CLI_CLIENTS_CONFIG_PATH", "ZEN_GRPC_TLS_CERT", "ZEN_GRPC_TLS_KEY",
+	"ZEN_GRPC_TLS_CA"}
+
+// zenOwnFiles lists the files and directories zen reads its configuration
+// and secrets from, and the threads it keeps: the .env it loaded, the
+// files the variables name, the user's clink configurations and the
+// SQLite data directory. No client may name them.
+func zenOwnFiles(getenv config.Getenv) []string {
+	var out []string
+	if abs, err := filepath.Abs(dotEnvFile); err == nil {
+		out = append(out, abs)
+	}
+	for _, v := range slices.Concat(ownFileVars, routerserver.CatalogueVars()) {
+		if p := strings.TrimSpace(getenv(v)); p != "" {
+			out = append(out, p)
+		}
+	}
+	if home := getenv("HOME"); home != "" {
+		out = append(out, filepath.Join(home, ".zen", "cli_clients")) // the executor's user configs
+	}
+	if dir := memoryserver.DataDir(getenv); dir != "" {
+		out = append(out, dir)
+	}
+	return out
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSharedServer(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, addr, tokensFile, want string
+	}{
+		{"loopback, no tokens file: one person's machine", "127.0.0.1:8080", "", ""},
+		{"localhost", "localhost:8080", "", ""},
+		{"IPv6 loopback", "[::1]:8080", "", ""},
+		{"a tokens file names clients", "127.0.0.1:8080", "/etc/zen/tokens", "ZEN_AUTH_TOKENS_FILE names its clients"},
+		{"every interface", "0.0.0.0:8080", "", "its MCP listener 0.0.0.0:8080 is not on loopback"},
+		{"no host is every interface", ":8080", "", "its MCP listener :8080 is not on loopback"},
+		{"a host name", "zen.internal:8080", "", "its MCP listener zen.internal:8080 is not on loopback"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := sharedServer(func(k string) string {
+				if k == "ZEN_AUTH_TOKENS_FILE" {
+					return tt.tokensFile
+				}
+				return ""
+			}, tt.addr)
+			if got != tt.want {
+				t.Errorf("sharedServer(%s, %q) = %q, want %q", tt.addr, tt.tokensFile, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestZenOwnFiles(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		"HOME": "/home/ann", "ZEN_AUTH_TOKENS_FILE": "/etc/zen/tokens", "CLI_CLIENTS_CONFIG_PATH": "/etc/zen/clis",
+		"ZEN_GRPC_TLS_CERT": "/tls/cert.pem", "ZEN_GRPC_TLS_KEY": "/tls/key.pem", "ZEN_GRPC_TLS_CA": "/tls/ca.pem",
+		"OPENAI_MODELS_CONFIG_PATH": "/etc/zen/openai.json", "CUSTOM_MODELS_CONFIG_PATH": "/etc/zen/custom.json",
+	}
+	dotEnv, err := filepath.Abs(".env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{dotEnv, "/etc/zen/tokens", "/etc/zen/clis", "/tls/cert.pem", "/tls/key.pem", "/tls/ca.pem",
+		"/etc/zen/openai.json", "/etc/zen/custom.json", "/home/ann/.zen/cli_clients", "/home/ann/.local/state/zen"}
+	got := zenOwnFiles(func(k string) string { return env[k] })
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("zen's own files (-want +got):\n%s", diff)
+	}
+}

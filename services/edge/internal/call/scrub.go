@@ -1,0 +1,38 @@
+package call
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/zenmcp/zen/services/platform/secrets"
+)
+
+// Run executes one call. Progress, when set, hears what the call is doing.
+// Both what it hears and what Run returns are scrubbed of r.Secrets.
+func (r *Runner) Run(ctx context.Context, name string, rawArgs json.RawMessage,
+	progress func(string)) (Outcome, error) {
+	out, err := r.run(ctx, name, rawArgs, scrubProgress(r.Secrets, progress))
+	return scrubbed(r.Secrets, out), err
+}
+
+// scrubbed removes zen's secrets from what a call returns: the edge is the
+// last stop before the client, and the executor it talks to may be a
+// separate process that was not told the edge's tokens.
+func scrubbed(s *secrets.Scrubber, out Outcome) Outcome {
+	if s.Empty() {
+		return out
+	}
+	out.Text = s.String(out.Text)
+	if out.Payload != nil {
+		s.Value(out.Payload)
+	}
+	return out
+}
+
+// scrubProgress wraps progress so its messages are scrubbed too.
+func scrubProgress(s *secrets.Scrubber, progress func(string)) func(string) {
+	if s.Empty() || progress == nil {
+		return progress
+	}
+	return func(msg string) { progress(s.String(msg)) }
+}

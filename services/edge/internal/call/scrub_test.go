@@ -1,0 +1,37 @@
+package call
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/zenmcp/zen/services/platform/secrets"
+)
+
+func TestScrubbedOutcome(t *testing.T) {
+	t.Parallel()
+	s := secrets.New("tok-0123456789abcdef")
+	for _, c := range []struct {
+		name    string
+		in, out Outcome
+	}{
+		{"text",
+			Outcome{Text: "id tok-0123456789abcdef", IsError: true},
+			Outcome{Text: "id [redacted]", IsError: true}},
+		{"payload",
+			Outcome{Payload: map[string]any{"content": "tok-0123456789abcdef", "metadata": map[string]any{"n": 1.0}}},
+			Outcome{Payload: map[string]any{"content": "[redacted]", "metadata": map[string]any{"n": 1.0}}}},
+		{"clean", Outcome{Text: "fine"}, Outcome{Text: "fine"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(c.out, scrubbed(s, c.in)); diff != "" {
+				t.Errorf("scrubbed (-want +got):\n%s", diff)
+			}
+		})
+	}
+	var got []string
+	scrubProgress(s, func(m string) { got = append(got, m) })("at tok-0123456789abcdef")
+	if diff := cmp.Diff([]string{"at [redacted]"}, got); diff != "" {
+		t.Errorf("progress (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,68 @@
+package files
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// ErrNoWrites is a write on a shared server, which writes nothing: its
+// disk is not the client's.
+var ErrNoWrites = errors.New("zen writes nothing on a shared server")
+
+// WriteFile puts data at name in the client's directory dir, which must be
+// inside the roots and allowed, and returns the file's path. It never
+// follows a link: the data goes to a new file beside the name, which is
+// then renamed over it, and an existing name that is a link or anything
+// but a regular file is refused. The directory is held open while writing,
+// so swapping it (or a parent) for a link after the check changes nothing.
+func (p Policy) WriteFile(dir, name string, data []byte) (string, error) {
+	if !p.Writes() {
+		return "", fmt.Errorf("%w (%s)", ErrNoWrites, p.shared)
+	}
+	resolved, err := p.Resolve(dir)
+	if err != nil {
+		return "", err
+	}
+	target := filepath.Join(resolved, name)
+	if reason := p.denied(target); reason != "" {
+		return "", fmt.Errorf("%w: %s %s", ErrDenied, target, reason)
+	}
+	root, err := os.OpenRoot(resolved)
+	if err != nil {
+		return "", fmt.Errorf("open %s: %w", dir, errors.Unwrap(err))
+	}
+	defer root.Close()
+	switch info, err := root.Lstat(name); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return "", fmt.Errorf("cannot check %s: %w", target, errors.Unwrap(err))
+	case info.Mode()&fs.ModeSymlink != 0:
+		return "", fmt.Errorf("%w: %s is a symbolic link; zen never writes through a link: remove it and call again",
+			ErrDenied, target)
+	case !info.Mode().IsRegular():
+		return "", fmt.Errorf("%w: %s exists and is not a regular file: remove it and call again", ErrDenied, target)
+	}
+	tmp := "." + name + "." + rand.Text() + ".tmp"
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("cannot write in %s: %w", resolved, errors.Unwrap(err))
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		// rename replaces the name itself: a link planted since the check
+		// is replaced, not followed.
+		err = root.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+		return "", fmt.Errorf("cannot write %s: %w", target, err)
+	}
+	return target, nil
+}

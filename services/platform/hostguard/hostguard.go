@@ -1,0 +1,141 @@
+package hostguard
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// Env names the variable that lists the Host values zen accepts besides
+// loopback names.
+const Env = "ZEN_ALLOWED_HOSTS"
+
+// Hosts are the host names and addresses, besides loopback ones, that
+// requests may name in their Host header.
+type Hosts struct {
+	names map[string]bool // lower case; IPv6 without brackets
+}
+
+// Load reads ZEN_ALLOWED_HOSTS: a comma list of host names or IP
+// addresses, without scheme or port (any port is accepted).
+func Load(getenv func(string) string) (Hosts, error) {
+	h := Hosts{names: map[string]bool{}}
+	for _, f := range strings.Split(getenv(Env), ",") {
+		name := strings.ToLower(strings.TrimSpace(f))
+		if name == "" {
+			continue
+		}
+		if ip, err := netip.ParseAddr(strings.Trim(name, "[]")); err == nil {
+			h.names[ip.String()] = true
+			continue
+		}
+		if strings.ContainsAny(name, ":/") {
+			return Hosts{}, fmt.Errorf("%s: %q: list host names or IP addresses without a port or scheme "+
+				"(any port is accepted), e.g. zen.internal,10.0.0.5", Env, f)
+		}
+		if !validName(name) {
+			return Hosts{}, fmt.Errorf("%s: %q is not a host name: use letters, digits, '-' and '.', "+
+				"e.g. zen.internal,10.0.0.5", Env, f)
+		}
+		h.names[name] = true
+	}
+	return h, nil
+}
+
+func validName(name string) bool {
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Names lists the configured names, sorted.
+func (h Hosts) Names() []string {
+	if len(h.names) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(h.names))
+	for n := range h.names {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Allowed reports whether a request's Host header (with or without a port)
+// names this server. Loopback names always do: a browser sends them only
+// to the machine it runs on, never to an address a page chose.
+func (h Hosts) Allowed(hostHeader string) bool {
+	host := hostHeader
+	if name, _, err := net.SplitHostPort(hostHeader); err == nil {
+		host = name
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if host == "localhost" {
+		return true
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.IsLoopback() || h.names[ip.Unmap().String()]
+	}
+	return host != "" && h.names[host]
+}
+
+// CheckListener refuses an HTTP listener beyond loopback when no host names
+// are configured. Such a server would either answer any Host (and so any
+// page, by DNS rebinding) or refuse every client that does not sit on the
+// machine itself; failing at start names the setting instead.
+func (h Hosts) CheckListener(env, addr string) error {
+	if len(h.names) > 0 || loopback(addr) {
+		return nil
+	}
+	return fmt.Errorf("%s=%s listens beyond loopback: set %s to the host names clients use to reach it "+
+		"(comma list, e.g. zen.internal,10.0.0.5), so that web pages cannot reach it by DNS rebinding", env, addr, Env)
+}
+
+// loopback reports whether addr (host:port) listens on loopback only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// Protect wraps next: a request whose Host is not allowed is refused, except
+// on the open paths (health probes, which send the pod's IP as Host and
+// reveal nothing), and a cross-origin browser request that is not a GET,
+// HEAD or OPTIONS is refused everywhere.
+func (h Hosts) Protect(next http.Handler, open ...string) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		refuse(w, "cross-origin request refused: zen does not act on requests from other sites' pages "+
+			"(Origin "+r.Header.Get("Origin")+", Sec-Fetch-Site "+r.Header.Get("Sec-Fetch-Site")+")")
+	}))
+	guarded := cop.Handler(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !slices.Contains(open, r.URL.Path) && !h.Allowed(r.Host) {
+			refuse(w, fmt.Sprintf("Host %q is not a name this server answers to (a web page may be using "+
+				"DNS rebinding); if clients reach zen by that name, add it to %s", r.Host, Env))
+			return
+		}
+		guarded.ServeHTTP(w, r)
+	})
+}
+
+// refuse answers 403 in the gateway's error shape (code 7: permission
+// denied), which MCP clients also show as text.
+func refuse(w http.ResponseWriter, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusForbidden)
+	_ = json.NewEncoder(w).Encode(map[string]any{"code": 7, "message": msg, "details": []any{}})
+}
