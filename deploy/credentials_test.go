@@ -11,9 +11,10 @@ import (
 )
 
 // checkServiceCredentials: every role reads ZEN_SERVICE_TOKEN from the
-// Secret, so the inner gRPC services answer only zen's roles; with tls (the
-// prod overlay) each also talks mutual TLS with certificates from a Secret.
-func checkServiceCredentials(t *testing.T, o objects, tls bool) {
+// Secret, so the inner gRPC services answer only zen's roles; in prod each
+// also talks mutual TLS with certificates from a Secret, and the edge and
+// the gateway require client tokens from a Secret.
+func checkServiceCredentials(t *testing.T, o objects, prod bool) {
 	t.Helper()
 	for name, d := range o.deployments {
 		c := d.Spec.Template.Spec.Containers[0]
@@ -22,8 +23,13 @@ func checkServiceCredentials(t *testing.T, o objects, tls bool) {
 			ref.SecretKeyRef.Key != "ZEN_SERVICE_TOKEN" || ref.SecretKeyRef.Optional != nil && *ref.SecretKeyRef.Optional {
 			t.Errorf("%s: ZEN_SERVICE_TOKEN must come, required, from the zen-secrets Secret", name)
 		}
-		if !tls {
+		if !prod {
 			continue
+		}
+		if name == "zen-edge" || name == "zen-gateway" {
+			if path := envValue(c, "ZEN_AUTH_TOKENS_FILE"); path == "" || !mountedFromSecret(d, c, path) {
+				t.Errorf("%s: ZEN_AUTH_TOKENS_FILE=%q must name a tokens file mounted from a Secret", name, path)
+			}
 		}
 		for _, v := range []string{"ZEN_GRPC_TLS_CERT", "ZEN_GRPC_TLS_KEY", "ZEN_GRPC_TLS_CA"} {
 			path := envValue(c, v)

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"net"
+	"github.com/zenmcp/zen/services/platform/hostguard"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,23 +35,10 @@ func sharedServer(getenv config.Getenv, mcpAddr string) string {
 	if strings.TrimSpace(getenv("ZEN_AUTH_TOKENS_FILE")) != "" {
 		return "ZEN_AUTH_TOKENS_FILE names its clients"
 	}
-	if !onLoopback(mcpAddr) {
+	if !hostguard.Loopback(mcpAddr) {
 		return fmt.Sprintf("its MCP listener %s is not on loopback", mcpAddr)
 	}
 	return ""
-}
-
-// onLoopback reports whether a host:port listens on loopback only.
-func onLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // ownFileVars name the files zen reads its secrets and configuration from,

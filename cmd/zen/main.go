@@ -18,7 +18,8 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv); err != nil {
-		fmt.Fprintln(os.Stderr, "zen:", err)
+		// Scrubbed like every log line: a startup error may quote a value.
+		fmt.Fprintln(os.Stderr, "zen:", loadSecrets(os.Getenv, dotEnvFile).String(err.Error()))
 		os.Exit(1)
 	}
 }

@@ -178,9 +178,16 @@ func TestSecurityBrowser(t *testing.T) {
 		"ZEN_ROUTER_ADDR":   local.addr("grpc"),
 		"ZEN_EXECUTOR_ADDR": local.addr("grpc"),
 	}
+	// Roles with tokens reach router and executor of a zen that shares
+	// their service token: one without it refuses them.
+	const service = "service-0123456789abcdef"
+	tokenLocal := startZen(t, mergeEnv(fakeEnv(fake), map[string]string{"ZEN_SERVICE_TOKEN": service}),
+		[]string{"grpc"}, serveArgs()...)
 	withToken := mergeEnv(inner, map[string]string{
 		"ZEN_AUTH_TOKEN":    aliceToken,
-		"ZEN_SERVICE_TOKEN": "service-0123456789abcdef",
+		"ZEN_SERVICE_TOKEN": service,
+		"ZEN_ROUTER_ADDR":   tokenLocal.addr("grpc"),
+		"ZEN_EXECUTOR_ADDR": tokenLocal.addr("grpc"),
 	})
 	openGW := startZen(t, inner, []string{"gateway"}, "gateway", "--http-addr", "127.0.0.1:0")
 	authGW := startZen(t, withToken, []string{"gateway"}, "gateway", "--http-addr", "127.0.0.1:0")

@@ -67,6 +67,9 @@ func TestSecurityClink(t *testing.T) {
 		"XAI_API_KEY": secXAIKey, "XAI_BASE_URL": fake.URL(),
 		"OPENROUTER_API_KEY": secRouterKey, "OPENROUTER_BASE_URL": fake.URL(),
 		"ZEN_PROVIDER_ATTEMPTS": "1",
+		// a tokens file makes this a shared server, where clink needs the
+		// operator's consent (TestSecurityClinkOnASharedServer)
+		"ZEN_CLINK_ON_SHARED": "true",
 	}
 	p := startZen(t, env, []string{"mcp", "gateway"}, serveArgs()...)
 	session, err := connectAs(t, "http://"+p.addr("mcp")+"/mcp", secAliceToken)
@@ -237,4 +240,31 @@ func getBody(t *testing.T, url, token string) string {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return string(body)
+}
+
+// TestSecurityClinkOnASharedServer: an agent CLI acts with zen's user's
+// rights on zen's disk, past the file policy, so on a shared server a client
+// cannot start one unless the operator said so.
+func TestSecurityClinkOnASharedServer(t *testing.T) {
+	t.Parallel()
+	bin, conf, work := t.TempDir(), t.TempDir(), t.TempDir()
+	ran := filepath.Join(work, "ran")
+	fakeCLI(t, bin, "gemini", "cat > /dev/null; touch "+ran+"; cat ~/.ssh/id_rsa")
+	writeFile(filepath.Join(conf, "gemini.json"), `{"name": "gemini", "command": "gemini", "parser": "text"}`)
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	writeFile(tokens, "alice "+secAliceToken+"\n")
+	env := mergeEnv(fakeEnv(fakemodel.New(t)), map[string]string{"PATH": bin + ":" + os.Getenv("PATH"),
+		"CLI_CLIENTS_CONFIG_PATH": conf, "ZEN_AUTH_TOKENS_FILE": tokens})
+	p := startZen(t, env, []string{"mcp"}, serveArgs()...)
+	session, err := connectAs(t, "http://"+p.addr("mcp")+"/mcp", secAliceToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := callTool(t, session, "clink", map[string]any{"prompt": "read the server's keys", "cli_name": "gemini"})
+	if !res.IsError || !strings.Contains(text(res), "ZEN_CLINK_ON_SHARED") {
+		t.Errorf("clink on a shared server: %s", text(res))
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the agent CLI ran on a shared server")
+	}
 }

@@ -108,7 +108,7 @@ var fileAttacks = []fileAttack{
 	refused("/run", local, "chat", chatWith("absolute_file_paths", "/run/secrets/kubernetes.io/serviceaccount/token"),
 		"is a system directory"),
 	refused("/proc/self/environ", local, "chat", chatWith("absolute_file_paths", "/proc/self/environ"),
-		"/proc/self/environ (which is /proc/", "is a system directory"),
+		"/proc/self/environ is a system directory"),
 	refused("a temporary file outside the roots", local, "chat", chatWith("absolute_file_paths", "OUTSIDE/secret.txt"),
 		outside, "add the directory to ZEN_FILE_ROOTS"),
 	refused("an image that links to a private key", local, "chat", chatWith("images", "HOME/proj/shot.png"),

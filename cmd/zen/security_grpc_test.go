@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/platform/fakemodel"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -169,8 +171,10 @@ func TestSecurityMutualTLS(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, list, getErr, listErr := grpcAs(t, addr, c.creds, withToken...)
-			if getErr == nil || listErr == nil || got != nil || list != nil {
-				t.Errorf("answered: %v %v (%v, %v)", got, list, getErr, listErr)
+			// Unavailable: the handshake failed, before any method ran.
+			if status.Code(getErr) != codes.Unavailable || status.Code(listErr) != codes.Unavailable || got != nil ||
+				list != nil {
+				t.Errorf("answered: %v %v (%v, %v), want Unavailable", got, list, getErr, listErr)
 			}
 			tc.untouched(t)
 		})
@@ -246,4 +250,31 @@ func runZen(t *testing.T, env map[string]string, args ...string) (string, error)
 	cmd.Env, cmd.Dir = baseEnv(t, env), t.TempDir()
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// TestSecurityTokenOnSomeRolesOnly: a memory started without the service
+// token that the gateway presents must not serve every client as one
+// anonymous client (who would then see everyone's threads): it refuses.
+func TestSecurityTokenOnSomeRolesOnly(t *testing.T) {
+	t.Parallel()
+	other := startZen(t, fakeEnv(fakemodel.New(t)), []string{"grpc"}, serveArgs()...)
+	mem := startZen(t, nil, []string{"grpc"}, "memory", "--grpc-addr", "127.0.0.1:0")
+	file := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(file, []byte("alice "+aliceToken+"\nbob "+bobToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gw := startZen(t, map[string]string{"ZEN_AUTH_TOKENS_FILE": file, "ZEN_SERVICE_TOKEN": serviceToken,
+		"ZEN_MEMORY_ADDR": mem.addr("grpc"), "ZEN_ROUTER_ADDR": other.addr("grpc"),
+		"ZEN_EXECUTOR_ADDR": other.addr("grpc")}, []string{"gateway"}, "gateway", "--http-addr", "127.0.0.1:0")
+	base := "http://" + gw.addr("gateway")
+	line := `{"thread_id":"0d4b8f2e-5a1c-4f0e-8b7d-2c9e6a1f3b11","tool_name":"chat",` +
+		`"turns":[{"role":"ROLE_USER","content":"alice's secret plan"}]}` + "\n"
+	code, body := request(t, "POST", base+"/v1/threads:import", aliceToken, line)
+	if code == http.StatusOK || !strings.Contains(body, "ZEN_SERVICE_TOKEN") {
+		t.Errorf("import through a memory without the service token: %d %s", code, body)
+	}
+	code, body = request(t, "GET", base+"/v1/threads", bobToken, "")
+	if code == http.StatusOK || strings.Contains(body, "alice's secret plan") || !strings.Contains(body, "ZEN_SERVICE_TOKEN") {
+		t.Errorf("bob's list through a memory without the service token: %d %s", code, body)
+	}
 }

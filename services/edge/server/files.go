@@ -24,6 +24,9 @@ type FileConfig struct {
 	// Own, set by the binary, are the files and directories zen reads its
 	// configuration and secrets from; clients never get them.
 	Own []string
+	// AgentCLIs lets the clients of a shared edge run clink's agent CLIs
+	// (ZEN_CLINK_ON_SHARED), which act with zen's user's rights here.
+	AgentCLIs bool
 }
 
 // loadFileRoots reads ZEN_FILE_ROOTS. A root that does not exist is an
@@ -47,7 +50,7 @@ func loadFileRoots(getenv config.Getenv) ([]string, error) {
 
 // policy builds the file policy for a user whose home is home.
 func (c FileConfig) policy(home string) files.Policy {
-	pc := files.Config{Home: home, Roots: c.Roots, Shared: c.Shared, Own: c.Own}
+	pc := files.Config{Home: home, Roots: c.Roots, Shared: c.Shared, Own: c.Own, AgentCLIs: c.AgentCLIs}
 	if exe, err := os.Executable(); err == nil {
 		pc.InstallDir = filepath.Dir(exe) // zen never reads its own directory
 	}

@@ -72,6 +72,9 @@ func Load(getenv config.Getenv) (Config, error) {
 	if c.Files.Roots, err = loadFileRoots(getenv); err != nil {
 		return c, err
 	}
+	if c.Files.AgentCLIs, err = config.Bool(getenv, "ZEN_CLINK_ON_SHARED", false); err != nil {
+		return c, err
+	}
 	c.Tokens, err = auth.Load(getenv)
 	return c, err
 }

@@ -109,9 +109,8 @@ func (t Tokens) Require(h http.Handler, open ...string) http.Handler {
 				return
 			}
 		}
-		presented, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		client, valid := t.client(strings.TrimSpace(presented))
-		if !ok || !valid {
+		client, valid := t.ClientOf(r)
+		if !valid {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="zen"`)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
@@ -120,6 +119,16 @@ func (t Tokens) Require(h http.Handler, open ...string) http.Handler {
 		}
 		h.ServeHTTP(w, r.WithContext(WithClient(r.Context(), client)))
 	})
+}
+
+// ClientOf returns the client r's bearer token names, and whether it names
+// one: the one reading of the Authorization header.
+func (t Tokens) ClientOf(r *http.Request) (string, bool) {
+	presented, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || !t.On() {
+		return "", false
+	}
+	return t.client(strings.TrimSpace(presented))
 }
 
 // ClientInterceptor forwards the client identity in ctx to the next

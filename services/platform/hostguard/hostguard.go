@@ -91,7 +91,7 @@ func (h Hosts) Allowed(hostHeader string) bool {
 // page, by DNS rebinding) or refuse every client that does not sit on the
 // machine itself; failing at start names the setting instead.
 func (h Hosts) CheckListener(env, addr string) error {
-	if len(h.names) > 0 || loopback(addr) {
+	if len(h.names) > 0 || Loopback(addr) {
 		return nil
 	}
 	return fmt.Errorf("%s=%s listens beyond loopback: set %s to the host names clients use to reach it "+
@@ -99,7 +99,9 @@ func (h Hosts) CheckListener(env, addr string) error {
 }
 
 // loopback reports whether addr (host:port) listens on loopback only.
-func loopback(addr string) bool {
+// Loopback reports whether addr (host:port, or a host alone) names the
+// loopback interface only: localhost or a loopback IP.
+func Loopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		host = addr

@@ -85,13 +85,16 @@ func Load(getenv config.Getenv, names []string) *Scrubber {
 }
 
 // headerValues reads OTLP's "key=value,key=value" list (values
-// URL-encoded); each value counts, and so does each word of it, so the
-// token in "Bearer <token>" is scrubbed wherever it appears alone.
+// URL-encoded) and keeps the values of credential headers (authorization,
+// and names with key, token, secret or password): a plain header such as
+// x-team=production must not turn an ordinary word into "[redacted]"
+// everywhere. Each word counts too, so the token in "Bearer <token>" is
+// scrubbed wherever it appears alone.
 func headerValues(list string) []string {
 	var out []string
 	for _, pair := range strings.Split(list, ",") {
-		_, v, ok := strings.Cut(pair, "=")
-		if !ok {
+		k, v, ok := strings.Cut(pair, "=")
+		if !ok || !credentialHeader(k) {
 			continue
 		}
 		if dec, err := url.QueryUnescape(strings.TrimSpace(v)); err == nil {
@@ -101,4 +104,17 @@ func headerValues(list string) []string {
 		out = append(out, strings.Fields(v)...)
 	}
 	return out
+}
+
+func credentialHeader(name string) bool {
+	name = strings.ToLower(strings.TrimSpace(name))
+	if name == "authorization" || name == "proxy-authorization" || name == "cookie" {
+		return true
+	}
+	for _, part := range []string{"key", "token", "secret", "password", "auth"} {
+		if strings.Contains(name, part) {
+			return true
+		}
+	}
+	return false
 }

@@ -23,13 +23,13 @@ func TestLoadFindsZenSecrets(t *testing.T) {
 		"SOMEVENDOR_API_KEY":         "vendor-key-0123456789",
 		"GEMINI_API_KEY":             "short",
 		"REDIS_URL":                  "redis://user:redis-password-1@localhost:6379/0",
-		"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer otel-token-0123456789,x-team=zen",
+		"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer otel-token-0123456789,x-team=production-eu,x-api-key=otel-key-0123456789",
 		"LOCALE":                     "not-a-secret-at-all",
 	}
 	s := Load(func(k string) string { return env[k] }, []string{"SOMEVENDOR_API_KEY", "LOCALE"})
 	want := []string{
 		"Bearer otel-token-0123456789", "alice-token-0123456789", "auth-token-0123456789", "bob-token-0123456789ab",
-		"otel-token-0123456789", "redis-password-1", "service-token-0123456789",
+		"otel-key-0123456789", "otel-token-0123456789", "redis-password-1", "service-token-0123456789",
 		"sk-openai-0123456789", "vendor-key-0123456789",
 	}
 	if diff := cmp.Diff(want, s.Values()); diff != "" {

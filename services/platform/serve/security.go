@@ -125,20 +125,34 @@ var errNoServiceCredential = grpcstatus.Error(codes.Unauthenticated,
 	"zen's inner services answer only zen's own roles: send the service token as "+
 		"\"authorization: Bearer <ZEN_SERVICE_TOKEN>\" metadata")
 
+// errTokenMismatch is a caller that speaks for a client, or presents a
+// credential, to a role that has no service token.
+var errTokenMismatch = grpcstatus.Error(codes.FailedPrecondition,
+	"this zen role has no ZEN_SERVICE_TOKEN but its caller sent a credential or a client identity: "+
+		"set the same ZEN_SERVICE_TOKEN on every role")
+
 // authorize admits a call and returns the context its handler runs in.
 func (s Security) authorize(ctx context.Context, method string) (context.Context, error) {
 	if strings.HasPrefix(method, "/grpc.health.v1.Health/") {
 		return ctx, nil // probes carry no credential; health tells nothing about threads
 	}
+	md, _ := metadata.FromIncomingContext(ctx)
 	if s.token == "" {
-		// Nobody can prove to be a zen role, so nobody may say whom a
-		// call acts for: every call acts for the anonymous client.
+		// Nobody can prove to be a zen role, so nobody may say whom a call
+		// acts for. A caller that tries is a role configured with a token
+		// this one lacks: refuse rather than serve its clients as one
+		// anonymous client who sees everyone's threads.
+		if len(md.Get(auth.MetadataKey)) > 0 || len(md.Get("authorization")) > 0 {
+			return ctx, errTokenMismatch
+		}
 		return ctx, nil
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	presented := ""
+	presented, bearer := "", false
 	if v := md.Get("authorization"); len(v) == 1 {
-		presented, _ = strings.CutPrefix(v[0], "Bearer ")
+		presented, bearer = strings.CutPrefix(v[0], "Bearer ")
+	}
+	if !bearer {
+		return ctx, errNoServiceCredential
 	}
 	if subtle.ConstantTimeCompare([]byte(presented), []byte(s.token)) != 1 {
 		return ctx, errNoServiceCredential

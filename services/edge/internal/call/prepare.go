@@ -19,6 +19,12 @@ import (
 // request to execute, or an outcome that ends the call without a model.
 func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, progress func(string)) (*executorv1.ExecuteToolRequest, *Outcome, error) {
 	name := tool.GetName()
+	if name == "clink" && !r.files.RunsAgentCLIs() {
+		return nil, ptr(toolError(name, "Error: clink is off on this server: it runs an agent CLI with the server's "+
+			"own user rights and disk, and this zen is shared ("+r.files.Shared()+"). Run clink from a zen on your "+
+			"own machine, or ask the operator to set ZEN_CLINK_ON_SHARED=true if every client may act as zen's user.",
+			nil)), nil
+	}
 	if out := r.checkPaths(name, args, tool.GetWorkflow()); out != nil {
 		return nil, out, nil
 	}

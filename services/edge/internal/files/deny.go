@@ -1,6 +1,7 @@
 package files
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,23 +21,35 @@ var homeParents = []string{"/home", "/Users"}
 // not only in the home directory: a copy in a project is just as secret.
 var secretDirs = [][]string{
 	{".ssh"}, {".gnupg"}, {".aws"}, {".azure"}, {".kube"}, {".config", "gcloud"}, {".docker", "config.json"},
+	// the agent CLIs' and other tools' logins
+	{".config", "gh"}, {".codex", "auth.json"}, {".claude", ".credentials.json"}, {".config", "containers", "auth.json"},
+	{".cargo", "credentials"}, {".cargo", "credentials.toml"}, {".terraform.d", "credentials.tfrc.json"},
 }
 
 // secretFiles are credential files and private keys, by name.
 var secretFiles = []string{".netrc", "_netrc", ".git-credentials", ".npmrc", ".pypirc", ".pgpass",
-	"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"}
+	"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".vault-token", ".envrc",
+	// shell histories hold the secrets typed on command lines
+	".bash_history", ".zsh_history", ".history", ".python_history", ".psql_history", ".mysql_history"}
 
 // envTemplates are .env variants meant to be committed, with placeholders
 // instead of values; every other .env file is taken to hold secrets.
 var envTemplates = []string{".env.example", ".env.sample", ".env.template", ".env.dist"}
 
-// denied says why a resolved path may never be read, or "".
+// denied says why a resolved path may never be read, or "". Names are
+// compared without regard to case: on a case-insensitive disk (macOS's and
+// Windows' defaults) ~/.SSH is ~/.ssh, and denying a differently cased
+// name elsewhere costs nothing. (Roots, which allow, compare exactly.)
 func (p Policy) denied(path string) string {
 	if path == "/" || filepath.VolumeName(path)+`\` == path {
 		return "is the filesystem root"
 	}
+	folded := strings.ToLower(path)
+	// The user's own home is theirs even where it sits among system
+	// directories (/root, when zen runs as root in a container).
+	inHome := p.home != "" && p.home != "/" && within(path, filepath.Clean(p.home))
 	for _, d := range systemDirs {
-		if within(path, d) {
+		if within(folded, d) && !inHome {
 			return "is a system directory"
 		}
 	}
@@ -48,12 +61,37 @@ func (p Policy) denied(path string) string {
 	if p.home != "" && filepath.Clean(p.home) == path {
 		return "is your home directory root"
 	}
+	if p.ownFile(path, folded) {
+		return "is one of the files zen reads its own configuration or secrets from"
+	}
+	return secretReason(folded)
+}
+
+// deniedByName is denied without touching the disk, for a path that has
+// not been resolved: whether zen's own files are below it is left out.
+func (p Policy) deniedByName(path string) string {
+	p.own = nil // a copy: the caller's policy keeps its own files
+	return p.denied(path)
+}
+
+// ownFile tells whether path is one of zen's own files or below one of its
+// directories: by name as configured and as it resolves now, and by
+// identity, so a hard link or another spelling of the path does not reach
+// it either.
+func (p Policy) ownFile(path, folded string) bool {
+	info, statErr := os.Stat(path)
 	for _, o := range p.own {
-		if within(path, o) {
-			return "is one of the files zen reads its own configuration or secrets from"
+		if within(folded, strings.ToLower(o)) || within(folded, strings.ToLower(resolveExisting(o))) {
+			return true
+		}
+		if statErr != nil || info.IsDir() {
+			continue
+		}
+		if oi, err := os.Stat(o); err == nil && os.SameFile(info, oi) {
+			return true
 		}
 	}
-	return secretReason(path)
+	return false
 }
 
 // secretReason says why a path names keys or credentials, or "".
@@ -70,8 +108,15 @@ func secretReason(path string) string {
 	if slices.Contains(secretFiles, base) {
 		return "is " + base + ", a credentials file"
 	}
-	if (base == ".env" || strings.HasPrefix(base, ".env.")) && !slices.Contains(envTemplates, base) {
+	if envFile(base) && !slices.Contains(envTemplates, base) {
 		return "is a .env file, which holds secrets"
 	}
 	return ""
+}
+
+// envFile tells whether a base name is a dotenv file: .env and its
+// variants .env.local, .env-prod, .env_test.
+func envFile(base string) bool {
+	rest, ok := strings.CutPrefix(base, ".env")
+	return ok && (rest == "" || strings.ContainsAny(rest[:1], ".-_"))
 }

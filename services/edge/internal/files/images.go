@@ -11,6 +11,10 @@ import (
 // MaxImages is the most images one call may carry.
 const MaxImages = 5
 
+// MaxImageBytes bounds one image file: no provider takes more, and a FIFO
+// or a device named x.png must not hang or flood a call.
+const MaxImageBytes = 20 << 20
+
 // imageTypes maps accepted extensions to their media types.
 var imageTypes = map[string]string{".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
 
@@ -38,6 +42,14 @@ func (pol Policy) ReadImage(ref string) (Image, error) {
 	mime, ok := imageTypes[strings.ToLower(filepath.Ext(p))]
 	if !ok {
 		return Image{}, fmt.Errorf("unsupported image %s: zen sends PNG, JPEG, GIF and WebP images", ref)
+	}
+	info, err := os.Stat(p)
+	if err != nil {
+		return Image{}, fmt.Errorf("cannot read image %s: %w", ref, err)
+	}
+	if !info.Mode().IsRegular() || info.Size() > MaxImageBytes {
+		return Image{}, fmt.Errorf("image %s is not a regular file of at most %d MB; pass a smaller image",
+			ref, MaxImageBytes>>20)
 	}
 	raw, err := os.ReadFile(p)
 	if err != nil {

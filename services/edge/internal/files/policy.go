@@ -26,6 +26,10 @@ type Config struct {
 	// Own are the files and directories zen reads its configuration and
 	// secrets from: never read for a client, wherever they are.
 	Own []string
+	// AgentCLIs lets clients of a shared server run agent CLIs (clink):
+	// they act with zen's user's rights on this disk, past every rule here
+	// (ZEN_CLINK_ON_SHARED).
+	AgentCLIs bool
 }
 
 // Policy decides which paths may be read and written. Checks apply to the
@@ -39,23 +43,36 @@ type Policy struct {
 	rootsNamed string
 	shared     string
 	own        []string
+	agentCLIs  bool
+	// rootsGiven are the roots as configured, before links were resolved:
+	// a path is first checked against them (or the resolved ones) before
+	// the disk is touched.
+	rootsGiven []string
 }
 
 // NewPolicy resolves the configuration's paths once, so each check
 // compares resolved paths with resolved paths.
 func NewPolicy(c Config) Policy {
-	p := Policy{home: c.Home, install: c.InstallDir, shared: c.Shared, rootsNamed: "ZEN_FILE_ROOTS"}
+	p := Policy{home: c.Home, install: c.InstallDir, shared: c.Shared, rootsNamed: "ZEN_FILE_ROOTS",
+		agentCLIs: c.AgentCLIs}
 	roots := c.Roots
 	if len(roots) == 0 && c.Shared == "" && c.Home != "" {
 		roots, p.rootsNamed = []string{c.Home}, "your home directory, the default"
 	}
 	for _, r := range roots {
 		p.roots = append(p.roots, resolveExisting(r))
+		if abs, err := filepath.Abs(r); err == nil {
+			p.rootsGiven = append(p.rootsGiven, abs)
+		}
 	}
 	for _, o := range c.Own {
-		if o != "" {
-			p.own = append(p.own, resolveExisting(o))
+		if o == "" {
+			continue
 		}
+		if abs, err := filepath.Abs(o); err == nil {
+			o = abs
+		}
+		p.own = append(p.own, filepath.Clean(o)) // resolved at each check: links move (a Secret's, on rotation)
 	}
 	return p
 }
@@ -80,6 +97,11 @@ func (p Policy) Writes() bool { return p.shared == "" }
 // Shared says why this zen is a shared server, or "".
 func (p Policy) Shared() string { return p.shared }
 
+// RunsAgentCLIs reports whether clients may run agent CLIs here: an agent
+// CLI acts with zen's user's rights on this disk, past every rule of this
+// policy, so a shared server allows it only when told to.
+func (p Policy) RunsAgentCLIs() bool { return p.shared == "" || p.agentCLIs }
+
 // ErrDenied is a path the policy refuses.
 var ErrDenied = errors.New("access denied")
 
@@ -97,6 +119,14 @@ func (p Policy) Resolve(path string) (string, error) {
 		// a disk that is not its own.
 		return "", p.noRoots(path)
 	}
+	if cleaned := filepath.Clean(expanded); !p.inRoots(cleaned) && !p.inGivenRoots(cleaned) {
+		// Nor of what lies outside the roots: no link is followed, so the
+		// message cannot tell where one leads.
+		if reason := p.deniedByName(cleaned); reason != "" {
+			return "", fmt.Errorf("%w: %s %s; pass files inside your project instead", ErrDenied, cleaned, reason)
+		}
+		return "", p.outsideRoots(path)
+	}
 	resolved, err := filepath.EvalSymlinks(expanded)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
@@ -113,11 +143,23 @@ func (p Policy) Resolve(path string) (string, error) {
 			describePath(path, resolved), reason)
 	}
 	if !p.inRoots(resolved) {
-		return "", fmt.Errorf("%w: %s is outside the directories zen may read (%s: %s); pass files under them, "+
-			"or add the directory to ZEN_FILE_ROOTS", ErrDenied, describePath(path, resolved), p.rootsNamed,
-			strings.Join(p.roots, ", "))
+		return "", p.outsideRoots(describePath(path, resolved))
 	}
 	return resolved, nil
+}
+
+func (p Policy) outsideRoots(what string) error {
+	return fmt.Errorf("%w: %s is outside the directories zen may read (%s: %s); pass files under them, "+
+		"or add the directory to ZEN_FILE_ROOTS", ErrDenied, what, p.rootsNamed, strings.Join(p.roots, ", "))
+}
+
+func (p Policy) inGivenRoots(path string) bool {
+	for _, r := range p.rootsGiven {
+		if within(path, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // noRoots is the refusal when no directory may be named at all.

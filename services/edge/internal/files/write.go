@@ -33,13 +33,13 @@ func (p Policy) WriteFile(dir, name string, data []byte) (string, error) {
 	}
 	root, err := os.OpenRoot(resolved)
 	if err != nil {
-		return "", fmt.Errorf("open %s: %w", dir, errors.Unwrap(err))
+		return "", fmt.Errorf("open %s: %w", dir, innermost(err))
 	}
 	defer root.Close()
 	switch info, err := root.Lstat(name); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return "", fmt.Errorf("cannot check %s: %w", target, errors.Unwrap(err))
+		return "", fmt.Errorf("cannot check %s: %w", target, innermost(err))
 	case info.Mode()&fs.ModeSymlink != 0:
 		return "", fmt.Errorf("%w: %s is a symbolic link; zen never writes through a link: remove it and call again",
 			ErrDenied, target)
@@ -49,7 +49,7 @@ func (p Policy) WriteFile(dir, name string, data []byte) (string, error) {
 	tmp := "." + name + "." + rand.Text() + ".tmp"
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return "", fmt.Errorf("cannot write in %s: %w", resolved, errors.Unwrap(err))
+		return "", fmt.Errorf("cannot write in %s: %w", resolved, innermost(err))
 	}
 	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
@@ -65,4 +65,14 @@ func (p Policy) WriteFile(dir, name string, data []byte) (string, error) {
 		return "", fmt.Errorf("cannot write %s: %w", target, err)
 	}
 	return target, nil
+}
+
+// innermost is a path error's cause without the path, which the message
+// names already; any other error as it is.
+func innermost(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

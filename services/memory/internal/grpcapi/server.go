@@ -143,8 +143,8 @@ func (s *Server) toStatus(ctx context.Context, op string, err error) error {
 	case errors.Is(err, memory.ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, memory.ErrOwned):
-		return status.Error(codes.AlreadyExists, err.Error()+"; an import never replaces another client's thread: "+
-			"give yours a new thread_id")
+		return status.Error(codes.AlreadyExists, "a thread of the import has the id of another client's thread, "+
+			"which an import never replaces: give yours a new thread_id")
 	case errors.Is(err, memory.ErrExists):
 		return status.Error(codes.AlreadyExists, err.Error()+"; import with replace to overwrite")
 	case errors.Is(err, memory.ErrUnavailable):

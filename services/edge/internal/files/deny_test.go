@@ -1,0 +1,109 @@
+package files
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// On a case-insensitive disk another spelling opens the same secret, so the
+// deny rules ignore case. The files are made with that spelling here, since
+// this disk may well be case-sensitive.
+func TestDenyIgnoresCase(t *testing.T) {
+	t.Parallel()
+	h := newSecretHome(t)
+	for _, f := range []string{".SSH/id_rsa", ".Aws/credentials", "proj/.ENV", "proj/ID_RSA", ".Config/GCloud/x.db"} {
+		write(t, filepath.Join(h.home, f), "secret")
+	}
+	in := func(p string) string { return filepath.Join(h.home, p) }
+	checkResolve(t, h.policy(Config{}), []resolveCase{
+		{"an upper-case .ssh", in(".SSH/id_rsa"), "is in .ssh"},
+		{"a mixed-case .aws", in(".Aws/credentials"), "is in .aws"},
+		{"an upper-case .env", in("proj/.ENV"), "is a .env file"},
+		{"an upper-case key name", in("proj/ID_RSA"), "a credentials file"},
+		{"a mixed-case gcloud", in(".Config/GCloud/x.db"), "is in .config/gcloud"},
+	})
+}
+
+// zen's own files are matched by identity and as they resolve at each
+// check: a hard link, or a Secret mount whose link moved after start,
+// reaches them no more than their own path does.
+func TestOwnFilesByIdentity(t *testing.T) {
+	t.Parallel()
+	h := newSecretHome(t)
+	must(t, os.Link(h.tokens, filepath.Join(h.proj, "hardlink.txt")))
+
+	// A Kubernetes Secret volume: tokens -> ..data/tokens, ..data -> a
+	// timestamped directory, swapped on rotation.
+	mount := filepath.Join(h.proj, "secret")
+	write(t, filepath.Join(mount, "v1", "tokens"), "alice token-v1")
+	must(t, os.Symlink("v1", filepath.Join(mount, "..data")))
+	must(t, os.Symlink(filepath.Join("..data", "tokens"), filepath.Join(mount, "tokens")))
+	pol := h.policy(Config{Own: []string{filepath.Join(mount, "tokens")}})
+	write(t, filepath.Join(mount, "v2", "tokens"), "alice token-v2")
+	must(t, os.Remove(filepath.Join(mount, "..data")))
+	must(t, os.Symlink("v2", filepath.Join(mount, "..data")))
+
+	checkResolve(t, pol, []resolveCase{
+		{"a hard link to the tokens file", filepath.Join(h.proj, "hardlink.txt"), "zen reads its own configuration"},
+		{"the rotated tokens file", filepath.Join(mount, "v2", "tokens"), "zen reads its own configuration"},
+		{"the rotated file through its link", filepath.Join(mount, "tokens"), "zen reads its own configuration"},
+	})
+}
+
+// A home that sits among the system directories (/root, for zen run as
+// root in a container) is still the user's: its projects are readable,
+// while the rest of the system directory is not.
+func TestHomeUnderASystemDirectory(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/root"); err != nil {
+		t.Skip("no /root here")
+	}
+	pol := NewPolicy(Config{Home: "/root", Roots: []string{"/"}})
+	checkResolve(t, pol, []resolveCase{
+		{"a project in /root", "/root/proj/main.go", ""},
+		{"/root's keys", "/root/.ssh/id_rsa", "is in .ssh"},
+		{"/etc", "/etc/hostname", "is a system directory"},
+		{"/proc", "/proc/self/environ", "is a system directory"},
+	})
+}
+
+func TestMoreCredentialStores(t *testing.T) {
+	t.Parallel()
+	h := newSecretHome(t)
+	names := []string{".config/gh/hosts.yml", ".codex/auth.json", ".claude/.credentials.json", ".vault-token",
+		".cargo/credentials.toml", ".terraform.d/credentials.tfrc.json", ".config/containers/auth.json",
+		".bash_history", "proj/.envrc", "proj/.env-prod", "proj/.env_local", "proj/.environment.go"}
+	for _, f := range names {
+		write(t, filepath.Join(h.home, f), "secret")
+	}
+	in := func(p string) string { return filepath.Join(h.home, p) }
+	checkResolve(t, h.policy(Config{}), []resolveCase{
+		{"gh's login", in(".config/gh/hosts.yml"), "is in .config/gh"},
+		{"codex's login", in(".codex/auth.json"), "is in .codex/auth.json"},
+		{"claude's login", in(".claude/.credentials.json"), "is in .claude/.credentials.json"},
+		{"vault's token", in(".vault-token"), "a credentials file"},
+		{"cargo's token", in(".cargo/credentials.toml"), "is in .cargo/credentials.toml"},
+		{"terraform's token", in(".terraform.d/credentials.tfrc.json"), "is in .terraform.d"},
+		{"podman's login", in(".config/containers/auth.json"), "is in .config/containers/auth.json"},
+		{"a shell history", in(".bash_history"), "a credentials file"},
+		{"direnv's .envrc", in("proj/.envrc"), "a credentials file"},
+		{"a .env with a dash", in("proj/.env-prod"), "is a .env file"},
+		{"a .env with an underscore", in("proj/.env_local"), "is a .env file"},
+		{"a file that merely starts with .env", in("proj/.environment.go"), ""},
+	})
+}
+
+func TestImagesMustBeSmallRegularFiles(t *testing.T) {
+	t.Parallel()
+	h := newSecretHome(t)
+	fifo := filepath.Join(h.proj, "pipe.png")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	if _, err := h.policy(Config{}).ReadImage(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("ReadImage(a FIFO) = %v, want a refusal that does not block", err)
+	}
+}
