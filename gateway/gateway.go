@@ -63,7 +63,16 @@ func New(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguard.Hosts
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	root.Handle("GET /readyz", serve.ReadyHandler(tokens, func(ctx context.Context) error {
-		return serve.CheckAll(ctx, deps)
+		if err := serve.CheckAll(ctx, deps); err != nil {
+			return err
+		}
+		// What puts threads at risk: a Redis without persistence, or one
+		// that lost its data.
+		settings, err := threads.memory.GetSettings(ctx, &memoryv1.GetSettingsRequest{})
+		if err != nil {
+			return nil // memory's health says it serves; a failed question is no warning
+		}
+		return serve.Warn("memory", settings.GetWarnings())
 	}))
 	root.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -36,10 +36,18 @@ die() {
 
 pidfile() { echo "$DIR/pids/$1.pid"; }
 
+# alive tells whether process $1 still runs. A member that has exited but
+# not been reaped (its parent, this script, is gone; the system reaps
+# orphans when it gets to them) is a zombie that kill -0 still finds.
+alive() {
+	local state
+	state=$(ps -o stat= -p "$1" 2>/dev/null) && [[ $state != Z* ]]
+}
+
 running() {
 	local f
 	f=$(pidfile "$1")
-	[[ -f $f ]] && kill -0 "$(cat "$f")" 2>/dev/null
+	[[ -f $f ]] && alive "$(cat "$f")"
 }
 
 # service_token is the secret the roles share, so their gRPC ports answer
@@ -114,13 +122,15 @@ stop() {
 	f=$(pidfile "$name")
 	[[ -f $f ]] || return 0
 	pid=$(cat "$f")
-	if kill -0 "$pid" 2>/dev/null; then
+	if alive "$pid"; then
+		# An idle role exits at once; one with calls in flight lets them
+		# finish, for up to 10 s here (ZEN_DRAIN_TIMEOUT in a deployment).
 		kill -TERM "$pid" 2>/dev/null || true
-		for _ in $(seq 1 100); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
+		for _ in $(seq 1 200); do
+			alive "$pid" || break
+			sleep 0.05
 		done
-		kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+		alive "$pid" && kill -KILL "$pid" 2>/dev/null || true
 	fi
 	rm -f "$f"
 	echo "cluster: $name stopped"

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -79,20 +78,20 @@ func freeAddr(b testing.TB) string {
 
 // waitConnect retries until the in-process server accepts MCP.
 func waitConnect(b testing.TB, url string) *mcp.ClientSession {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var cs *mcp.ClientSession
+	waitFor(b, 30*time.Second, "MCP at "+url, func() bool {
 		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-		cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
-		if err == nil {
-			if _, err = cs.ListTools(context.Background(), nil); err == nil {
-				b.Cleanup(func() { cs.Close() })
-				return cs
-			}
-			cs.Close()
+		c, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("connect %s: %v", url, fmt.Errorf("gave up: %w", err))
+		if _, err = c.ListTools(context.Background(), nil); err != nil {
+			c.Close()
+			return false
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		cs = c
+		return true
+	})
+	b.Cleanup(func() { cs.Close() })
+	return cs
 }

@@ -96,17 +96,7 @@ func (m *gatedModel) find(marker string, cancelled bool) bool {
 // awaitCond polls cond until it holds, failing the test after 20 s.
 func awaitCond(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.NewTimer(20 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("waited 20 s for %s", what)
-		case <-tick.C:
-		}
-	}
+	waitFor(t, 20*time.Second, what, cond)
 }
 
 // recv takes a value from ch, failing the test after 20 s.

@@ -83,13 +83,9 @@ func TestClinkRunsConfiguredCLIs(t *testing.T) {
 	}
 	raw, _ := os.ReadFile(pidFile)
 	if pid, err := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil {
-		deadline := time.Now().Add(3 * time.Second)
-		for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if syscall.Kill(pid, 0) == nil {
-			t.Errorf("the timed-out CLI's child %d still runs: the process tree was not killed", pid)
-		}
+		waitFor(t, 3*time.Second, "the timed-out CLI's child to be killed with its process tree", func() bool {
+			return syscall.Kill(pid, 0) != nil
+		})
 	} else {
 		t.Errorf("slowcli wrote no child pid: %q", raw)
 	}

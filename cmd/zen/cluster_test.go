@@ -93,17 +93,10 @@ func TestLocalCluster(t *testing.T) {
 		t.Fatalf("restart: %s", out)
 	}
 	// The edge reconnects on its own; readiness says when.
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	waitFor(t, 15*time.Second, "edge one to be ready after memory came back", func() bool {
 		code, _ := getJSON(t, "http://"+c.addr(5)+"/readyz")
-		if code == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("edge one not ready 15 s after memory came back (readyz %d)", code)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return code == 200
+	})
 	res, _ = callTool(t, edge1, "chat", map[string]any{"prompt": "THIRD after the restart", "continuation_id": id, "working_directory_absolute_path": wd})
 	sent := fake.Requests()[2].AllText()
 	if res.IsError || !strings.Contains(sent, "FIRST on edge one") || !strings.Contains(sent, "SECOND on edge two") {

@@ -233,3 +233,20 @@ func getJSON(t *testing.T, url string) (int, map[string]any) {
 }
 
 func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }
+
+// waitFor polls cond until it holds, failing the test after within: the one
+// way these tests wait for what another process does.
+func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline.C:
+			t.Fatalf("waited %s for %s", within, what)
+		case <-tick.C:
+		}
+	}
+}

@@ -108,14 +108,8 @@ func TestRedisDownAtStart(t *testing.T) {
 // waitReady waits for a zen HTTP listener's /readyz to say ready.
 func waitReady(t *testing.T, base string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if code, _ := getJSON(t, base+"/readyz"); code == 200 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not ready within 15 s", base)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitFor(t, 15*time.Second, base+" to be ready", func() bool {
+		code, _ := getJSON(t, base+"/readyz")
+		return code == 200
+	})
 }

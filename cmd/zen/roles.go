@@ -14,7 +14,6 @@ import (
 	"github.com/zenmcp/zen/services/platform/hostguard"
 	"github.com/zenmcp/zen/services/platform/serve"
 	routerserver "github.com/zenmcp/zen/services/router/server"
-	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
 	"github.com/zenmcp/zen/gateway"
@@ -132,44 +131,43 @@ func runServe(ctx context.Context, s *settings, logger *slog.Logger) error {
 	rt.Register(g.Server)
 	ex.Register(g.Server)
 	g.SetServing(routerserver.ServiceName, executorserver.ServiceName)
+	g.SetStatus(false, memoryserver.ServiceName) // until its store first answers
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	group, gctx := errgroup.WithContext(ctx)
-	// fail stops what already runs before reporting a startup error, so a
-	// bad setting ends the process instead of leaving it half started.
-	fail := func(err error) error {
-		cancel()
-		_ = group.Wait()
+	// The edge and the gateway stop first; the services they call stop only
+	// once the calls in flight have finished and been saved (stages).
+	st := newStages(ctx, logger)
+	defer st.Stop() // ends what started when starting fails
+	st.Back(func(ctx context.Context) error {
+		mem.Watch(ctx, func(ok bool) { g.SetStatus(ok, memoryserver.ServiceName) })
+		return nil
+	})
+	st.Back(func(ctx context.Context) error { return g.Serve(ctx, grpcLis) })
+	front := st.FrontContext()
+	edge, err := newEdge(front, s, edgeserver.Conns{Memory: self, Router: self, Executor: self}, logger, true)
+	if err != nil {
 		return err
 	}
-	g.SetStatus(false, memoryserver.ServiceName) // until its store first answers
-	group.Go(func() error { mem.Watch(gctx, func(ok bool) { g.SetStatus(ok, memoryserver.ServiceName) }); return nil })
-	group.Go(func() error { return g.Serve(gctx, grpcLis) })
-	edge, err := newEdge(gctx, s, edgeserver.Conns{Memory: self, Router: self, Executor: self}, logger, true)
+	gw, err := newGateway(front, s, gateway.Conns{Memory: self, Router: self, Executor: self})
 	if err != nil {
-		return fail(err)
-	}
-	gw, err := newGateway(gctx, s, gateway.Conns{Memory: self, Router: self, Executor: self})
-	if err != nil {
-		return fail(err)
+		return err
 	}
 	deps := []serve.Dependency{{Name: "memory", Conn: self}, {Name: "router", Conn: self}, {Name: "executor", Conn: self}}
-	if err := serveHTTP(gctx, group, logger, s.mcpAddr, "mcp", edgeMux(edge, deps)); err != nil {
-		return fail(err)
+	if err := serveHTTP(st, logger, s.mcpAddr, "mcp", edgeMux(edge, deps)); err != nil {
+		return err
 	}
-	if err := serveHTTP(gctx, group, logger, s.httpAddr, "gateway", gw); err != nil {
-		return fail(err)
+	if err := serveHTTP(st, logger, s.httpAddr, "gateway", gw); err != nil {
+		return err
 	}
-	return group.Wait()
+	return st.Wait()
 }
 
-func serveHTTP(ctx context.Context, group *errgroup.Group, logger *slog.Logger, addr, what string, h http.Handler) error {
+// serveHTTP serves h in the front of st.
+func serveHTTP(st *stages, logger *slog.Logger, addr, what string, h http.Handler) error {
 	lis, err := listen(logger, addr, what)
 	if err != nil {
 		return err
 	}
-	group.Go(func() error { return serve.HTTP(ctx, lis, h) })
+	st.Front(func(ctx context.Context) error { return serve.HTTP(ctx, lis, h) })
 	return nil
 }
 

@@ -35,8 +35,8 @@ const serviceToken = "service-token-0123456789abcdef"
 
 // grpcAs calls memory's GetThread and ListThreads on addr with the given
 // metadata, as a process that reaches the port would.
-func grpcAs(t *testing.T, addr string, creds credentials.TransportCredentials, md ...string) (*memoryv1.GetThreadResponse,
-	*memoryv1.ListThreadsResponse, error, error) {
+func grpcAs(t *testing.T, addr string, creds credentials.TransportCredentials, md ...string) (
+	*memoryv1.GetThreadResponse, *memoryv1.ListThreadsResponse, error, error) {
 	t.Helper()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
@@ -78,8 +78,10 @@ func TestSecurityInnerGRPC(t *testing.T) {
 	}{
 		{"no credential, a configured token", configured, nil},
 		{"acting for bob with no credential", configured, []string{"zen-client-id", "bob"}},
-		{"acting for bob with a wrong token", configured, []string{"zen-client-id", "bob", "authorization", "Bearer " + strings.Repeat("x", 30)}},
-		{"acting for bob with bob's client token", configured, []string{"zen-client-id", "bob", "authorization", "Bearer " + bobToken}},
+		{"acting for bob with a wrong token", configured,
+			[]string{"zen-client-id", "bob", "authorization", "Bearer " + strings.Repeat("x", 30)}},
+		{"acting for bob with bob's client token", configured,
+			[]string{"zen-client-id", "bob", "authorization", "Bearer " + bobToken}},
 		{"acting for bob on a serve that made its own token", generated, []string{"zen-client-id", "bob"}},
 		{"a guessed token on a serve that made its own", generated, []string{"authorization", "Bearer " + serviceToken}},
 	} {
@@ -125,7 +127,8 @@ func TestSecurityInnerGRPC(t *testing.T) {
 		conn, _ := grpc.NewClient(configured.p.addr("grpc"), grpc.WithTransportCredentials(plain))
 		defer conn.Close()
 		ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+serviceToken, "zen-client-id", "bob")
-		th, err := memoryv1.NewMemoryServiceClient(conn).GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: configured.bobID})
+		th, err := memoryv1.NewMemoryServiceClient(conn).GetThread(ctx,
+			&memoryv1.GetThreadRequest{ThreadId: configured.bobID})
 		if err != nil || th.GetThread().GetThreadId() != configured.bobID {
 			t.Errorf("bob's thread through zen's credential: %v", err)
 		}
@@ -274,7 +277,8 @@ func TestSecurityTokenOnSomeRolesOnly(t *testing.T) {
 		t.Errorf("import through a memory without the service token: %d %s", code, body)
 	}
 	code, body = request(t, "GET", base+"/v1/threads", bobToken, "")
-	if code == http.StatusOK || strings.Contains(body, "alice's secret plan") || !strings.Contains(body, "ZEN_SERVICE_TOKEN") {
+	if code == http.StatusOK || strings.Contains(body, "alice's secret plan") ||
+		!strings.Contains(body, "ZEN_SERVICE_TOKEN") {
 		t.Errorf("bob's list through a memory without the service token: %d %s", code, body)
 	}
 }

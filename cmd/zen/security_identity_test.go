@@ -135,9 +135,11 @@ func TestSecurityIdentity(t *testing.T) {
 			func(code int, body string) bool { return code == http.StatusOK && !strings.Contains(body, tc.bobID) }},
 		{"export bob's thread by id naming bob", "GET", "/v1/threads:export?client_id=bob&thread_id=" + tc.bobID, "", nil,
 			func(code int, body string) bool { return code >= 400 }},
-		{"branch bob's thread naming bob in the body", "POST", "/v1/threads/" + tc.bobID + ":branch", `{"client_id":"bob"}`, nil,
+		{"branch bob's thread naming bob in the body", "POST", "/v1/threads/" + tc.bobID + ":branch",
+			`{"client_id":"bob"}`, nil,
 			func(code int, body string) bool { return code == http.StatusNotFound || code == http.StatusBadRequest }},
-		{"branch bob's thread naming bob in the query", "POST", "/v1/threads/" + tc.bobID + ":branch?client_id=bob", `{}`, nil,
+		{"branch bob's thread naming bob in the query", "POST", "/v1/threads/" + tc.bobID + ":branch?client_id=bob",
+			`{}`, nil,
 			func(code int, body string) bool { return code == http.StatusNotFound || code == http.StatusBadRequest }},
 		{"delete bob's thread naming bob in the query", "DELETE", "/v1/threads/" + tc.bobID + "?client_id=bob", "", nil,
 			func(code int, body string) bool { return code == http.StatusNotFound || code == http.StatusBadRequest }},
@@ -174,7 +176,8 @@ func TestSecurityIdentity(t *testing.T) {
 		if code, body := request(t, "POST", gw+"/v1/threads:import", aliceToken, line); code != http.StatusOK {
 			t.Fatalf("alice's own import: %d %s", code, body)
 		}
-		if code, _ := request(t, "GET", gw+"/v1/threads/0d4b8f2e-5a1c-4f0e-8b7d-2c9e6a1f3b10", bobToken, ""); code != http.StatusNotFound {
+		code, _ := request(t, "GET", gw+"/v1/threads/0d4b8f2e-5a1c-4f0e-8b7d-2c9e6a1f3b10", bobToken, "")
+		if code != http.StatusNotFound {
 			t.Errorf("bob reads a thread alice imported in his name: %d", code)
 		}
 		tc.untouched(t)

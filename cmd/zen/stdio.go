@@ -9,20 +9,19 @@ import (
 	memoryserver "github.com/zenmcp/zen/services/memory/server"
 	"github.com/zenmcp/zen/services/platform/serve"
 	routerserver "github.com/zenmcp/zen/services/router/server"
-	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 )
 
 // runStdio serves MCP on stdin/stdout. Each of memory, router and executor
 // is dialled when its address is set, and otherwise runs in this process
 // behind an in-memory gRPC listener, so no port is opened. Nothing but MCP
-// is written to stdout.
+// is written to stdout. On a signal the edge stops taking calls and
+// finishes those in flight before the in-process roles stop (stages).
 func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	local := serve.NewInProcess()
 	g := serve.NewGRPC(s.security.ServerOptions()...)
-	group, gctx := errgroup.WithContext(ctx)
+	st := newStages(ctx, logger)
+	defer st.Stop() // ends what started when starting fails
 	var localConn *grpc.ClientConn
 	localDial := func() (*grpc.ClientConn, error) {
 		if localConn == nil {
@@ -64,7 +63,10 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 		defer m.Close()
 		m.Register(g.Server)
 		g.SetStatus(false, memoryserver.ServiceName) // until its store first answers
-		group.Go(func() error { m.Watch(gctx, func(ok bool) { g.SetStatus(ok, memoryserver.ServiceName) }); return nil })
+		st.Back(func(ctx context.Context) error {
+			m.Watch(ctx, func(ok bool) { g.SetStatus(ok, memoryserver.ServiceName) })
+			return nil
+		})
 	}
 	if s.routerAddr == "" {
 		r, err := buildRouter(s, logger)
@@ -84,22 +86,13 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 	}
 	g.SetServing(serving...)
 	if anyLocal {
-		group.Go(func() error { return g.Serve(gctx, local.Listener()) })
+		st.Back(func(ctx context.Context) error { return g.Serve(ctx, local.Listener()) })
 	}
-	edge, err := newEdge(gctx, s, edgeserver.Conns{Memory: mem, Router: rt, Executor: ex}, logger, false)
+	edge, err := newEdge(st.FrontContext(), s, edgeserver.Conns{Memory: mem, Router: rt, Executor: ex}, logger, false)
 	if err != nil {
-		cancel()
-		_ = group.Wait()
 		return err
 	}
-	group.Go(func() error {
-		// The client closing stdin ends the session, and with it the process.
-		defer cancel()
-		err := edge.RunStdio(gctx)
-		if gctx.Err() != nil {
-			return nil
-		}
-		return err
-	})
-	return group.Wait()
+	// The client closing stdin ends the session, and with it the process.
+	st.Front(edge.RunStdio)
+	return st.Wait()
 }

@@ -94,6 +94,8 @@ type Server struct {
 	// memoryHealth is what calls consult before storing; readiness
 	// reports the same signal.
 	memoryHealth *call.HealthWatch
+	// memory is asked, at each readiness probe, what puts threads at risk.
+	memory memoryv1.MemoryServiceClient
 }
 
 // Ready fails while calls would be refused for memory's sake.
@@ -105,13 +107,22 @@ func (s *Server) Ready() error {
 }
 
 // Readiness answers GET /readyz: ready when deps answer and memory can
-// store; addresses only for a caller with one of the edge's tokens.
+// store, with memory's warnings (a Redis without persistence, or one that
+// lost its data); addresses only for a caller with one of the edge's
+// tokens.
 func (s *Server) Readiness(deps []serve.Dependency) http.Handler {
 	return serve.ReadyHandler(s.tokens, func(ctx context.Context) error {
 		if err := serve.CheckAll(ctx, deps); err != nil {
 			return err
 		}
-		return s.Ready()
+		if err := s.Ready(); err != nil {
+			return err
+		}
+		settings, err := s.memory.GetSettings(ctx, &memoryv1.GetSettingsRequest{})
+		if err != nil {
+			return nil // memory's health says it serves; a failed question is no warning
+		}
+		return serve.Warn("memory", settings.GetWarnings())
 	})
 }
 
@@ -152,7 +163,7 @@ func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Se
 	s := mcpserver.New(tools, runner, mcpserver.Options{Name: "zen", Version: cfg.Version, Instructions: instructions,
 		Logger: logger, ProgressInterval: cfg.ProgressInterval, Memory: memory})
 	return &Server{mcp: s, tokens: cfg.Tokens, hosts: cfg.AllowedHosts, logger: logger, keepAlive: cfg.ProgressInterval,
-		memoryHealth: backends.MemoryHealth}, nil
+		memoryHealth: backends.MemoryHealth, memory: memory}, nil
 }
 
 // Handler serves MCP over streamable HTTP. Sessions are stateless, so any
@@ -170,8 +181,12 @@ func (s *Server) Handler() http.Handler {
 		// hostguard checks Host on every listener; the SDK's check covers
 		// loopback connections only and would refuse allowed names there.
 		DisableLocalhostProtection: true,
+		MaxRequestBodyBytes:        streamhttp.MaxBody,
 	})
 	h = streamhttp.NewCalls().Wrap(streamhttp.KeepAlive(s.keepAlive, h))
+	// Bodies are limited before anything reads them, and the refusal is a
+	// JSON-RPC error the client can show, not the SDK's plain-text 413.
+	h = streamhttp.LimitBody(streamhttp.MaxBody, refuseTooLarge, h)
 	if s.tokens.On() {
 		h = mcpauth.RequireBearerToken(s.tokens.Verifier(), nil)(h)
 	}
@@ -179,8 +194,7 @@ func (s *Server) Handler() http.Handler {
 	return otelhttp.NewHandler(h, "mcp")
 }
 
-// RunStdio serves MCP over stdin and stdout until the client leaves or ctx
-// ends.
-func (s *Server) RunStdio(ctx context.Context) error {
-	return s.mcp.Run(ctx, &mcp.StdioTransport{})
+// refuseTooLarge answers a request whose body is over streamhttp.MaxBody.
+func refuseTooLarge(w http.ResponseWriter, head []byte, size int64) {
+	mcpserver.WriteRefusal(w, http.StatusRequestEntityTooLarge, head, mcpserver.TooLarge(size, streamhttp.MaxBody))
 }

@@ -33,6 +33,9 @@ type Config struct {
 	RedisURL string        // REDIS_URL
 	Compress bool          // ZEN_MEMORY_COMPRESS: gzip large turns in Redis
 	Prefix   string        // ZEN_REDIS_PREFIX, default "zen:"
+	// RequireDurable is ZEN_REQUIRE_DURABLE_REDIS: a Redis that keeps
+	// nothing on disk is a startup error, not a warning.
+	RequireDurable bool
 }
 
 // DBPath is where the sqlite store keeps its file.
@@ -64,6 +67,9 @@ func Load(getenv config.Getenv) (Config, error) {
 			return c, err
 		}
 		c.Prefix = config.String(getenv, "ZEN_REDIS_PREFIX", "zen:")
+		if c.RequireDurable, err = config.Bool(getenv, requireDurable, false); err != nil {
+			return c, err
+		}
 	case "sqlite":
 		dir, err := dataDir(getenv)
 		if err != nil {
@@ -106,11 +112,15 @@ type Server struct {
 	api    *grpcapi.Server
 	store  memory.Store
 	logger *slog.Logger
+	// redis, when the store is Redis, is watched for its persistence and
+	// for a restart that lost its data (see watch.go).
+	redis *redisWatch
 }
 
 // New builds the role from its configuration.
 func New(c Config, logger *slog.Logger) (*Server, error) {
 	var store memory.Store = memstore.New()
+	var watch *redisWatch
 	switch c.Store {
 	case "sqlite":
 		s, err := sqlitestore.Open(c.DBPath())
@@ -126,66 +136,32 @@ func New(c Config, logger *slog.Logger) (*Server, error) {
 			return nil, err
 		}
 		store = s
+		watch = newRedisWatch(s, c, logger)
 		// Redis may come up after zen: start anyway, report NOT_SERVING
 		// until it answers (see Watch), and recover by itself.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		if err := s.Ping(ctx); err != nil {
-			logger.Warn("redis is not answering yet; memory calls fail until it does", "err", err)
+		err = s.Ping(ctx)
+		if err == nil {
+			err = watch.check(ctx)
 		}
 		cancel()
-		logger.Info("memory store", "store", "redis", "compress", c.Compress, "prefix", c.Prefix)
+		var risky *notDurableError
+		switch {
+		case errors.As(err, &risky):
+			s.Close()
+			return nil, err
+		case err != nil:
+			logger.Warn("redis is not answering yet; memory calls fail until it does", "err", err)
+		}
+		logger.Info("memory store", "store", "redis", "compress", c.Compress, "prefix", c.Prefix,
+			"require_durable", c.RequireDurable)
 	}
 	svc := memory.NewService(store, c.TTL, c.MaxTurns)
-	return &Server{api: grpcapi.New(svc, logger), store: store, logger: logger}, nil
+	return &Server{api: grpcapi.New(svc, logger), store: store, logger: logger, redis: watch}, nil
 }
 
 // Register adds the memory service to a gRPC server.
 func (s *Server) Register(r grpc.ServiceRegistrar) { memoryv1.RegisterMemoryServiceServer(r, s.api) }
-
-// pinger is a store that can tell whether its backend answers.
-type pinger interface{ Ping(context.Context) error }
-
-// watchEvery spaces store health checks; an unreachable store is checked
-// more often, so calls resume soon after it returns.
-const (
-	watchEvery         = 2 * time.Second
-	watchEveryWhenDown = 250 * time.Millisecond
-)
-
-// Watch reports the store's health through setServing until ctx ends:
-// at once, then every time it changes. Stores with nothing to reach are
-// always healthy.
-func (s *Server) Watch(ctx context.Context, setServing func(bool)) {
-	p, ok := s.store.(pinger)
-	if !ok {
-		setServing(true)
-		return
-	}
-	known, healthy := false, false
-	for {
-		pctx, cancel := context.WithTimeout(ctx, watchEvery)
-		err := p.Ping(pctx)
-		cancel()
-		if ok := err == nil; !known || ok != healthy {
-			known, healthy = true, ok
-			setServing(ok)
-			if err != nil {
-				s.logger.Warn("memory store unreachable", "err", err)
-			} else {
-				s.logger.Info("memory store reachable")
-			}
-		}
-		wait := watchEvery
-		if !healthy {
-			wait = watchEveryWhenDown
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-	}
-}
 
 // Close releases the store.
 func (s *Server) Close() error { return s.store.Close() }

@@ -21,10 +21,25 @@ type Server struct {
 // URL is the redis:// URL zen's REDIS_URL takes.
 func (s *Server) URL() string { return "redis://" + s.Addr }
 
+// Persistence flags for StartWith.
+var (
+	// AOF fsyncs an append-only file on every write: what Redis
+	// acknowledged survives a crash.
+	AOF = []string{"--save", "", "--appendonly", "yes", "--appendfsync", "always"}
+	// NoPersistence keeps nothing on disk: a restart loses every key.
+	NoPersistence = []string{"--save", "", "--appendonly", "no"}
+)
+
 // Start runs redis-server with an append-only file fsynced on every write,
 // so what it acknowledged survives a crash. Under -short the test is
 // skipped; otherwise a missing redis-server fails it, naming the fix.
 func Start(tb testing.TB) *Server {
+	tb.Helper()
+	return StartWith(tb, AOF...)
+}
+
+// StartWith is Start with other persistence flags, such as NoPersistence.
+func StartWith(tb testing.TB, persistence ...string) *Server {
 	tb.Helper()
 	if testing.Short() {
 		tb.Skip("needs a real redis-server; skipped under -short")
@@ -40,8 +55,8 @@ func Start(tb testing.TB) *Server {
 			tb.Fatal(err)
 		}
 		s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port)}
-		s.cmd = exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "",
-			"--appendonly", "yes", "--appendfsync", "always", "--daemonize", "no", "--logfile", "")
+		args := append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir}, persistence...)
+		s.cmd = exec.Command(bin, append(args, "--daemonize", "no", "--logfile", "")...)
 		stdout, _ := s.cmd.StdoutPipe()
 		if err := s.cmd.Start(); err != nil {
 			tb.Fatal(err)
@@ -95,7 +110,7 @@ func freePort() (int, error) {
 func (s *Server) Stop() { _ = s.cmd.Process.Kill(); _ = s.cmd.Wait() }
 
 // Restart starts the server again on the same port and directory, so it
-// reloads its append-only file.
+// reloads its append-only file, when it keeps one.
 func (s *Server) Restart(tb testing.TB) {
 	tb.Helper()
 	args := s.cmd.Args

@@ -10,6 +10,7 @@ import (
 	"github.com/zenmcp/zen/services/platform/auth"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -32,6 +33,7 @@ type GRPC struct {
 	Server *grpc.Server
 	Health *health.Server
 
+	health  *healthService // Health, with Watch streams that end on drain
 	mu      sync.Mutex
 	serving map[string]bool
 }
@@ -49,10 +51,10 @@ func NewGRPC(opts ...grpc.ServerOption) *GRPC {
 		grpc.StatsHandler(otelgrpc.NewServerHandler(otelgrpc.WithFilter(notHealthCheck))),
 		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
 	}, opts...)...)
-	h := health.NewServer()
+	h := newHealthService()
 	healthpb.RegisterHealthServer(s, h)
 	reflection.Register(s)
-	return &GRPC{Server: s, Health: h}
+	return &GRPC{Server: s, Health: h.Server, health: h}
 }
 
 // SetServing marks the named services serving.
@@ -88,8 +90,9 @@ func status(serving bool) healthpb.HealthCheckResponse_ServingStatus {
 	return healthpb.HealthCheckResponse_NOT_SERVING
 }
 
-// Serve serves on lis until ctx is done, then reports NOT_SERVING, drains
-// in-flight calls for up to DrainTimeout and stops.
+// Serve serves on lis until ctx is done, then reports NOT_SERVING, ends
+// health Watch streams (they are not work, and would hold the stop until
+// the timeout), drains in-flight calls for up to DrainTimeout and stops.
 func (g *GRPC) Serve(ctx context.Context, lis net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- g.Server.Serve(lis) }()
@@ -98,7 +101,7 @@ func (g *GRPC) Serve(ctx context.Context, lis net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	g.Health.Shutdown()
+	g.health.drain()
 	stopped := make(chan struct{})
 	go func() { g.Server.GracefulStop(); close(stopped) }()
 	select {
@@ -112,10 +115,27 @@ func (g *GRPC) Serve(ctx context.Context, lis net.Listener) error {
 	return nil
 }
 
+// reconnect is how a client redials a role it lost. gRPC's default backoff
+// grows to 120 s between attempts, so a role that had been down a while
+// came back to callers that went on waiting: 5.7 s after memory was down
+// for 10 s (docs/RELIABILITY.md, "Faults between roles"). At most 1 s
+// costs a few dials a second while a role is down. MinConnectTimeout stays
+// gRPC's default: without it a dial would get only the backoff's time.
+var reconnect = grpc.ConnectParams{
+	Backoff: backoff.Config{
+		BaseDelay:  100 * time.Millisecond,
+		Multiplier: 1.6,
+		Jitter:     0.2,
+		MaxDelay:   time.Second,
+	},
+	MinConnectTimeout: 20 * time.Second,
+}
+
 // Dial connects lazily to a gRPC target, tracing every call.
 func Dial(target string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 	opts = append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(reconnect),
 		grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithFilter(notHealthCheck))),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes)),
 	}, append(auth.ClientInterceptor(), opts...)...)

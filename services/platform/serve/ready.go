@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/auth"
@@ -39,6 +40,31 @@ func (e *NotReadyError) Error() string {
 	return e.Public() + " " + e.Detail
 }
 
+// Warning is a role that serves but whose work is at risk, such as memory
+// keeping threads in a Redis without persistence. Readiness stays 200 and
+// says so: nothing a probe could restart would help, and an operator
+// reading /readyz or the log should see it.
+type Warning struct {
+	Role    string   // "memory"
+	Reasons []string // each worded to follow the role's name
+}
+
+// Warn is a *Warning for role's reasons, or nil when there are none.
+func Warn(role string, reasons []string) error {
+	if len(reasons) == 0 {
+		return nil
+	}
+	return &Warning{Role: role, Reasons: reasons}
+}
+
+func (w *Warning) Error() string {
+	parts := make([]string, len(w.Reasons))
+	for i, r := range w.Reasons {
+		parts[i] = w.Role + " " + r
+	}
+	return strings.Join(parts, "; ")
+}
+
 // CheckAll asks each dependency's health service whether it serves, and
 // returns a *NotReadyError naming the first that does not.
 func CheckAll(ctx context.Context, deps []Dependency) error {
@@ -58,15 +84,20 @@ func CheckAll(ctx context.Context, deps []Dependency) error {
 }
 
 // ReadyHandler answers readiness probes (GET /readyz): 200
-// {"status":"ready"}, or 503 {"status":"not ready","missing":"memory",
-// "reason":"memory is unreachable"}. The probe is open to anyone (kubelet
-// has no token), so "detail", with addresses, is added only for a caller
-// with a valid bearer token; with auth off nobody has one.
+// {"status":"ready"}, with "warning" when check returns a *Warning, or 503
+// {"status":"not ready","missing":"memory","reason":"memory is
+// unreachable"}. The probe is open to anyone (kubelet has no token), so
+// "detail", with addresses, is added only for a caller with a valid bearer
+// token; with auth off nobody has one. A warning names no address.
 func ReadyHandler(tokens auth.Tokens, check func(context.Context) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		err := check(r.Context())
-		if err == nil {
-			writeReady(w, http.StatusOK, map[string]string{"status": "ready"})
+		if warn := (*Warning)(nil); err == nil || errors.As(err, &warn) {
+			body := map[string]string{"status": "ready"}
+			if warn != nil {
+				body["warning"] = warn.Error()
+			}
+			writeReady(w, http.StatusOK, body)
 			return
 		}
 		body := map[string]string{"status": "not ready", "reason": "not ready"}

@@ -47,6 +47,11 @@ func TestReadyHandler(t *testing.T) {
 			map[string]string{"status": "not ready", "reason": "not ready"}},
 		{"other error, valid token", tokens, readyToken, errors.New("dial 10.0.0.9:9090"), 503,
 			map[string]string{"status": "not ready", "reason": "not ready", "detail": "dial 10.0.0.9:9090"}},
+		{"ready with a warning", tokens, "", Warn("memory", []string{"keeps threads in a Redis without persistence"}), 200,
+			map[string]string{"status": "ready", "warning": "memory keeps threads in a Redis without persistence"}},
+		{"ready with two warnings", nil, "", Warn("memory", []string{"is at risk", "lost its data"}), 200,
+			map[string]string{"status": "ready", "warning": "memory is at risk; memory lost its data"}},
+		{"ready, no warnings", nil, "", Warn("memory", nil), 200, map[string]string{"status": "ready"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -43,14 +43,23 @@ type Instruments struct {
 	// ModelCalls counts model calls by provider, model and outcome;
 	// ModelDuration times them; ModelTokens counts tokens by provider,
 	// model and direction (input, output).
+	// The model label is a catalogue name or "other": clients may name any
+	// OpenRouter model, and each name would be new series.
 	ModelCalls    metric.Int64Counter
 	ModelDuration metric.Float64Histogram
 	ModelTokens   metric.Int64Counter
+	// BreakerOpened counts circuit breakers opening, by provider and scope
+	// (provider, model); BreakerOpen is how many are open now.
+	BreakerOpened metric.Int64Counter
+	BreakerOpen   metric.Int64UpDownCounter
 }
 
 // NewInstruments creates the instruments on the current meter provider.
-func NewInstruments() Instruments {
-	m := Meter()
+func NewInstruments() Instruments { return NewInstrumentsOn(Meter()) }
+
+// NewInstrumentsOn creates the instruments on m, so that a test can read
+// them without the global meter provider.
+func NewInstrumentsOn(m metric.Meter) Instruments {
 	var in Instruments
 	// Each constructor returns a working no-op instrument beside any error,
 	// and the names and options here are fixed, so errors are not expected
@@ -62,5 +71,9 @@ func NewInstruments() Instruments {
 	in.ModelDuration, _ = m.Float64Histogram("zen.model.duration", metric.WithUnit("s"),
 		metric.WithDescription("model call duration, retries included"), metric.WithExplicitBucketBoundaries(0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 900))
 	in.ModelTokens, _ = m.Int64Counter("zen.model.tokens", metric.WithDescription("tokens, by provider, model and direction"))
+	in.BreakerOpened, _ = m.Int64Counter("zen.breaker.opened",
+		metric.WithDescription("circuit breakers opened, by provider and scope (provider, model)"))
+	in.BreakerOpen, _ = m.Int64UpDownCounter("zen.breaker.open",
+		metric.WithDescription("circuit breakers open now, by provider and scope (provider, model)"))
 	return in
 }

@@ -5,7 +5,22 @@ package tokens
 // docs/TOKENS.md and TestEstimateCalibration), it errs a little high for
 // most text, which keeps budgets from being overrun.
 func Estimate(s string) int64 {
-	return (int64(len(s))*10 + 32) / 33
+	return EstimateBytes(int64(len(s)))
+}
+
+// EstimateBytes is Estimate for text of n bytes, before it is read: what a
+// file of that size will cost.
+func EstimateBytes(n int64) int64 {
+	return (n*10 + 32) / 33
+}
+
+// BytesWithin is the most bytes of text whose estimate stays within n
+// tokens: the inverse of EstimateBytes.
+func BytesWithin(n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	return n * 33 / 10
 }
 
 // Budget is how a model's context window is shared out.

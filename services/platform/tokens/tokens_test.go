@@ -27,3 +27,16 @@ func TestEstimateRoundsUp(t *testing.T) {
 		}
 	}
 }
+
+func TestBytesWithinInvertsTheEstimate(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int64{1, 2, 7, 100, 1080, 123_457, 1 << 30} {
+		b := BytesWithin(n)
+		if got := EstimateBytes(b); got > n {
+			t.Errorf("EstimateBytes(BytesWithin(%d)) = %d, over the budget", n, got)
+		}
+		if got := EstimateBytes(b + 4); got <= n {
+			t.Errorf("BytesWithin(%d) = %d leaves room: %d bytes are still %d tokens", n, b, b+4, got)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/config"
+	"github.com/zenmcp/zen/services/platform/telemetry"
 	"github.com/zenmcp/zen/services/router/internal/catalogue"
 	"github.com/zenmcp/zen/services/router/internal/dispatch"
 	"github.com/zenmcp/zen/services/router/internal/grpcapi"
@@ -87,7 +88,7 @@ func New(c Config, logger *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	logger.Info("router ready", "providers", reg.ConfiguredProviders(), "default_model", reg.DefaultModel(), "auto_mode", reg.AutoMode())
-	return &Server{api: grpcapi.New(reg, c.Policy, logger)}, nil
+	return &Server{api: grpcapi.New(reg, c.Policy, logger, telemetry.NewInstruments())}, nil
 }
 
 // Register adds the router service to a gRPC server.

@@ -16,6 +16,7 @@ import (
 	"github.com/zenmcp/zen/services/edge/internal/files"
 	"github.com/zenmcp/zen/services/platform/secrets"
 	"github.com/zenmcp/zen/services/platform/telemetry"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -97,7 +98,11 @@ func (r *Runner) memorySettings(ctx context.Context) (*memoryv1.GetSettingsRespo
 	r.settingsMu.Lock()
 	defer r.settingsMu.Unlock()
 	if r.settings == nil {
-		s, err := r.b.Memory.GetSettings(ctx, &memoryv1.GetSettingsRequest{})
+		var s *memoryv1.GetSettingsResponse
+		err := r.retryMemory(ctx, "GetSettings", func(ctx context.Context, opts ...grpc.CallOption) (err error) {
+			s, err = r.b.Memory.GetSettings(ctx, &memoryv1.GetSettingsRequest{}, opts...)
+			return err
+		})
 		if err != nil {
 			return nil, &BackendError{"memory", err}
 		}
@@ -135,7 +140,8 @@ func (r *Runner) run(ctx context.Context, name string, rawArgs json.RawMessage, 
 			return Outcome{}, err
 		}
 	}
-	req, out, err := r.prepare(ctx, tool, args, progress)
+	var left files.Omitted
+	req, out, err := r.prepare(ctx, tool, args, progress, &left)
 	if err != nil || out != nil {
 		return tool.asWorkflowError(deref(out), args), err
 	}
@@ -143,7 +149,11 @@ func (r *Runner) run(ctx context.Context, name string, rawArgs json.RawMessage, 
 	if err != nil {
 		return Outcome{}, err
 	}
-	return r.finish(ctx, tool, req, result)
+	done, err := r.finish(ctx, tool, req, result)
+	if err == nil && done.Payload != nil {
+		noteOmitted(done.Payload, req.GetModel(), left)
+	}
+	return done, err
 }
 
 func deref(o *Outcome) Outcome {
@@ -246,22 +256,35 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 	return Outcome{Payload: payload}, nil
 }
 
-// store creates the thread or appends to it. It reports whether the turns
-// were stored and how many turns the thread then holds.
+// store creates the thread or appends to it, retrying while memory is
+// unavailable (retryMemory). It reports whether the turns were stored and
+// how many turns the thread then holds.
 func (r *Runner) store(ctx context.Context, tool *Tool, req *executorv1.ExecuteToolRequest, res *executorv1.ToolResult) (string, bool, int, error) {
 	blobs := make([]*memoryv1.FileBlob, len(req.GetFiles()))
 	for i, f := range req.GetFiles() {
 		blobs[i] = &memoryv1.FileBlob{Sha256: f.GetSha256(), Content: f.GetContent()}
 	}
 	if c := req.GetConversation(); c != nil {
-		resp, err := r.b.Memory.AppendTurns(ctx, &memoryv1.AppendTurnsRequest{ThreadId: c.GetThreadId(), Turns: res.GetTurns(), Blobs: blobs})
+		// One exchange id for every attempt: memory stores a retried
+		// append whose first attempt got through only once.
+		add := &memoryv1.AppendTurnsRequest{ThreadId: c.GetThreadId(), Turns: res.GetTurns(), Blobs: blobs,
+			ExchangeId: uuid.NewString()}
+		var resp *memoryv1.AppendTurnsResponse
+		err := r.retryMemory(ctx, "AppendTurns", func(ctx context.Context, opts ...grpc.CallOption) (err error) {
+			resp, err = r.b.Memory.AppendTurns(ctx, add, opts...)
+			return err
+		})
 		if err != nil {
 			return "", false, 0, err
 		}
 		return c.GetThreadId(), resp.GetAccepted(), int(resp.GetTurnCount()), nil
 	}
-	resp, err := r.b.Memory.CreateThread(ctx, &memoryv1.CreateThreadRequest{
-		ToolName: tool.GetName(), InitialContext: res.GetInitialContext(), Turns: res.GetTurns(), Blobs: blobs,
+	var resp *memoryv1.CreateThreadResponse
+	err := r.retryMemory(ctx, "CreateThread", func(ctx context.Context, opts ...grpc.CallOption) (err error) {
+		resp, err = r.b.Memory.CreateThread(ctx, &memoryv1.CreateThreadRequest{
+			ToolName: tool.GetName(), InitialContext: res.GetInitialContext(), Turns: res.GetTurns(), Blobs: blobs,
+		}, opts...)
+		return err
 	})
 	if err != nil {
 		return "", false, 0, err
@@ -279,6 +302,8 @@ func saveFailure(err error) string {
 		return lost + ": zen's memory is unavailable right now"
 	case codes.NotFound:
 		return lost + ": the thread expired or was deleted meanwhile"
+	case codes.DataLoss:
+		return lost + ": " + st.Message()
 	}
 	return lost
 }

@@ -98,29 +98,44 @@ func fileThreshold(contextWindow int32) float64 {
 	return 0.6
 }
 
+// fileLimit is the most tokens one call's files may take: the model's file
+// budget times the threshold.
+func fileLimit(model *routerv1.Model) int64 {
+	window := model.GetContextWindow()
+	if window == 0 {
+		window = noModelWindow
+	}
+	return int64(float64(tokens.ForContext(int64(window)).Files) * fileThreshold(window))
+}
+
 // checkCodeSize refuses, all or nothing, files whose estimated tokens pass
-// the model's file budget times the threshold.
+// fileLimit.
 func checkCodeSize(tool string, model *routerv1.Model, read []files.File) *Outcome {
 	var total int64
 	for _, f := range read {
 		total += f.Tokens()
 	}
+	if total <= fileLimit(model) {
+		return nil
+	}
+	return codeTooLarge(tool, model, total, len(read))
+}
+
+// codeTooLarge is the reference's refusal of files estimated at total
+// tokens.
+func codeTooLarge(tool string, model *routerv1.Model, total int64, count int) *Outcome {
 	window := model.GetContextWindow()
 	if window == 0 {
 		window = noModelWindow
 	}
-	threshold := fileThreshold(window)
-	limit := int64(float64(tokens.ForContext(int64(window)).Files) * threshold)
-	if total <= limit {
-		return nil
-	}
+	threshold, limit := fileThreshold(window), fileLimit(model)
 	instructions := fmt.Sprintf("Send fewer or smaller files (about %d tokens fit for %s), split the work over several calls, "+
 		"or pick a model with a larger context window.", limit, model.GetName())
 	return ptr(Outcome{IsError: true, Payload: map[string]any{
 		"status": "code_too_large", "content_type": "text",
 		"content": fmt.Sprintf("The files are too large for %s: about %d tokens against a limit of %d. %s", model.GetName(), total, limit, instructions),
 		"metadata": map[string]any{
-			"tool_name": tool, "total_estimated_tokens": total, "limit": limit, "file_count": len(read),
+			"tool_name": tool, "total_estimated_tokens": total, "limit": limit, "file_count": count,
 			"threshold_percent": int(threshold * 100), "model_context_window": model.GetContextWindow(),
 			"model_name": model.GetName(), "instructions": instructions,
 		},

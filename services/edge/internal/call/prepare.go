@@ -17,7 +17,9 @@ import (
 
 // prepare does everything before the executor runs: it either returns the
 // request to execute, or an outcome that ends the call without a model.
-func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, progress func(string)) (*executorv1.ExecuteToolRequest, *Outcome, error) {
+// It sets left to the files of named directories it left out.
+func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, progress func(string),
+	left *files.Omitted) (*executorv1.ExecuteToolRequest, *Outcome, error) {
 	name := tool.GetName()
 	if name == "clink" && !r.files.RunsAgentCLIs() {
 		return nil, ptr(toolError(name, "Error: clink is off on this server: it runs an agent CLI with the server's "+
@@ -48,13 +50,16 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 			return nil, &Outcome{Text: notFoundMessage(id, settings.GetTtlSeconds()), IsError: true}, nil
 		}
 		resp, err := r.b.Memory.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id})
-		if isNotFound(err) {
-			return nil, &Outcome{Text: notFoundMessage(id, settings.GetTtlSeconds()), IsError: true}, nil
+		if out := missingThread(id, settings, err); out != nil {
+			return nil, out, nil
 		}
 		if err != nil {
 			return nil, nil, &BackendError{"memory", err}
 		}
 		thread, lastModel = resp.GetThread(), resp.GetLastModel()
+		if out := fullThread(tool, thread, settings); out != nil {
+			return nil, out, nil // before any model call: its exchange could not be kept
+		}
 		mergeInitialContext(args, thread.GetInitialContext(), tool.declares)
 	}
 	req := &executorv1.ExecuteToolRequest{ToolName: name, RemainingTurns: -1, WorkflowState: workflowState(thread, name)}
@@ -71,17 +76,11 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 		paths = nil // named, not read, until the final step
 	}
 	if len(paths) > 0 {
-		expanded, err := r.files.Expand(paths)
-		if err != nil {
-			return nil, ptr(toolError(name, "Error: "+err.Error(), nil)), nil
-		}
-		read, err := r.files.ReadAll(expanded)
-		if err != nil {
-			return nil, ptr(toolError(name, "Error: "+err.Error(), nil)), nil
-		}
-		if out := checkCodeSize(name, req.GetModel(), read); out != nil {
+		read, omitted, out := r.readFiles(name, req.GetModel(), paths)
+		if out != nil {
 			return nil, out, nil
 		}
+		*left = omitted
 		req.Files = toFileContents(read)
 	}
 	if refs := stringList(args["images"]); len(refs) > 0 {

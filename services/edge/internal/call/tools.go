@@ -3,6 +3,7 @@ package call
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +17,8 @@ type Tool struct {
 	*executorv1.Tool
 	schema *jsonschema.Resolved
 	props  map[string]bool // the argument names the schema declares
+	// numbers are the bounds of the top-level numeric arguments.
+	numbers map[string]numberBounds
 }
 
 // NewTool compiles a tool's input schema for validation. The schema
@@ -43,7 +46,7 @@ func NewTool(t *executorv1.Tool) (*Tool, error) {
 	for name := range s.Properties {
 		props[name] = true
 	}
-	return &Tool{Tool: t, schema: resolved, props: props}, nil
+	return &Tool{Tool: t, schema: resolved, props: props, numbers: numericProperties(&s)}, nil
 }
 
 // propertyPrefix shortens the validator's "validating /properties/x: "
@@ -69,9 +72,16 @@ func (t *Tool) declares(name string) bool { return t.props[name] }
 func (t *Tool) Decode(raw json.RawMessage) (map[string]any, *Outcome) {
 	args := map[string]any{}
 	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &args); err != nil || args == nil {
+		var err error
+		if args, err = decodeObject(raw); err != nil {
 			return nil, ptr(toolError(t.GetName(), "invalid arguments for "+t.GetName()+": they must be a JSON object", nil))
 		}
+	}
+	// Numbers are checked before the schema is: its validator words a
+	// bound badly and cannot see a number too large to decode.
+	if err := t.checkNumbers(args); err != nil {
+		return nil, ptr(toolError(t.GetName(), fmt.Sprintf("invalid arguments for %s: %s. Check the call against "+
+			"the tool's input schema", t.GetName(), err), nil))
 	}
 	if err := t.Validate(args); err != nil {
 		return nil, ptr(toolError(t.GetName(), err.Error(), nil))
@@ -89,7 +99,9 @@ func (t *Tool) asWorkflowError(out Outcome, args map[string]any) Outcome {
 	}
 	meta, _ := out.Payload["metadata"].(map[string]any)
 	step := 0
-	if n, ok := args["step_number"].(float64); ok {
+	// Arguments refused for their numbers come here unchecked: 2^63 must
+	// not come back as a negative step.
+	if n, ok := args["step_number"].(float64); ok && n >= 0 && n <= math.MaxInt32 {
 		step = int(n)
 	}
 	return Outcome{IsError: true, Payload: map[string]any{

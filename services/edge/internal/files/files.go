@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,68 +71,59 @@ var sourceExts = []string{
 // walked for source files (sorted, hidden entries, dependency folders,
 // denied places and zen's own directory skipped; links followed only to
 // files the policy allows). Every path is resolved and checked first.
-// Duplicates are dropped; order is kept.
+// Duplicates are dropped; order is kept. ExpandWithin is the same under a
+// budget.
 func (pol Policy) Expand(paths []string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	add := func(p string) {
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	for _, given := range paths {
-		p, err := pol.Resolve(given)
+	exp, err := pol.ExpandWithin(paths, math.MaxInt64)
+	return exp.Paths, err
+}
+
+// walk calls found with each source file under dir and its size, in walk
+// order, until found returns false.
+func (pol Policy) walk(dir string, found func(path string, size int64) bool) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return nil, err
+			return nil // unreadable entries are skipped, not fatal
 		}
-		info, err := os.Stat(p)
-		if err != nil {
-			return nil, fmt.Errorf("cannot read %s: %w", p, errors.Unwrap(err))
-		}
-		if !info.IsDir() {
-			add(p)
-			continue
-		}
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil // unreadable entries are skipped, not fatal
-			}
-			name := d.Name()
-			// Everything the walk finds passes the deny rules too: a
-			// project may hold zen's tokens file or a key under a plain
-			// name.
-			skip := path != p && (strings.HasPrefix(name, ".") || d.IsDir() && slices.Contains(excludedDirs, name)) ||
-				d.IsDir() && pol.insideInstall(path) || path != p && pol.denied(path) != ""
-			if skip {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if d.Type()&fs.ModeSymlink != 0 {
-				// A link inside a project may point anywhere: follow it
-				// only to a file the policy allows.
-				target, err := pol.Resolve(path)
-				if err != nil {
-					return nil
-				}
-				info, err := os.Stat(target)
-				if err == nil && info.Mode().IsRegular() && slices.Contains(sourceExts, strings.ToLower(filepath.Ext(name))) {
-					add(target)
-				}
-				return nil
-			}
-			if d.Type().IsRegular() && slices.Contains(sourceExts, strings.ToLower(filepath.Ext(name))) {
-				add(path)
+		name := d.Name()
+		// Everything the walk finds passes the deny rules too: a project
+		// may hold zen's tokens file or a key under a plain name.
+		skip := path != dir && (strings.HasPrefix(name, ".") || d.IsDir() && slices.Contains(excludedDirs, name)) ||
+			d.IsDir() && pol.insideInstall(path) || path != dir && pol.denied(path) != ""
+		if skip {
+			if d.IsDir() {
+				return filepath.SkipDir
 			}
 			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("walk %s: %w", p, err)
 		}
-	}
-	return out, nil
+		if !slices.Contains(sourceExts, strings.ToLower(filepath.Ext(name))) {
+			return nil
+		}
+		var info fs.FileInfo
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			// A link inside a project may point anywhere: follow it only
+			// to a file the policy allows.
+			target, err := pol.Resolve(path)
+			if err != nil {
+				return nil
+			}
+			if info, err = os.Stat(target); err != nil || !info.Mode().IsRegular() {
+				return nil
+			}
+			path = target
+		case d.Type().IsRegular():
+			if info, err = d.Info(); err != nil {
+				return nil
+			}
+		default:
+			return nil
+		}
+		if !found(path, info.Size()) {
+			return filepath.SkipAll
+		}
+		return nil
+	})
 }
 
 // Read reads one file after checking it against the policy, normalising

@@ -7,8 +7,10 @@ import (
 	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zenmcp/zen/services/edge/internal/call"
 	"github.com/zenmcp/zen/services/edge/internal/streamhttp"
+	"github.com/zenmcp/zen/services/platform/origin"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -18,40 +20,122 @@ import (
 // code for it; -32800 is the one JSON-RPC peers (LSP among them) use.
 const codeRequestCancelled = -32800
 
-// toRPCError is the one place a failed call becomes a JSON-RPC error. Tool
-// errors the agent can act on never get here: they are results with
-// IsError. What reaches here is the server's own trouble, worded without
-// internal detail; the detail goes to the log with the trace id.
-func toRPCError(ctx context.Context, logger *slog.Logger, tool string, err error) error {
+// answer is what a client is told about a failed call. Every answer names
+// the part that failed (one of zen's roles, the model's provider, or the
+// message the client sent) and what the user can do about it.
+type answer struct {
+	// ToolError makes the answer a tool result with IsError, which the
+	// agent reads and can act on (another model, another try); otherwise
+	// it is a JSON-RPC error with Code.
+	ToolError bool
+	Code      int64
+	Message   string
+}
+
+// describe is the one place a failed call becomes what its client sees.
+// Tool errors the executor reports as results never get here. Internal
+// detail stays out of the message; the log has it, under the trace id the
+// message quotes.
+func describe(ctx context.Context, tool string, err error) answer {
 	var unknown *call.UnknownToolError
 	if errors.As(err, &unknown) {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %s", unknown.Name)}
+		return answer{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %s", unknown.Name)}
 	}
 	if errors.Is(context.Cause(ctx), streamhttp.ErrClientCancelled) {
 		// Over HTTP the reply still goes out on the call's stream: a
 		// well-formed error, never an empty answer a client could take
 		// for a broken session.
-		return &jsonrpc.Error{Code: codeRequestCancelled, Message: "the client cancelled this call"}
+		return answer{Code: codeRequestCancelled, Message: "the client cancelled this call"}
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	trace := telemetry.TraceID(ctx)
+	trace := traceNote(ctx)
 	var be *call.BackendError
-	if errors.As(err, &be) {
+	if !errors.As(err, &be) {
+		return answer{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
+			"zen hit an internal error running %s%s. Try again; if it keeps failing, report it with the server log's "+
+				"details.", tool, trace)}
+	}
+	st := status.Convert(be.Err)
+	reason, meta := origin.Of(be.Err)
+	switch reason {
+	case origin.RouterUnavailable:
+		return roleFailure("router", codes.Unavailable, tool, trace)
+	case origin.ProviderTimeout:
+		return answer{ToolError: true, Message: fmt.Sprintf("Error in %s: the model's provider%s did not answer in "+
+			"time (%s). The provider is slow or overloaded, not zen: try again, use a lower thinking_mode, or pick a "+
+			"faster model (see listmodels).", tool, providerLabel(meta), st.Message())}
+	case origin.ProviderUnavailable:
+		return answer{ToolError: true, Message: fmt.Sprintf("Error in %s: %s. The model's provider%s failed, not "+
+			"zen: try again in a minute, or pick another model (see listmodels).", tool, st.Message(),
+			providerLabel(meta))}
+	case origin.ProviderError:
+		return answer{ToolError: true, Message: fmt.Sprintf("Error in %s: %s. The model's provider%s refused or "+
+			"garbled this call, not zen: change the request if the message says what is wrong, or pick another "+
+			"model (see listmodels).", tool, st.Message(), providerLabel(meta))}
+	}
+	return roleFailure(be.Role, st.Code(), tool, trace)
+}
+
+// roleFailure words a failure of one of zen's own roles: memory, router or
+// executor.
+func roleFailure(role string, code codes.Code, tool, trace string) answer {
+	var msg string
+	switch {
+	case code == codes.Unavailable && role == "memory":
+		msg = fmt.Sprintf("zen's memory service is unavailable right now%s, so this call was not run: its answer "+
+			"could not be saved. Try again shortly; if it keeps failing, check that zen's memory and its store "+
+			"(the SQLite file, or Redis) are up, and memory's log.", trace)
+	case code == codes.Unavailable:
+		msg = fmt.Sprintf("zen's %s service is unavailable right now%s, so this call failed. Try again shortly; if "+
+			"it keeps failing, check that zen's %s is running and reachable, and its log.", role, trace, role)
+	case code == codes.DeadlineExceeded:
+		msg = fmt.Sprintf("zen's %s service did not answer in time%s. Try again; if it keeps happening, check "+
+			"the %s's log for what held it up.", role, trace, role)
+	default:
+		msg = fmt.Sprintf("zen's %s service failed running %s (an internal error)%s. Try again; if it keeps "+
+			"failing, report it with the server log's details.", role, tool, trace)
+	}
+	return answer{Code: jsonrpc.CodeInternalError, Message: msg}
+}
+
+// failureReply answers a failed call: a tool error, or a JSON-RPC error.
+// A cancelled or expired call stays a context error, which the SDK turns
+// into its own reply. The failure is logged here, once, with its detail.
+func failureReply(ctx context.Context, logger *slog.Logger, tool string, err error,
+	scrub func(string) string) (*mcp.CallToolResult, error) {
+	a := describe(ctx, tool, err)
+	var be *call.BackendError
+	switch {
+	case a.Code == codeRequestCancelled:
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return nil, err
+	case errors.As(err, &be):
+		reason, _ := origin.Of(be.Err)
 		st := status.Convert(be.Err)
-		logger.ErrorContext(ctx, "tool call failed", "tool", tool, "role", be.Role, "code", st.Code().String(), "err", st.Message())
-		switch st.Code() {
-		case codes.Unavailable:
-			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
-				"zen's %s service is unavailable right now; try again shortly (trace_id %s)", be.Role, trace)}
-		case codes.DeadlineExceeded:
-			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
-				"zen's %s service did not answer in time; try again (trace_id %s)", be.Role, trace)}
-		}
-	} else {
+		logger.ErrorContext(ctx, "tool call failed", "tool", tool, "role", be.Role, "origin", string(reason),
+			"code", st.Code().String(), "err", st.Message())
+	default:
 		logger.ErrorContext(ctx, "tool call failed", "tool", tool, "err", err)
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
-		"zen hit an internal error running %s; the server log has details under trace_id %s", tool, trace)}
+	if a.ToolError {
+		return result(call.Outcome{IsError: true, Payload: map[string]any{"status": "error",
+			"content": scrub(a.Message), "content_type": "text", "metadata": map[string]any{"tool_name": tool}}}), nil
+	}
+	return nil, &jsonrpc.Error{Code: a.Code, Message: a.Message}
+}
+
+// providerLabel names the provider a failure came from as the router
+// labels it, " (Custom API)", when the failure says.
+func providerLabel(meta map[string]string) string {
+	if p := meta[origin.KeyProvider]; p != "" {
+		return " (" + p + ")"
+	}
+	return ""
+}
+
+// traceNote quotes the trace id the log files the detail under.
+func traceNote(ctx context.Context) string {
+	if id := telemetry.TraceID(ctx); id != "" {
+		return " (trace_id " + id + ")"
+	}
+	return ""
 }

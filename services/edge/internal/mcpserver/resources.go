@@ -86,10 +86,11 @@ func (r threadResources) read(ctx context.Context, req *mcp.ReadResourceRequest)
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: string(text)}}}, nil
 }
 
-// resourceError: a missing thread is the resource-not-found error; memory
-// trouble is the server's.
+// resourceError: a missing thread, or one lost with the store's data
+// (asking again will not bring it back), is the resource-not-found error;
+// memory trouble is the server's.
 func resourceError(uri string, err error) error {
-	if status.Code(err) == codes.NotFound {
+	if c := status.Code(err); c == codes.NotFound || c == codes.DataLoss {
 		return mcp.ResourceNotFoundError(uri)
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "zen's memory service could not answer; try again shortly"}

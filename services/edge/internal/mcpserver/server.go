@@ -107,7 +107,7 @@ func handler(name string, runner *call.Runner, tracer trace.Tracer, metrics tele
 		out, err := runner.Run(ctx, name, req.Params.Arguments, progress)
 		if err != nil {
 			span.SetStatus(codes.Error, err.Error())
-			return nil, toRPCError(ctx, o.Logger, name, err)
+			return failureReply(ctx, o.Logger, name, err, runner.Secrets.String)
 		}
 		if out.IsError {
 			span.SetStatus(codes.Error, "tool error")

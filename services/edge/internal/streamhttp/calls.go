@@ -18,8 +18,9 @@ import (
 var ErrClientCancelled = errors.New("the client cancelled the call")
 
 // maxPeek bounds how much of a request body Calls reads to learn what it
-// is; larger bodies pass through unread (the SDK refuses what is too big).
-const maxPeek = 8 << 20
+// is: no more than LimitBody lets through, so a body is never read past
+// the size the endpoint takes.
+const maxPeek = MaxBody
 
 // Calls tracks the tools/call requests in flight on this process, so that:
 //   - each call's context carries its lifetime (Lifetime), which ends when

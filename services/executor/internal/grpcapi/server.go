@@ -77,7 +77,10 @@ func (s *Server) ExecuteTool(req *executorv1.ExecuteToolRequest, stream grpc.Ser
 	result, err := tool.Run(ctx, s.env, call)
 	if err != nil {
 		if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown {
-			return status.Error(st.Code(), s.scrub.String(st.Message()))
+			// Details stay: they say where a failure came from (origin).
+			p := st.Proto()
+			p.Message = s.scrub.String(p.GetMessage())
+			return status.ErrorProto(p)
 		}
 		s.logger.ErrorContext(ctx, "tool failed", "tool", tool.Name, "err", err)
 		return status.Error(codes.Internal, "executor: internal error")

@@ -10,8 +10,6 @@ import (
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/serve"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // fakeRouter records Generate requests and answers with reply or err.
@@ -107,16 +105,5 @@ func TestChatContinuationEmbedsHistoryOnceAndSkipsKnownFiles(t *testing.T) {
 		if got := strings.Count(user, s); got != want {
 			t.Errorf("%q appears %d times, want %d:\n%s", s, got, want, user)
 		}
-	}
-}
-
-func TestChatProviderFailureIsAToolError(t *testing.T) {
-	f := &fakeRouter{err: status.Error(codes.Unavailable, "Custom API API error for model llama3.2: HTTP 503")}
-	res, err := runChat(context.Background(), newEnv(t, f), &Call{Args: map[string]any{"prompt": "x"}, Model: &routerv1.Model{Name: "llama3.2"}})
-	if err != nil || !res.GetIsError() || !strings.Contains(res.GetPayload().AsMap()["content"].(string), "Error in chat: Custom API API error") {
-		t.Errorf("res %v, err %v", res, err)
-	}
-	if len(res.GetTurns()) != 0 {
-		t.Error("a failed call must store no turns")
 	}
 }

@@ -42,7 +42,7 @@ func consensusTool() Tool {
 				"images":              strList("Absolute paths of images, or data:image URLs."),
 				"continuation_id":     str("The continuation_id of an earlier answer, to continue that thread."),
 				"use_assistant_model": boolean("Accepted for compatibility; every step consults a model."),
-				"current_model_index": integer("Managed by zen; leave it out.", 0),
+				"current_model_index": integer("Managed by zen; leave it out.", 0, maxSteps),
 				"model_responses":     map[string]any{"type": "array", "items": map[string]any{"type": "object"}, "description": "Managed by zen; leave it out."},
 			})
 			return object(props, "step", "step_number", "total_steps", "next_step_required", "findings")

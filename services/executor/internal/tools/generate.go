@@ -58,7 +58,7 @@ func run(ctx context.Context, env *Env, progress func(string, int64), g generati
 	progress(fmt.Sprintf("asking %s via %s", what, g.model.GetProvider()), 0)
 	stream, err := env.Router.Generate(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, fromRouter(ctx, err)
 	}
 	var chars int64
 	last := time.Now()
@@ -68,7 +68,7 @@ func run(ctx context.Context, env *Env, progress func(string, int64), g generati
 			return nil, status.Error(codes.Internal, "the model stream ended without a result")
 		}
 		if err != nil {
-			return nil, err
+			return nil, fromRouter(ctx, err)
 		}
 		if done := msg.GetDone(); done != nil {
 			return done, nil
@@ -82,11 +82,16 @@ func run(ctx context.Context, env *Env, progress func(string, int64), g generati
 	}
 }
 
-// toolFailure turns a failed model call into a tool error the agent can
-// read; cancellation and deadlines stay gRPC errors so the edge sees them.
+// toolFailure turns a failed router call into a tool error the agent can
+// read. Cancellation and deadlines stay gRPC errors so the edge sees them,
+// and so do failures of the provider or the router (see fromRouter): the
+// edge words those, naming who failed and what to do.
 func toolFailure(ctx context.Context, tool string, err error) (*executorv1.ToolResult, error) {
 	if stop := aborted(ctx, err); stop != nil {
 		return nil, stop
+	}
+	if err = fromRouter(ctx, err); beyondExecutor(err) {
+		return nil, err
 	}
 	st := status.Convert(err)
 	switch st.Code() {

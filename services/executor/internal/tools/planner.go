@@ -24,9 +24,9 @@ func plannerTool() Tool {
 			props := stepFields()
 			maps.Copy(props, map[string]any{
 				"is_step_revision":    boolean("true when this step replaces an earlier one."),
-				"revises_step_number": integer("The step this one replaces.", 1),
+				"revises_step_number": integer("The step this one replaces.", 1, maxSteps),
 				"is_branch_point":     boolean("true when this step starts an alternative branch."),
-				"branch_from_step":    integer("The step the branch starts from.", 1),
+				"branch_from_step":    integer("The step the branch starts from.", 1, maxSteps),
 				"branch_id":           str("A name for the branch, e.g. 'approach-b'."),
 				"more_steps_needed":   boolean("true when the plan needs more steps than total_steps said."),
 				"use_assistant_model": boolean("Accepted for compatibility; the planner never calls a model."),

@@ -100,8 +100,8 @@ func docgenTool() Tool {
 				"document_flow":             map[string]any{"type": "boolean", "default": true, "description": "Document call flow and dependencies."},
 				"update_existing":           map[string]any{"type": "boolean", "default": true, "description": "Improve existing documentation that is wrong or thin."},
 				"comments_on_complex_logic": map[string]any{"type": "boolean", "default": true, "description": "Add comments inside complex logic."},
-				"num_files_documented":      integer("Files documented so far.", 0),
-				"total_files_to_document":   integer("Files to document in all, counted in step 1.", 0),
+				"num_files_documented":      integer("Files documented so far.", 0, maxFiles),
+				"total_files_to_document":   integer("Files to document in all, counted in step 1.", 0, maxFiles),
 			}, []string{"document_complexity", "document_flow", "update_existing", "comments_on_complex_logic",
 				"num_files_documented", "total_files_to_document"}, []string{"hypothesis", "use_assistant_model", "images"}, defaultConfidences, false)
 		},

@@ -5,8 +5,19 @@ import "maps"
 // defaultConfidences is the common confidence scale; refactor has its own.
 var defaultConfidences = []any{"exploring", "low", "medium", "high", "very_high", "almost_certain", "certain"}
 
-func integer(desc string, minimum int) map[string]any {
-	return map[string]any{"type": "integer", "minimum": minimum, "description": desc}
+// Bounds of the integer arguments. Every integer has both a minimum and a
+// maximum, which the edge enforces before a call runs: an unbounded count
+// (2^63) would wrap to a negative number once stored as an int.
+const (
+	// maxSteps is far beyond any real workflow (each step is a stored turn,
+	// and a thread holds MAX_CONVERSATION_TURNS of them).
+	maxSteps = 1000
+	// maxFiles bounds file counts (docgen's), well beyond a real project.
+	maxFiles = 100_000
+)
+
+func integer(desc string, minimum, maximum int) map[string]any {
+	return map[string]any{"type": "integer", "minimum": minimum, "maximum": maximum, "description": desc}
 }
 
 func boolean(desc string) map[string]any {
@@ -21,8 +32,8 @@ func enum(desc string, values ...any) map[string]any {
 func stepFields() map[string]any {
 	return map[string]any{
 		"step":               str("What you do in this step and why. Step 1 states the task and your plan."),
-		"step_number":        integer("This step's number, from 1.", 1),
-		"total_steps":        integer("Your estimate of the steps needed; raise it as you go.", 1),
+		"step_number":        integer("This step's number, from 1.", 1, maxSteps),
+		"total_steps":        integer("Your estimate of the steps needed; raise it as you go.", 1, maxSteps),
 		"next_step_required": boolean("true to continue with another step, false on the final step."),
 	}
 }

@@ -133,7 +133,7 @@ func precommitSpec() workflowSpec {
 			"include_unstaged": map[string]any{"type": "boolean", "default": true, "description": "Include unstaged changes."},
 			"focus_on":         str("Anything to look at especially."),
 			"severity_filter":  severityFilter,
-			"total_steps":      integer("Your estimate of the steps needed; at least 3.", 3),
+			"total_steps":      integer("Your estimate of the steps needed; at least 3.", 3, maxSteps),
 		},
 		actions: func(step int, conf string, args map[string]any) []string {
 			if step == 1 {

@@ -85,18 +85,13 @@ func fromProtoThread(t *memoryv1.Thread) *memory.Thread {
 // firstPromptChars is how much of the first prompt a summary shows.
 const firstPromptChars = 200
 
-func toSummary(t *memory.Thread) *memoryv1.ThreadSummary {
-	s := &memoryv1.ThreadSummary{
+func toSummary(sum memory.Summary) *memoryv1.ThreadSummary {
+	t := sum.Thread
+	return &memoryv1.ThreadSummary{
 		ThreadId: t.ID, ParentThreadId: t.ParentID, ToolName: t.ToolName, CreatedAt: timestamppb.New(t.CreatedAt),
-		LastUpdatedAt: timestamppb.New(t.UpdatedAt), ExpiresAt: timestamppb.New(t.ExpiresAt), TurnCount: int32(len(t.Turns)),
+		LastUpdatedAt: timestamppb.New(t.UpdatedAt), ExpiresAt: timestamppb.New(t.ExpiresAt),
+		TurnCount: int32(sum.TurnCount), FirstPrompt: truncate(sum.FirstPrompt, firstPromptChars),
 	}
-	for _, turn := range t.Turns {
-		if turn.Role == memory.RoleUser {
-			s.FirstPrompt = truncate(turn.Content, firstPromptChars)
-			break
-		}
-	}
-	return s
 }
 
 // truncate cuts s to at most n runes, marking the cut.

@@ -26,7 +26,8 @@ func New(svc *memory.Service, logger *slog.Logger) *Server {
 }
 
 func (s *Server) GetSettings(context.Context, *memoryv1.GetSettingsRequest) (*memoryv1.GetSettingsResponse, error) {
-	return &memoryv1.GetSettingsResponse{MaxTurns: int32(s.svc.MaxTurns()), TtlSeconds: s.svc.TTL().Seconds()}, nil
+	return &memoryv1.GetSettingsResponse{MaxTurns: int32(s.svc.MaxTurns()), TtlSeconds: s.svc.TTL().Seconds(),
+		Warnings: s.svc.Warnings()}, nil
 }
 
 func (s *Server) CreateThread(ctx context.Context, req *memoryv1.CreateThreadRequest) (*memoryv1.CreateThreadResponse, error) {
@@ -53,7 +54,8 @@ func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) 
 }
 
 func (s *Server) AppendTurns(ctx context.Context, req *memoryv1.AppendTurnsRequest) (*memoryv1.AppendTurnsResponse, error) {
-	n, err := s.svc.Append(ctx, req.GetThreadId(), auth.Client(ctx), fromProtoTurns(req.GetTurns()), fromProtoBlobs(req.GetBlobs()))
+	n, err := s.svc.Append(ctx, req.GetThreadId(), auth.Client(ctx), req.GetExchangeId(), fromProtoTurns(req.GetTurns()),
+		fromProtoBlobs(req.GetBlobs()))
 	if errors.Is(err, memory.ErrTurnLimit) {
 		return &memoryv1.AppendTurnsResponse{Accepted: false, TurnCount: int32(n)}, nil
 	}
@@ -83,8 +85,8 @@ func (s *Server) ListThreads(ctx context.Context, req *memoryv1.ListThreadsReque
 		return nil, s.toStatus(ctx, "list threads", err)
 	}
 	resp := &memoryv1.ListThreadsResponse{NextPageToken: page.Next}
-	for _, t := range page.Threads {
-		resp.Threads = append(resp.Threads, toSummary(t))
+	for _, sum := range page.Summaries {
+		resp.Threads = append(resp.Threads, toSummary(sum))
 	}
 	return resp, nil
 }
@@ -137,7 +139,13 @@ func (s *Server) ImportThreads(ctx context.Context, req *memoryv1.ImportThreadsR
 // toStatus is the one place domain errors become status codes. Internal
 // error text stays in the log.
 func (s *Server) toStatus(ctx context.Context, op string, err error) error {
+	var lost *memory.LostError
 	switch {
+	case errors.As(err, &lost):
+		// Its own code, so the edge can tell the client the store lost
+		// the thread rather than that it expired.
+		s.logger.WarnContext(ctx, "thread lost with the store's data", "op", op, "lost_at", lost.At)
+		return status.Error(codes.DataLoss, lost.Error()+" (Redis restarted without persistence, or was flushed)")
 	case errors.Is(err, memory.ErrNotFound):
 		return status.Error(codes.NotFound, "thread not found or expired")
 	case errors.Is(err, memory.ErrInvalid):

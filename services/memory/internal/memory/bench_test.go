@@ -62,7 +62,7 @@ func thread(b *testing.B, svc *memory.Service, exchanges int) string {
 			id = th.ID
 			continue
 		}
-		if _, err := svc.Append(ctx, id, "", turns, blobs); err != nil {
+		if _, err := svc.Append(ctx, id, "", "", turns, blobs); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -133,7 +133,7 @@ func BenchmarkAppendExchange(b *testing.B) {
 			ctx := context.Background()
 			i := 0
 			latency.Measure(b, 0, func() {
-				if _, err := svc.Append(ctx, ids[i/perThread], "", exchange(text[:1000], text[1000:3000]), nil); err != nil {
+				if _, err := svc.Append(ctx, ids[i/perThread], "", "", exchange(text[:1000], text[1000:3000]), nil); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -192,7 +192,7 @@ func BenchmarkStoreAppend(b *testing.B) {
 			i := 0
 			latency.Measure(b, 0, func() {
 				now := time.Now()
-				if _, err := store.Append(ctx, ids[i/perThread], "", turns, 50, now, now.Add(time.Hour)); err != nil {
+				if _, err := store.Append(ctx, ids[i/perThread], "", "", turns, 50, now, now.Add(time.Hour)); err != nil {
 					b.Fatal(err)
 				}
 				i++

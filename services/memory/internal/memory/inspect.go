@@ -17,8 +17,8 @@ const MaxChainDepth = 20
 
 // Page is one page of a listing.
 type Page struct {
-	Threads []*Thread
-	Next    string // token of the next page; empty on the last
+	Summaries []Summary
+	Next      string // token of the next page; empty on the last
 }
 
 // List returns a page of the client's live threads, newest first.
@@ -33,14 +33,15 @@ func (s *Service) List(ctx context.Context, clientID, tool string, size int, tok
 	if err != nil {
 		return Page{}, err
 	}
-	threads, err := s.store.List(ctx, ListParams{ToolName: tool, ClientID: clientID, Limit: size + 1, After: after}, s.now())
+	p := ListParams{ToolName: tool, ClientID: clientID, Limit: size + 1, After: after}
+	sums, err := s.store.Summaries(ctx, p, s.now())
 	if err != nil {
 		return Page{}, fmt.Errorf("list threads: %w", err)
 	}
-	page := Page{Threads: threads}
-	if len(threads) > size {
-		page.Threads = threads[:size]
-		last := page.Threads[size-1]
+	page := Page{Summaries: sums}
+	if len(sums) > size {
+		page.Summaries = sums[:size]
+		last := page.Summaries[size-1].Thread
 		page.Next = encodeCursor(Cursor{UpdatedAt: last.UpdatedAt, ID: last.ID})
 	}
 	return page, nil
@@ -90,7 +91,7 @@ func (s *Service) Chain(ctx context.Context, t *Thread) ([]*Thread, error) {
 	seen := map[string]bool{t.ID: true}
 	for cur := t; cur.ParentID != "" && len(chain) < MaxChainDepth && !seen[cur.ParentID]; {
 		parent, err := s.store.Get(ctx, cur.ParentID, s.now())
-		if err == ErrNotFound {
+		if errors.Is(err, ErrNotFound) { // lost ones too: the chain ends there
 			break
 		}
 		if err != nil {
@@ -184,7 +185,8 @@ func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread
 		}
 		parent, err := s.store.Get(ctx, t.ParentID, now)
 		if err == nil && parent.ClientID != clientID {
-			return 0, fmt.Errorf("%w: thread %d (%s): parent_thread_id %s is not one of your threads", ErrInvalid, i+1, t.ID, t.ParentID)
+			return 0, fmt.Errorf("%w: thread %d (%s): parent_thread_id %s is not one of your threads",
+				ErrInvalid, i+1, t.ID, t.ParentID)
 		}
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return 0, fmt.Errorf("check parent of thread %d: %w", i+1, err)

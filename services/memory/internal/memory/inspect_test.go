@@ -22,7 +22,7 @@ func TestBranchSeesItsParentsHistory(t *testing.T) {
 	if branch.ParentID != root.ID || len(branch.Turns) != 0 || branch.ToolName != "chat" {
 		t.Fatalf("branch = %+v", branch)
 	}
-	if _, err := svc.Append(ctx, branch.ID, "", exchange("q2", "a2"), nil); err != nil {
+	if _, err := svc.Append(ctx, branch.ID, "", "", exchange("q2", "a2"), nil); err != nil {
 		t.Fatal(err)
 	}
 	sel, err := svc.SelectHistory(ctx, branch.ID, "", memory.SelectParams{Budget: 10_000})
@@ -93,11 +93,11 @@ func TestListPagesAndRejectsForeignTokens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, th := range page.Threads {
-			if seen[th.ID] {
-				t.Fatalf("thread %s listed twice", th.ID)
+		for _, sum := range page.Summaries {
+			if seen[sum.Thread.ID] {
+				t.Fatalf("thread %s listed twice", sum.Thread.ID)
 			}
-			seen[th.ID] = true
+			seen[sum.Thread.ID] = true
 		}
 		if token = page.Next; token == "" {
 			break

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -20,6 +21,21 @@ var (
 	// same call may succeed later.
 	ErrUnavailable = errors.New("memory store unavailable")
 )
+
+// LostError is a thread that is missing after its store lost data (a Redis
+// that restarted without persistence, or was flushed): the client is told
+// so instead of that it expired. It is also ErrNotFound, so code that only
+// asks whether a thread is there need not know.
+type LostError struct {
+	At time.Time // when the loss was noticed
+}
+
+func (e *LostError) Error() string {
+	return "thread not found: the memory store lost its data at " + e.At.UTC().Format("2006-01-02 15:04:05 MST")
+}
+
+// Is makes a lost thread ErrNotFound too.
+func (e *LostError) Is(target error) bool { return target == ErrNotFound }
 
 // Role says who produced a turn.
 type Role int
@@ -88,12 +104,19 @@ type Store interface {
 	// most maxTurns turns, sets its update time to now and its expiry, and
 	// that of every blob its turns reference, to expiresAt, and returns the
 	// new turn count. Otherwise it returns ErrTurnLimit and changes
-	// nothing. Another client's thread is ErrNotFound.
-	Append(ctx context.Context, id, clientID string, turns []Turn, maxTurns int, now, expiresAt time.Time) (int, error)
+	// nothing. Another client's thread is ErrNotFound. exchangeID, when
+	// set, names the exchange: when the thread already holds it, the
+	// append is a retry of one that was stored, and Append changes nothing
+	// and returns the turn count, limit or not.
+	Append(ctx context.Context, id, clientID, exchangeID string, turns []Turn, maxTurns int,
+		now, expiresAt time.Time) (int, error)
 	// List returns live threads (expiring after now) matching p, most
 	// recently updated first (ties by id, descending), strictly after
 	// p.After when it is set.
 	List(ctx context.Context, p ListParams, now time.Time) ([]*Thread, error)
+	// Summaries is List without the turns: each thread's turn count and
+	// first prompt instead, which is all a listing shows.
+	Summaries(ctx context.Context, p ListParams, now time.Time) ([]Summary, error)
 	// Delete removes a thread; ErrNotFound when there is none.
 	Delete(ctx context.Context, id string) error
 	// SaveBlobs stores blobs and makes them live until at least expiresAt.
@@ -107,6 +130,34 @@ type Store interface {
 	Import(ctx context.Context, threads []*Thread, replace bool) error
 	// Close releases the store's resources.
 	Close() error
+}
+
+// Summary is what a listing shows of a thread.
+type Summary struct {
+	Thread    Thread // without its turns
+	TurnCount int
+	// FirstPrompt is the content of the first user turn among the first
+	// two: a thread starts with the user's turn (an import may put an
+	// assistant's first), and reading further would cost a listing more.
+	FirstPrompt string
+}
+
+// FirstPrompt is a Summary's FirstPrompt of a thread's first turns.
+func FirstPrompt(turns []Turn) string {
+	for _, t := range turns[:min(2, len(turns))] {
+		if t.Role == RoleUser {
+			return t.Content
+		}
+	}
+	return ""
+}
+
+// Summarize is the summary of a whole thread, for stores that hold its
+// turns in hand.
+func Summarize(t *Thread) Summary {
+	s := Summary{Thread: *t, TurnCount: len(t.Turns), FirstPrompt: FirstPrompt(t.Turns)}
+	s.Thread.Turns = nil
+	return s
 }
 
 // ListParams selects a page of threads.
@@ -141,4 +192,20 @@ func Newer(a, b *Thread) int {
 		return c
 	}
 	return strings.Compare(b.ID, a.ID)
+}
+
+// ImportClash is the one rule for importing t over a stored thread held by
+// owner (exists false: none is): another client's thread is never taken
+// over, and the importer's own is replaced only when asked. Every store
+// applies it; Redis's put script mirrors it, atomically.
+func ImportClash(t *Thread, owner string, exists, replace bool) error {
+	switch {
+	case !exists:
+		return nil
+	case owner != t.ClientID:
+		return fmt.Errorf("%w: %s", ErrOwned, t.ID)
+	case !replace:
+		return fmt.Errorf("%w: %s", ErrExists, t.ID)
+	}
+	return nil
 }

@@ -99,11 +99,20 @@ func (s *Service) Get(ctx context.Context, id, clientID string) (*Thread, error)
 	return t, nil
 }
 
+// MaxExchangeIDBytes bounds an exchange id: the edge sends a UUID.
+const MaxExchangeIDBytes = 128
+
 // Append adds one exchange's turns, all or none, and refreshes the TTL of
-// the thread and of every file it references.
-func (s *Service) Append(ctx context.Context, id, clientID string, turns []Turn, blobs []Blob) (int, error) {
+// the thread and of every file it references. exchangeID, when set, makes
+// a repeated append of the same exchange (a retried save) store nothing.
+func (s *Service) Append(ctx context.Context, id, clientID, exchangeID string, turns []Turn,
+	blobs []Blob) (int, error) {
 	if len(turns) == 0 {
 		return 0, fmt.Errorf("%w: no turns to append", ErrInvalid)
+	}
+	if len(exchangeID) > MaxExchangeIDBytes {
+		return 0, fmt.Errorf("%w: exchange_id is %d bytes, over the %d-byte limit", ErrInvalid, len(exchangeID),
+			MaxExchangeIDBytes)
 	}
 	if err := validTurns(turns); err != nil {
 		return 0, err
@@ -118,7 +127,17 @@ func (s *Service) Append(ctx context.Context, id, clientID string, turns []Turn,
 	if err := s.store.SaveBlobs(ctx, blobs, now, now.Add(s.ttl)); err != nil {
 		return 0, fmt.Errorf("save files: %w", err)
 	}
-	return s.store.Append(ctx, id, clientID, count(stamp(turns, now)), s.maxTurns, now, now.Add(s.ttl))
+	return s.store.Append(ctx, id, clientID, exchangeID, count(stamp(turns, now)), s.maxTurns, now, now.Add(s.ttl))
+}
+
+// Warnings are conditions that put the store's threads at risk, such as a
+// Redis that keeps nothing on disk, worded to follow "memory"; none for
+// stores that report nothing.
+func (s *Service) Warnings() []string {
+	if w, ok := s.store.(interface{ Warnings() []string }); ok {
+		return w.Warnings()
+	}
+	return nil
 }
 
 // countedEncodings are counted when text is written: the encoding most

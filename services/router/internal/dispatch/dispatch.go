@@ -1,18 +1,20 @@
 // Package dispatch makes provider calls dependable: retries with jittered
 // exponential backoff that honour Retry-After, all under one deadline; an
-// idle timeout for streams that stall; one more try for an empty reply; a
-// cooldown for a provider that keeps failing; and fallback to another
-// configured provider that serves the same model.
+// idle timeout for streams that stall; one more try for an empty reply;
+// circuit breakers that rest a model, or a whole provider, that keeps
+// failing; and fallback to another configured provider that serves the
+// same model.
 package dispatch
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
-	"sync"
 	"time"
 
+	"github.com/zenmcp/zen/services/platform/telemetry"
 	"github.com/zenmcp/zen/services/router/internal/provider"
 	"github.com/zenmcp/zen/services/router/internal/routing"
 )
@@ -24,8 +26,11 @@ type Policy struct {
 	MaxDelay    time.Duration // cap on one backoff, and on an honoured Retry-After
 	Deadline    time.Duration // for the whole call, retries and fallbacks included
 	IdleTimeout time.Duration // longest wait for the next piece of a reply
-	// CooldownAfter consecutive failed calls put a provider aside for
-	// Cooldown; calls then go to a fallback, or fail fast.
+	// CooldownAfter consecutive failed calls open a breaker: a model's own
+	// failures set that model aside at its provider, provider-wide ones
+	// (refused connections, 401/403, timeouts on every model) the whole
+	// provider, for Cooldown; calls then go to a fallback, or fail fast.
+	// After the cooldown one call tests the breaker and closes or reopens it.
 	CooldownAfter int
 	Cooldown      time.Duration
 }
@@ -50,19 +55,13 @@ type Dispatcher struct {
 	policy Policy
 	now    func() time.Time
 	sleep  func(context.Context, time.Duration) error
-
-	mu     sync.Mutex
-	health map[string]*providerHealth
+	health *breakers
 }
 
-type providerHealth struct {
-	failures int
-	until    time.Time
-}
-
-// New returns a dispatcher over reg.
-func New(reg *routing.Registry, p Policy) *Dispatcher {
-	return &Dispatcher{reg: reg, policy: p, now: time.Now, sleep: sleepCtx, health: map[string]*providerHealth{}}
+// New returns a dispatcher over reg. Breakers that open and close are
+// logged to logger and counted on in.
+func New(reg *routing.Registry, p Policy, logger *slog.Logger, in telemetry.Instruments) *Dispatcher {
+	return &Dispatcher{reg: reg, policy: p, now: time.Now, sleep: sleepCtx, health: newBreakers(p, logger, in)}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -76,26 +75,25 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// ErrCoolingDown is a provider set aside after repeated failures.
-var ErrCoolingDown = errors.New("cooling down after repeated failures")
-
 // Generate calls the model of e, or a fallback provider's same model when
-// e's provider fails or is cooling down. build makes the request for the
-// entry that will serve it (model names differ between providers).
+// e's provider fails, or its breaker or e's is open. build makes the
+// request for the entry that will serve it (model names differ between
+// providers).
 func (d *Dispatcher) Generate(ctx context.Context, e routing.Entry, build func(routing.Entry) provider.Request, onDelta func(string)) (Outcome, error) {
-	ctx, cancel := context.WithTimeout(ctx, d.policy.Deadline)
+	ctx, cancel := context.WithTimeoutCause(ctx, d.policy.Deadline, errDeadline)
 	defer cancel()
 	candidates := append([]routing.Entry{e}, d.reg.Alternatives(e)...)
 	var errs []error
 	attempts := 0
 	for _, c := range candidates {
-		if wait, cooling := d.cooling(c.Provider.Name); cooling {
-			errs = append(errs, fmt.Errorf("%s is %w (for %s more)", c.Provider.Name, ErrCoolingDown, wait.Round(time.Second)))
+		admitted, err := d.health.admit(d.now(), c.Provider.Name, c.Name)
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		res, n, err := d.tryProvider(ctx, c, build(c), onDelta)
 		attempts += n
-		d.record(c.Provider.Name, err)
+		d.health.settle(ctx, d.now(), admitted, blame(ctx, err))
 		if err == nil {
 			return Outcome{Result: res, Served: c, Attempts: attempts}, nil
 		}
@@ -160,7 +158,7 @@ func (d *Dispatcher) once(ctx context.Context, e routing.Entry, req provider.Req
 	})
 	if err != nil && errors.Is(context.Cause(actx), errIdle) && ctx.Err() == nil {
 		return provider.Result{}, &provider.Error{Provider: e.Provider.Label, Model: req.Model, Retryable: true,
-			Msg: fmt.Sprintf("the provider sent nothing for %s", d.policy.IdleTimeout)}
+			Fault: provider.FaultTimeout, Msg: fmt.Sprintf("the provider sent nothing for %s", d.policy.IdleTimeout)}
 	}
 	return res, err
 }
@@ -174,7 +172,7 @@ func checkReply(e routing.Entry, res provider.Result) error {
 	if res.FinishReason == "content_filter" || res.FinishReason == "SAFETY" {
 		msg = "Your request was blocked by the provider's content safety policy (finish reason " + res.FinishReason + ")"
 	}
-	return &provider.Error{Provider: e.Provider.Label, Model: e.Name, Msg: msg}
+	return &provider.Error{Provider: e.Provider.Label, Model: e.Name, Fault: provider.FaultRequest, Msg: msg}
 }
 
 // backoff is exponential with full jitter, or what the provider asked for
@@ -187,39 +185,17 @@ func (d *Dispatcher) backoff(attempt int, retryAfter time.Duration) time.Duratio
 	return time.Duration(rand.Int64N(int64(ceiling)) + 1)
 }
 
-func (d *Dispatcher) cooling(name string) (time.Duration, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	h := d.health[name]
-	if h == nil || !d.now().Before(h.until) {
-		return 0, false
-	}
-	return h.until.Sub(d.now()), true
-}
+// errDeadline ends a call that reached the policy's Deadline.
+var errDeadline = errors.New("the call's deadline passed")
 
-// record counts consecutive failed calls; a success clears the count.
-func (d *Dispatcher) record(name string, err error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	h := d.health[name]
-	if h == nil {
-		h = &providerHealth{}
-		d.health[name] = h
+// blame is err as the breakers should see it. A call cut short by its
+// caller, whether it left or its own deadline passed, says nothing of the
+// provider or the model: another client waiting longer might be answered.
+func blame(ctx context.Context, err error) error {
+	if ctx.Err() != nil && !errors.Is(context.Cause(ctx), errDeadline) {
+		return context.Canceled
 	}
-	var perr *provider.Error
-	if err == nil || errors.Is(err, context.Canceled) || errors.As(err, &perr) && !perr.Retryable {
-		// Success, a caller who left, or a request the provider refused on
-		// its merits: none says the provider is unwell.
-		if err == nil {
-			h.failures = 0
-		}
-		return
-	}
-	h.failures++
-	if h.failures >= d.policy.CooldownAfter {
-		h.until = d.now().Add(d.policy.Cooldown)
-		h.failures = 0
-	}
+	return err
 }
 
 // finalError reports a call that ran out of time as such.
@@ -246,6 +222,10 @@ func (f *Failed) Error() string {
 	}
 	return msg
 }
+
+// Unwrap gives each candidate's failure, so that errors.Is finds
+// ErrCoolingDown.
+func (f *Failed) Unwrap() []error { return f.Errs }
 
 // Retryable reports whether a later call may succeed.
 func (f *Failed) Retryable() bool {

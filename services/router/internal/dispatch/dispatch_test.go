@@ -58,7 +58,8 @@ func newHarness(t *testing.T, p Policy, format string) *harness {
 		t.Fatal(err)
 	}
 	h.reg = reg
-	h.d = New(reg, p)
+	q := quiet()
+	h.d = New(reg, p, q.logger, q.in)
 	h.d.sleep = func(ctx context.Context, d time.Duration) error {
 		h.mu.Lock()
 		h.waits = append(h.waits, d)

@@ -12,6 +12,7 @@ import (
 	"github.com/zenmcp/zen/services/platform/fakemodel"
 	"github.com/zenmcp/zen/services/platform/latency"
 	"github.com/zenmcp/zen/services/platform/serve"
+	"github.com/zenmcp/zen/services/platform/telemetry"
 	"github.com/zenmcp/zen/services/router/internal/catalogue"
 	"github.com/zenmcp/zen/services/router/internal/dispatch"
 	"github.com/zenmcp/zen/services/router/internal/grpcapi"
@@ -29,7 +30,7 @@ func routerOverTCP(b *testing.B, fake *fakemodel.Server) routerv1.RouterServiceC
 		b.Fatal(err)
 	}
 	g := serve.NewGRPC()
-	routerv1.RegisterRouterServiceServer(g.Server, grpcapi.New(reg, dispatch.DefaultPolicy, slog.New(slog.DiscardHandler)))
+	routerv1.RegisterRouterServiceServer(g.Server, grpcapi.New(reg, dispatch.DefaultPolicy, slog.New(slog.DiscardHandler), telemetry.NewInstruments()))
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/platform/origin"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"github.com/zenmcp/zen/services/router/internal/dispatch"
 	"github.com/zenmcp/zen/services/router/internal/provider"
@@ -29,24 +30,44 @@ type Server struct {
 	calls   *dispatch.Dispatcher
 	logger  *slog.Logger
 	metrics telemetry.Instruments
+	// catalogued holds each provider's catalogue names: the only model
+	// label values, whatever names clients send.
+	catalogued map[catalogueName]bool
 }
 
-// New returns a server over reg whose calls follow policy.
-func New(reg *routing.Registry, policy dispatch.Policy, logger *slog.Logger) *Server {
-	return &Server{reg: reg, calls: dispatch.New(reg, policy), logger: logger, metrics: telemetry.NewInstruments()}
+type catalogueName struct{ provider, model string }
+
+// New returns a server over reg whose calls follow policy, recording its
+// metrics on in.
+func New(reg *routing.Registry, policy dispatch.Policy, logger *slog.Logger, in telemetry.Instruments) *Server {
+	s := &Server{reg: reg, calls: dispatch.New(reg, policy, logger, in), logger: logger, metrics: in,
+		catalogued: map[catalogueName]bool{}}
+	for _, e := range reg.Entries() {
+		s.catalogued[catalogueName{e.Provider.Name, e.Name}] = true
+	}
+	return s
 }
+
+// otherModel is the model label of every model no catalogue lists, such as
+// the vendor/model names OpenRouter accepts: a label per name would let
+// clients make series without end.
+const otherModel = "other"
 
 // record counts a model call, its duration and its tokens.
-func (s *Server) record(ctx context.Context, providerName, model string, started time.Time, err error, u provider.Usage) {
+func (s *Server) record(ctx context.Context, e routing.Entry, started time.Time, err error, u provider.Usage) {
 	outcome := "ok"
 	if err != nil {
 		outcome = strings.ToLower(status.Code(err).String())
 	}
-	attrs := metric.WithAttributes(attribute.String("provider", providerName), attribute.String("model", model), attribute.String("outcome", outcome))
+	model := otherModel
+	if s.catalogued[catalogueName{e.Provider.Name, e.Name}] {
+		model = e.Name
+	}
+	pm := []attribute.KeyValue{attribute.String("provider", e.Provider.Name), attribute.String("model", model)}
+	attrs := metric.WithAttributes(append(pm, attribute.String("outcome", outcome))...)
 	s.metrics.ModelCalls.Add(ctx, 1, attrs)
 	s.metrics.ModelDuration.Record(ctx, time.Since(started).Seconds(), attrs)
 	if err == nil {
-		pm := []attribute.KeyValue{attribute.String("provider", providerName), attribute.String("model", model)}
 		s.metrics.ModelTokens.Add(ctx, u.InputTokens, metric.WithAttributes(append(pm, attribute.String("direction", "input"))...))
 		s.metrics.ModelTokens.Add(ctx, u.OutputTokens, metric.WithAttributes(append(pm, attribute.String("direction", "output"))...))
 	}
@@ -130,11 +151,11 @@ func (s *Server) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStrea
 	}
 	if err != nil {
 		err = s.toStatus(ctx, err)
-		s.record(ctx, e.Provider.Name, e.Name, started, err, provider.Usage{})
+		s.record(ctx, e, started, err, provider.Usage{})
 		return err
 	}
 	u := out.Usage
-	s.record(ctx, out.Served.Provider.Name, out.Served.Name, started, nil, u)
+	s.record(ctx, out.Served, started, nil, u)
 	cost := out.Served.Cost(u.InputTokens, u.OutputTokens)
 	trace.SpanFromContext(ctx).SetAttributes(
 		attribute.String("gen_ai.system", out.Served.Provider.Name), attribute.String("gen_ai.response.model", out.Served.Name),
@@ -179,7 +200,7 @@ func checkImages(req *routerv1.GenerateRequest, e routing.Entry) error {
 // its model name, its temperature rules, its system prompt support.
 func request(req *routerv1.GenerateRequest, e routing.Entry) provider.Request {
 	preq := provider.Request{Model: e.Name, Stream: e.SupportsStreaming, MaxTokens: int64(req.GetMaxOutputTokens()),
-		Responses: e.UseOpenAIResponseAPI}
+		Responses: e.UseOpenAIResponseAPI, MaxOutputTokens: e.MaxOutputTokens}
 	if i := strings.LastIndexByte(req.GetModel(), ':'); i > 0 && e.Provider.Name == "custom" {
 		preq.Model = e.Name + req.GetModel()[i:] // keep the Ollama tag: llama3.2:8b
 	}
@@ -239,6 +260,29 @@ func thinking(preq *provider.Request, mode string, e routing.Entry) {
 
 func clamp(n int64) int32 { return int32(min(n, 1<<31-1)) }
 
+// retryableOrigin tells a provider that only ever timed out (connected
+// but silent) from one that failed otherwise.
+func retryableOrigin(failed *dispatch.Failed) origin.Reason {
+	for _, e := range failed.Errs {
+		var perr *provider.Error
+		if !errors.As(e, &perr) || perr.Fault != provider.FaultTimeout {
+			return origin.ProviderUnavailable
+		}
+	}
+	return origin.ProviderTimeout
+}
+
+// providerOf names the provider of a failed call's first failure.
+func providerOf(failed *dispatch.Failed) map[string]string {
+	for _, e := range failed.Errs {
+		var perr *provider.Error
+		if errors.As(e, &perr) {
+			return map[string]string{origin.KeyProvider: perr.Provider, origin.KeyModel: perr.Model}
+		}
+	}
+	return nil
+}
+
 // toStatus is the one place provider failures become status codes. The
 // provider's own message is meant for people, so it is passed on.
 func (s *Server) toStatus(ctx context.Context, err error) error {
@@ -247,13 +291,16 @@ func (s *Server) toStatus(ctx context.Context, err error) error {
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, "the caller cancelled the model call")
 	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, "the model call ran out of time: "+err.Error())
+		// Marked with their origin (the provider), so that the edge blames
+		// the provider, not the roles that passed the failure on.
+		return origin.Error(codes.DeadlineExceeded, "the model call ran out of time: "+err.Error(),
+			origin.ProviderTimeout, nil)
 	case errors.As(err, &failed):
 		s.logger.WarnContext(ctx, "model call failed", "attempts", failed.Attempts, "err", failed.Error())
 		if failed.Retryable() {
-			return status.Error(codes.Unavailable, failed.Error())
+			return origin.Error(codes.Unavailable, failed.Error(), retryableOrigin(failed), providerOf(failed))
 		}
-		return status.Error(codes.FailedPrecondition, failed.Error())
+		return origin.Error(codes.FailedPrecondition, failed.Error(), origin.ProviderError, providerOf(failed))
 	}
 	s.logger.ErrorContext(ctx, "generate failed", "err", err)
 	return status.Error(codes.Internal, "router: internal error")

@@ -11,6 +11,7 @@ import (
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
 	"github.com/zenmcp/zen/services/platform/serve"
+	"github.com/zenmcp/zen/services/platform/telemetry"
 	"github.com/zenmcp/zen/services/router/internal/catalogue"
 	"github.com/zenmcp/zen/services/router/internal/dispatch"
 	"github.com/zenmcp/zen/services/router/internal/grpcapi"
@@ -48,7 +49,7 @@ func newRouterWith(t *testing.T, fake *fakemodel.Server, defaultModel string, cu
 	}
 	lis := serve.NewInProcess()
 	srv := grpc.NewServer()
-	routerv1.RegisterRouterServiceServer(srv, grpcapi.New(reg, fastPolicy, slog.New(slog.DiscardHandler)))
+	routerv1.RegisterRouterServiceServer(srv, grpcapi.New(reg, fastPolicy, slog.New(slog.DiscardHandler), telemetry.NewInstruments()))
 	go func() { _ = srv.Serve(lis.Listener()) }()
 	t.Cleanup(srv.Stop)
 	conn, err := lis.Dial()

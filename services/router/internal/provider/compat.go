@@ -29,7 +29,7 @@ func NewHTTPClient(connectTimeout time.Duration) *http.Client {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.Proxy = nil
 	transport.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
-	return &http.Client{Transport: otelhttp.NewTransport(retryAfterTransport{transport},
+	return &http.Client{Transport: otelhttp.NewTransport(retryAfterTransport{replyCapTransport{transport}},
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 			return "provider " + r.Method + " " + r.URL.Path
 		}))}
@@ -78,7 +78,11 @@ func (c *Compat) request(req Request) openai.ChatCompletionRequest {
 
 // Generate calls the endpoint, streaming when req.Stream is set.
 func (c *Compat) Generate(ctx context.Context, req Request, onDelta func(string)) (Result, error) {
-	return tidy(ctx, c.key, func(ctx context.Context) (Result, error) { return c.generate(ctx, req, onDelta) })
+	return tidy(ctx, c.key, func(ctx context.Context) (Result, error) {
+		return capReply(ctx, c.label, req, func(ctx context.Context) (Result, error) {
+			return c.generate(ctx, req, onDelta)
+		})
+	})
 }
 
 func (c *Compat) generate(ctx context.Context, req Request, onDelta func(string)) (Result, error) {
@@ -122,6 +126,9 @@ func (c *Compat) generate(ctx context.Context, req Request, onDelta func(string)
 		}
 		for _, choice := range chunk.Choices {
 			if choice.Delta.Content != "" {
+				if err := textFits(ctx, text.Len()+len(choice.Delta.Content)); err != nil {
+					return Result{}, err
+				}
 				text.WriteString(choice.Delta.Content)
 				if onDelta != nil {
 					onDelta(choice.Delta.Content)
@@ -154,14 +161,16 @@ func (c *Compat) wrap(ctx context.Context, model string, err error) error {
 	case errors.As(err, &apiErr):
 		e.Status = apiErr.HTTPStatusCode
 		e.Msg = fmt.Sprintf("HTTP %d: %s", apiErr.HTTPStatusCode, apiErr.Message)
+		e.Fault = statusFault(e.Status)
 		if e.Status == http.StatusTooManyRequests && !retryable429(apiErr) {
 			return e // quota or request size: waiting will not help
 		}
 	case errors.As(err, &reqErr):
 		e.Status = reqErr.HTTPStatusCode
 		e.Msg = fmt.Sprintf("HTTP %d: %s", reqErr.HTTPStatusCode, http.StatusText(reqErr.HTTPStatusCode))
+		e.Fault = statusFault(e.Status)
 	case errors.As(err, &netErr):
-		e.Msg, e.Retryable = "could not reach the provider: "+netErr.Error(), true
+		e.Msg, e.Retryable, e.Fault = "could not reach the provider: "+netErr.Error(), true, transportFault(err)
 		return e
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
 		e.Msg, e.Retryable = "the connection dropped in the middle of the reply", true

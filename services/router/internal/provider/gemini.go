@@ -36,7 +36,11 @@ const geminiLabel = "Gemini"
 // Generate sends the system prompt as Gemini's own system instruction and
 // images as inline parts.
 func (g *Gemini) Generate(ctx context.Context, req Request, onDelta func(string)) (Result, error) {
-	return tidy(ctx, g.key, func(ctx context.Context) (Result, error) { return g.generate(ctx, req, onDelta) })
+	return tidy(ctx, g.key, func(ctx context.Context) (Result, error) {
+		return capReply(ctx, geminiLabel, req, func(ctx context.Context) (Result, error) {
+			return g.generate(ctx, req, onDelta)
+		})
+	})
 }
 
 func (g *Gemini) generate(ctx context.Context, req Request, onDelta func(string)) (Result, error) {
@@ -55,7 +59,7 @@ func (g *Gemini) generate(ctx context.Context, req Request, onDelta func(string)
 		for _, img := range m.Images {
 			part, err := inlineImage(img)
 			if err != nil {
-				return Result{}, &Error{Provider: geminiLabel, Model: req.Model, Msg: err.Error()}
+				return Result{}, &Error{Provider: geminiLabel, Model: req.Model, Fault: FaultRequest, Msg: err.Error()}
 			}
 			parts = append(parts, part)
 		}
@@ -75,7 +79,7 @@ func (g *Gemini) generate(ctx context.Context, req Request, onDelta func(string)
 	var text strings.Builder
 	take := func(resp *genai.GenerateContentResponse) error {
 		if fb := resp.PromptFeedback; fb != nil && fb.BlockReason != "" {
-			return &Error{Provider: geminiLabel, Model: req.Model,
+			return &Error{Provider: geminiLabel, Model: req.Model, Fault: FaultRequest,
 				Msg: fmt.Sprintf("Your request was blocked by the content safety policy (%s). Rephrase it and try again.", fb.BlockReason)}
 		}
 		if len(resp.Candidates) > 0 && resp.Candidates[0].FinishReason != "" {
@@ -85,6 +89,9 @@ func (g *Gemini) generate(ctx context.Context, req Request, onDelta func(string)
 			res.Usage = Usage{InputTokens: int64(u.PromptTokenCount), OutputTokens: int64(u.CandidatesTokenCount + u.ThoughtsTokenCount)}
 		}
 		if delta := answerText(resp); delta != "" {
+			if err := textFits(ctx, text.Len()+len(delta)); err != nil {
+				return err
+			}
 			text.WriteString(delta)
 			if onDelta != nil {
 				onDelta(delta)
@@ -154,9 +161,9 @@ func wrapGemini(ctx context.Context, model string, err error) error {
 	case errors.As(err, &apiErr):
 		e.Status = apiErr.Code
 		e.Msg = fmt.Sprintf("HTTP %d: %s", apiErr.Code, strings.TrimSpace(apiErr.Message))
-		e.Retryable = retryableStatus(apiErr.Code)
+		e.Retryable, e.Fault = retryableStatus(apiErr.Code), statusFault(apiErr.Code)
 	case errors.As(err, &netErr):
-		e.Msg, e.Retryable = "could not reach the provider: "+netErr.Error(), true
+		e.Msg, e.Retryable, e.Fault = "could not reach the provider: "+netErr.Error(), true, transportFault(err)
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
 		e.Msg, e.Retryable = "the connection dropped in the middle of the reply", true
 	default:

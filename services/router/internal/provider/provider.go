@@ -21,6 +21,9 @@ type Request struct {
 	Temperature *float64 // nil leaves it out of the request
 	MaxTokens   int64    // 0 leaves it out
 	Stream      bool
+	// MaxOutputTokens is the model's output limit (its catalogue's
+	// max_output_tokens), which bounds the reply read (see capReply).
+	MaxOutputTokens int64
 	// ThinkingBudget, for Gemini, is how many tokens the model may think.
 	ThinkingBudget *int32
 	// ReasoningEffort, for OpenAI reasoning models: low, medium or high.
@@ -49,6 +52,7 @@ type Error struct {
 	Status     int           // HTTP status, 0 when none came back
 	Retryable  bool          // a later attempt may succeed
 	RetryAfter time.Duration // what the provider asked us to wait, if it said
+	Fault      Fault         // whom the failure is about: the model, the provider, the request
 	Msg        string
 }
 

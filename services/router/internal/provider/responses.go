@@ -83,6 +83,9 @@ func (c *Compat) respond(ctx context.Context, req Request, onDelta func(string))
 		events++
 		switch ev.Type {
 		case openai.ResponseStreamEventOutputTextDelta:
+			if err := textFits(ctx, text.Len()+len(ev.Delta)); err != nil {
+				return Result{}, err
+			}
 			text.WriteString(ev.Delta)
 			if onDelta != nil {
 				onDelta(ev.Delta)

@@ -409,7 +409,12 @@ type GetSettingsResponse struct {
 	// max_turns is MAX_CONVERSATION_TURNS: turns, not exchanges.
 	MaxTurns int32 `protobuf:"varint,1,opt,name=max_turns,json=maxTurns,proto3" json:"max_turns,omitempty"`
 	// ttl_seconds is CONVERSATION_TIMEOUT_HOURS in seconds.
-	TtlSeconds    float64 `protobuf:"fixed64,2,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	TtlSeconds float64 `protobuf:"fixed64,2,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	// warnings name conditions that put stored threads at risk, such as a
+	// Redis that keeps nothing on disk, each worded to follow "memory";
+	// readiness probes report them. Unlike the limits they change while
+	// memory runs, so a caller that reports them asks afresh.
+	Warnings      []string `protobuf:"bytes,3,rep,name=warnings,proto3" json:"warnings,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -456,6 +461,13 @@ func (x *GetSettingsResponse) GetTtlSeconds() float64 {
 		return x.TtlSeconds
 	}
 	return 0
+}
+
+func (x *GetSettingsResponse) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
 }
 
 // FileBlob is a file's contents, stored once per sha256.
@@ -735,7 +747,13 @@ type AppendTurnsRequest struct {
 	ThreadId string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
 	Turns    []*Turn                `protobuf:"bytes,2,rep,name=turns,proto3" json:"turns,omitempty"`
 	// blobs are the contents of the files the turns reference.
-	Blobs         []*FileBlob `protobuf:"bytes,4,rep,name=blobs,proto3" json:"blobs,omitempty"`
+	Blobs []*FileBlob `protobuf:"bytes,4,rep,name=blobs,proto3" json:"blobs,omitempty"`
+	// exchange_id names the exchange: the edge makes a fresh one for each
+	// call and sends the same one when it retries the save. When the thread
+	// already holds it, the append is a retry of one that was stored: it
+	// stores nothing again and is accepted, at the turn limit or not. Empty
+	// means no such check. At most 128 bytes.
+	ExchangeId    string `protobuf:"bytes,5,opt,name=exchange_id,json=exchangeId,proto3" json:"exchange_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -789,6 +807,13 @@ func (x *AppendTurnsRequest) GetBlobs() []*FileBlob {
 		return x.Blobs
 	}
 	return nil
+}
+
+func (x *AppendTurnsRequest) GetExchangeId() string {
+	if x != nil {
+		return x.ExchangeId
+	}
+	return ""
 }
 
 type AppendTurnsResponse struct {
@@ -1763,11 +1788,12 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\tclient_id\x18\b \x01(\tR\bclientId\x129\n" +
 	"\n" +
 	"expires_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\x14\n" +
-	"\x12GetSettingsRequest\"S\n" +
+	"\x12GetSettingsRequest\"o\n" +
 	"\x13GetSettingsResponse\x12\x1b\n" +
 	"\tmax_turns\x18\x01 \x01(\x05R\bmaxTurns\x12\x1f\n" +
 	"\vttl_seconds\x18\x02 \x01(\x01R\n" +
-	"ttlSeconds\"<\n" +
+	"ttlSeconds\x12\x1a\n" +
+	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"<\n" +
 	"\bFileBlob\x12\x16\n" +
 	"\x06sha256\x18\x01 \x01(\tR\x06sha256\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\"\x89\x02\n" +
@@ -1784,11 +1810,13 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\x11GetThreadResponse\x12-\n" +
 	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\x12\x1d\n" +
 	"\n" +
-	"last_model\x18\x02 \x01(\tR\tlastModel\"\x9c\x01\n" +
+	"last_model\x18\x02 \x01(\tR\tlastModel\"\xbd\x01\n" +
 	"\x12AppendTurnsRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12)\n" +
 	"\x05turns\x18\x02 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12-\n" +
-	"\x05blobs\x18\x04 \x03(\v2\x17.zen.memory.v1.FileBlobR\x05blobsJ\x04\b\x03\x10\x04R\tclient_id\"P\n" +
+	"\x05blobs\x18\x04 \x03(\v2\x17.zen.memory.v1.FileBlobR\x05blobs\x12\x1f\n" +
+	"\vexchange_id\x18\x05 \x01(\tR\n" +
+	"exchangeIdJ\x04\b\x03\x10\x04R\tclient_id\"P\n" +
 	"\x13AppendTurnsResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x1d\n" +
 	"\n" +

@@ -18,8 +18,11 @@ const sweepEvery = time.Minute
 
 // Store is a memory.Store in a map.
 type Store struct {
-	mu        sync.Mutex
-	threads   map[string]*memory.Thread
+	mu      sync.Mutex
+	threads map[string]*memory.Thread
+	// exchanges holds each thread's exchange ids, so a retried append is
+	// stored once.
+	exchanges map[string]map[string]bool
 	blobs     map[string]blob
 	lastSweep time.Time
 }
@@ -30,7 +33,9 @@ type blob struct {
 }
 
 // New returns an empty store.
-func New() *Store { return &Store{threads: map[string]*memory.Thread{}, blobs: map[string]blob{}} }
+func New() *Store {
+	return &Store{threads: map[string]*memory.Thread{}, exchanges: map[string]map[string]bool{}, blobs: map[string]blob{}}
+}
 
 var _ memory.Store = (*Store)(nil)
 
@@ -43,7 +48,7 @@ func (s *Store) Create(_ context.Context, t *memory.Thread) error {
 	if now := t.UpdatedAt; now.Sub(s.lastSweep) > sweepEvery {
 		for id, old := range s.threads {
 			if !now.Before(old.ExpiresAt) {
-				delete(s.threads, id)
+				s.drop(id)
 			}
 		}
 		for sha, b := range s.blobs {
@@ -65,21 +70,37 @@ func (s *Store) Get(_ context.Context, id string, now time.Time) (*memory.Thread
 		return nil, memory.ErrNotFound
 	}
 	if !now.Before(t.ExpiresAt) {
-		delete(s.threads, id)
+		s.drop(id)
 		return nil, memory.ErrNotFound
 	}
 	return clone(t), nil
 }
 
-func (s *Store) Append(_ context.Context, id, clientID string, turns []memory.Turn, maxTurns int, now, expiresAt time.Time) (int, error) {
+// drop forgets a thread and its exchange ids.
+func (s *Store) drop(id string) {
+	delete(s.threads, id)
+	delete(s.exchanges, id)
+}
+
+func (s *Store) Append(_ context.Context, id, clientID, exchangeID string, turns []memory.Turn, maxTurns int,
+	now, expiresAt time.Time) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.threads[id]
 	if !ok || !now.Before(t.ExpiresAt) || t.ClientID != clientID {
 		return 0, memory.ErrNotFound
 	}
+	if exchangeID != "" && s.exchanges[id][exchangeID] {
+		return len(t.Turns), nil
+	}
 	if len(t.Turns)+len(turns) > maxTurns {
 		return len(t.Turns), memory.ErrTurnLimit
+	}
+	if exchangeID != "" {
+		if s.exchanges[id] == nil {
+			s.exchanges[id] = map[string]bool{}
+		}
+		s.exchanges[id][exchangeID] = true
 	}
 	t.Turns = append(t.Turns, turns...)
 	t.UpdatedAt = now
@@ -93,6 +114,15 @@ func (s *Store) Append(_ context.Context, id, clientID string, turns []memory.Tu
 		}
 	}
 	return len(t.Turns), nil
+}
+
+func (s *Store) Summaries(ctx context.Context, p memory.ListParams, now time.Time) ([]memory.Summary, error) {
+	threads, err := s.List(ctx, p, now)
+	out := make([]memory.Summary, len(threads))
+	for i, t := range threads {
+		out[i] = memory.Summarize(t)
+	}
+	return out, err
 }
 
 func (s *Store) List(_ context.Context, p memory.ListParams, now time.Time) ([]*memory.Thread, error) {
@@ -118,7 +148,7 @@ func (s *Store) Delete(_ context.Context, id string) error {
 	if _, ok := s.threads[id]; !ok {
 		return memory.ErrNotFound
 	}
-	delete(s.threads, id)
+	s.drop(id)
 	return nil
 }
 
@@ -127,14 +157,16 @@ func (s *Store) Import(_ context.Context, threads []*memory.Thread, replace bool
 	defer s.mu.Unlock()
 	for _, t := range threads {
 		old, dup := s.threads[t.ID]
-		switch {
-		case dup && old.ClientID != t.ClientID:
-			return fmt.Errorf("%w: %s", memory.ErrOwned, t.ID)
-		case dup && !replace:
-			return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)
+		owner := ""
+		if dup {
+			owner = old.ClientID
+		}
+		if err := memory.ImportClash(t, owner, dup, replace); err != nil {
+			return err
 		}
 	}
 	for _, t := range threads {
+		s.drop(t.ID) // an imported thread starts afresh
 		s.threads[t.ID] = clone(t)
 	}
 	return nil

@@ -45,13 +45,17 @@ func TestEveryKeyHasATTL(t *testing.T) {
 	if err := s.Create(context.Background(), th); err != nil {
 		t.Fatal(err)
 	}
+	answer := []memory.Turn{{Role: memory.RoleAssistant, Content: "a"}}
+	if _, err := s.Append(context.Background(), th.ID, "", "x-1", answer, 10, now, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
 	for _, k := range mr.Keys() {
 		if ttl := mr.TTL(k); ttl <= 0 || ttl > time.Hour {
 			t.Errorf("key %s has TTL %v, want (0, 1h]", k, ttl)
 		}
 	}
-	if len(mr.Keys()) != 3 {
-		t.Errorf("keys = %v, want meta, turns and the index", mr.Keys())
+	if len(mr.Keys()) != 5 {
+		t.Errorf("keys = %v, want meta, turns, exchanges and the client's index (two keys)", mr.Keys())
 	}
 	mr.FastForward(time.Hour + time.Second)
 	if len(mr.Keys()) != 0 {

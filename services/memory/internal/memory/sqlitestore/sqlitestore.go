@@ -58,6 +58,11 @@ CREATE TABLE IF NOT EXISTS blobs (
 	expires_at INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS blobs_expiry ON blobs (expires_at);
+CREATE TABLE IF NOT EXISTS exchanges (
+	thread_id   TEXT NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
+	exchange_id TEXT NOT NULL,
+	PRIMARY KEY (thread_id, exchange_id)
+) WITHOUT ROWID;
 `
 
 // Store is a memory.Store in SQLite.
@@ -142,15 +147,15 @@ func insert(ctx context.Context, tx *sql.Tx, t *memory.Thread, replace bool) err
 		return fmt.Errorf("encode initial context: %w", err)
 	}
 	var owner string
-	switch err := tx.QueryRowContext(ctx, `SELECT client_id FROM threads WHERE id = ?`, t.ID).Scan(&owner); {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
+	err = tx.QueryRowContext(ctx, `SELECT client_id FROM threads WHERE id = ?`, t.ID).Scan(&owner)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return describe(err)
-	case owner != t.ClientID:
-		return fmt.Errorf("%w: %s", memory.ErrOwned, t.ID)
-	case !replace:
-		return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)
-	default:
+	}
+	exists := err == nil
+	if err := memory.ImportClash(t, owner, exists, replace); err != nil {
+		return err
+	}
+	if exists {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM threads WHERE id = ?`, t.ID); err != nil {
 			return describe(err)
 		}
@@ -236,75 +241,6 @@ func (s *Store) turns(ctx context.Context, id string) ([]memory.Turn, error) {
 		out = append(out, turn)
 	}
 	return out, describe(rows.Err())
-}
-
-func (s *Store) Append(ctx context.Context, id, clientID string, turns []memory.Turn, maxTurns int, now, expiresAt time.Time) (int, error) {
-	var count int
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		var expires int64
-		err := tx.QueryRowContext(ctx, `SELECT turn_count, expires_at FROM threads WHERE id = ? AND client_id = ?`, id, clientID).Scan(&count, &expires)
-		if errors.Is(err, sql.ErrNoRows) || err == nil && expires <= nanos(now) {
-			return memory.ErrNotFound
-		}
-		if err != nil {
-			return describe(err)
-		}
-		if count+len(turns) > maxTurns {
-			return memory.ErrTurnLimit
-		}
-		if err := insertTurns(ctx, tx, id, count, turns); err != nil {
-			return err
-		}
-		count += len(turns)
-		_, err = tx.ExecContext(ctx, `UPDATE threads SET turn_count = ?, updated_at = ?, expires_at = ? WHERE id = ?`,
-			count, nanos(now), nanos(expiresAt), id)
-		if err != nil {
-			return describe(err)
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE blobs SET expires_at = max(expires_at, ?)
-			WHERE sha256 IN (SELECT sha256 FROM thread_files WHERE thread_id = ?)`, nanos(expiresAt), id)
-		return describe(err)
-	})
-	return count, err
-}
-
-func (s *Store) List(ctx context.Context, p memory.ListParams, now time.Time) ([]*memory.Thread, error) {
-	query := `SELECT id, parent_id, tool_name, client_id, created_at, updated_at, expires_at, initial_context
-		FROM threads WHERE client_id = ? AND expires_at > ?`
-	args := []any{p.ClientID, nanos(now)}
-	if p.ToolName != "" {
-		query += ` AND tool_name = ?`
-		args = append(args, p.ToolName)
-	}
-	if p.After != nil {
-		query += ` AND (updated_at < ? OR (updated_at = ? AND id < ?))`
-		args = append(args, nanos(p.After.UpdatedAt), nanos(p.After.UpdatedAt), p.After.ID)
-	}
-	query += ` ORDER BY updated_at DESC, id DESC LIMIT ?`
-	args = append(args, p.Limit)
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, describe(err)
-	}
-	var out []*memory.Thread
-	for rows.Next() {
-		t, err := scanThread(rows)
-		if err != nil {
-			rows.Close()
-			return nil, describe(err)
-		}
-		out = append(out, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, describe(err)
-	}
-	for _, t := range out {
-		if t.Turns, err = s.turns(ctx, t.ID); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 func (s *Store) Delete(ctx context.Context, id string) error {

@@ -59,7 +59,7 @@ func TestTwoHandlesShareOneFile(t *testing.T) {
 		go func() {
 			for range 25 {
 				turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
-				if _, err := s.Append(ctx, th.ID, "", turns, 1000, now, now.Add(time.Hour)); err != nil {
+				if _, err := s.Append(ctx, th.ID, "", "", turns, 1000, now, now.Add(time.Hour)); err != nil {
 					done <- err
 					return
 				}
@@ -113,14 +113,15 @@ func TestALockHeldTooLongIsUnavailable(t *testing.T) {
 	if _, err := tx.ExecContext(ctx, `UPDATE threads SET tool_name = tool_name`); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Append(ctx, th.ID, "", []memory.Turn{{Role: memory.RoleUser, Content: "q"}}, 10, now, now.Add(time.Hour))
+	q := []memory.Turn{{Role: memory.RoleUser, Content: "q"}}
+	_, err = s.Append(ctx, th.ID, "", "", q, 10, now, now.Add(time.Hour))
 	if !errors.Is(err, memory.ErrUnavailable) {
 		t.Errorf("append under a held lock: err = %v, want ErrUnavailable", err)
 	}
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(ctx, th.ID, "", []memory.Turn{{Role: memory.RoleUser, Content: "q"}}, 10, now, now.Add(time.Hour)); err != nil {
+	if _, err := s.Append(ctx, th.ID, "", "", q, 10, now, now.Add(time.Hour)); err != nil {
 		t.Errorf("after the lock was released: %v", err)
 	}
 }

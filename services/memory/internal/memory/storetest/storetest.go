@@ -18,7 +18,6 @@ import (
 // Run runs the suite against stores made by newStore, one per subtest.
 func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 	ctx := context.Background()
-	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	thread := func() *memory.Thread {
 		return &memory.Thread{
 			ID: uuid.NewString(), CreatedAt: base, UpdatedAt: base, ExpiresAt: base.Add(time.Hour),
@@ -68,14 +67,17 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			t.Fatal(err)
 		}
 		later := base.Add(50 * time.Minute)
-		n, err := s.Append(ctx, th.ID, "", []memory.Turn{turn(memory.RoleUser, "1"), turn(memory.RoleAssistant, "2")}, 3, later, later.Add(time.Hour))
+		first := []memory.Turn{turn(memory.RoleUser, "1"), turn(memory.RoleAssistant, "2")}
+		n, err := s.Append(ctx, th.ID, "", "", first, 3, later, later.Add(time.Hour))
 		if err != nil || n != 2 {
 			t.Fatalf("Append = %d, %v; want 2, nil", n, err)
 		}
 		if _, err := s.Get(ctx, th.ID, base.Add(90*time.Minute)); err != nil {
 			t.Errorf("after refresh: %v", err)
 		}
-		if _, err := s.Append(ctx, th.ID, "", []memory.Turn{turn(memory.RoleUser, "3"), turn(memory.RoleAssistant, "4")}, 3, later, later.Add(time.Hour)); !errors.Is(err, memory.ErrTurnLimit) {
+		second := []memory.Turn{turn(memory.RoleUser, "3"), turn(memory.RoleAssistant, "4")}
+		_, err = s.Append(ctx, th.ID, "", "", second, 3, later, later.Add(time.Hour))
+		if !errors.Is(err, memory.ErrTurnLimit) {
 			t.Errorf("past the limit: err = %v, want ErrTurnLimit", err)
 		}
 		got, _ := s.Get(ctx, th.ID, later)
@@ -98,7 +100,7 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			go func() {
 				defer wg.Done()
 				turns := []memory.Turn{turn(memory.RoleUser, fmt.Sprint("q", i)), turn(memory.RoleAssistant, fmt.Sprint("a", i))}
-				if _, err := s.Append(ctx, th.ID, "", turns, 1000, base, base.Add(time.Hour)); err != nil {
+				if _, err := s.Append(ctx, th.ID, "", "", turns, 1000, base, base.Add(time.Hour)); err != nil {
 					errs <- err
 				}
 			}()
@@ -264,7 +266,8 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			t.Fatal(err)
 		}
 		later := base.Add(50 * time.Minute)
-		if _, err := s.Append(ctx, th.ID, "", []memory.Turn{{Role: memory.RoleAssistant, Content: "a"}}, 10, later, later.Add(time.Hour)); err != nil {
+		answer := []memory.Turn{{Role: memory.RoleAssistant, Content: "a"}}
+		if _, err := s.Append(ctx, th.ID, "", "", answer, 10, later, later.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		after, err := s.GetBlobs(ctx, []string{"aa", "bb"}, base.Add(90*time.Minute))
@@ -287,10 +290,11 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			t.Fatal(err)
 		}
 		turn := []memory.Turn{{Role: memory.RoleUser, Content: "q"}}
-		if _, err := s.Append(ctx, th.ID, "bob", turn, 10, base, base.Add(time.Hour)); !errors.Is(err, memory.ErrNotFound) {
+		_, err := s.Append(ctx, th.ID, "bob", "", turn, 10, base, base.Add(time.Hour))
+		if !errors.Is(err, memory.ErrNotFound) {
 			t.Errorf("another client's append: err = %v, want ErrNotFound", err)
 		}
-		if n, err := s.Append(ctx, th.ID, "alice", turn, 10, base, base.Add(time.Hour)); err != nil || n != 1 {
+		if n, err := s.Append(ctx, th.ID, "alice", "", turn, 10, base, base.Add(time.Hour)); err != nil || n != 1 {
 			t.Errorf("owner's append: %d, %v", n, err)
 		}
 	})
@@ -309,6 +313,9 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			t.Errorf("stored turn changed to %q", again.Turns[0].Content)
 		}
 	})
+
+	runExchanges(t, newStore)
+	runSummaries(t, newStore)
 }
 
 func threadIDs(ts []*memory.Thread) []string {

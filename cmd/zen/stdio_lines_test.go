@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/zenmcp/zen/services/platform/fakemodel"
+)
+
+// TestStdioReadsOnPastAMalformedLine: a line that is not JSON gets a
+// JSON-RPC parse error (-32700, id null) and `zen stdio` keeps reading, as
+// JSON-RPC asks; it used to end the session without a word.
+func TestStdioReadsOnPastAMalformedLine(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(zenBin, "stdio")
+	cmd.Env = baseEnv(t, fakeEnv(fakemodel.New(t)))
+	cmd.Dir = t.TempDir()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = stdin.Close() // the client leaving ends zen stdio
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Error("zen stdio did not exit within 30s of stdin closing")
+		}
+	})
+	lines := make(chan string, 8)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	receive := func(v any) {
+		t.Helper()
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatal("zen stdio closed stdout: the session ended")
+			}
+			if err := json.Unmarshal([]byte(line), v); err != nil {
+				t.Fatalf("reply %q: %v", line, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no reply within 30s")
+		}
+	}
+
+	_, _ = io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":`+"\n")
+	var refusal struct {
+		JSONRPC string
+		ID      json.RawMessage
+		Error   struct{ Code int64 }
+	}
+	receive(&refusal)
+	want := struct {
+		JSONRPC string
+		ID      json.RawMessage
+		Error   struct{ Code int64 }
+	}{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: struct{ Code int64 }{-32700}}
+	if diff := cmp.Diff(want, refusal); diff != "" {
+		t.Errorf("reply to a malformed line (-want +got):\n%s", diff)
+	}
+
+	_, _ = io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":`+
+		`"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+	var init struct {
+		ID     int
+		Result struct{ ServerInfo struct{ Name string } }
+	}
+	receive(&init)
+	if init.ID != 2 || init.Result.ServerInfo.Name != "zen" {
+		t.Errorf("initialize after the malformed line: %+v", init)
+	}
+}

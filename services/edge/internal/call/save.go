@@ -1,0 +1,63 @@
+package call
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// saveWindow bounds how long an exchange's save is retried when the call
+// has no deadline of its own: long enough for a memory replica to be
+// replaced in a rolling update, short enough that the client still gets
+// its answer (with a note that it was not saved) while it waits.
+const saveWindow = 30 * time.Second
+
+// retryMemory runs one of the memory calls that keep an answer (rpc: its
+// settings, the thread's creation, the append) until it succeeds, fails in
+// a way a retry cannot change, or the call's deadline (at most saveWindow
+// from now) passes. By the time it runs, the model has answered: giving up
+// at the first hiccup would throw that answer's continuation away.
+//
+// Only Unavailable is retried: memory draining or restarting, a replica
+// going away (the next attempt may reach another), its store briefly
+// unreachable. Retries wait for a ready connection instead of failing while
+// one is being re-established. Every attempt at an append carries the same
+// exchange id, so one that memory had in fact stored is kept once; a thread
+// created by an attempt whose answer was lost is left unused, to expire.
+func (r *Runner) retryMemory(ctx context.Context, rpc string,
+	do func(context.Context, ...grpc.CallOption) error) error {
+	ctx, cancel := context.WithTimeout(ctx, saveWindow)
+	defer cancel()
+	backoff := 50 * time.Millisecond
+	var last error // the latest Unavailable, which says more than "deadline exceeded"
+	var opts []grpc.CallOption
+	for {
+		err := do(ctx, opts...)
+		switch {
+		case err == nil:
+			return nil
+		case status.Code(err) == codes.Unavailable:
+			if last == nil {
+				r.logger.WarnContext(ctx, "memory unavailable; retrying", "rpc", rpc, "err", err)
+			}
+			last = err
+		case ctx.Err() != nil && last != nil:
+			return last
+		default:
+			return err
+		}
+		// Jitter keeps the edges of a cluster from retrying in step.
+		wait := backoff/2 + rand.N(backoff/2+1)
+		select {
+		case <-ctx.Done():
+			return last
+		case <-time.After(wait):
+		}
+		backoff = min(2*backoff, time.Second)
+		opts = []grpc.CallOption{grpc.WaitForReady(true)}
+	}
+}

@@ -1,0 +1,201 @@
+package call
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/edge/internal/files"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// flakyMemory is a memory service whose calls first fail with the codes
+// queued for their method, then succeed.
+type flakyMemory struct {
+	memoryv1.UnimplementedMemoryServiceServer
+
+	mu       sync.Mutex
+	fail     map[string][]codes.Code // method -> codes to answer, in order; the last repeats when always
+	always   bool
+	attempts map[string]int
+}
+
+// answer counts an attempt at method and returns the failure queued for it.
+func (m *flakyMemory) answer(method string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.attempts[method]++
+	q := m.fail[method]
+	if len(q) == 0 {
+		return nil
+	}
+	code := q[0]
+	if !m.always || len(q) > 1 {
+		m.fail[method] = q[1:]
+	}
+	return status.Error(code, "memory says "+code.String())
+}
+
+func (m *flakyMemory) GetSettings(context.Context, *memoryv1.GetSettingsRequest) (
+	*memoryv1.GetSettingsResponse, error) {
+	if err := m.answer("GetSettings"); err != nil {
+		return nil, err
+	}
+	return &memoryv1.GetSettingsResponse{MaxTurns: 50, TtlSeconds: 3600}, nil
+}
+
+func (m *flakyMemory) CreateThread(_ context.Context, req *memoryv1.CreateThreadRequest) (
+	*memoryv1.CreateThreadResponse, error) {
+	if err := m.answer("CreateThread"); err != nil {
+		return nil, err
+	}
+	return &memoryv1.CreateThreadResponse{Thread: &memoryv1.Thread{ThreadId: "new-thread", Turns: req.GetTurns()}}, nil
+}
+
+func (m *flakyMemory) AppendTurns(context.Context, *memoryv1.AppendTurnsRequest) (
+	*memoryv1.AppendTurnsResponse, error) {
+	if err := m.answer("AppendTurns"); err != nil {
+		return nil, err
+	}
+	return &memoryv1.AppendTurnsResponse{Accepted: true, TurnCount: 4}, nil
+}
+
+func (m *flakyMemory) counts() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.attempts)
+}
+
+// dialMemory serves m over an in-memory listener and returns a client.
+func dialMemory(t *testing.T, m *flakyMemory) memoryv1.MemoryServiceClient {
+	t.Helper()
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer()
+	memoryv1.RegisterMemoryServiceServer(srv, m)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient("passthrough:///memory", grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return memoryv1.NewMemoryServiceClient(conn)
+}
+
+// saved is what became of an answer: the thread it names, the reason it
+// could not be saved, and how often memory was asked.
+type saved struct {
+	Thread   string
+	Error    string
+	Attempts map[string]int
+}
+
+func TestSaveRetriesUnavailable(t *testing.T) {
+	t.Parallel()
+	unavailable := []codes.Code{codes.Unavailable}
+	lost := "this answer could not be saved, so the conversation cannot be continued"
+	for _, tc := range []struct {
+		name     string
+		existing bool // whether the call continues a thread (AppendTurns) or starts one
+		fail     map[string][]codes.Code
+		always   bool
+		deadline time.Duration // of the call, when set
+		want     saved
+	}{
+		{
+			name:     "append answered Unavailable once",
+			existing: true,
+			fail:     map[string][]codes.Code{"AppendTurns": unavailable},
+			want:     saved{Thread: "old-thread", Attempts: map[string]int{"GetSettings": 1, "AppendTurns": 2}},
+		},
+		{
+			name: "create answered Unavailable once",
+			fail: map[string][]codes.Code{"CreateThread": unavailable},
+			want: saved{Thread: "new-thread", Attempts: map[string]int{"GetSettings": 1, "CreateThread": 2}},
+		},
+		{
+			name: "settings answered Unavailable once",
+			fail: map[string][]codes.Code{"GetSettings": unavailable},
+			want: saved{Thread: "new-thread", Attempts: map[string]int{"GetSettings": 2, "CreateThread": 1}},
+		},
+		{
+			name:     "a refusal is not retried",
+			existing: true,
+			fail:     map[string][]codes.Code{"AppendTurns": {codes.InvalidArgument}},
+			want: saved{
+				Error:    lost + ": memory says InvalidArgument",
+				Attempts: map[string]int{"GetSettings": 1, "AppendTurns": 1},
+			},
+		},
+		{
+			name:     "Unavailable until the call's deadline",
+			existing: true,
+			fail:     map[string][]codes.Code{"AppendTurns": unavailable},
+			always:   true,
+			deadline: 300 * time.Millisecond,
+			want:     saved{Error: lost + ": zen's memory is unavailable right now"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			mem := &flakyMemory{fail: tc.fail, always: tc.always, attempts: map[string]int{}}
+			r := NewRunner(Backends{Memory: dialMemory(t, mem)}, nil, files.Policy{}, DefaultOutputTokens,
+				slog.New(slog.DiscardHandler))
+			ctx := t.Context()
+			if tc.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.deadline)
+				defer cancel()
+			}
+			req := &executorv1.ExecuteToolRequest{}
+			if tc.existing {
+				req.Conversation = &executorv1.Conversation{ThreadId: "old-thread"}
+			}
+			out, err := r.finish(ctx, &Tool{Tool: &executorv1.Tool{Name: "chat"}}, req, chatResult(t))
+			if err != nil {
+				t.Fatalf("finish: %v", err)
+			}
+			meta, _ := out.Payload["metadata"].(map[string]any)
+			offer, _ := out.Payload["continuation_offer"].(map[string]any)
+			got := saved{Attempts: mem.counts()}
+			got.Thread, _ = offer["continuation_id"].(string)
+			got.Error, _ = meta["continuation_error"].(string)
+			if tc.always {
+				got.Attempts = nil // as many as the deadline allows
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// chatResult is the executor's answer to a chat call: one exchange to store.
+func chatResult(t *testing.T) *executorv1.ToolResult {
+	t.Helper()
+	payload, err := structpb.NewStruct(map[string]any{"status": "success", "content": "the answer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &executorv1.ToolResult{
+		Payload:            payload,
+		OffersContinuation: true,
+		Turns: []*memoryv1.Turn{
+			{Role: memoryv1.Role_ROLE_USER, Content: "the question"},
+			{Role: memoryv1.Role_ROLE_ASSISTANT, Content: "the answer"},
+		},
+	}
+}

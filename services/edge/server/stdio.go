@@ -1,0 +1,42 @@
+package server
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/zenmcp/zen/services/edge/internal/stdio"
+	"github.com/zenmcp/zen/services/platform/serve"
+)
+
+// RunStdio serves MCP over stdin and stdout until the client leaves or ctx
+// ends. When ctx ends it stops taking requests (a new one is refused) and
+// lets the calls in flight finish, answer and save their exchange, for up
+// to serve.DrainTimeout; then it cancels them. It serves one session, so
+// call it once.
+func (s *Server) RunStdio(ctx context.Context) error {
+	d := newDrainer()
+	defer d.cutNow()
+	s.mcp.AddReceivingMiddleware(d.middleware)
+	// The session outlives ctx: the drain below decides when it ends.
+	life := context.WithoutCancel(ctx)
+	// stdio.Transport answers a malformed line with a JSON-RPC error and
+	// reads on; the SDK's own transport would end the session.
+	ss, err := s.mcp.Connect(life, &stdio.Transport{In: os.Stdin, Out: os.Stdout}, nil)
+	if err != nil {
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case err := <-ended:
+		return err
+	case <-ctx.Done():
+	}
+	timeout := time.AfterFunc(serve.DrainTimeout, d.cutNow)
+	defer timeout.Stop()
+	d.drain()
+	_ = ss.Close() // nothing runs now, so this just closes the connection
+	<-ended
+	return nil
+}

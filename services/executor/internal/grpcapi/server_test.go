@@ -1,0 +1,87 @@
+package grpcapi
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
+	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/executor/internal/tools"
+	"github.com/zenmcp/zen/services/platform/origin"
+	"github.com/zenmcp/zen/services/platform/secrets"
+	"github.com/zenmcp/zen/services/platform/serve"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// failingRouter fails every model call with err.
+type failingRouter struct {
+	routerv1.UnimplementedRouterServiceServer
+	err error
+}
+
+func (f failingRouter) Generate(*routerv1.GenerateRequest,
+	grpc.ServerStreamingServer[routerv1.GenerateResponse]) error {
+	return f.err
+}
+
+// TestAFailureKeepsItsOriginAcrossTheExecutor: a provider failure the
+// executor passes on still says, at the edge, that it came from the
+// provider, and its words are scrubbed of zen's secrets like any other.
+func TestAFailureKeepsItsOriginAcrossTheExecutor(t *testing.T) {
+	t.Parallel()
+	routerErr := origin.Error(codes.Unavailable, "Custom API API error: HTTP 401: key sk-secret refused",
+		origin.ProviderUnavailable, map[string]string{origin.KeyProvider: "Custom API"})
+	router := serveOne(t, func(s *grpc.Server) {
+		routerv1.RegisterRouterServiceServer(s, failingRouter{err: routerErr})
+	})
+	env := &tools.Env{Router: routerv1.NewRouterServiceClient(router)}
+	executor := serveOne(t, func(s *grpc.Server) {
+		executorv1.RegisterExecutorServiceServer(s, New(env, secrets.New("sk-secret"), slog.New(slog.DiscardHandler)))
+	})
+	args, err := structpb.NewStruct(map[string]any{"prompt": "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := executorv1.NewExecutorServiceClient(executor).ExecuteTool(context.Background(),
+		&executorv1.ExecuteToolRequest{ToolName: "chat", Arguments: args, Model: &routerv1.Model{Name: "llama3.2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, err = stream.Recv()
+	}
+	type seen struct {
+		Code    codes.Code
+		Message string
+		Origin  origin.Reason
+		Meta    map[string]string
+	}
+	got := seen{Code: status.Code(err), Message: status.Convert(err).Message()}
+	got.Origin, got.Meta = origin.Of(err)
+	want := seen{codes.Unavailable, "Custom API API error: HTTP 401: key [redacted] refused",
+		origin.ProviderUnavailable, map[string]string{origin.KeyProvider: "Custom API"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the executor's failure (-want +got):\n%s", diff)
+	}
+}
+
+// serveOne serves what register registers over an in-memory listener.
+func serveOne(t *testing.T, register func(*grpc.Server)) *grpc.ClientConn {
+	t.Helper()
+	lis := serve.NewInProcess()
+	srv := grpc.NewServer()
+	register(srv)
+	go func() { _ = srv.Serve(lis.Listener()) }()
+	t.Cleanup(srv.Stop)
+	conn, err := lis.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}

@@ -1,0 +1,187 @@
+package redisstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+)
+
+func miniStore(t *testing.T) (*miniredis.Miniredis, *Store) {
+	t.Helper()
+	mr := miniredis.RunT(t)
+	s := New(redis.NewClient(&redis.Options{Addr: mr.Addr()}), "", false)
+	t.Cleanup(func() { s.Close() })
+	return mr, s
+}
+
+// create stores a live thread of client, updated at now, with one exchange.
+func create(t *testing.T, s *Store, client string, now time.Time, life time.Duration) *memory.Thread {
+	t.Helper()
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", ClientID: client, CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(life), Turns: []memory.Turn{
+			{Role: memory.RoleUser, Content: "q", Timestamp: now},
+			{Role: memory.RoleAssistant, Content: "a", Timestamp: now},
+		}}
+	if err := s.Create(context.Background(), th); err != nil {
+		t.Fatal(err)
+	}
+	return th
+}
+
+func ids[T any](items []T, id func(T) string) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = id(it)
+	}
+	return out
+}
+
+func threadID(t *memory.Thread) string { return t.ID }
+
+// TestListingReadsOnlyTheClientsThreads: a client's listing costs the same
+// however many threads other clients keep in the same Redis.
+func TestListingReadsOnlyTheClientsThreads(t *testing.T) {
+	t.Parallel()
+	mr, s := miniStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	for i := range 300 {
+		create(t, s, "other", now.Add(time.Duration(i)*time.Second), time.Hour)
+	}
+	var want []string
+	for i := range 3 {
+		th := create(t, s, "me", now.Add(-time.Duration(i)*time.Second), time.Hour)
+		want = append(want, th.ID)
+	}
+	list := func() []*memory.Thread {
+		got, err := s.List(ctx, memory.ListParams{ClientID: "me", Limit: 21}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	before := mr.CommandCount()
+	got := list()
+	if n := mr.CommandCount() - before; n > 12 {
+		t.Errorf("listing 3 threads among 303 took %d Redis commands, want at most 12", n)
+	}
+	if diff := cmp.Diff(want, ids(got, threadID)); diff != "" {
+		t.Errorf("listing (-want +got):\n%s", diff)
+	}
+}
+
+// TestSummariesAreOnePipeline: a page of summaries reads each thread's
+// metadata, turn count and first turns in one round trip, never the
+// whole history.
+func TestSummariesAreOnePipeline(t *testing.T) {
+	t.Parallel()
+	mr, s := miniStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	for i := range 20 {
+		th := create(t, s, "me", now.Add(time.Duration(i)*time.Second), time.Hour)
+		for range 10 {
+			if _, err := s.Append(ctx, th.ID, "me", "", th.Turns, 100, now, now.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	before := mr.CommandCount()
+	got, err := s.Summaries(ctx, memory.ListParams{ClientID: "me", Limit: 21}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := mr.CommandCount() - before; n > 1+3*20 {
+		t.Errorf("20 summaries took %d Redis commands, want at most %d", n, 1+3*20)
+	}
+	if len(got) != 20 || got[0].TurnCount != 22 || got[0].FirstPrompt != "q" {
+		t.Errorf("got %d summaries, the first %+v; want 20 of 22 turns starting with q", len(got), got[0])
+	}
+}
+
+// TestIndexFollowsTheThreads: each client's index holds its live threads:
+// a write adds one, a delete removes it, and a write sweeps out those that
+// expired.
+func TestIndexFollowsTheThreads(t *testing.T) {
+	t.Parallel()
+	mr, s := miniStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	members := func() []string {
+		t.Helper()
+		m, err := mr.ZMembers(s.clientKeys("me")[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	short := create(t, s, "me", now, time.Minute)
+	kept := create(t, s, "me", now, time.Hour)
+	deleted := create(t, s, "me", now, time.Hour)
+	create(t, s, "other", now, time.Hour)
+	if got := len(members()); got != 3 {
+		t.Fatalf("index holds %d threads, want 3", got)
+	}
+	if err := s.Delete(ctx, deleted.ID); err != nil {
+		t.Fatal(err)
+	}
+	later := now.Add(2 * time.Minute)
+	mr.FastForward(2 * time.Minute)
+	if _, err := s.Append(ctx, kept.ID, "me", "", kept.Turns, 100, later, later.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{kept.ID}, members()); diff != "" {
+		t.Errorf("index after a delete and an expiry (-want +got):\n%s (%s expired)", diff, short.ID)
+	}
+	for _, k := range s.clientKeys("me") {
+		if ttl := mr.TTL(k); ttl < time.Hour-time.Second || ttl > time.Hour {
+			t.Errorf("%s has TTL %v, want its newest thread's hour", k, ttl)
+		}
+	}
+}
+
+// TestOldIndexIsMigrated: threads written before the per-client index (in
+// the one shared index) are listed after the store's check moves them.
+func TestOldIndexIsMigrated(t *testing.T) {
+	t.Parallel()
+	mr, s := miniStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	var want []string
+	for i := range 3 {
+		th := create(t, s, "me", now.Add(-time.Duration(i)*time.Second), time.Hour)
+		want = append(want, th.ID)
+		// The layout of old releases: one index of every client's threads.
+		if _, err := mr.ZAdd("zen:index", float64(th.UpdatedAt.UnixMicro()), th.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expired := create(t, s, "me", now, time.Hour)
+	if _, err := mr.ZAdd("zen:index", float64(now.UnixMicro()), expired.ID); err != nil {
+		t.Fatal(err)
+	}
+	mr.Del("zen:{" + expired.ID + "}:meta")
+	for _, k := range s.clientKeys("me") {
+		mr.Del(k)
+	}
+	h, err := s.Check(ctx, now)
+	if err != nil || h.MigrateErr != nil || h.Migrated != 3 {
+		t.Fatalf("check: %+v, %v; want 3 threads moved", h, err)
+	}
+	got, err := s.List(ctx, memory.ListParams{ClientID: "me", Limit: 10}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, ids(got, threadID)); diff != "" {
+		t.Errorf("listing after the migration (-want +got):\n%s", diff)
+	}
+	if mr.Exists("zen:index") {
+		t.Error("the old index is still there")
+	}
+}

@@ -1,0 +1,97 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+)
+
+const threadColumns = `id, parent_id, tool_name, client_id, created_at, updated_at, expires_at, initial_context`
+
+// listQuery selects columns of the live threads p names, newest first.
+func listQuery(columns string, p memory.ListParams, now time.Time) (string, []any) {
+	query := `SELECT ` + columns + ` FROM threads WHERE client_id = ? AND expires_at > ?`
+	args := []any{p.ClientID, nanos(now)}
+	if p.ToolName != "" {
+		query += ` AND tool_name = ?`
+		args = append(args, p.ToolName)
+	}
+	if p.After != nil {
+		query += ` AND (updated_at < ? OR (updated_at = ? AND id < ?))`
+		args = append(args, nanos(p.After.UpdatedAt), nanos(p.After.UpdatedAt), p.After.ID)
+	}
+	return query + ` ORDER BY updated_at DESC, id DESC LIMIT ?`, append(args, p.Limit)
+}
+
+func (s *Store) List(ctx context.Context, p memory.ListParams, now time.Time) ([]*memory.Thread, error) {
+	query, args := listQuery(threadColumns, p, now)
+	var out []*memory.Thread
+	err := s.query(ctx, query, args, func(rows *sql.Rows) error {
+		t, err := scanThread(rows)
+		out = append(out, t)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range out {
+		if t.Turns, err = s.turns(ctx, t.ID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// firstPrompt is the first user turn among a thread's first two (role 1
+// is memory.RoleUser), read in the same query as the threads.
+const firstPrompt = `(SELECT body FROM turns WHERE thread_id = threads.id AND seq < 2
+	AND json_extract(body, '$.role') = 1 ORDER BY seq LIMIT 1)`
+
+func (s *Store) Summaries(ctx context.Context, p memory.ListParams, now time.Time) ([]memory.Summary, error) {
+	query, args := listQuery(threadColumns+`, turn_count, coalesce(`+firstPrompt+`, '')`, p, now)
+	var out []memory.Summary
+	err := s.query(ctx, query, args, func(rows *sql.Rows) error {
+		var sum memory.Summary
+		var first string
+		t, err := scanThread(scanFunc(func(dest ...any) error {
+			return rows.Scan(append(dest, &sum.TurnCount, &first)...)
+		}))
+		if err != nil {
+			return err
+		}
+		if first != "" {
+			var turn memory.Turn
+			if err := json.Unmarshal([]byte(first), &turn); err != nil {
+				return fmt.Errorf("thread %s: decode turn: %w", t.ID, err)
+			}
+			sum.FirstPrompt = turn.Content
+		}
+		sum.Thread = *t
+		out = append(out, sum)
+		return nil
+	})
+	return out, err
+}
+
+type scanFunc func(...any) error
+
+func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
+
+// query calls fn on each row of a query.
+func (s *Store) query(ctx context.Context, query string, args []any, fn func(*sql.Rows) error) error {
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return describe(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return describe(err)
+		}
+	}
+	return describe(rows.Err())
+}

@@ -1,0 +1,145 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+)
+
+// base is the time the suite's threads are written at.
+var base = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// newThread is a live thread of the given client, without turns.
+func newThread(client string) *memory.Thread {
+	return &memory.Thread{
+		ID: uuid.NewString(), CreatedAt: base, UpdatedAt: base, ExpiresAt: base.Add(time.Hour),
+		ToolName: "chat", ClientID: client,
+	}
+}
+
+// exchange is a user turn and the assistant's answer.
+func exchange(question, answer string) []memory.Turn {
+	return []memory.Turn{
+		{Role: memory.RoleUser, Content: question, Timestamp: base},
+		{Role: memory.RoleAssistant, Content: answer, Timestamp: base},
+	}
+}
+
+func contents(t *testing.T, s memory.Store, id string) []string {
+	t.Helper()
+	th, err := s.Get(context.Background(), id, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(th.Turns))
+	for i, turn := range th.Turns {
+		out[i] = turn.Content
+	}
+	return out
+}
+
+// runExchanges checks that an append carrying an exchange id the thread
+// already holds is a retry: it stores nothing and still succeeds, so an edge
+// that lost the first answer may send the same exchange again.
+func runExchanges(t *testing.T, newStore func(t *testing.T) memory.Store) {
+	ctx := context.Background()
+	hour := base.Add(time.Hour)
+
+	t.Run("a retried append is stored once", func(t *testing.T) {
+		s := newStore(t)
+		th := newThread("")
+		if err := s.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			if n, err := s.Append(ctx, th.ID, "", "x-1", exchange("q1", "a1"), 10, base, hour); err != nil || n != 2 {
+				t.Fatalf("Append x-1 = %d, %v; want 2, nil", n, err)
+			}
+		}
+		if n, err := s.Append(ctx, th.ID, "", "x-2", exchange("q2", "a2"), 10, base, hour); err != nil || n != 4 {
+			t.Fatalf("Append x-2 = %d, %v; want 4, nil", n, err)
+		}
+		// A late retry of the first exchange, after another was stored.
+		if n, err := s.Append(ctx, th.ID, "", "x-1", exchange("q1", "a1"), 10, base, hour); err != nil || n != 4 {
+			t.Fatalf("late retry of x-1 = %d, %v; want 4, nil", n, err)
+		}
+		if diff := cmp.Diff([]string{"q1", "a1", "q2", "a2"}, contents(t, s, th.ID)); diff != "" {
+			t.Errorf("turns (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("a retry at the turn limit succeeds", func(t *testing.T) {
+		s := newStore(t)
+		th := newThread("")
+		if err := s.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.Append(ctx, th.ID, "", "x-1", exchange("q", "a"), 2, base, hour); err != nil || n != 2 {
+			t.Fatalf("Append = %d, %v; want 2, nil", n, err)
+		}
+		// The first attempt filled the thread; its retry is not a new
+		// exchange over the limit but the same one, already kept.
+		if n, err := s.Append(ctx, th.ID, "", "x-1", exchange("q", "a"), 2, base, hour); err != nil || n != 2 {
+			t.Errorf("retry at the limit = %d, %v; want 2, nil", n, err)
+		}
+		_, err := s.Append(ctx, th.ID, "", "x-2", exchange("q", "a"), 2, base, hour)
+		if !errors.Is(err, memory.ErrTurnLimit) {
+			t.Errorf("a new exchange at the limit: err = %v, want ErrTurnLimit", err)
+		}
+	})
+
+	t.Run("exchange ids are per thread, and an empty one is never a retry", func(t *testing.T) {
+		s := newStore(t)
+		a, b := newThread(""), newThread("")
+		for _, th := range []*memory.Thread{a, b} {
+			if err := s.Create(ctx, th); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Append(ctx, th.ID, "", "same", exchange("q", "a"), 10, base, hour); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 2 {
+			if _, err := s.Append(ctx, a.ID, "", "", exchange("no id", "kept"), 10, base, hour); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if diff := cmp.Diff([]string{"q", "a", "no id", "kept", "no id", "kept"}, contents(t, s, a.ID)); diff != "" {
+			t.Errorf("thread a (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"q", "a"}, contents(t, s, b.ID)); diff != "" {
+			t.Errorf("thread b (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("concurrent retries store the exchange once", func(t *testing.T) {
+		s := newStore(t)
+		th := newThread("")
+		if err := s.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 20)
+		for range 20 {
+			wg.Go(func() {
+				if _, err := s.Append(ctx, th.ID, "", "x-1", exchange("q", "a"), 10, base, hour); err != nil {
+					errs <- err
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		if diff := cmp.Diff([]string{"q", "a"}, contents(t, s, th.ID)); diff != "" {
+			t.Errorf("turns (-want +got):\n%s", diff)
+		}
+	})
+}

@@ -1,0 +1,109 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/platform/redistest"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// syncBuffer is a log sink the watch goroutine and the test share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestRequireDurableRedisIsParsed(t *testing.T) {
+	t.Parallel()
+	_, err := Load(env(map[string]string{"REDIS_URL": "redis://127.0.0.1:1", "ZEN_REQUIRE_DURABLE_REDIS": "maybe"}))
+	if err == nil || !strings.Contains(err.Error(), "ZEN_REQUIRE_DURABLE_REDIS") {
+		t.Errorf("err = %v, want one naming ZEN_REQUIRE_DURABLE_REDIS", err)
+	}
+}
+
+func TestRequireDurableRedisRefusesOneWithoutPersistence(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		flags   []string
+		require string
+		fails   bool
+	}{
+		{"required, none", redistest.NoPersistence, "true", true},
+		{"required, append-only", redistest.AOF, "true", false},
+		{"not required, none", redistest.NoPersistence, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.StartWith(t, tc.flags...)
+			cfg, err := Load(env(map[string]string{"REDIS_URL": srv.URL(), "ZEN_REQUIRE_DURABLE_REDIS": tc.require}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := New(cfg, slog.New(slog.DiscardHandler))
+			if tc.fails {
+				if err == nil || !strings.Contains(err.Error(), "ZEN_REQUIRE_DURABLE_REDIS") {
+					t.Errorf("err = %v, want a startup error naming ZEN_REQUIRE_DURABLE_REDIS", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+		})
+	}
+}
+
+// TestWatchWarnsOfARedisWithoutPersistence: the watch logs the risk and
+// memory's settings carry it, for /readyz, while memory still serves.
+func TestWatchWarnsOfARedisWithoutPersistence(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartWith(t, redistest.NoPersistence...)
+	cfg, err := Load(env(map[string]string{"REDIS_URL": srv.URL()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	s, err := New(cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	serving := make(chan bool, 10)
+	go s.Watch(ctx, func(ok bool) { serving <- ok })
+	if !<-serving {
+		t.Fatal("memory does not serve with a Redis that answers")
+	}
+	if !strings.Contains(logs.String(), "without persistence") {
+		t.Errorf("the log does not warn:\n%s", logs.String())
+	}
+	settings, err := s.api.GetSettings(ctx, &memoryv1.GetSettingsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(settings.GetWarnings(), "\n"); !strings.Contains(w, "without persistence") {
+		t.Errorf("settings warnings = %q", w)
+	}
+}

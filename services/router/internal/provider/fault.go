@@ -1,0 +1,61 @@
+package provider
+
+import (
+	"crypto/tls"
+	"errors"
+	"net"
+	"net/http"
+)
+
+// Fault says whom a failure is about, so that a circuit breaker can follow
+// it: a bad model must not rest its provider for every other model.
+type Fault int
+
+const (
+	// FaultModel is the model's own failure: a name the provider does not
+	// know, its 5xx, its bad requests, a reply cut off or unreadable. It is
+	// the zero value: a failure nobody classified stays with the narrowest
+	// scope.
+	FaultModel Fault = iota
+	// FaultProvider fails every model of the provider alike: a refused
+	// connection, a DNS or TLS failure, a key refused (401, 403).
+	FaultProvider
+	// FaultTimeout is a reply that did not come in time. On one model it is
+	// that model's; on every model, the provider's.
+	FaultTimeout
+	// FaultRequest is this request alone: a safety block, an image that
+	// cannot be read, a reply that ran out of tokens. It says nothing of
+	// the model's health.
+	FaultRequest
+)
+
+// statusFault classifies an HTTP error status.
+func statusFault(code int) Fault {
+	switch code {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return FaultProvider
+	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
+		return FaultTimeout
+	}
+	return FaultModel
+}
+
+// transportFault classifies a failure below HTTP. Not reaching the provider
+// at all (no connection, no name, no trusted certificate) holds for every
+// model; a timeout once connected is a slow reply; anything else broke one
+// reply.
+func transportFault(err error) Fault {
+	var op *net.OpError
+	var dns *net.DNSError
+	var cert *tls.CertificateVerificationError
+	var record tls.RecordHeaderError
+	switch {
+	case errors.As(err, &op) && op.Op == "dial", errors.As(err, &dns), errors.As(err, &cert), errors.As(err, &record):
+		return FaultProvider
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return FaultTimeout
+	}
+	return FaultModel
+}

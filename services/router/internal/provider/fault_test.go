@@ -1,0 +1,77 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/zenmcp/zen/services/platform/fakemodel"
+)
+
+// TestFailuresSayWhomTheyAreAbout: each client's errors carry the scope a
+// circuit breaker should give them.
+func TestFailuresSayWhomTheyAreAbout(t *testing.T) {
+	t.Parallel()
+	refusing := fakemodel.Start()
+	refusing.Close()
+	tests := []struct {
+		name  string
+		reply fakemodel.Reply
+		want  Fault
+	}{
+		{"401", fakemodel.Reply{Status: http.StatusUnauthorized}, FaultProvider},
+		{"403", fakemodel.Reply{Status: http.StatusForbidden}, FaultProvider},
+		{"unknown model", fakemodel.Reply{Status: http.StatusNotFound}, FaultModel},
+		{"bad request", fakemodel.Reply{Status: http.StatusBadRequest}, FaultModel},
+		{"rate limited", fakemodel.Reply{Status: http.StatusTooManyRequests}, FaultModel},
+		{"500", fakemodel.Reply{Status: http.StatusInternalServerError}, FaultModel},
+		{"408", fakemodel.Reply{Status: http.StatusRequestTimeout}, FaultTimeout},
+		{"504", fakemodel.Reply{Status: http.StatusGatewayTimeout}, FaultTimeout},
+		{"reply cut off", fakemodel.Reply{Content: "one two three", ResetAfter: 1}, FaultModel},
+	}
+	hc := NewHTTPClient(5 * time.Second)
+	for _, format := range []string{"chat", "gemini"} {
+		for _, tt := range tests {
+			t.Run(format+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				fake := fakemodel.New(t)
+				fake.SetReply(func(fakemodel.Request) fakemodel.Reply { return tt.reply })
+				var g Generator = NewCompat("OpenAI", fake.URL(), "k", hc)
+				if format == "gemini" {
+					g, _ = NewGemini(context.Background(), fake.GeminiURL(), "k", hc)
+				}
+				if got := faultOf(t, g); got != tt.want {
+					t.Errorf("fault = %d, want %d", got, tt.want)
+				}
+			})
+		}
+	}
+	t.Run("refused connection", func(t *testing.T) {
+		t.Parallel()
+		if got := faultOf(t, NewCompat("OpenAI", refusing.URL(), "k", hc)); got != FaultProvider {
+			t.Errorf("fault = %d, want the provider's (%d)", got, FaultProvider)
+		}
+	})
+	t.Run("blocked prompt", func(t *testing.T) {
+		t.Parallel()
+		fake := fakemodel.New(t)
+		fake.SetReply(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Blocked: "SAFETY"} })
+		g, _ := NewGemini(context.Background(), fake.GeminiURL(), "k", hc)
+		if got := faultOf(t, g); got != FaultRequest {
+			t.Errorf("fault = %d, want the request's (%d)", got, FaultRequest)
+		}
+	})
+}
+
+// faultOf makes one streamed call that must fail, and returns its fault.
+func faultOf(t *testing.T, g Generator) Fault {
+	t.Helper()
+	_, _, err := ask(t, g, Request{Model: "m", Stream: true})
+	var perr *Error
+	if !errors.As(err, &perr) {
+		t.Fatalf("err = %v, want a provider error", err)
+	}
+	return perr.Fault
+}
