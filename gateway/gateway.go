@@ -22,9 +22,10 @@ import (
 //go:embed openapi/zen.swagger.json
 var openAPI []byte
 
-// Conns are the services the gateway exposes.
+// Conns are the services the gateway exposes: dialled, or in-process
+// (serve.Local) in zen serve.
 type Conns struct {
-	Memory, Router, Executor *grpc.ClientConn
+	Memory, Router, Executor grpc.ClientConnInterface
 }
 
 // New returns the gateway's HTTP handler. With tokens set, every path but

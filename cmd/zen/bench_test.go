@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -39,12 +40,16 @@ func BenchmarkChatOverhead(b *testing.B) {
 // benchOneProcess runs zen serve inside the benchmark's own process.
 func benchOneProcess(b *testing.B, store string) {
 	fake := fakemodel.New(b)
-	mcpAddr := freeAddr(b)
-	env := map[string]string{"CUSTOM_API_URL": fake.URL(), "LOG_LEVEL": "ERROR", "ZEN_MEMORY_STORE": store, "ZEN_DATA_DIR": b.TempDir()}
+	addrs := freeAddrs(b, 3)
+	mcpAddr := addrs[0]
+	// The calls name a temporary directory, outside the default file root
+	// (home) of a process whose getenv is this map.
+	env := map[string]string{"CUSTOM_API_URL": fake.URL(), "LOG_LEVEL": "ERROR", "ZEN_MEMORY_STORE": store,
+		"ZEN_DATA_DIR": b.TempDir(), "ZEN_FILE_ROOTS": os.TempDir()}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--mcp-addr", mcpAddr, "--http-addr", freeAddr(b), "--grpc-addr", freeAddr(b)},
+		done <- run(ctx, []string{"serve", "--mcp-addr", mcpAddr, "--http-addr", addrs[1], "--grpc-addr", addrs[2]},
 			func(k string) string { return env[k] })
 	}()
 	b.Cleanup(func() {
@@ -74,6 +79,21 @@ func freeAddr(b testing.TB) string {
 	}
 	defer lis.Close()
 	return lis.Addr().String()
+}
+
+// freeAddrs returns n distinct free loopback addresses: each listener stays
+// open until all are chosen, so the kernel cannot hand one port out twice.
+func freeAddrs(b testing.TB, n int) []string {
+	var out []string
+	for range n {
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer lis.Close()
+		out = append(out, lis.Addr().String())
+	}
+	return out
 }
 
 // waitConnect retries until the in-process server accepts MCP.

@@ -31,9 +31,13 @@ func toolsListBytes(t *testing.T, cs *mcp.ClientSession) (int, []string) {
 	return len(raw), names
 }
 
-// TestToolListStaysLean holds tools/list under the upstream's sizes: 59 KB
-// with every tool, 31 KB with its shipped default set (auto mode, where the
-// model descriptions are longest).
+// maxToolList is what tools/list may weigh with every tool on: the 31 KB
+// the upstream needs for its default set of 12 (it needs 59 KB for all 18).
+// The agent loads it into its context before any call.
+const maxToolList = 31_000
+
+// TestToolListStaysLean holds tools/list with all 18 tools to maxToolList,
+// in auto mode, where the model descriptions are longest.
 func TestToolListStaysLean(t *testing.T) {
 	fake := fakemodel.New(t)
 	all, names := toolsListBytes(t, serveStack(t, fakeEnv(fake)).session)
@@ -42,8 +46,9 @@ func TestToolListStaysLean(t *testing.T) {
 	}
 	def, _ := toolsListBytes(t, serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"DISABLED_TOOLS": upstreamDefaultDisabled})).session)
 	t.Logf("tools/list: %d bytes with all 18 tools, %d bytes with the default set", all, def)
-	if all >= 59_000 || def >= 31_000 {
-		t.Errorf("tools/list is %d bytes (all) and %d (default set); the upstream's are 59 KB and 31 KB", all, def)
+	if all > maxToolList {
+		t.Errorf("tools/list is %d bytes with all 18 tools; at most %d (the upstream needs that for its default 12)",
+			all, maxToolList)
 	}
 }
 

@@ -20,6 +20,7 @@ type settings struct {
 	memoryAddr, routerAddr, executorAddr string
 	logLevel                             string
 	metricsAddr                          string
+	pprofAddr                            string
 	drainTimeout                         string
 	drain                                time.Duration  // drainTimeout, parsed
 	security                             serve.Security // ZEN_SERVICE_TOKEN, ZEN_GRPC_TLS_*
@@ -42,6 +43,9 @@ var flagSpecs = []flagSpec{
 	{"log-level", "LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING or ERROR", func(s *settings) *string { return &s.logLevel }},
 	{"drain-timeout", "ZEN_DRAIN_TIMEOUT", "20s", "how long a stopping role lets calls in flight finish (e.g. 100s; keep it under Kubernetes' terminationGracePeriodSeconds)", func(s *settings) *string { return &s.drainTimeout }},
 	{"metrics-addr", "ZEN_METRICS_ADDR", "", "address to serve Prometheus metrics on (path /metrics); off when empty", func(s *settings) *string { return &s.metricsAddr }},
+	{"pprof-addr", "ZEN_PPROF_ADDR", "", "address to serve Go's profiles on (path /debug/pprof/); off when empty; " +
+		"whoever reaches it can profile zen, so keep it on loopback or a trusted network",
+		func(s *settings) *string { return &s.pprofAddr }},
 }
 
 // parseSettings reads flags over variables over defaults, then checks the

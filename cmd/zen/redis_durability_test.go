@@ -30,9 +30,9 @@ func TestRedisWithoutPersistence(t *testing.T) {
 			t.Errorf("%s/readyz = %d %v, want ready with a warning of no persistence", base, code, ready)
 		}
 	}
-	if !strings.Contains(p.logText(), "without persistence") {
-		t.Errorf("the log does not warn of a Redis without persistence:\n%s", p.logText())
-	}
+	waitFor(t, 10*time.Second, "the log to warn of a Redis without persistence", func() bool {
+		return strings.Contains(p.logText(), "without persistence")
+	})
 
 	id := startChat(t, st, "said before the loss")
 	rds.Stop()
@@ -47,9 +47,11 @@ func TestRedisWithoutPersistence(t *testing.T) {
 	if n := len(fake.Requests()) - before; n != 0 {
 		t.Errorf("the lost thread's call reached the model %d times", n)
 	}
-	if !strings.Contains(p.logText(), "redis lost its data") {
-		t.Errorf("the log does not report the loss:\n%s", p.logText())
-	}
+	// The log is read from zen's stderr as it comes: wait for the line
+	// rather than race the reader.
+	waitFor(t, 10*time.Second, "the log to report the loss", func() bool {
+		return strings.Contains(p.logText(), "redis lost its data")
+	})
 	resp, err := http.Get("http://" + p.addr("metrics") + "/metrics")
 	if err != nil {
 		t.Fatal(err)

@@ -101,8 +101,10 @@ func dial(s *settings, addr, env string) (*grpc.ClientConn, error) {
 	return conn, nil
 }
 
-// runServe runs every role in one process. The edge and the gateway reach
-// the services through the same gRPC port a cluster would use.
+// runServe runs every role in one process. The roles reach each other
+// in-process (serve.Local: no socket, no HTTP/2, the same checks, traces
+// and metrics as a cluster's calls); the gRPC port is for other processes
+// (split roles, grpcurl).
 func runServe(ctx context.Context, s *settings, logger *slog.Logger) error {
 	mem, err := buildMemory(s, logger)
 	if err != nil {
@@ -117,19 +119,15 @@ func runServe(ctx context.Context, s *settings, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	self, err := serve.Dial(grpcLis.Addr().String(), s.security.DialOptions()...)
-	if err != nil {
-		return err
-	}
-	defer self.Close()
+	g := serve.NewGRPC(s.security.ServerOptions()...)
+	self := g.Local(s.security)
 	ex, err := buildExecutor(s, self, logger)
 	if err != nil {
 		return err
 	}
-	g := serve.NewGRPC(s.security.ServerOptions()...)
-	mem.Register(g.Server)
-	rt.Register(g.Server)
-	ex.Register(g.Server)
+	mem.Register(g)
+	rt.Register(g)
+	ex.Register(g)
 	g.SetServing(routerserver.ServiceName, executorserver.ServiceName)
 	g.SetStatus(false, memoryserver.ServiceName) // until its store first answers
 
@@ -181,7 +179,7 @@ func runGRPCRole(ctx context.Context, s *settings, logger *slog.Logger, name str
 		return err
 	}
 	g := serve.NewGRPC(s.security.ServerOptions()...)
-	register(g.Server)
+	register(g)
 	if watch == nil {
 		g.SetServing(name)
 	} else {

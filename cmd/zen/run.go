@@ -96,6 +96,13 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 		}
 		defer stop()
 	}
+	if s.pprofAddr != "" {
+		stop, err := servePprof(s.pprofAddr, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if err := start(ctx, s, logger); err != nil {
 		return err
 	}

@@ -14,30 +14,27 @@ import (
 
 // runStdio serves MCP on stdin/stdout. Each of memory, router and executor
 // is dialled when its address is set, and otherwise runs in this process
-// behind an in-memory gRPC listener, so no port is opened. Nothing but MCP
-// is written to stdout. On a signal the edge stops taking calls and
-// finishes those in flight before the in-process roles stop (stages).
+// and is called without a socket (serve.Local), so no port is opened.
+// Nothing but MCP is written to stdout. On a signal the edge stops taking
+// calls and finishes those in flight before the in-process roles stop
+// (stages).
 func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
-	local := serve.NewInProcess()
 	g := serve.NewGRPC(s.security.ServerOptions()...)
+	local := g.Local(s.security)
 	st := newStages(ctx, logger)
 	defer st.Stop() // ends what started when starting fails
-	var localConn *grpc.ClientConn
-	localDial := func() (*grpc.ClientConn, error) {
-		if localConn == nil {
-			c, err := local.Dial(s.security.DialOptions()...)
-			if err != nil {
-				return nil, err
-			}
-			localConn = c
+	var remote []*grpc.ClientConn
+	defer func() { closeAll(remote...) }()
+	connFor := func(addr, env string) (grpc.ClientConnInterface, error) {
+		if addr == "" {
+			return local, nil
 		}
-		return localConn, nil
-	}
-	connFor := func(addr, env string) (*grpc.ClientConn, error) {
-		if addr != "" {
-			return dial(s, addr, env)
+		c, err := dial(s, addr, env)
+		if err != nil {
+			return nil, err
 		}
-		return localDial()
+		remote = append(remote, c)
+		return c, nil
 	}
 	mem, err := connFor(s.memoryAddr, "ZEN_MEMORY_ADDR")
 	if err != nil {
@@ -51,7 +48,6 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	defer closeAll(mem, rt, ex)
 	var serving []string // ready at once; memory reports its own health
 	anyLocal := false    // whether any role runs in this process
 	if s.memoryAddr == "" {
@@ -61,7 +57,7 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 			return err
 		}
 		defer m.Close()
-		m.Register(g.Server)
+		m.Register(g)
 		g.SetStatus(false, memoryserver.ServiceName) // until its store first answers
 		st.Back(func(ctx context.Context) error {
 			m.Watch(ctx, func(ok bool) { g.SetStatus(ok, memoryserver.ServiceName) })
@@ -73,7 +69,7 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 		if err != nil {
 			return err
 		}
-		r.Register(g.Server)
+		r.Register(g)
 		serving, anyLocal = append(serving, routerserver.ServiceName), true
 	}
 	if s.executorAddr == "" {
@@ -81,12 +77,12 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 		if err != nil {
 			return err
 		}
-		e.Register(g.Server)
+		e.Register(g)
 		serving, anyLocal = append(serving, executorserver.ServiceName), true
 	}
 	g.SetServing(serving...)
 	if anyLocal {
-		st.Back(func(ctx context.Context) error { return g.Serve(ctx, local.Listener()) })
+		st.Back(func(ctx context.Context) error { return g.Serve(ctx, nil) }) // in-process callers only
 	}
 	edge, err := newEdge(st.FrontContext(), s, edgeserver.Conns{Memory: mem, Router: rt, Executor: ex}, logger, false)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
 )
 
@@ -25,6 +26,8 @@ type receiver struct {
 
 type span struct {
 	service, name, traceID string
+	kind                   tracepb.Span_SpanKind
+	id, parent             string
 }
 
 func (r *receiver) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
@@ -45,7 +48,8 @@ func (r *receiver) Export(_ context.Context, req *collectortrace.ExportTraceServ
 		}
 		for _, ss := range rs.GetScopeSpans() {
 			for _, s := range ss.GetSpans() {
-				r.spans = append(r.spans, span{service: service, name: s.GetName(), traceID: hex.EncodeToString(s.GetTraceId())})
+				r.spans = append(r.spans, span{service: service, name: s.GetName(), traceID: hex.EncodeToString(s.GetTraceId()),
+					kind: s.GetKind(), id: hex.EncodeToString(s.GetSpanId()), parent: hex.EncodeToString(s.GetParentSpanId())})
 			}
 		}
 	}

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/go-cmp v0.7.0
+	github.com/google/jsonschema-go v0.4.3
 	github.com/zenmcp/zen/proto/gen v0.0.0
 	github.com/zenmcp/zen/services/platform v0.0.0
 	google.golang.org/grpc v1.85.0

@@ -160,6 +160,10 @@ func (f *fakeRoles) GetSettings(context.Context, *memoryv1.GetSettingsRequest) (
 	return &memoryv1.GetSettingsResponse{MaxTurns: 50, TtlSeconds: 3600}, nil
 }
 
+func (f *fakeRoles) PrepareCall(context.Context, *memoryv1.PrepareCallRequest) (*memoryv1.PrepareCallResponse, error) {
+	return &memoryv1.PrepareCallResponse{Limits: &memoryv1.Limits{MaxTurns: 50, TtlSeconds: 3600}, RemainingTurns: 50}, nil
+}
+
 func (f *fakeRoles) ExecuteTool(*executorv1.ExecuteToolRequest,
 	grpc.ServerStreamingServer[executorv1.ExecuteToolResponse]) error {
 	if f.execute != nil {

@@ -134,25 +134,36 @@ func (t Tokens) ClientOf(r *http.Request) (string, bool) {
 // ClientInterceptor forwards the client identity in ctx to the next
 // service.
 func ClientInterceptor() []grpc.DialOption {
-	add := func(ctx context.Context) context.Context {
-		// Set, never append: whatever else put an identity in the outgoing
-		// metadata, the call carries the verified one or none.
-		md, _ := metadata.FromOutgoingContext(ctx)
-		md = md.Copy()
-		md.Delete(MetadataKey)
-		if c := Client(ctx); c != "" {
-			md.Set(MetadataKey, c)
-		}
-		return metadata.NewOutgoingContext(ctx, md)
-	}
 	return []grpc.DialOption{
-		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-			return invoker(add(ctx), method, req, reply, cc, opts...)
-		}),
-		grpc.WithChainStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-			return streamer(add(ctx), desc, cc, method, opts...)
-		}),
+		grpc.WithChainUnaryInterceptor(UnaryClientInterceptor),
+		grpc.WithChainStreamInterceptor(StreamClientInterceptor),
 	}
+}
+
+// UnaryClientInterceptor is ClientInterceptor's unary half, exported for
+// connections that are not dialled (serve.Local) but must forward the same.
+func UnaryClientInterceptor(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
+	invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	return invoker(forwardClient(ctx), method, req, reply, cc, opts...)
+}
+
+// StreamClientInterceptor is ClientInterceptor's streaming half.
+func StreamClientInterceptor(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
+	streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	return streamer(forwardClient(ctx), desc, cc, method, opts...)
+}
+
+// forwardClient puts the client identity in ctx into the outgoing metadata.
+func forwardClient(ctx context.Context) context.Context {
+	// Set, never append: whatever else put an identity in the outgoing
+	// metadata, the call carries the verified one or none.
+	md, _ := metadata.FromOutgoingContext(ctx)
+	md = md.Copy()
+	md.Delete(MetadataKey)
+	if c := Client(ctx); c != "" {
+		md.Set(MetadataKey, c)
+	}
+	return metadata.NewOutgoingContext(ctx, md)
 }
 
 // Verifier checks tokens for the MCP SDK's bearer middleware: the client a

@@ -28,12 +28,15 @@ const MaxMessageBytes = 64 << 20
 // before anything serves).
 var DrainTimeout = 20 * time.Second
 
-// GRPC is a gRPC server with health and reflection registered.
+// GRPC is a gRPC server with health and reflection registered. Services
+// registered on it (RegisterService) answer on its port and, through
+// Local, to roles in the same process.
 type GRPC struct {
 	Server *grpc.Server
 	Health *health.Server
 
 	health  *healthService // Health, with Watch streams that end on drain
+	local   *registry      // the services again, for Local
 	mu      sync.Mutex
 	serving map[string]bool
 }
@@ -44,17 +47,34 @@ func notHealthCheck(info *stats.RPCTagInfo) bool {
 		info.FullMethodName != "/grpc.health.v1.Health/Watch"
 }
 
+// serverStats and clientStats trace and measure every call but health
+// checks, on the port (NewGRPC, Dial) and in-process (Local) alike.
+func serverStats() stats.Handler {
+	return otelgrpc.NewServerHandler(otelgrpc.WithFilter(notHealthCheck))
+}
+func clientStats() stats.Handler {
+	return otelgrpc.NewClientHandler(otelgrpc.WithFilter(notHealthCheck))
+}
+
 // NewGRPC returns a server that traces every call but health checks. opts
 // add to its defaults (Security.ServerOptions, for one).
 func NewGRPC(opts ...grpc.ServerOption) *GRPC {
 	s := grpc.NewServer(append([]grpc.ServerOption{
-		grpc.StatsHandler(otelgrpc.NewServerHandler(otelgrpc.WithFilter(notHealthCheck))),
+		grpc.StatsHandler(serverStats()),
 		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
 	}, opts...)...)
 	h := newHealthService()
-	healthpb.RegisterHealthServer(s, h)
+	g := &GRPC{Server: s, Health: h.Server, health: h, local: newRegistry()}
+	healthpb.RegisterHealthServer(g, h)
 	reflection.Register(s)
-	return &GRPC{Server: s, Health: h.Server, health: h}
+	return g
+}
+
+// RegisterService registers a service on the port and for Local
+// (grpc.ServiceRegistrar). Register every service before serving.
+func (g *GRPC) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	g.Server.RegisterService(desc, impl)
+	g.local.register(desc, impl)
 }
 
 // SetServing marks the named services serving.
@@ -92,22 +112,35 @@ func status(serving bool) healthpb.HealthCheckResponse_ServingStatus {
 
 // Serve serves on lis until ctx is done, then reports NOT_SERVING, ends
 // health Watch streams (they are not work, and would hold the stop until
-// the timeout), drains in-flight calls for up to DrainTimeout and stops.
+// the timeout), drains in-flight calls, from the port and from Local, for
+// up to DrainTimeout and stops. With lis nil only Local's callers are
+// served (zen stdio opens no port).
 func (g *GRPC) Serve(ctx context.Context, lis net.Listener) error {
 	errc := make(chan error, 1)
-	go func() { errc <- g.Server.Serve(lis) }()
+	if lis != nil {
+		go func() { errc <- g.Server.Serve(lis) }()
+	}
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
+	g.local.close() // before health says so, so a watcher that hears it finds Local closed
 	g.health.drain()
 	stopped := make(chan struct{})
-	go func() { g.Server.GracefulStop(); close(stopped) }()
+	go func() {
+		g.Server.GracefulStop()
+		g.local.wait()
+		close(stopped)
+	}()
 	select {
 	case <-stopped:
 	case <-time.After(DrainTimeout):
 		g.Server.Stop()
+		g.local.stop() // ends the handlers' contexts; their callers hear it
+	}
+	if lis == nil {
+		return nil
 	}
 	if err := <-errc; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 		return err
@@ -136,14 +169,15 @@ func Dial(target string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 	opts = append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithConnectParams(reconnect),
-		grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithFilter(notHealthCheck))),
+		grpc.WithStatsHandler(clientStats()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes)),
 	}, append(auth.ClientInterceptor(), opts...)...)
 	return grpc.NewClient(target, opts...)
 }
 
-// InProcess is an in-memory listener for roles that share a process but
-// still talk real gRPC, without opening a port.
+// InProcess is an in-memory listener for tests that want a real gRPC
+// server and client without opening a port. Roles that share a process use
+// Local, which skips HTTP/2 altogether.
 type InProcess struct{ lis *bufconn.Listener }
 
 // NewInProcess returns an in-memory listener.

@@ -16,8 +16,8 @@ import (
 
 // Dependency is a gRPC service a role needs to do its work.
 type Dependency struct {
-	Name string // the role, for messages: "memory"
-	Conn *grpc.ClientConn
+	Name string                   // the role, for messages: "memory"
+	Conn grpc.ClientConnInterface // dialled (*grpc.ClientConn) or in-process (*Local)
 }
 
 // NotReadyError names the role that keeps this one from being ready. Its
@@ -72,7 +72,10 @@ func CheckAll(ctx context.Context, deps []Dependency) error {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		resp, err := healthpb.NewHealthClient(d.Conn).Check(cctx, &healthpb.HealthCheckRequest{})
 		cancel()
-		where := "at " + d.Conn.Target()
+		where := "in-process"
+		if t, ok := d.Conn.(interface{ Target() string }); ok {
+			where = "at " + t.Target()
+		}
 		if err != nil {
 			return &NotReadyError{Role: d.Name, Reason: "is unreachable", Detail: fmt.Sprintf("%s: %v", where, err)}
 		}

@@ -101,23 +101,27 @@ func (s Security) ServerOptions() []grpc.ServerOption {
 	if s.serverTLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(s.serverTLS)))
 	}
-	return append(opts,
-		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo,
-			handler grpc.UnaryHandler) (any, error) {
-			ctx, err := s.authorize(ctx, info.FullMethod)
-			if err != nil {
-				return nil, err
-			}
-			return handler(ctx, req)
-		}),
-		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo,
-			handler grpc.StreamHandler) error {
-			ctx, err := s.authorize(ss.Context(), info.FullMethod)
-			if err != nil {
-				return err
-			}
-			return handler(srv, &authorizedStream{ServerStream: ss, ctx: ctx})
-		}))
+	return append(opts, grpc.ChainUnaryInterceptor(s.unary), grpc.ChainStreamInterceptor(s.stream))
+}
+
+// unary checks a unary call (ServerOptions; Local runs it too).
+func (s Security) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo,
+	handler grpc.UnaryHandler) (any, error) {
+	ctx, err := s.authorize(ctx, info.FullMethod)
+	if err != nil {
+		return nil, err
+	}
+	return handler(ctx, req)
+}
+
+// stream checks a streaming call (ServerOptions; Local runs it too).
+func (s Security) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo,
+	handler grpc.StreamHandler) error {
+	ctx, err := s.authorize(ss.Context(), info.FullMethod)
+	if err != nil {
+		return err
+	}
+	return handler(srv, &authorizedStream{ServerStream: ss, ctx: ctx})
 }
 
 // errNoServiceCredential is what a caller without the service token gets.

@@ -5,15 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math"
-	"strings"
-	"sync"
 
 	"github.com/google/uuid"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/edge/internal/files"
+	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/secrets"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"google.golang.org/grpc"
@@ -48,9 +46,9 @@ func (t *Tool) keepsThreads() bool {
 	return t.GetRequiresModel() || t.GetWorkflow() || t.GetFilesArgument() != ""
 }
 
-// Outcome is what the client receives: a JSON payload, or plain text.
+// Outcome is what the client receives: a reply, or plain text.
 type Outcome struct {
-	Payload map[string]any
+	Reply   *reply.Reply
 	Text    string
 	IsError bool
 }
@@ -77,9 +75,6 @@ type Runner struct {
 	// Secrets, when set, are scrubbed from every outcome and progress
 	// message (see Run).
 	Secrets *secrets.Scrubber
-
-	settingsMu sync.Mutex
-	settings   *memoryv1.GetSettingsResponse
 }
 
 // NewRunner returns a runner for the given tools, reading files as policy
@@ -92,31 +87,14 @@ func NewRunner(b Backends, tools []*Tool, policy files.Policy, maxOutputTokens i
 	return &Runner{b: b, tools: m, files: policy, promptLimit: PromptLimit(maxOutputTokens), outputTokens: maxOutputTokens, logger: logger}
 }
 
-// memorySettings asks memory for its limits until it has an answer, then
-// keeps it: the limits do not change while memory runs.
-func (r *Runner) memorySettings(ctx context.Context) (*memoryv1.GetSettingsResponse, error) {
-	r.settingsMu.Lock()
-	defer r.settingsMu.Unlock()
-	if r.settings == nil {
-		var s *memoryv1.GetSettingsResponse
-		err := r.retryMemory(ctx, "GetSettings", func(ctx context.Context, opts ...grpc.CallOption) (err error) {
-			s, err = r.b.Memory.GetSettings(ctx, &memoryv1.GetSettingsRequest{}, opts...)
-			return err
-		})
-		if err != nil {
-			return nil, &BackendError{"memory", err}
-		}
-		r.settings = s
-	}
-	return r.settings, nil
-}
-
+// toolError is a refusal the edge makes before the tool runs, worded as
+// the tool's own errors are (see reply.Error).
 func toolError(tool, msg string, meta map[string]any) Outcome {
-	if meta == nil {
-		meta = map[string]any{}
+	r := reply.Error(tool, msg)
+	if meta != nil {
+		r.With(meta)
 	}
-	meta["tool_name"] = tool
-	return Outcome{IsError: true, Payload: map[string]any{"status": "error", "content": msg, "content_type": "text", "metadata": meta}}
+	return Outcome{IsError: true, Reply: r}
 }
 
 // run executes one call for Run. Progress, when set, hears what the call
@@ -150,8 +128,8 @@ func (r *Runner) run(ctx context.Context, name string, rawArgs json.RawMessage, 
 		return Outcome{}, err
 	}
 	done, err := r.finish(ctx, tool, req, result)
-	if err == nil && done.Payload != nil {
-		noteOmitted(done.Payload, req.GetModel(), left)
+	if err == nil && done.Reply != nil {
+		noteOmitted(done.Reply, req.GetModel(), left)
 	}
 	return done, err
 }
@@ -182,93 +160,92 @@ func (r *Runner) execute(ctx context.Context, req *executorv1.ExecuteToolRequest
 			continue
 		}
 		if res := msg.GetResult(); res != nil {
-			// Scrubbed before it is capped or stored: a cut could leave part
-			// of a secret, and a split executor may not know every secret.
+			// The turns are scrubbed before they are stored, for the same
+			// reasons as the reply (see finish).
 			r.Secrets.Message(res)
 			return res, nil
 		}
 	}
 }
 
-// finish stores the exchange and builds the reply.
-func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.ExecuteToolRequest, res *executorv1.ToolResult) (Outcome, error) {
-	payload := res.GetPayload().AsMap()
-	meta, _ := payload["metadata"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-		payload["metadata"] = meta
+// finish stores the exchange and adds to the tool's reply what transport
+// knows: the trace id, the continuation, the output cap.
+func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.ExecuteToolRequest,
+	res *executorv1.ToolResult) (Outcome, error) {
+	out, err := reply.Decode(res.GetReply())
+	if err != nil {
+		r.logger.ErrorContext(ctx, "executor reply", "tool", tool.GetName(), "err", err)
+		return Outcome{}, &BackendError{"executor", status.Error(codes.Internal, "executor: its reply did not decode")}
 	}
-	if id := telemetry.TraceID(ctx); id != "" {
-		meta["trace_id"] = id
-	}
+	// Scrubbed before it is capped or stored: a cut could leave part of a
+	// secret, and a split executor may not know every secret.
+	out.Scrub(r.Secrets)
+	out.Metadata.TraceID = telemetry.TraceID(ctx)
 	if code := res.GetGeneratedCode(); code != "" {
-		r.saveGeneratedCode(payload, req.GetArguments().AsMap(), code)
+		r.saveGeneratedCode(out, req.GetArguments().AsMap(), code)
 	}
 	if res.GetIsError() || !res.GetOffersContinuation() || len(res.GetTurns()) == 0 {
-		capOutput(payload, r.outputTokens, "")
-		return Outcome{Payload: payload, IsError: res.GetIsError()}, nil
+		capOutput(out, r.outputTokens, "")
+		return Outcome{Reply: out, IsError: res.GetIsError()}, nil
 	}
-	settings, err := r.memorySettings(ctx)
-	if err != nil {
-		return Outcome{}, err
-	}
-	threadID, stored, turnsAfter, err := r.store(ctx, tool, req, res)
+	threadID, stored, remaining, err := r.store(ctx, tool, req, res)
 	if err != nil {
 		// The answer is good; only the continuation is lost. Say so rather
 		// than throw the answer away.
 		r.logger.ErrorContext(ctx, "store exchange", "tool", tool.GetName(), "err", err)
-		meta["continuation_error"] = saveFailure(err)
-		capOutput(payload, r.outputTokens, "")
-		return Outcome{Payload: payload}, nil
+		out.Metadata.ContinuationError = saveFailure(err)
+		capOutput(out, r.outputTokens, "")
+		return Outcome{Reply: out}, nil
 	}
-	maxTurns := int(settings.GetMaxTurns())
+	// An offer needs room for one more exchange: two turns.
 	switch res.GetContinuation() {
 	case executorv1.Continuation_CONTINUATION_ID:
 		// A workflow names its thread even at the turn limit: the steps so
 		// far are stored, and the agent needs the id to report them.
 		if stored {
-			payload["continuation_id"] = threadID
+			out.ContinuationID = threadID
 		}
 	case executorv1.Continuation_CONTINUATION_OFFER_KEEP_STATUS:
-		if stored && turnsAfter+2 <= maxTurns {
-			remaining := maxTurns - turnsAfter
-			payload["continuation_offer"] = map[string]any{
-				"continuation_id": threadID,
-				"note":            fmt.Sprintf("The %s workflow can continue for %d more exchanges.", tool.GetName(), remaining),
-				"remaining_turns": remaining,
-			}
+		if stored && remaining >= 2 {
+			out.ContinuationOffer = &reply.Offer{ContinuationID: threadID, RemainingTurns: remaining,
+				Note: fmt.Sprintf("The %s workflow can continue for %d more exchanges.", tool.GetName(), remaining)}
 		}
 	default:
-		if stored && turnsAfter+2 <= maxTurns {
-			remaining := maxTurns + 1 - turnsAfter
-			payload["status"] = "continuation_available"
-			payload["continuation_offer"] = map[string]any{
-				"continuation_id": threadID,
-				"note":            fmt.Sprintf("You can continue this conversation for %d more exchanges.", remaining),
-				"remaining_turns": remaining,
-			}
+		if stored && remaining >= 2 {
+			// The reference counts one more here than for workflows.
+			out.Status = reply.StatusContinuationAvailable
+			out.ContinuationOffer = &reply.Offer{ContinuationID: threadID, RemainingTurns: remaining + 1,
+				Note: fmt.Sprintf("You can continue this conversation for %d more exchanges.", remaining+1)}
 		}
 	}
 	if !stored {
 		threadID = "" // nothing of this exchange is in the thread to read back
 	}
-	capOutput(payload, r.outputTokens, threadID)
-	return Outcome{Payload: payload}, nil
+	capOutput(out, r.outputTokens, threadID)
+	return Outcome{Reply: out}, nil
 }
 
 // store creates the thread or appends to it, retrying while memory is
 // unavailable (retryMemory). It reports whether the turns were stored and
-// how many turns the thread then holds.
-func (r *Runner) store(ctx context.Context, tool *Tool, req *executorv1.ExecuteToolRequest, res *executorv1.ToolResult) (string, bool, int, error) {
+// how many more turns the thread may then hold, under the limit memory
+// enforces now.
+func (r *Runner) store(ctx context.Context, tool *Tool, req *executorv1.ExecuteToolRequest,
+	res *executorv1.ToolResult) (string, bool, int, error) {
 	blobs := make([]*memoryv1.FileBlob, len(req.GetFiles()))
 	for i, f := range req.GetFiles() {
 		blobs[i] = &memoryv1.FileBlob{Sha256: f.GetSha256(), Content: f.GetContent()}
+	}
+	// The model the exchange ran with: memory keeps its window for a
+	// continuation that inherits it.
+	var window *memoryv1.ModelWindow
+	if m := req.GetModel(); m != nil {
+		window = modelWindow(m)
 	}
 	if c := req.GetConversation(); c != nil {
 		// One exchange id for every attempt: memory stores a retried
 		// append whose first attempt got through only once.
 		add := &memoryv1.AppendTurnsRequest{ThreadId: c.GetThreadId(), Turns: res.GetTurns(), Blobs: blobs,
-			ExchangeId: uuid.NewString()}
+			ExchangeId: uuid.NewString(), ModelWindow: window}
 		var resp *memoryv1.AppendTurnsResponse
 		err := r.retryMemory(ctx, "AppendTurns", func(ctx context.Context, opts ...grpc.CallOption) (err error) {
 			resp, err = r.b.Memory.AppendTurns(ctx, add, opts...)
@@ -277,19 +254,20 @@ func (r *Runner) store(ctx context.Context, tool *Tool, req *executorv1.ExecuteT
 		if err != nil {
 			return "", false, 0, err
 		}
-		return c.GetThreadId(), resp.GetAccepted(), int(resp.GetTurnCount()), nil
+		return c.GetThreadId(), resp.GetAccepted(), int(resp.GetRemainingTurns()), nil
 	}
 	var resp *memoryv1.CreateThreadResponse
 	err := r.retryMemory(ctx, "CreateThread", func(ctx context.Context, opts ...grpc.CallOption) (err error) {
 		resp, err = r.b.Memory.CreateThread(ctx, &memoryv1.CreateThreadRequest{
 			ToolName: tool.GetName(), InitialContext: res.GetInitialContext(), Turns: res.GetTurns(), Blobs: blobs,
+			ModelWindow: window,
 		}, opts...)
 		return err
 	})
 	if err != nil {
 		return "", false, 0, err
 	}
-	return resp.GetThread().GetThreadId(), true, len(resp.GetThread().GetTurns()), nil
+	return resp.GetThread().GetThreadId(), true, int(resp.GetRemainingTurns()), nil
 }
 
 // saveFailure says why an answer could not be saved, as far as it helps.
@@ -308,27 +286,8 @@ func saveFailure(err error) string {
 	return lost
 }
 
-// notFoundMessage is the reference's reply to an unknown or expired thread,
-// with the TTL actually configured.
-func notFoundMessage(id string, ttlSeconds float64) string {
-	hours := ttlSeconds / 3600
-	ttl := fmt.Sprintf("%g hours", math.Round(hours*100)/100)
-	if hours == 1 {
-		ttl = "1 hour"
-	}
-	return fmt.Sprintf("Conversation thread '%s' was not found or has expired. Threads expire %s after their last "+
-		"message (CONVERSATION_TIMEOUT_HOURS), and an id must be one a zen tool returned. Start a new conversation "+
-		"by calling the tool again without continuation_id, and include the context it needs.", id, ttl)
-}
-
 // isNotFound tells a missing thread from a failing memory service.
 func isNotFound(err error) bool { return status.Code(err) == codes.NotFound }
-
-// validThreadID spares memory a round trip for ids that cannot exist.
-func validThreadID(id string) bool {
-	_, err := uuid.Parse(id)
-	return err == nil && strings.Count(id, "-") == 4
-}
 
 // UnknownToolError is a call to a tool zen does not have.
 type UnknownToolError struct{ Name string }

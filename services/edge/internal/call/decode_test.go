@@ -50,8 +50,8 @@ func TestDecode(t *testing.T) {
 		_, out := tool.Decode(json.RawMessage(tt.raw))
 		switch {
 		case tt.wantErr == "" && out != nil:
-			t.Errorf("%s: %v", tt.raw, out.Payload)
-		case tt.wantErr != "" && (out == nil || !out.IsError || !strings.Contains(out.Payload["content"].(string), tt.wantErr)):
+			t.Errorf("%s: %+v", tt.raw, out.Reply)
+		case tt.wantErr != "" && (out == nil || !out.IsError || !strings.Contains(out.Reply.Content, tt.wantErr)):
 			t.Errorf("%s: %+v, want an error containing %q", tt.raw, out, tt.wantErr)
 		}
 	}
@@ -70,7 +70,7 @@ func FuzzDecode(f *testing.F) {
 		if (args == nil) == (out == nil) {
 			t.Fatalf("Decode(%q) gave args %v and outcome %v: want exactly one", raw, args, out)
 		}
-		if out != nil && (!out.IsError || out.Payload["status"] != "error") {
+		if out != nil && (!out.IsError || out.Reply.Status != "error") {
 			t.Fatalf("Decode(%q) outcome %+v is not a tool error", raw, out)
 		}
 	})

@@ -5,6 +5,7 @@ import (
 
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/edge/internal/files"
+	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/tokens"
 )
 
@@ -38,9 +39,8 @@ func (r *Runner) readFiles(tool string, model *routerv1.Model,
 
 // noteOmitted tells the agent, in the reply's metadata, which files of the
 // directories it named were left out, and what to do about it.
-func noteOmitted(payload map[string]any, model *routerv1.Model, left files.Omitted) {
-	meta, _ := payload["metadata"].(map[string]any)
-	if left.Files == 0 || meta == nil {
+func noteOmitted(out *reply.Reply, model *routerv1.Model, left files.Omitted) {
+	if left.Files == 0 {
 		return
 	}
 	count := fmt.Sprint(left.Files)
@@ -51,9 +51,9 @@ func noteOmitted(payload map[string]any, model *routerv1.Model, left files.Omitt
 	if name == "" {
 		name = "the model"
 	}
-	meta["files_omitted"] = map[string]any{
-		"count": left.Files, "bytes": left.Bytes,
-		"note": fmt.Sprintf("%s files found in the directories named (%d bytes) were left out: they did not fit in "+
+	out.Metadata.FilesOmitted = &reply.Omitted{
+		Count: left.Files, Bytes: left.Bytes,
+		Note: fmt.Sprintf("%s files found in the directories named (%d bytes) were left out: they did not fit in "+
 			"%s's file budget of about %d tokens, or were over %d bytes each. Name the files or smaller "+
 			"directories that matter most, or pick a model with a larger context window.", count, left.Bytes, name,
 			fileLimit(model), files.MaxFileBytes),

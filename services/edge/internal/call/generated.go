@@ -3,6 +3,8 @@ package call
 import (
 	"errors"
 	"fmt"
+
+	"github.com/zenmcp/zen/services/platform/reply"
 )
 
 // GeneratedCodeFile is where chat's generated code lands, in the working
@@ -20,11 +22,11 @@ const applyWithCare = "check each change against the codebase and apply it caref
 // server writes nothing: the client's directory is not on its disk. Either
 // way, code that is not written goes back in the answer rather than being
 // lost.
-func (r *Runner) saveGeneratedCode(payload, args map[string]any, code string) {
-	content, _ := payload["content"].(string)
+func (r *Runner) saveGeneratedCode(out *reply.Reply, args map[string]any, code string) {
+	content := out.Content
 	wd, _ := args["working_directory_absolute_path"].(string)
 	if !r.files.Writes() {
-		payload["content"] = content + fmt.Sprintf("\n\nGENERATED CODE: this zen is a shared server (%s) and writes "+
+		out.Content = content + fmt.Sprintf("\n\nGENERATED CODE: this zen is a shared server (%s) and writes "+
 			"nothing to its disk, so the code is here. Save it as %s in your working directory if you like, then %s."+
 			"\n\n%s", r.files.Shared(), GeneratedCodeFile, applyWithCare, code)
 		return
@@ -34,13 +36,11 @@ func (r *Runner) saveGeneratedCode(payload, args map[string]any, code string) {
 		path, err = r.files.WriteFile(wd, GeneratedCodeFile, []byte(code+"\n"))
 	}
 	if err != nil {
-		payload["content"] = content + fmt.Sprintf("\n\nzen could not save the generated code to %s (%v); here it is:\n\n%s",
+		out.Content = content + fmt.Sprintf("\n\nzen could not save the generated code to %s (%v); here it is:\n\n%s",
 			GeneratedCodeFile, err, code)
 		return
 	}
-	payload["content"] = content + fmt.Sprintf("\n\nGENERATED CODE: the model wrote code for this task to %s. Read that "+
+	out.Content = content + fmt.Sprintf("\n\nGENERATED CODE: the model wrote code for this task to %s. Read that "+
 		"file, %s, then delete the file.", path, applyWithCare)
-	if meta, ok := payload["metadata"].(map[string]any); ok {
-		meta["generated_code_file"] = path
-	}
+	out.Metadata.GeneratedCodeFile = path
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/zenmcp/zen/services/edge/internal/files"
+	"github.com/zenmcp/zen/services/platform/reply"
 )
 
 func TestSaveGeneratedCode(t *testing.T) {
@@ -47,9 +48,9 @@ func TestSaveGeneratedCode(t *testing.T) {
 			tt.plant(t, wd, victim)
 			r := NewRunner(Backends{}, nil, files.NewPolicy(files.Config{Home: home, Roots: []string{home}, Shared: tt.shared}),
 				DefaultOutputTokens, nil)
-			payload := map[string]any{"content": "answer", "metadata": map[string]any{}}
+			payload := &reply.Reply{Content: "answer"}
 			r.saveGeneratedCode(payload, map[string]any{"working_directory_absolute_path": wd}, "the code")
-			content := payload["content"].(string)
+			content := payload.Content
 			for _, want := range tt.want {
 				if !strings.Contains(content, want) {
 					t.Errorf("content lacks %q:\n%s", want, content)

@@ -7,6 +7,7 @@ import (
 
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/edge/internal/files"
+	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/tokens"
 )
 
@@ -37,22 +38,25 @@ func checkPromptSize(tool string, args map[string]any, limit int) *Outcome {
 			continue
 		}
 		if field == "step" {
-			return ptr(Outcome{IsError: true, Payload: map[string]any{
-				"status": "resend_prompt", "content_type": "text",
-				"content":  fmt.Sprintf("Step instructions are too long (%d characters, the limit is %d). Use shorter instructions and pass detailed context through file paths instead.", len(text), limit),
-				"metadata": map[string]any{"tool_name": tool, "prompt_size": len(text), "limit": limit},
-			}})
+			return resendPrompt(tool, fmt.Sprintf("Step instructions are too long (%d characters, the limit is %d). Use "+
+				"shorter instructions and pass detailed context through file paths instead.", len(text), limit),
+				map[string]any{"prompt_size": len(text), "limit": limit})
 		}
 		instructions := fmt.Sprintf("Save the prompt, exactly as it is, to a file named prompt.txt in the working directory, "+
 			"then call %s again with that file's absolute path in absolute_file_paths and an empty or one-line prompt. "+
 			"zen reads prompt.txt as the prompt.", tool)
-		return ptr(Outcome{IsError: true, Payload: map[string]any{
-			"status": "resend_prompt", "content_type": "text",
-			"content":  fmt.Sprintf("The prompt is too large for MCP's limits (%d characters, the limit is %d). %s", len(text), limit, instructions),
-			"metadata": map[string]any{"tool_name": tool, "prompt_size": len(text), "limit": limit, "instructions": instructions},
-		}})
+		return resendPrompt(tool, fmt.Sprintf("The prompt is too large for MCP's limits (%d characters, the limit is %d). %s",
+			len(text), limit, instructions), map[string]any{"prompt_size": len(text), "limit": limit,
+			"instructions": instructions})
 	}
 	return nil
+}
+
+// resendPrompt asks the agent to send its text another way.
+func resendPrompt(tool, msg string, meta map[string]any) *Outcome {
+	r := &reply.Reply{Status: "resend_prompt", Content: msg, ContentType: reply.Text,
+		Metadata: reply.Metadata{ToolName: tool}}
+	return &Outcome{IsError: true, Reply: r.With(meta)}
 }
 
 // takePromptFile reads a prompt.txt among absolute_file_paths as the prompt
@@ -131,13 +135,12 @@ func codeTooLarge(tool string, model *routerv1.Model, total int64, count int) *O
 	threshold, limit := fileThreshold(window), fileLimit(model)
 	instructions := fmt.Sprintf("Send fewer or smaller files (about %d tokens fit for %s), split the work over several calls, "+
 		"or pick a model with a larger context window.", limit, model.GetName())
-	return ptr(Outcome{IsError: true, Payload: map[string]any{
-		"status": "code_too_large", "content_type": "text",
-		"content": fmt.Sprintf("The files are too large for %s: about %d tokens against a limit of %d. %s", model.GetName(), total, limit, instructions),
-		"metadata": map[string]any{
-			"tool_name": tool, "total_estimated_tokens": total, "limit": limit, "file_count": count,
-			"threshold_percent": int(threshold * 100), "model_context_window": model.GetContextWindow(),
-			"model_name": model.GetName(), "instructions": instructions,
-		},
-	}})
+	r := &reply.Reply{Status: "code_too_large", ContentType: reply.Text, Metadata: reply.Metadata{ToolName: tool},
+		Content: fmt.Sprintf("The files are too large for %s: about %d tokens against a limit of %d. %s", model.GetName(),
+			total, limit, instructions)}
+	return &Outcome{IsError: true, Reply: r.With(map[string]any{
+		"total_estimated_tokens": total, "limit": limit, "file_count": count,
+		"threshold_percent": int(threshold * 100), "model_context_window": model.GetContextWindow(),
+		"model_name": model.GetName(), "instructions": instructions,
+	})}
 }

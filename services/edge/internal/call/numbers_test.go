@@ -63,7 +63,7 @@ func TestNumbersOutOfBoundsAreRefusedClearly(t *testing.T) {
 			args, out := tool.Decode(json.RawMessage(tt.raw))
 			got := ""
 			if out != nil {
-				got, _ = out.Payload["content"].(string)
+				got = out.Reply.Content
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Decode(%s) (-want +got):\n%s", tt.raw, diff)
@@ -86,7 +86,7 @@ func TestAWorkflowRefusalNeverReportsAWrappedStep(t *testing.T) {
 	args := map[string]any{"step_number": 9223372036854775808.0}
 	_, bad := tool.Decode(json.RawMessage(`{"step_number": 9223372036854775808}`))
 	got := tool.asWorkflowError(*bad, args)
-	if diff := cmp.Diff(0, got.Payload["step_number"]); diff != "" {
+	if diff := cmp.Diff(0, *got.Reply.StepNumber); diff != "" {
 		t.Errorf("step_number reported (-want +got):\n%s", diff)
 	}
 }

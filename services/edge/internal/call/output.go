@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/tokens"
 )
 
@@ -13,12 +14,12 @@ const DefaultOutputTokens = 25_000
 // capOutput keeps a result's JSON within the client's output budget by
 // shortening its content, and says where the whole answer is: the thread
 // keeps it, so zen://threads/{id} or GET /v1/threads/{id} returns it.
-func capOutput(payload map[string]any, maxTokens int, threadID string) {
+func capOutput(out *reply.Reply, maxTokens int, threadID string) {
 	if maxTokens <= 0 {
 		maxTokens = DefaultOutputTokens
 	}
-	content, _ := payload["content"].(string)
-	raw, err := json.Marshal(payload)
+	content := out.Content
+	raw, err := json.Marshal(out)
 	if err != nil || tokens.Estimate(string(raw)) <= int64(maxTokens) {
 		return
 	}
@@ -35,10 +36,7 @@ func capOutput(payload map[string]any, maxTokens int, threadID string) {
 	if threadID != "" {
 		where = fmt.Sprintf("the full answer is in the conversation: read the MCP resource zen://threads/%s, or GET /v1/threads/%s on the gateway", threadID, threadID)
 	}
-	payload["content"] = content[:keep] + fmt.Sprintf("\n\n[zen: this answer was cut to fit the client's limit of %d tokens (MAX_MCP_OUTPUT_TOKENS); %s]", maxTokens, where)
-	meta, _ := payload["metadata"].(map[string]any)
-	if meta != nil {
-		meta["output_truncated"] = true
-		meta["full_content_chars"] = len(content)
-	}
+	out.Content = content[:keep] + fmt.Sprintf("\n\n[zen: this answer was cut to fit the client's limit of %d tokens "+
+		"(MAX_MCP_OUTPUT_TOKENS); %s]", maxTokens, where)
+	out.Metadata.OutputTruncated, out.Metadata.FullContentChars = true, len(content)
 }

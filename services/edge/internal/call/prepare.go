@@ -39,37 +39,18 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 			return nil, ptr(toolError(name, "Error: prompt.txt: "+err.Error(), nil)), nil
 		}
 	}
-	var thread *memoryv1.Thread
-	lastModel := ""
-	if id, _ := args["continuation_id"].(string); id != "" {
-		settings, err := r.memorySettings(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !validThreadID(id) {
-			return nil, &Outcome{Text: notFoundMessage(id, settings.GetTtlSeconds()), IsError: true}, nil
-		}
-		resp, err := r.b.Memory.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id})
-		if out := missingThread(id, settings, err); out != nil {
-			return nil, out, nil
-		}
-		if err != nil {
-			return nil, nil, &BackendError{"memory", err}
-		}
-		thread, lastModel = resp.GetThread(), resp.GetLastModel()
-		if out := fullThread(tool, thread, settings); out != nil {
-			return nil, out, nil // before any model call: its exchange could not be kept
-		}
-		mergeInitialContext(args, thread.GetInitialContext(), tool.declares)
+	id, _ := args["continuation_id"].(string)
+	su, out, err := r.setUp(ctx, tool, id, args)
+	if err != nil || out != nil {
+		return nil, out, err
 	}
-	req := &executorv1.ExecuteToolRequest{ToolName: name, RemainingTurns: -1, WorkflowState: workflowState(thread, name)}
-	if tool.GetRequiresModel() {
-		model, requested, out, err := r.resolveModel(ctx, tool, args, lastModel)
-		if err != nil || out != nil {
-			return nil, out, err
-		}
-		req.Model, req.ModelRequested = model, requested
-		progress("using " + model.GetName())
+	req := &executorv1.ExecuteToolRequest{ToolName: name, RemainingTurns: -1, Model: su.model,
+		ModelRequested: su.requested, WorkflowState: su.prep.GetWorkflowState()}
+	if su.prep != nil {
+		req.RemainingTurns = su.prep.GetRemainingTurns() - 1 // after this call's user turn
+	}
+	if su.model != nil {
+		progress("using " + su.model.GetName())
 	}
 	paths := stringList(args[tool.GetFilesArgument()])
 	if next, _ := args["next_step_required"].(bool); tool.GetFilesOnFinalStep() && next {
@@ -90,18 +71,13 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 		}
 		req.Images = images
 	}
-	if thread != nil {
-		conv, err := r.conversation(ctx, thread, req)
+	if id != "" {
+		conv, err := r.conversation(ctx, id, su.prep, req.GetModel())
 		if err != nil {
 			return nil, nil, err
 		}
 		req.Conversation = conv
 	}
-	settings, err := r.memorySettings(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	req.RemainingTurns = settings.GetMaxTurns() - 1 - int32(len(thread.GetTurns()))
 	s, err := structpb.NewStruct(args)
 	if err != nil {
 		return nil, ptr(toolError(name, "invalid arguments for "+name+": "+err.Error(), nil)), nil
@@ -111,6 +87,54 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 }
 
 func ptr(o Outcome) *Outcome { return &o }
+
+// setup is what a call learns before it reads files: memory's answer (nil
+// for a tool that keeps no thread) and the model (nil for a tool that
+// resolves none), with the name the caller asked for.
+type setup struct {
+	prep      *memoryv1.PrepareCallResponse
+	model     *routerv1.Model
+	requested string
+}
+
+// setUp resolves the model and asks memory once. A call that names its
+// model, or starts a thread, resolves the model first, so that memory's one
+// answer holds the history selected for it; one that inherits the thread's
+// model learns which from that answer, which holds the history for it too
+// (see conversation). A missing or full thread is told before an unknown
+// model, and before any model is called.
+func (r *Runner) setUp(ctx context.Context, tool *Tool, id string, args map[string]any) (setup, *Outcome, error) {
+	var su setup
+	named, _ := args["model"].(string)
+	inherit := id != "" && named == ""
+	var modelOut *Outcome
+	var err error
+	if tool.GetRequiresModel() && !inherit {
+		if su.model, su.requested, modelOut, err = r.resolveModel(ctx, tool, args, ""); err != nil {
+			return su, nil, err
+		}
+	}
+	if id != "" || tool.keepsThreads() {
+		var window *memoryv1.ModelWindow
+		if !inherit || !tool.GetRequiresModel() {
+			window = modelWindow(su.model)
+		}
+		var out *Outcome
+		if su.prep, out, err = r.prepareMemory(ctx, tool, id, window); err != nil || out != nil {
+			return su, out, err
+		}
+		if id != "" {
+			mergeInitialContext(args, su.prep.GetInitialContext(), tool.declares)
+		}
+	}
+	if modelOut != nil {
+		return su, modelOut, nil
+	}
+	if tool.GetRequiresModel() && inherit {
+		su.model, su.requested, modelOut, err = r.resolveModel(ctx, tool, args, su.prep.GetLastModel())
+	}
+	return su, modelOut, err
+}
 
 // readImages checks the model takes images, the count and the total size,
 // and returns the images as data URLs.
@@ -258,43 +282,6 @@ func (r *Runner) unknownModel(ctx context.Context, tool *Tool, name string) Outc
 	return toolError(tool.GetName(), msg, map[string]any{"requested_model": name})
 }
 
-// conversation asks memory for the history that fits the model: turns
-// within the history budget and the files they used, as stored, within the
-// file budget. Files never come from this machine's disk here, so any edge
-// can continue any thread.
-func (r *Runner) conversation(ctx context.Context, thread *memoryv1.Thread, req *executorv1.ExecuteToolRequest) (*executorv1.Conversation, error) {
-	newFiles := make([]*memoryv1.FileRef, len(req.GetFiles()))
-	for i, f := range req.GetFiles() {
-		newFiles[i] = &memoryv1.FileRef{Path: f.GetPath(), Sha256: f.GetSha256()}
-	}
-	window := req.GetModel().GetContextWindow()
-	if window == 0 {
-		window = noModelWindow
-	}
-	sel, err := r.b.Memory.SelectHistory(ctx, &memoryv1.SelectHistoryRequest{
-		ThreadId: thread.GetThreadId(), ContextWindow: window, Model: req.GetModel().GetName(), NewFiles: newFiles,
-	})
-	if err != nil {
-		return nil, &BackendError{"memory", err}
-	}
-	settings, err := r.memorySettings(ctx)
-	if err != nil {
-		return nil, err
-	}
-	conv := &executorv1.Conversation{
-		ThreadId: thread.GetThreadId(), ToolName: sel.GetToolName(), Turns: sel.GetTurns(), TotalTurns: sel.GetTotalTurns(),
-		OmittedTurns: sel.GetOmittedTurns(), MaxTurns: settings.GetMaxTurns(), OmittedFiles: sel.GetOmittedFiles(),
-	}
-	for _, f := range sel.GetFiles() {
-		fc := &executorv1.FileContent{Path: f.GetPath(), Sha256: f.GetSha256(), Content: f.GetContent(), SizeBytes: f.GetSizeBytes()}
-		if f.GetModifiedAt() != nil {
-			fc.ModifiedAt = f.GetModifiedAt().AsTime().UTC().Format(time.RFC3339)
-		}
-		conv.Files = append(conv.Files, fc)
-	}
-	return conv, nil
-}
-
 func toFileContents(fs []files.File) []*executorv1.FileContent {
 	out := make([]*executorv1.FileContent, len(fs))
 	for i, f := range fs {
@@ -330,24 +317,4 @@ func stringList(v any) []string {
 		}
 	}
 	return out
-}
-
-// noModelWindow is the context assumed for tools that resolve no model at
-// the edge (clink's CLIs, consensus's per-step models): a common size.
-const noModelWindow = 200_000
-
-// workflowState finds what the tool stored with its latest step in the
-// thread: the "workflow" entry of its newest turn's model_metadata.
-func workflowState(thread *memoryv1.Thread, tool string) *structpb.Struct {
-	turns := thread.GetTurns()
-	for i := len(turns) - 1; i >= 0; i-- {
-		t := turns[i]
-		if t.GetToolName() != tool {
-			continue
-		}
-		if w := t.GetModelMetadata().GetFields()["workflow"].GetStructValue(); w != nil {
-			return w
-		}
-	}
-	return nil
 }

@@ -16,10 +16,10 @@ import (
 // its answer (with a note that it was not saved) while it waits.
 const saveWindow = 30 * time.Second
 
-// retryMemory runs one of the memory calls that keep an answer (rpc: its
-// settings, the thread's creation, the append) until it succeeds, fails in
-// a way a retry cannot change, or the call's deadline (at most saveWindow
-// from now) passes. By the time it runs, the model has answered: giving up
+// retryMemory runs one of the memory calls that keep an answer (rpc: the
+// thread's creation, the append) until it succeeds, fails in a way a retry
+// cannot change, or the call's deadline (at most saveWindow from now)
+// passes. By the time it runs, the model has answered: giving up
 // at the first hiccup would throw that answer's continuation away.
 //
 // Only Unavailable is retried: memory draining or restarting, a replica

@@ -13,12 +13,12 @@ import (
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/edge/internal/files"
+	"github.com/zenmcp/zen/services/platform/reply"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // flakyMemory is a memory service whose calls first fail with the codes
@@ -48,20 +48,13 @@ func (m *flakyMemory) answer(method string) error {
 	return status.Error(code, "memory says "+code.String())
 }
 
-func (m *flakyMemory) GetSettings(context.Context, *memoryv1.GetSettingsRequest) (
-	*memoryv1.GetSettingsResponse, error) {
-	if err := m.answer("GetSettings"); err != nil {
-		return nil, err
-	}
-	return &memoryv1.GetSettingsResponse{MaxTurns: 50, TtlSeconds: 3600}, nil
-}
-
 func (m *flakyMemory) CreateThread(_ context.Context, req *memoryv1.CreateThreadRequest) (
 	*memoryv1.CreateThreadResponse, error) {
 	if err := m.answer("CreateThread"); err != nil {
 		return nil, err
 	}
-	return &memoryv1.CreateThreadResponse{Thread: &memoryv1.Thread{ThreadId: "new-thread", Turns: req.GetTurns()}}, nil
+	return &memoryv1.CreateThreadResponse{Thread: &memoryv1.Thread{ThreadId: "new-thread", Turns: req.GetTurns()},
+		RemainingTurns: 48}, nil
 }
 
 func (m *flakyMemory) AppendTurns(context.Context, *memoryv1.AppendTurnsRequest) (
@@ -69,7 +62,7 @@ func (m *flakyMemory) AppendTurns(context.Context, *memoryv1.AppendTurnsRequest)
 	if err := m.answer("AppendTurns"); err != nil {
 		return nil, err
 	}
-	return &memoryv1.AppendTurnsResponse{Accepted: true, TurnCount: 4}, nil
+	return &memoryv1.AppendTurnsResponse{Accepted: true, TurnCount: 4, RemainingTurns: 46}, nil
 }
 
 func (m *flakyMemory) counts() map[string]int {
@@ -119,17 +112,12 @@ func TestSaveRetriesUnavailable(t *testing.T) {
 			name:     "append answered Unavailable once",
 			existing: true,
 			fail:     map[string][]codes.Code{"AppendTurns": unavailable},
-			want:     saved{Thread: "old-thread", Attempts: map[string]int{"GetSettings": 1, "AppendTurns": 2}},
+			want:     saved{Thread: "old-thread", Attempts: map[string]int{"AppendTurns": 2}},
 		},
 		{
 			name: "create answered Unavailable once",
 			fail: map[string][]codes.Code{"CreateThread": unavailable},
-			want: saved{Thread: "new-thread", Attempts: map[string]int{"GetSettings": 1, "CreateThread": 2}},
-		},
-		{
-			name: "settings answered Unavailable once",
-			fail: map[string][]codes.Code{"GetSettings": unavailable},
-			want: saved{Thread: "new-thread", Attempts: map[string]int{"GetSettings": 2, "CreateThread": 1}},
+			want: saved{Thread: "new-thread", Attempts: map[string]int{"CreateThread": 2}},
 		},
 		{
 			name:     "a refusal is not retried",
@@ -137,7 +125,7 @@ func TestSaveRetriesUnavailable(t *testing.T) {
 			fail:     map[string][]codes.Code{"AppendTurns": {codes.InvalidArgument}},
 			want: saved{
 				Error:    lost + ": memory says InvalidArgument",
-				Attempts: map[string]int{"GetSettings": 1, "AppendTurns": 1},
+				Attempts: map[string]int{"AppendTurns": 1},
 			},
 		},
 		{
@@ -168,11 +156,10 @@ func TestSaveRetriesUnavailable(t *testing.T) {
 			if err != nil {
 				t.Fatalf("finish: %v", err)
 			}
-			meta, _ := out.Payload["metadata"].(map[string]any)
-			offer, _ := out.Payload["continuation_offer"].(map[string]any)
-			got := saved{Attempts: mem.counts()}
-			got.Thread, _ = offer["continuation_id"].(string)
-			got.Error, _ = meta["continuation_error"].(string)
+			got := saved{Attempts: mem.counts(), Error: out.Reply.Metadata.ContinuationError}
+			if offer := out.Reply.ContinuationOffer; offer != nil {
+				got.Thread = offer.ContinuationID
+			}
 			if tc.always {
 				got.Attempts = nil // as many as the deadline allows
 			}
@@ -186,12 +173,8 @@ func TestSaveRetriesUnavailable(t *testing.T) {
 // chatResult is the executor's answer to a chat call: one exchange to store.
 func chatResult(t *testing.T) *executorv1.ToolResult {
 	t.Helper()
-	payload, err := structpb.NewStruct(map[string]any{"status": "success", "content": "the answer"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return &executorv1.ToolResult{
-		Payload:            payload,
+		Reply:              (&reply.Reply{Status: reply.StatusSuccess, Content: "the answer"}).Encode(),
 		OffersContinuation: true,
 		Turns: []*memoryv1.Turn{
 			{Role: memoryv1.Role_ROLE_USER, Content: "the question"},

@@ -23,9 +23,7 @@ func scrubbed(s *secrets.Scrubber, out Outcome) Outcome {
 		return out
 	}
 	out.Text = s.String(out.Text)
-	if out.Payload != nil {
-		s.Value(out.Payload)
-	}
+	out.Reply.Scrub(s)
 	return out
 }
 

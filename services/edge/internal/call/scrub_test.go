@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/secrets"
 )
 
@@ -17,9 +18,9 @@ func TestScrubbedOutcome(t *testing.T) {
 		{"text",
 			Outcome{Text: "id tok-0123456789abcdef", IsError: true},
 			Outcome{Text: "id [redacted]", IsError: true}},
-		{"payload",
-			Outcome{Payload: map[string]any{"content": "tok-0123456789abcdef", "metadata": map[string]any{"n": 1.0}}},
-			Outcome{Payload: map[string]any{"content": "[redacted]", "metadata": map[string]any{"n": 1.0}}}},
+		{"reply",
+			Outcome{Reply: reply.Error("chat", "tok-0123456789abcdef").With(map[string]any{"n": 1.0})},
+			Outcome{Reply: reply.Error("chat", "[redacted]").With(map[string]any{"n": 1.0})}},
 		{"clean", Outcome{Text: "fine"}, Outcome{Text: "fine"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

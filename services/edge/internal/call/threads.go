@@ -1,44 +1,151 @@
 package call
 
 import (
+	"context"
 	"fmt"
+	"math"
+	"time"
 
+	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
+
+// prepareMemory is the one round trip to memory before a call runs: the
+// limits in force for a call that starts a thread, and for one that
+// continues thread id, everything about the thread the call needs (see
+// PrepareCall). A missing or full thread ends the call here, before any
+// model is asked. Memory's limits are never kept between calls: a memory
+// restarted with other limits is heard at the next call.
+func (r *Runner) prepareMemory(ctx context.Context, tool *Tool, id string,
+	window *memoryv1.ModelWindow) (*memoryv1.PrepareCallResponse, *Outcome, error) {
+	resp, err := r.b.Memory.PrepareCall(ctx, &memoryv1.PrepareCallRequest{ThreadId: id, ToolName: tool.GetName(),
+		ModelWindow: window})
+	if id == "" {
+		if err != nil {
+			return nil, nil, &BackendError{"memory", err}
+		}
+		return resp, nil, nil
+	}
+	if out := missingThread(id, err); out != nil {
+		return nil, out, nil
+	}
+	if err != nil {
+		return nil, nil, &BackendError{"memory", err}
+	}
+	if out := fullThread(tool, id, resp); out != nil {
+		return nil, out, nil // before any model call: its exchange could not be kept
+	}
+	return resp, nil, nil
+}
 
 // missingThread is the answer to a continuation whose thread memory does
 // not have: lost with the store's data (DataLoss, whose message says when),
-// or not found. Nil for any other result.
-func missingThread(id string, settings *memoryv1.GetSettingsResponse, err error) *Outcome {
+// or not found (worded with the limits memory attached). Nil for any other
+// result.
+func missingThread(id string, err error) *Outcome {
 	switch st := status.Convert(err); st.Code() {
 	case codes.DataLoss:
 		return &Outcome{IsError: true, Text: fmt.Sprintf("Conversation thread '%s' is gone: %s. Its history "+
 			"cannot be recovered. Start a new conversation by calling the tool again without continuation_id, and "+
 			"include the context it needs.", id, st.Message())}
 	case codes.NotFound:
-		return &Outcome{Text: notFoundMessage(id, settings.GetTtlSeconds()), IsError: true}
+		var ttl float64
+		for _, d := range st.Details() {
+			if l, ok := d.(*memoryv1.Limits); ok {
+				ttl = l.GetTtlSeconds()
+			}
+		}
+		return &Outcome{Text: notFoundMessage(id, ttl), IsError: true}
 	}
 	return nil
+}
+
+// notFoundMessage is the reference's reply to an unknown or expired thread,
+// with the TTL actually configured (when memory said).
+func notFoundMessage(id string, ttlSeconds float64) string {
+	hours := ttlSeconds / 3600
+	ttl := fmt.Sprintf(" %g hours", math.Round(hours*100)/100)
+	switch {
+	case hours == 1:
+		ttl = " 1 hour"
+	case ttlSeconds <= 0:
+		ttl = ""
+	}
+	return fmt.Sprintf("Conversation thread '%s' was not found or has expired. Threads expire%s after their last "+
+		"message (CONVERSATION_TIMEOUT_HOURS), and an id must be one a zen tool returned. Start a new conversation "+
+		"by calling the tool again without continuation_id, and include the context it needs.", id, ttl)
 }
 
 // fullThread is the answer to a continuation of a thread with no room left
 // for the exchange (two turns; one for a workflow step, which may have no
 // expert's answer): memory would refuse to store it, so the call ends here
 // rather than after a model call whose answer nobody could continue.
-func fullThread(tool *Tool, thread *memoryv1.Thread, settings *memoryv1.GetSettingsResponse) *Outcome {
+func fullThread(tool *Tool, id string, prep *memoryv1.PrepareCallResponse) *Outcome {
 	need := 2
 	if tool.GetWorkflow() {
 		need = 1
 	}
-	have, limit := len(thread.GetTurns()), int(settings.GetMaxTurns())
-	if have+need <= limit {
+	remaining, limit := int(prep.GetRemainingTurns()), int(prep.GetLimits().GetMaxTurns())
+	if need <= remaining {
 		return nil
 	}
 	return &Outcome{IsError: true, Text: fmt.Sprintf("Conversation thread '%s' has reached its limit of %d turns "+
 		"(MAX_CONVERSATION_TURNS): it holds %d and this exchange needs %d more, so it could not be kept, and no "+
 		"model was called. Start a new conversation by calling the tool again without continuation_id, and include "+
 		"the context it needs: a summary of this conversation and the files it used.",
-		thread.GetThreadId(), limit, have, need)}
+		id, limit, limit-remaining, need)}
+}
+
+// noModelWindow is the context assumed for tools that resolve no model at
+// the edge (clink's CLIs, consensus's per-step models): a common size.
+const noModelWindow = 200_000
+
+// modelWindow is what a history is selected for when the call runs with
+// model (nil for tools that resolve none).
+func modelWindow(model *routerv1.Model) *memoryv1.ModelWindow {
+	window := model.GetContextWindow()
+	if window == 0 {
+		window = noModelWindow
+	}
+	return &memoryv1.ModelWindow{Model: model.GetName(), ContextWindow: window}
+}
+
+// conversation is the history that fits the call's model: turns within the
+// history budget and the files they used, as stored, within the file
+// budget. Memory selected it with the rest of the thread (PrepareCall) for
+// the model the call named, or the one it inherits at the window that model
+// last had; only when the model resolved is another (the thread's model is
+// gone, or its window changed) is the history selected again. Files never
+// come from this machine's disk here, so any edge can continue any thread.
+func (r *Runner) conversation(ctx context.Context, id string, prep *memoryv1.PrepareCallResponse,
+	model *routerv1.Model) (*executorv1.Conversation, error) {
+	want := modelWindow(model)
+	h := prep.GetHistory()
+	if h == nil || !proto.Equal(h.GetModelWindow(), want) {
+		sel, err := r.b.Memory.SelectHistory(ctx, &memoryv1.SelectHistoryRequest{
+			ThreadId: id, ContextWindow: want.GetContextWindow(), Model: want.GetModel(),
+		})
+		if err != nil {
+			return nil, &BackendError{"memory", err}
+		}
+		h = &memoryv1.History{ModelWindow: want, Turns: sel.GetTurns(), TotalTurns: sel.GetTotalTurns(),
+			OmittedTurns: sel.GetOmittedTurns(), Files: sel.GetFiles(), OmittedFiles: sel.GetOmittedFiles()}
+	}
+	conv := &executorv1.Conversation{
+		ThreadId: id, ToolName: prep.GetToolName(), Turns: h.GetTurns(), TotalTurns: h.GetTotalTurns(),
+		OmittedTurns: h.GetOmittedTurns(), MaxTurns: prep.GetLimits().GetMaxTurns(), OmittedFiles: h.GetOmittedFiles(),
+	}
+	for _, f := range h.GetFiles() {
+		fc := &executorv1.FileContent{Path: f.GetPath(), Sha256: f.GetSha256(), Content: f.GetContent(),
+			SizeBytes: f.GetSizeBytes()}
+		if f.GetModifiedAt() != nil {
+			fc.ModifiedAt = f.GetModifiedAt().AsTime().UTC().Format(time.RFC3339)
+		}
+		conv.Files = append(conv.Files, fc)
+	}
+	return conv, nil
 }

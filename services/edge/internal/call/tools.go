@@ -90,21 +90,18 @@ func (t *Tool) Decode(raw json.RawMessage) (map[string]any, *Outcome) {
 }
 
 // asWorkflowError words a plain tool error the way workflow tools report
-// failures: {"status": "<tool>_failed", "error": ..., "step_number": N}.
-// Other statuses (resend_prompt, code_too_large) and other tools pass
-// unchanged.
+// failures (reply.ForWorkflow). Other statuses (resend_prompt,
+// code_too_large) and other tools pass unchanged.
 func (t *Tool) asWorkflowError(out Outcome, args map[string]any) Outcome {
-	if !t.GetWorkflow() || !out.IsError || out.Payload == nil || out.Payload["status"] != "error" {
+	if !t.GetWorkflow() || !out.IsError || out.Reply == nil {
 		return out
 	}
-	meta, _ := out.Payload["metadata"].(map[string]any)
 	step := 0
 	// Arguments refused for their numbers come here unchecked: 2^63 must
 	// not come back as a negative step.
 	if n, ok := args["step_number"].(float64); ok && n >= 0 && n <= math.MaxInt32 {
 		step = int(n)
 	}
-	return Outcome{IsError: true, Payload: map[string]any{
-		"status": t.GetName() + "_failed", "error": out.Payload["content"], "step_number": step, "metadata": meta,
-	}}
+	out.Reply = out.Reply.ForWorkflow(step)
+	return out
 }

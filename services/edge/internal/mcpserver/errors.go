@@ -11,6 +11,7 @@ import (
 	"github.com/zenmcp/zen/services/edge/internal/call"
 	"github.com/zenmcp/zen/services/edge/internal/streamhttp"
 	"github.com/zenmcp/zen/services/platform/origin"
+	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -117,8 +118,7 @@ func failureReply(ctx context.Context, logger *slog.Logger, tool string, err err
 		logger.ErrorContext(ctx, "tool call failed", "tool", tool, "err", err)
 	}
 	if a.ToolError {
-		return result(call.Outcome{IsError: true, Payload: map[string]any{"status": "error",
-			"content": scrub(a.Message), "content_type": "text", "metadata": map[string]any{"tool_name": tool}}}), nil
+		return result(call.Outcome{IsError: true, Reply: reply.Error(tool, scrub(a.Message))}), nil
 	}
 	return nil, &jsonrpc.Error{Code: a.Code, Message: a.Message}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/zenmcp/zen/services/edge/internal/call"
 	"github.com/zenmcp/zen/services/edge/internal/streamhttp"
 	"github.com/zenmcp/zen/services/platform/auth"
+	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -116,18 +117,19 @@ func handler(name string, runner *call.Runner, tracer trace.Tracer, metrics tele
 	}
 }
 
-// result renders an outcome: JSON text, and the same object as structured
-// content, or plain text for the errors the reference sends as text.
+// result renders an outcome: the reply's JSON as text, and the same bytes
+// as structured content, or plain text for the errors the reference sends
+// as text.
 func result(out call.Outcome) *mcp.CallToolResult {
-	if out.Payload == nil {
+	if out.Reply == nil {
 		return &mcp.CallToolResult{IsError: out.IsError, Content: []mcp.Content{&mcp.TextContent{Text: out.Text}}}
 	}
-	text, err := json.Marshal(out.Payload)
+	text, err := json.Marshal(out.Reply)
 	if err != nil {
-		text = []byte(`{"status":"error","content":"zen could not encode the result"}`)
+		text = reply.Error(out.Reply.Metadata.ToolName, "zen could not encode the result").Encode()
 	}
 	return &mcp.CallToolResult{IsError: out.IsError, Content: []mcp.Content{&mcp.TextContent{Text: string(text)}},
-		StructuredContent: out.Payload}
+		StructuredContent: json.RawMessage(text)}
 }
 
 // progressReporter sends notifications/progress when the client asked for

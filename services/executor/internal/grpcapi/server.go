@@ -8,6 +8,7 @@ import (
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/executor/internal/tools"
+	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/secrets"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -86,6 +87,10 @@ func (s *Server) ExecuteTool(req *executorv1.ExecuteToolRequest, stream grpc.Ser
 		return status.Error(codes.Internal, "executor: internal error")
 	}
 	s.scrub.Message(result)
+	if result.Reply, err = reply.ScrubJSON(result.GetReply(), s.scrub); err != nil {
+		s.logger.ErrorContext(ctx, "tool reply", "tool", tool.Name, "err", err)
+		return status.Error(codes.Internal, "executor: internal error")
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	return stream.Send(&executorv1.ExecuteToolResponse{Event: &executorv1.ExecuteToolResponse_Result{Result: result}})

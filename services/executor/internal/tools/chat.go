@@ -8,10 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/executor/internal/prompts"
 	"github.com/zenmcp/zen/services/executor/internal/render"
+	"github.com/zenmcp/zen/services/platform/reply"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -19,29 +21,26 @@ import (
 // defaultTemperature is what every reference tool default resolves to.
 const defaultTemperature = 1.0
 
-var thinkingModes = []any{"minimal", "low", "medium", "high", "max"}
+var thinkingModes = []string{"minimal", "low", "medium", "high", "max"}
 
 func chatTool() Tool {
 	return Tool{
 		Name:  "chat",
 		Title: "Chat with another model",
-		Description: "Talk a problem through with another AI model: brainstorm, get a second opinion, check an approach " +
-			"or ask for an explanation. Pass the relevant files and the working directory. The reply comes with a " +
-			"continuation_id; pass it back to carry the same conversation on, in chat or any other tool.",
+		Description: "Think with another model: brainstorm, second opinions, explanations. Paths absolute. Pass a " +
+			"reply's continuation_id back to continue that conversation, here or in any tool.",
 		Category: FastResponse,
 		// chat may write zen_generated.code into the working directory.
 		ReadOnly:      false,
 		RequiresModel: true,
 		FilesArgument: "absolute_file_paths",
-		Schema: func(c Catalog) map[string]any {
-			props := map[string]any{
-				"prompt": str("Your question or idea for the other model, with the context it needs. Say what you " +
-					"already know and what you want from it."),
-				"absolute_file_paths": strList("Full absolute paths of files or directories the model should read."),
-				"images":              strList("Full absolute paths of images, or data:image/...;base64 URLs."),
-				"working_directory_absolute_path": str("Full absolute path of an existing directory: the project the " +
-					"conversation is about."),
-				"continuation_id": str("The continuation_id of an earlier answer, to continue that conversation."),
+		Schema: func(c Catalog) *jsonschema.Schema {
+			props := map[string]*jsonschema.Schema{
+				"prompt":                          str("Your question, with the context the model needs."),
+				"absolute_file_paths":             strList("Files or directories to read."),
+				"images":                          strList("Paths or data:image URLs."),
+				"working_directory_absolute_path": str("An existing directory: the project."),
+				"continuation_id":                 str(""),
 			}
 			maps.Copy(props, modelSettings(c))
 			return object(props, requiredWithModel(c, "prompt", "working_directory_absolute_path")...)
@@ -52,7 +51,11 @@ func chatTool() Tool {
 }
 
 func runChat(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, error) {
-	prompt, _ := c.Args["prompt"].(string)
+	var a chatArgs
+	if err := decodeArgs("chat", c.Args, &a); err != nil {
+		return errorResult("chat", err.Error(), nil), nil
+	}
+	prompt := a.Prompt
 	if strings.TrimSpace(prompt) == "" {
 		return errorResult("chat", "Error in chat: prompt is required and must not be empty.", nil), nil
 	}
@@ -64,7 +67,7 @@ func runChat(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, er
 	if c.Model.GetAllowCodeGeneration() {
 		system += "\n\n" + prompts.Text("generate_code")
 	}
-	done, err := generate(ctx, env, c, system, user, defaultTemperature)
+	done, err := generate(ctx, env, c, a.modelArgs, system, user, defaultTemperature)
 	if err != nil {
 		return toolFailure(ctx, "chat", err)
 	}
@@ -86,15 +89,12 @@ func runChat(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, er
 	}
 	return &executorv1.ToolResult{
 		OffersContinuation: true, GeneratedCode: code,
-		Payload: payload(map[string]any{
-			"status": "success", "content": content, "content_type": "text",
-			"metadata": map[string]any{
-				"tool_name": "chat", "conversation_ready": true, "model_used": modelUsed,
-				"provider_used": done.GetProvider(), "usage": usage,
-			},
-		}),
+		Reply: (&reply.Reply{Status: reply.StatusSuccess, Content: content, ContentType: reply.Text,
+			Metadata: reply.Metadata{ToolName: "chat", Fields: map[string]any{
+				"conversation_ready": true, "model_used": modelUsed, "provider_used": done.GetProvider(), "usage": usage,
+			}}}).Encode(),
 		Turns: []*memoryv1.Turn{
-			{Role: memoryv1.Role_ROLE_USER, Content: prompt, ToolName: "chat", Files: fileRefs(c.Files), Images: stringList(c.Args["images"])},
+			{Role: memoryv1.Role_ROLE_USER, Content: prompt, ToolName: "chat", Files: fileRefs(c.Files), Images: a.Images},
 			{Role: memoryv1.Role_ROLE_ASSISTANT, Content: done.GetContent(), ToolName: "chat", ModelName: done.GetModelName(),
 				ModelProvider: done.GetProvider(), ModelMetadata: payload(map[string]any{"usage": usage})},
 		},
@@ -168,17 +168,6 @@ func fileRefs(files []*executorv1.FileContent) []*memoryv1.FileRef {
 		out[i] = &memoryv1.FileRef{Path: f.GetPath(), Sha256: f.GetSha256(), SizeBytes: f.GetSizeBytes()}
 		if t, err := time.Parse(time.RFC3339, f.GetModifiedAt()); err == nil {
 			out[i].ModifiedAt = timestamppb.New(t)
-		}
-	}
-	return out
-}
-
-func stringList(v any) []string {
-	list, _ := v.([]any)
-	var out []string
-	for _, item := range list {
-		if s, ok := item.(string); ok {
-			out = append(out, s)
 		}
 	}
 	return out

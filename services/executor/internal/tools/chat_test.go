@@ -8,6 +8,7 @@ import (
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/serve"
 	"google.golang.org/grpc"
 )
@@ -68,10 +69,10 @@ func TestChatNewConversationLayout(t *testing.T) {
 	if !strings.HasPrefix(req.GetSystemPrompt(), "Always respond in de-DE.") || req.GetTemperature() != 0.2 {
 		t.Errorf("system prompt %q..., temperature %v", req.GetSystemPrompt()[:30], req.GetTemperature())
 	}
-	p := res.GetPayload().AsMap()
-	if p["status"] != "success" || p["metadata"].(map[string]any)["model_used"] != "local-llama" ||
-		!strings.HasPrefix(p["content"].(string), "an answer\n\n---\n\nAGENT'S TURN") {
-		t.Errorf("payload = %v", p)
+	p := decodeReply(t, res)
+	if p.Status != "success" || p.Metadata.Fields["model_used"] != "local-llama" ||
+		!strings.HasPrefix(p.Content, "an answer\n\n---\n\nAGENT'S TURN") {
+		t.Errorf("reply = %+v", p)
 	}
 	turns := res.GetTurns()
 	if len(turns) != 2 || turns[0].GetContent() != "why?" || turns[0].GetFiles()[0].GetSha256() != "aa" ||
@@ -106,4 +107,14 @@ func TestChatContinuationEmbedsHistoryOnceAndSkipsKnownFiles(t *testing.T) {
 			t.Errorf("%q appears %d times, want %d:\n%s", s, got, want, user)
 		}
 	}
+}
+
+// decodeReply reads a result's reply as the edge does.
+func decodeReply(t *testing.T, res *executorv1.ToolResult) *reply.Reply {
+	t.Helper()
+	r, err := reply.Decode(res.GetReply())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -9,11 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/executor/internal/clink"
 	"github.com/zenmcp/zen/services/executor/internal/prompts"
 	"github.com/zenmcp/zen/services/executor/internal/render"
+	"github.com/zenmcp/zen/services/platform/reply"
 	"google.golang.org/grpc/status"
 )
 
@@ -23,17 +25,17 @@ const maxCLIChars = 20_000
 func clinkTool() Tool {
 	return Tool{
 		Name: "clink", Title: "Ask another AI CLI",
-		Description: "Hand a request to another AI command-line agent (gemini, codex or claude) running on this " +
-			"machine with its own tools, in a role (default, planner, codereviewer). It reads the files you list itself.",
+		Description: "Hand a request to another AI CLI on this machine, in a role; it has its own tools and reads " +
+			"the files you list (absolute paths) itself.",
 		Category: Balanced, ReadOnly: true, FilesArgument: "absolute_file_paths",
-		Schema: func(c Catalog) map[string]any {
-			props := map[string]any{
-				"prompt":              str("The request for the CLI, with the context it needs."),
-				"cli_name":            enum("Which CLI to run.", anyList(c.CLIs)...),
-				"role":                enum("The role the CLI takes.", anyList(c.CLIRoles)...),
-				"absolute_file_paths": strList("Absolute paths of files the CLI should read."),
-				"images":              strList("Absolute paths of images, or data:image URLs."),
-				"continuation_id":     str("The continuation_id of an earlier answer, to continue that conversation."),
+		Schema: func(c Catalog) *jsonschema.Schema {
+			props := map[string]*jsonschema.Schema{
+				"prompt":              str(""),
+				"cli_name":            enum("", c.CLIs...),
+				"role":                enum("", c.CLIRoles...),
+				"absolute_file_paths": strList(""),
+				"images":              strList(""),
+				"continuation_id":     str(""),
 			}
 			req := []string{"prompt"}
 			if len(c.CLIs) > 1 {
@@ -50,7 +52,11 @@ func runClink(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, e
 	if env.CLIs == nil || len(env.CLIs.Names()) == 0 {
 		return errorResult("clink", "No CLI is configured for clink.", nil), nil
 	}
-	name := strArg(c.Args, "cli_name")
+	var a clinkArgs
+	if err := decodeArgs("clink", c.Args, &a); err != nil {
+		return errorResult("clink", err.Error(), nil), nil
+	}
+	name := a.CLIName
 	if name == "" {
 		name = env.CLIs.Names()[0]
 	}
@@ -58,7 +64,7 @@ func runClink(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, e
 	if !ok {
 		return errorResult("clink", fmt.Sprintf("Unknown CLI '%s'. Configured: %s.", name, strings.Join(env.CLIs.Names(), ", ")), nil), nil
 	}
-	roleName := orDefault(c.Args["role"], "default")
+	roleName := orDefault(a.Role, "default")
 	role, ok := cli.Roles[roleName]
 	if !ok {
 		return errorResult("clink", fmt.Sprintf("CLI '%s' has no role '%s'. Its roles: %s.", cli.Name, roleName, strings.Join(cli.RoleNames(), ", ")), nil), nil
@@ -72,7 +78,7 @@ func runClink(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, e
 		flagPrompt = system
 	}
 	args := clink.Args(cli, role, flagPrompt)
-	stdin := clinkPrompt(c, cli.Name, system, flagPrompt != "")
+	stdin := clinkPrompt(c, a.Prompt, cli.Name, system, flagPrompt != "")
 	if c.Progress != nil {
 		c.Progress(fmt.Sprintf("running %s (%s role)", cli.Name, roleName), 0)
 	}
@@ -105,7 +111,7 @@ func runClink(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, e
 	}
 	content, capNote := capCLIOutput(parsed.Content)
 	meta := map[string]any{
-		"tool_name": "clink", "cli_name": cli.Name, "role": roleName, "command": anyList(run.Command),
+		"cli_name": cli.Name, "role": roleName, "command": anyList(run.Command),
 		"duration_seconds": float64(run.Duration.Round(10*time.Millisecond)) / float64(time.Second), "parser": clink.ParserName(cli),
 		"return_code": run.ReturnCode, "model_used": cli.Name, "provider_used": cli.Name,
 	}
@@ -120,9 +126,10 @@ func runClink(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, e
 	}
 	return &executorv1.ToolResult{
 		OffersContinuation: true,
-		Payload:            payload(map[string]any{"status": "success", "content": content, "content_type": "text", "metadata": meta}),
+		Reply: (&reply.Reply{Status: reply.StatusSuccess, Content: content, ContentType: reply.Text,
+			Metadata: reply.Metadata{ToolName: "clink"}}).With(meta).Encode(),
 		Turns: []*memoryv1.Turn{
-			{Role: memoryv1.Role_ROLE_USER, Content: strArg(c.Args, "prompt"), ToolName: "clink", Files: fileRefs(c.Files)},
+			{Role: memoryv1.Role_ROLE_USER, Content: a.Prompt, ToolName: "clink", Files: fileRefs(c.Files)},
 			{Role: memoryv1.Role_ROLE_ASSISTANT, Content: parsed.Content, ToolName: "clink", ModelName: cli.Name, ModelProvider: cli.Name},
 		},
 		InitialContext: initialContext(c.Args),
@@ -152,7 +159,7 @@ func rolePrompt(role clink.Role, locale string) (string, error) {
 // clinkPrompt is what the CLI reads on stdin: its role (unless passed by
 // flag), a note on its tools, the history when continuing, the request and
 // the files by reference (the CLI reads them itself).
-func clinkPrompt(c *Call, cli, system string, systemByFlag bool) string {
+func clinkPrompt(c *Call, prompt, cli, system string, systemByFlag bool) string {
 	var b strings.Builder
 	if !systemByFlag {
 		b.WriteString(system + "\n\n")
@@ -162,7 +169,7 @@ func clinkPrompt(c *Call, cli, system string, systemByFlag bool) string {
 	if c.Conversation != nil {
 		b.WriteString(render.History(c.Conversation) + "\n")
 	}
-	b.WriteString("=== USER REQUEST ===\n" + strArg(c.Args, "prompt") + "\n=== END REQUEST ===\n")
+	b.WriteString("=== USER REQUEST ===\n" + prompt + "\n=== END REQUEST ===\n")
 	if len(c.Files) > 0 {
 		b.WriteString("\n=== FILE REFERENCES ===\n")
 		for _, f := range c.Files {

@@ -2,10 +2,12 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
@@ -18,32 +20,30 @@ import (
 func consensusTool() Tool {
 	return Tool{
 		Name: "consensus", Title: "Consensus from several models",
-		Description: "Ask several models for their verdict on a proposal, one model per step, each with a stance " +
-			"(for, against, neutral or your own instructions); none sees another's answer. You then synthesize.",
+		Description: "Get several models' verdicts on a proposal, one model per step, each with a stance and blind " +
+			"to the others; you then synthesize." + stepping,
 		Category: ExtendedReasoning, ReadOnly: true, Workflow: true, FilesArgument: "relevant_files",
-		Schema: func(c Catalog) map[string]any {
+		Schema: func(c Catalog) *jsonschema.Schema {
 			props := stepFields()
-			maps.Copy(props, map[string]any{
-				"step": str("Step 1: the proposal or question every model will judge, with its context. Later " +
-					"steps: your notes on the last model's answer."),
-				"findings": str("Your own analysis (step 1), then a summary of each model's answer."),
-				"models": map[string]any{"type": "array", "minItems": 2,
-					"description": "The models to consult, in order, each with a stance; each model:stance pair at most once. " +
-						modelHint(c),
-					"items": map[string]any{"type": "object", "additionalProperties": false, "required": []any{"model"},
-						"properties": map[string]any{
-							"model":         str("A model name or alias."),
-							"stance":        map[string]any{"type": "string", "enum": []any{"for", "against", "neutral"}, "default": "neutral"},
-							"stance_prompt": str("Your own instructions for this model, replacing the stance's."),
-							"temperature":   map[string]any{"type": "number", "minimum": 0, "maximum": 1},
-							"thinking_mode": map[string]any{"type": "string", "enum": thinkingModes},
-						}}},
-				"relevant_files":      strList("Absolute paths of files every model should read."),
-				"images":              strList("Absolute paths of images, or data:image URLs."),
-				"continuation_id":     str("The continuation_id of an earlier answer, to continue that thread."),
-				"use_assistant_model": boolean("Accepted for compatibility; every step consults a model."),
-				"current_model_index": integer("Managed by zen; leave it out.", 0, maxSteps),
-				"model_responses":     map[string]any{"type": "array", "items": map[string]any{"type": "object"}, "description": "Managed by zen; leave it out."},
+			stance := enum("", "for", "against", "neutral")
+			stance.Default = json.RawMessage(`"neutral"`)
+			maps.Copy(props, map[string]*jsonschema.Schema{
+				"step":     str("Step 1: the proposal every model judges; later: notes on the last answer."),
+				"findings": str("Your analysis, then each answer's gist."),
+				"models": {Type: "array", MinItems: new(2),
+					Description: "In order; each model:stance pair once." + modelHint(c),
+					Items: object(map[string]*jsonschema.Schema{
+						"model":         str(""),
+						"stance":        stance,
+						"stance_prompt": str("Replaces the stance's instructions."),
+						"temperature":   number(0, 1),
+						"thinking_mode": enum("", thinkingModes...),
+					}, "model")},
+				"relevant_files":      strList("Files every model reads."),
+				"images":              strList(""),
+				"use_assistant_model": boolean("Ignored."),
+				"current_model_index": integer("Internal; leave out.", 0, maxSteps),
+				"model_responses":     {Type: "array", Items: bare("object"), Description: "Internal; leave out."},
 			})
 			return object(props, "step", "step_number", "total_steps", "next_step_required", "findings")
 		},
@@ -61,14 +61,19 @@ func modelHint(c Catalog) string {
 	if len(names) == 0 {
 		return ""
 	}
-	return "Best available: " + strings.Join(names, ", ") + "."
+	return " Best available: " + strings.Join(names, ", ") + "."
 }
 
 func runConsensus(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, error) {
-	a := readStep(c.Args, "")
+	args := consensusArgs{stepArgs: newStep()}
+	if err := decodeArgs("consensus", c.Args, &args); err != nil {
+		return workflowFailure("consensus", args.StepNumber, err.Error()), nil
+	}
+	a := args.stepArgs
+	a.settle("")
 	st := stateFor("consensus", c, a.StepNumber)
 	if a.StepNumber == 1 {
-		models, err := consensusModels(c.Args["models"])
+		models, err := consensusModels(args.Models)
 		if err != nil {
 			return workflowFailure("consensus", 1, err.Error()), nil
 		}
@@ -85,7 +90,7 @@ func runConsensus(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResul
 	}
 	st.record(stepArgs{StepNumber: a.StepNumber, Step: a.Step, Findings: a.Findings, RelevantFiles: a.RelevantFiles, Images: a.Images})
 	entry := st.Models[idx]
-	name, stance := entry["model"].(string), entry["stance"].(string)
+	name, stance := entry.Model, entry.Stance
 	if c.Progress != nil {
 		c.Progress(fmt.Sprintf("consensus step %d of %d: consulting %s (%s)", a.StepNumber, total, name, stance), 0)
 	}
@@ -112,7 +117,7 @@ func runConsensus(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResul
 		resp["consensus_complete"] = true
 		var consulted []any
 		for _, m := range st.Models {
-			consulted = append(consulted, fmt.Sprintf("%s:%s", m["model"], m["stance"]))
+			consulted = append(consulted, m.Model+":"+m.Stance)
 		}
 		resp["complete_consensus"] = map[string]any{"initial_prompt": st.Proposal, "models_consulted": consulted,
 			"total_responses": len(st.Responses), "consensus_confidence": "high"}
@@ -122,7 +127,7 @@ func runConsensus(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResul
 	} else {
 		next := st.Models[idx+1]
 		resp["next_steps"] = fmt.Sprintf("Note what %s said in findings, then call consensus with step_number: %d to "+
-			"consult %s (%s).", name, a.StepNumber+1, next["model"], next["stance"])
+			"consult %s (%s).", name, a.StepNumber+1, next.Model, next.Stance)
 		meta["models_to_consult"], meta["total_consultation_steps"] = anyList(modelNames(st.Models)), total
 	}
 	resp["metadata"] = meta
@@ -131,36 +136,32 @@ func runConsensus(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResul
 	return out, nil
 }
 
-func modelNames(ms []map[string]any) []string {
+func modelNames(ms []consensusModel) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
-		out[i] = fmt.Sprint(m["model"])
+		out[i] = m.Model
 	}
 	return out
 }
 
 // consensusModels checks step 1's list: at least two entries, each
 // model:stance pair once.
-func consensusModels(v any) ([]map[string]any, error) {
-	list, _ := v.([]any)
+func consensusModels(list []consensusModel) ([]consensusModel, error) {
 	if len(list) < 2 {
 		return nil, fmt.Errorf("step 1 needs 'models': at least two entries such as [{\"model\": \"a\", \"stance\": \"for\"}, {\"model\": \"b\", \"stance\": \"against\"}]")
 	}
 	seen := map[string]bool{}
-	var out []map[string]any
-	for _, item := range list {
-		m, _ := item.(map[string]any)
-		name, _ := m["model"].(string)
+	var out []consensusModel
+	for _, entry := range list {
+		name := entry.Model
 		if strings.TrimSpace(name) == "" {
 			return nil, fmt.Errorf("every entry in 'models' needs a model name")
 		}
-		entry := maps.Clone(m)
-		if s, _ := entry["stance"].(string); s == "" {
-			entry["stance"] = "neutral"
-		}
-		key := strings.ToLower(name) + ":" + entry["stance"].(string)
+		entry.Stance = orDefault(entry.Stance, "neutral")
+		key := strings.ToLower(name) + ":" + entry.Stance
 		if seen[key] {
-			return nil, fmt.Errorf("'models' lists %s:%s twice; each model:stance pair may appear once (the same model can take different stances)", name, entry["stance"])
+			return nil, fmt.Errorf("'models' lists %s:%s twice; each model:stance pair may appear once (the same model "+
+				"can take different stances)", name, entry.Stance)
 		}
 		seen[key] = true
 		out = append(out, entry)
@@ -171,8 +172,9 @@ func consensusModels(v any) ([]map[string]any, error) {
 // consult asks one model for its verdict. The model sees the proposal and
 // the files only, never another model's answer. A failure is recorded as
 // that model's answer; the workflow goes on.
-func consult(ctx context.Context, env *Env, c *Call, st *workflowState, entry map[string]any) (map[string]any, *memoryv1.Turn, error) {
-	name, stance := entry["model"].(string), entry["stance"].(string)
+func consult(ctx context.Context, env *Env, c *Call, st *workflowState, entry consensusModel) (map[string]any,
+	*memoryv1.Turn, error) {
+	name, stance := entry.Model, entry.Stance
 	failed := func(msg string) (map[string]any, *memoryv1.Turn, error) {
 		return map[string]any{"model": name, "stance": stance, "status": "error", "error": msg}, nil, nil
 	}
@@ -189,11 +191,11 @@ func consult(ctx context.Context, env *Env, c *Call, st *workflowState, entry ma
 	}
 	g := generation{model: res.GetModel(), system: stancePrompt(entry, env.Locale), user: user, images: c.Images,
 		temperature: defaultTemperature, thinkingMode: "medium", label: stance + " stance"}
-	if t, ok := entry["temperature"].(float64); ok {
-		g.temperature = t
+	if entry.Temperature != nil {
+		g.temperature = *entry.Temperature
 	}
-	if m, ok := entry["thinking_mode"].(string); ok {
-		g.thinkingMode = m
+	if entry.ThinkingMode != "" {
+		g.thinkingMode = entry.ThinkingMode
 	}
 	done, err := run(ctx, env, c.Progress, g)
 	if err != nil {
@@ -211,10 +213,10 @@ func consult(ctx context.Context, env *Env, c *Call, st *workflowState, entry ma
 
 // stancePrompt fills the consensus system prompt with the stance's
 // instructions, or the caller's own.
-func stancePrompt(entry map[string]any, locale string) string {
-	instructions, _ := entry["stance_prompt"].(string)
+func stancePrompt(entry consensusModel, locale string) string {
+	instructions := entry.StancePrompt
 	if strings.TrimSpace(instructions) == "" {
-		instructions = prompts.Text("consensus_" + entry["stance"].(string))
+		instructions = prompts.Text("consensus_" + entry.Stance)
 	}
 	return strings.ReplaceAll(prompts.System("consensus", locale), "{stance_prompt}", instructions)
 }

@@ -11,6 +11,7 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/executor/internal/prompts"
 	"github.com/zenmcp/zen/services/executor/internal/render"
+	"github.com/zenmcp/zen/services/platform/reply"
 	"google.golang.org/grpc/status"
 )
 
@@ -21,23 +22,24 @@ var promotedStatuses = []string{"files_required_to_continue", "investigation_pau
 // expertStep consults the model on the final step: the agent's
 // investigation, the earlier conversation from other tools, and the files,
 // each once and with line numbers.
-func expertStep(ctx context.Context, env *Env, c *Call, w workflowSpec, st *workflowState, a stepArgs, resp map[string]any) (*executorv1.ToolResult, error) {
+func expertStep(ctx context.Context, env *Env, c *Call, w workflowSpec, st *workflowState, a *workflowArgs,
+	resp map[string]any) (*executorv1.ToolResult, error) {
 	files := filesOnce(c)
 	system := prompts.System(w.name, env.Locale)
-	user := expertPrompt(c, w, st, files)
+	user := expertPrompt(c, w, a, st, files)
 	if w.embedFiles {
 		// These tools put their instructions beside the code they judge.
 		user, system = system+"\n\n"+user, ""
 	}
 	g := generation{model: c.Model, system: system, user: user, images: c.Images, temperature: defaultTemperature,
 		thinkingMode: w.defaultThinking, label: w.name + " expert analysis"}
-	if t, ok := c.Args["temperature"].(float64); ok {
-		g.temperature = t
+	if a.Temperature != nil {
+		g.temperature = *a.Temperature
 	}
 	if w.name == "thinkdeep" && env.ThinkdeepThinking != "" {
 		g.thinkingMode = env.ThinkdeepThinking
 	}
-	if m := strArg(c.Args, "thinking_mode"); m != "" {
+	if m := a.ThinkingMode; m != "" {
 		g.thinkingMode = m
 	}
 	if g.thinkingMode == "" {
@@ -50,11 +52,11 @@ func expertStep(ctx context.Context, env *Env, c *Call, w workflowSpec, st *work
 		}
 		// The steps so far stay in the thread; the agent can send the final
 		// step again.
-		return &executorv1.ToolResult{IsError: true, Payload: payload(map[string]any{
-			"status": "error", "content": fmt.Sprintf("The expert analysis failed: %s. The investigation is kept; call %s "+
-				"again with the same final step to retry, or set use_assistant_model to false.", status.Convert(err).Message(), w.name),
-			"content_type": "text", "step_number": a.StepNumber, "metadata": workflowMeta(w.name, c),
-		})}, nil
+		r := reply.Error(w.name, fmt.Sprintf("The expert analysis failed: %s. The investigation is kept; call %s "+
+			"again with the same final step to retry, or set use_assistant_model to false.",
+			status.Convert(err).Message(), w.name)).With(workflowMeta(w.name, c))
+		r.StepNumber = &a.StepNumber
+		return &executorv1.ToolResult{IsError: true, Reply: r.Encode()}, nil
 	}
 	text := done.GetContent()
 	analysis := parseExpert(text)
@@ -76,16 +78,16 @@ func expertStep(ctx context.Context, env *Env, c *Call, w workflowSpec, st *work
 	}
 	turn := &memoryv1.Turn{Role: memoryv1.Role_ROLE_ASSISTANT, Content: text, ToolName: w.name, ModelName: done.GetModelName(),
 		ModelProvider: done.GetProvider()}
-	return w.result(c, st, resp, a, turn), nil
+	return w.result(c, st, resp, a.stepArgs, turn), nil
 }
 
 // expertPrompt lays out what the expert reads.
-func expertPrompt(c *Call, w workflowSpec, st *workflowState, files []*executorv1.FileContent) string {
+func expertPrompt(c *Call, w workflowSpec, a *workflowArgs, st *workflowState, files []*executorv1.FileContent) string {
 	var b strings.Builder
 	b.WriteString("=== REQUEST ===\n")
 	b.WriteString(st.InitialRequest + "\n")
 	if w.brief != nil {
-		if extra := w.brief(c.Args); extra != "" {
+		if extra := w.brief(a); extra != "" {
 			b.WriteString(extra + "\n")
 		}
 	}

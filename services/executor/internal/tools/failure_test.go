@@ -61,7 +61,7 @@ func TestFailuresBeyondTheExecutorReachTheEdgeMarked(t *testing.T) {
 					got.Message = got.Message[:min(len(got.Message), len(tt.want.Message))] // gRPC's words follow
 				}
 			} else {
-				got.ToolError, _ = res.GetPayload().AsMap()["content"].(string)
+				got.ToolError = decodeReply(t, res).Content
 				if len(res.GetTurns()) != 0 {
 					t.Error("a failed call stored turns")
 				}

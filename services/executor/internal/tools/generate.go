@@ -29,12 +29,13 @@ type generation struct {
 
 // generate asks the call's model, with the call's temperature and thinking
 // mode when given.
-func generate(ctx context.Context, env *Env, c *Call, system, user string, defaultTemp float64) (*routerv1.GenerateDone, error) {
-	g := generation{model: c.Model, system: system, user: user, images: c.Images, temperature: defaultTemp}
-	if t, ok := c.Args["temperature"].(float64); ok {
-		g.temperature = t
+func generate(ctx context.Context, env *Env, c *Call, m modelArgs, system, user string,
+	defaultTemp float64) (*routerv1.GenerateDone, error) {
+	g := generation{model: c.Model, system: system, user: user, images: c.Images, temperature: defaultTemp,
+		thinkingMode: m.ThinkingMode}
+	if m.Temperature != nil {
+		g.temperature = *m.Temperature
 	}
-	g.thinkingMode, _ = c.Args["thinking_mode"].(string)
 	return run(ctx, env, c.Progress, g)
 }
 

@@ -45,15 +45,16 @@ func TestCapCLIOutput(t *testing.T) {
 }
 
 func TestConsensusModels(t *testing.T) {
-	entry := func(m, s string) any { return map[string]any{"model": m, "stance": s} }
-	if _, err := consensusModels([]any{entry("a", "for"), entry("A", "for")}); err == nil || !strings.Contains(err.Error(), "twice") {
+	entry := func(m, s string) consensusModel { return consensusModel{Model: m, Stance: s} }
+	_, err := consensusModels([]consensusModel{entry("a", "for"), entry("A", "for")})
+	if err == nil || !strings.Contains(err.Error(), "twice") {
 		t.Errorf("case-insensitive duplicate: %v", err)
 	}
-	got, err := consensusModels([]any{entry("a", "for"), map[string]any{"model": "a"}})
-	if err != nil || got[1]["stance"] != "neutral" {
+	got, err := consensusModels([]consensusModel{entry("a", "for"), {Model: "a"}})
+	if err != nil || got[1].Stance != "neutral" {
 		t.Errorf("same model, two stances: %v %v", got, err)
 	}
-	if _, err := consensusModels([]any{entry("a", "for")}); err == nil {
+	if _, err := consensusModels([]consensusModel{entry("a", "for")}); err == nil {
 		t.Error("one model accepted")
 	}
 }
@@ -63,11 +64,11 @@ func TestWorkflowStateRoundTrip(t *testing.T) {
 	st.record(stepArgs{StepNumber: 1, Step: "s1", Findings: "f1", RelevantFiles: []string{"/a"}, Confidence: "low", Hypothesis: "h"})
 	st.record(stepArgs{StepNumber: 2, Step: "s2", Findings: "f2", RelevantFiles: []string{"/a", "/b"}, Confidence: "high"})
 	st.record(stepArgs{StepNumber: 2, Step: "s2 again", Findings: "f2b", Confidence: "high"})
-	back := restoreState("debug", st.toStruct().GetFields()["workflow"].GetStructValue())
+	back := restoreState("debug", st.toStruct())
 	if len(back.History) != 2 || back.History[1].Step != "s2 again" || len(back.RelevantFiles) != 2 || back.InitialRequest != "s1" {
 		t.Errorf("restored %+v", back)
 	}
-	if other := restoreState("thinkdeep", st.toStruct().GetFields()["workflow"].GetStructValue()); len(other.History) != 0 {
+	if other := restoreState("thinkdeep", st.toStruct()); len(other.History) != 0 {
 		t.Error("another tool's state was restored")
 	}
 }

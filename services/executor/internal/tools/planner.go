@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 )
 
@@ -17,21 +18,20 @@ import (
 func plannerTool() Tool {
 	return Tool{
 		Name: "planner", Title: "Plan step by step",
-		Description: "Break a complex task into a plan one step at a time, revising steps and branching into " +
-			"alternatives as you learn. No model is called; the plan is kept in the thread.",
+		Description: "Plan a complex task one step at a time, revising steps and branching as you learn; no model " +
+			"is called." + stepping,
 		Category: ExtendedReasoning, ReadOnly: true, Workflow: true,
-		Schema: func(c Catalog) map[string]any {
+		Schema: func(c Catalog) *jsonschema.Schema {
 			props := stepFields()
-			maps.Copy(props, map[string]any{
-				"is_step_revision":    boolean("true when this step replaces an earlier one."),
-				"revises_step_number": integer("The step this one replaces.", 1, maxSteps),
-				"is_branch_point":     boolean("true when this step starts an alternative branch."),
-				"branch_from_step":    integer("The step the branch starts from.", 1, maxSteps),
-				"branch_id":           str("A name for the branch, e.g. 'approach-b'."),
-				"more_steps_needed":   boolean("true when the plan needs more steps than total_steps said."),
-				"use_assistant_model": boolean("Accepted for compatibility; the planner never calls a model."),
-				"continuation_id":     str("The continuation_id of an earlier answer, to continue that plan."),
-				"model":               str("Accepted for compatibility; the planner never calls a model."),
+			maps.Copy(props, map[string]*jsonschema.Schema{
+				"is_step_revision":    boolean(""),
+				"revises_step_number": integer("", 1, maxSteps),
+				"is_branch_point":     boolean(""),
+				"branch_from_step":    integer("", 1, maxSteps),
+				"branch_id":           str("e.g. approach-b"),
+				"more_steps_needed":   boolean(""),
+				"use_assistant_model": boolean("Ignored."),
+				"model":               str("Ignored."),
 			})
 			return object(props, "step", "step_number", "total_steps", "next_step_required")
 		},
@@ -41,19 +41,24 @@ func plannerTool() Tool {
 }
 
 func runPlanner(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, error) {
-	a := readStep(c.Args, "")
+	args := plannerArgs{stepArgs: newStep()}
+	if err := decodeArgs("planner", c.Args, &args); err != nil {
+		return workflowFailure("planner", args.StepNumber, err.Error()), nil
+	}
+	a := args.stepArgs
+	a.settle("")
 	st := stateFor("planner", c, a.StepNumber)
 	if st.InitialRequest == "" {
 		st.InitialRequest = a.Step
 	}
 	rec := stepRecord{Number: a.StepNumber, Step: a.Step}
-	revises := intArg(c.Args, "revises_step_number", 0)
-	revised := boolArg(c.Args, "is_step_revision", false) && revises > 0
+	revises := args.RevisesStepNumber
+	revised := args.IsStepRevision && revises > 0
 	if revised {
 		rec.Number = revises
 	}
-	branch := strArg(c.Args, "branch_id")
-	if boolArg(c.Args, "is_branch_point", false) && branch != "" {
+	branch := args.BranchID
+	if args.IsBranchPoint && branch != "" {
 		if st.Branches == nil {
 			st.Branches = map[string][]int{}
 		}
@@ -76,8 +81,8 @@ func runPlanner(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, err
 		"metadata": map[string]any{
 			"tool_name": "planner", "branches": anyList(branches), "step_history_length": len(st.History),
 			"is_step_revision": revised, "revises_step_number": revises, "is_branch_point": rec.Branch != "",
-			"branch_from_step": intArg(c.Args, "branch_from_step", 0), "branch_id": branch,
-			"more_steps_needed": boolArg(c.Args, "more_steps_needed", false),
+			"branch_from_step": args.BranchFromStep, "branch_id": branch,
+			"more_steps_needed": args.MoreStepsNeeded,
 		},
 	}
 	switch {

@@ -1,10 +1,10 @@
 package tools
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // TestIntegerArgumentsAreBounded: every integer argument of every tool, at
@@ -15,10 +15,8 @@ func TestIntegerArgumentsAreBounded(t *testing.T) {
 	for _, auto := range []bool{true, false} {
 		for _, tool := range All() {
 			var unbounded []string
-			walkIntegers(tool.Schema(goldenCatalog(auto)), tool.Name, func(path string, s map[string]any) {
-				_, lo := s["minimum"]
-				_, hi := s["maximum"]
-				if !lo || !hi {
+			walkIntegers(tool.Schema(goldenCatalog(auto)), tool.Name, func(path string, s *jsonschema.Schema) {
+				if s.Minimum == nil || s.Maximum == nil {
 					unbounded = append(unbounded, path)
 				}
 			})
@@ -30,18 +28,14 @@ func TestIntegerArgumentsAreBounded(t *testing.T) {
 }
 
 // walkIntegers calls f on every schema of type integer under s.
-func walkIntegers(s map[string]any, path string, f func(string, map[string]any)) {
-	if s["type"] == "integer" {
+func walkIntegers(s *jsonschema.Schema, path string, f func(string, *jsonschema.Schema)) {
+	if s.Type == "integer" {
 		f(path, s)
 	}
-	if props, ok := s["properties"].(map[string]any); ok {
-		for name, p := range props {
-			if ps, ok := p.(map[string]any); ok {
-				walkIntegers(ps, path+"."+name, f)
-			}
-		}
+	for name, p := range s.Properties {
+		walkIntegers(p, path+"."+name, f)
 	}
-	if items, ok := s["items"].(map[string]any); ok {
-		walkIntegers(items, fmt.Sprint(path, "[]"), f)
+	if s.Items != nil {
+		walkIntegers(s.Items, path+"[]", f)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,14 +24,18 @@ func goldenCatalog(auto bool) Catalog {
 		}}
 }
 
-// TestSchemasMatchGolden pins every tool's input schema, in auto mode.
-// Refresh with: go test ./internal/tools -run Golden -update
+// TestSchemasMatchGolden pins every tool's input schema, in auto mode, as
+// ListTools carries it. Refresh with: go test ./internal/tools -run Golden -update
 func TestSchemasMatchGolden(t *testing.T) {
 	var order []string
 	for _, tool := range All() {
 		order = append(order, tool.Name)
+		schema, err := wire(tool.Schema(goldenCatalog(true)))
+		if err != nil {
+			t.Fatal(err)
+		}
 		got, err := json.MarshalIndent(map[string]any{
-			"name": tool.Name, "read_only": tool.ReadOnly, "category": tool.Category, "input_schema": tool.Schema(goldenCatalog(true)),
+			"name": tool.Name, "read_only": tool.ReadOnly, "category": tool.Category, "input_schema": schema.AsMap(),
 		}, "", "  ")
 		if err != nil {
 			t.Fatal(err)
@@ -67,13 +72,13 @@ func TestSchemaBasics(t *testing.T) {
 	for _, auto := range []bool{true, false} {
 		for _, tool := range All() {
 			s := tool.Schema(goldenCatalog(auto))
-			props, _ := s["properties"].(map[string]any)
-			if tool.Name != "apilookup" && s["additionalProperties"] != false {
+			closed := s.AdditionalProperties != nil && s.AdditionalProperties.Not != nil
+			if tool.Name != "apilookup" && !closed {
 				t.Errorf("%s: additionalProperties is not false", tool.Name)
 			}
-			req, _ := s["required"].([]any)
+			req := s.Required
 			for _, r := range req {
-				if _, ok := props[r.(string)]; !ok {
+				if _, ok := s.Properties[r]; !ok {
 					t.Errorf("%s requires undeclared %v", tool.Name, r)
 				}
 				if r == "model" && (!auto || !tool.RequiresModel) {
@@ -81,10 +86,7 @@ func TestSchemaBasics(t *testing.T) {
 				}
 			}
 			wantModel := auto && tool.RequiresModel
-			hasModel := false
-			for _, r := range req {
-				hasModel = hasModel || r == "model"
-			}
+			hasModel := slices.Contains(req, "model")
 			if hasModel != wantModel {
 				t.Errorf("%s auto=%v: model required = %v, want %v", tool.Name, auto, hasModel, wantModel)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 )
 
@@ -13,16 +14,16 @@ import (
 func tracerTool() Tool {
 	return Tool{
 		Name: "tracer", Title: "Trace code",
-		Description: "Trace how code runs (precision mode: the call flow of one method) or how it connects " +
-			"(dependencies mode: who uses a class and what it uses), step by step. No model is called.",
+		Description: "Trace a method's call flow (precision) or a class's dependencies (dependencies; ask: the " +
+			"user picks); no model is called." + stepping,
 		Category: ExtendedReasoning, ReadOnly: true, Workflow: true,
-		Schema: func(c Catalog) map[string]any {
-			s := workflowSchema(c, map[string]any{
-				"target_description": str("What to trace and why: the method, class or module, and the question."),
-				"trace_mode":         enum("precision: execution flow; dependencies: structure; ask: let the user choose.", "precision", "dependencies", "ask"),
-				"model":              str("Accepted for compatibility; the tracer never calls a model."),
-			}, []string{"target_description", "trace_mode"}, []string{"issues_found", "hypothesis", "use_assistant_model"}, defaultConfidences, false)
-			return s
+		Schema: func(c Catalog) *jsonschema.Schema {
+			return workflowSchema(c, map[string]*jsonschema.Schema{
+				"target_description": str("What to trace, and the question."),
+				"trace_mode":         enum("", "precision", "dependencies", "ask"),
+				"model":              str("Ignored."),
+			}, []string{"target_description", "trace_mode"}, []string{"issues_found", "hypothesis", "use_assistant_model"},
+				defaultConfidences, false)
 		},
 		Output: workflowOutputSchema(),
 		Run:    runTracer,
@@ -30,10 +31,15 @@ func tracerTool() Tool {
 }
 
 func runTracer(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, error) {
-	a := readStep(c.Args, "exploring")
-	mode := orDefault(c.Args["trace_mode"], "ask")
+	args := tracerArgs{stepArgs: newStep()}
+	if err := decodeArgs("tracer", c.Args, &args); err != nil {
+		return workflowFailure("tracer", args.StepNumber, err.Error()), nil
+	}
+	a := args.stepArgs
+	a.settle("exploring")
+	mode := orDefault(args.TraceMode, "ask")
 	if a.StepNumber == 1 && mode == "ask" {
-		return &executorv1.ToolResult{Payload: payload(map[string]any{
+		return &executorv1.ToolResult{Reply: stepReply(map[string]any{
 			"status": "mode_selection_required", "step_number": 1, "total_steps": a.TotalSteps, "next_step_required": true,
 			"mode_options": map[string]any{
 				"precision":    "Follow the execution of one method or function: what it calls, in order, with branches and side effects.",
@@ -42,7 +48,7 @@ func runTracer(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, erro
 			"next_steps": "Ask the user which trace mode they want (precision or dependencies), then call tracer again " +
 				"with step_number: 1 and that trace_mode.",
 			"metadata": map[string]any{"tool_name": "tracer", "trace_mode": "ask"},
-		})}, nil
+		}).Encode()}, nil
 	}
 	st := stateFor("tracer", c, a.StepNumber)
 	st.TraceMode = mode
@@ -51,7 +57,7 @@ func runTracer(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, erro
 		"step_number": a.StepNumber, "total_steps": a.TotalSteps, "next_step_required": a.NextStepRequired,
 		"tracer_status": map[string]any{"files_checked": len(st.FilesChecked), "relevant_files": len(st.RelevantFiles),
 			"relevant_context": len(st.RelevantContext), "current_confidence": st.Confidence, "trace_mode": mode},
-		"trace_config": map[string]any{"trace_mode": mode, "target_description": strArg(c.Args, "target_description")},
+		"trace_config": map[string]any{"trace_mode": mode, "target_description": args.TargetDescription},
 		"metadata":     map[string]any{"tool_name": "tracer", "trace_mode": mode},
 	}
 	if a.NextStepRequired {
@@ -91,19 +97,20 @@ var traceRendering = map[string]string{
 func docgenTool() Tool {
 	return Tool{
 		Name: "docgen", Title: "Generate documentation",
-		Description: "Document code file by file: step 1 finds what needs documenting, each later step documents one " +
-			"file. Counters make sure no file is skipped. No model is called.",
+		Description: "Document code: step 1 counts the files needing it, then one file per step, counted so none " +
+			"is skipped; no model is called." + stepping,
 		Category: ExtendedReasoning, ReadOnly: true, Workflow: true,
-		Schema: func(c Catalog) map[string]any {
-			return workflowSchema(c, map[string]any{
-				"document_complexity":       map[string]any{"type": "boolean", "default": true, "description": "Document algorithmic complexity (Big O)."},
-				"document_flow":             map[string]any{"type": "boolean", "default": true, "description": "Document call flow and dependencies."},
-				"update_existing":           map[string]any{"type": "boolean", "default": true, "description": "Improve existing documentation that is wrong or thin."},
-				"comments_on_complex_logic": map[string]any{"type": "boolean", "default": true, "description": "Add comments inside complex logic."},
-				"num_files_documented":      integer("Files documented so far.", 0, maxFiles),
-				"total_files_to_document":   integer("Files to document in all, counted in step 1.", 0, maxFiles),
+		Schema: func(c Catalog) *jsonschema.Schema {
+			return workflowSchema(c, map[string]*jsonschema.Schema{
+				"document_complexity":       on("Big O."),
+				"document_flow":             on(""),
+				"update_existing":           on(""),
+				"comments_on_complex_logic": on(""),
+				"num_files_documented":      integer("", 0, maxFiles),
+				"total_files_to_document":   integer("", 0, maxFiles),
 			}, []string{"document_complexity", "document_flow", "update_existing", "comments_on_complex_logic",
-				"num_files_documented", "total_files_to_document"}, []string{"hypothesis", "use_assistant_model", "images"}, defaultConfidences, false)
+				"num_files_documented", "total_files_to_document"}, []string{"hypothesis", "use_assistant_model", "images"},
+				defaultConfidences, false)
 		},
 		Output: workflowOutputSchema(),
 		Run:    runDocgen,
@@ -111,15 +118,21 @@ func docgenTool() Tool {
 }
 
 func runDocgen(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, error) {
-	a := readStep(c.Args, "low")
-	done, total := intArg(c.Args, "num_files_documented", 0), intArg(c.Args, "total_files_to_document", 0)
+	args := docgenArgs{stepArgs: newStep(), DocumentComplexity: true, DocumentFlow: true, UpdateExisting: true,
+		CommentsOnComplexLogic: true}
+	if err := decodeArgs("docgen", c.Args, &args); err != nil {
+		return workflowFailure("docgen", args.StepNumber, err.Error()), nil
+	}
+	a := args.stepArgs
+	a.settle("low")
+	done, total := args.NumFilesDocumented, args.TotalFilesToDocument
 	st := stateFor("docgen", c, a.StepNumber)
 	st.record(a)
 	resp := map[string]any{
 		"step_number": a.StepNumber, "total_steps": max(a.TotalSteps, 1+total), "next_step_required": a.NextStepRequired,
 		"documentation_analysis_status": map[string]any{"files_checked": len(st.FilesChecked), "relevant_files": len(st.RelevantFiles),
 			"num_files_documented": done, "total_files_to_document": total,
-			"documentation_strategies": docStrategies(c.Args)},
+			"documentation_strategies": docStrategies(args)},
 		"metadata": map[string]any{"tool_name": "docgen"},
 	}
 	switch {
@@ -156,9 +169,9 @@ func runDocgen(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, erro
 	return stepResult(c, st, resp, a, nil), nil
 }
 
-func docStrategies(args map[string]any) map[string]any {
+func docStrategies(a docgenArgs) map[string]any {
 	return map[string]any{
-		"complexity": boolArg(args, "document_complexity", true), "flow": boolArg(args, "document_flow", true),
-		"update_existing": boolArg(args, "update_existing", true), "comments_on_complex_logic": boolArg(args, "comments_on_complex_logic", true),
+		"complexity": a.DocumentComplexity, "flow": a.DocumentFlow, "update_existing": a.UpdateExisting,
+		"comments_on_complex_logic": a.CommentsOnComplexLogic,
 	}
 }

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/executor/internal/clink"
+	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/secrets"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -78,28 +80,10 @@ type Tool struct {
 	// FilesOnFinalStep limits that to the final step.
 	FilesArgument    string
 	FilesOnFinalStep bool
-	Schema           func(Catalog) map[string]any
+	Schema           func(Catalog) *jsonschema.Schema
 	// Output is the JSON Schema of the result object.
-	Output map[string]any
+	Output *jsonschema.Schema
 	Run    func(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, error)
-}
-
-// envelopeSchema describes the ToolOutput envelope simple tools return.
-func envelopeSchema() map[string]any {
-	return map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"status":       map[string]any{"type": "string"},
-			"content":      map[string]any{"type": "string"},
-			"content_type": map[string]any{"type": "string", "enum": []any{"text", "markdown", "json"}},
-			"metadata":     map[string]any{"type": "object"},
-			"continuation_offer": map[string]any{"type": "object", "properties": map[string]any{
-				"continuation_id": map[string]any{"type": "string"}, "note": map[string]any{"type": "string"},
-				"remaining_turns": map[string]any{"type": "integer"},
-			}},
-		},
-		"required": []any{"status", "content", "content_type", "metadata"},
-	}
 }
 
 // All returns every tool in the order clients list them: the reference's
@@ -171,7 +155,7 @@ func NewCatalog(resp *routerv1.ListModelsResponse) Catalog {
 
 // Proto describes the tool for ListTools.
 func (t Tool) Proto(c Catalog) (*executorv1.Tool, error) {
-	schema, err := structpb.NewStruct(t.Schema(c))
+	schema, err := wire(t.Schema(c))
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", t.Name, err)
 	}
@@ -181,74 +165,11 @@ func (t Tool) Proto(c Catalog) (*executorv1.Tool, error) {
 		FilesOnFinalStep: t.FilesOnFinalStep,
 	}
 	if t.Output != nil {
-		if tool.OutputSchema, err = structpb.NewStruct(t.Output); err != nil {
+		if tool.OutputSchema, err = wire(t.Output); err != nil {
 			return nil, fmt.Errorf("output schema of %s: %w", t.Name, err)
 		}
 	}
 	return tool, nil
-}
-
-// object builds an object schema that rejects unknown properties.
-func object(props map[string]any, required ...string) map[string]any {
-	req := make([]any, len(required))
-	for i, r := range required {
-		req[i] = r
-	}
-	return map[string]any{"type": "object", "properties": props, "required": req, "additionalProperties": false}
-}
-
-func str(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
-
-func strList(desc string) map[string]any {
-	return map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": desc}
-}
-
-// modelField describes the model argument: in auto mode it lists the best
-// models so the agent can choose without a listmodels round trip.
-func modelField(c Catalog) map[string]any {
-	if !c.AutoMode {
-		return str(fmt.Sprintf("Model to use. Defaults to %s; name another only when the user asks for it.", c.DefaultModel))
-	}
-	const shown = 5
-	var parts []string
-	for _, m := range c.Ranked[:min(shown, len(c.Ranked))] {
-		parts = append(parts, modelSummary(m))
-	}
-	desc := "Model to use (required: no default is set). Best available: " + strings.Join(parts, "; ")
-	if extra := len(c.Ranked) - shown; extra > 0 {
-		desc += fmt.Sprintf("; +%d more via `listmodels`", extra)
-	}
-	return str(desc + ".")
-}
-
-func modelSummary(m *routerv1.Model) string {
-	traits := []string{fmt.Sprintf("score %d", m.GetIntelligenceScore()), tokensShort(m.GetContextWindow()) + " ctx"}
-	if m.GetSupportsExtendedThinking() {
-		traits = append(traits, "thinking")
-	}
-	if m.GetAllowCodeGeneration() {
-		traits = append(traits, "code-gen")
-	}
-	return fmt.Sprintf("%s (%s)", m.GetName(), strings.Join(traits, ", "))
-}
-
-// tokensShort writes 400000 as 400K and 1048576 as 1M.
-func tokensShort(n int32) string {
-	switch {
-	case n >= 1_000_000:
-		return fmt.Sprintf("%dM", (n+500_000)/1_000_000)
-	case n >= 1000:
-		return fmt.Sprintf("%dK", n/1000)
-	}
-	return fmt.Sprint(n)
-}
-
-// requiredWithModel adds "model" to the required list in auto mode.
-func requiredWithModel(c Catalog, names ...string) []string {
-	if c.AutoMode {
-		return append(names, "model")
-	}
-	return names
 }
 
 // payload builds the result object a client receives.
@@ -262,13 +183,12 @@ func payload(m map[string]any) *structpb.Struct {
 	return s
 }
 
-// errorResult is a tool error the agent can act on.
+// errorResult is a tool error the agent can act on (reply.Error), with
+// metadata of the tool's own.
 func errorResult(tool, msg string, meta map[string]any) *executorv1.ToolResult {
-	if meta == nil {
-		meta = map[string]any{}
+	r := reply.Error(tool, msg)
+	if meta != nil {
+		r.With(meta)
 	}
-	meta["tool_name"] = tool
-	return &executorv1.ToolResult{IsError: true, Payload: payload(map[string]any{
-		"status": "error", "content": msg, "content_type": "text", "metadata": meta,
-	})}
+	return &executorv1.ToolResult{IsError: true, Reply: r.Encode()}
 }

@@ -7,17 +7,19 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/platform/reply"
 )
 
-func noArgs(Catalog) map[string]any { return object(map[string]any{}) }
+func noArgs(Catalog) *jsonschema.Schema { return object(map[string]*jsonschema.Schema{}) }
 
 func listModelsTool() Tool {
 	return Tool{
 		Name:        "listmodels",
 		Title:       "List available models",
-		Description: "List the models zen can use, by provider, with their aliases, context windows and which providers are configured.",
+		Description: "List the models zen can use, by provider, with aliases and context windows.",
 		Category:    FastResponse,
 		ReadOnly:    true,
 		Schema:      noArgs,
@@ -27,10 +29,10 @@ func listModelsTool() Tool {
 			if err != nil {
 				return toolFailure(ctx, "listmodels", err)
 			}
-			return &executorv1.ToolResult{Payload: payload(map[string]any{
-				"status": "success", "content": modelListing(resp), "content_type": "markdown",
-				"metadata": map[string]any{"tool_name": "listmodels", "configured_providers": len(resp.GetConfiguredProviders())},
-			})}, nil
+			return &executorv1.ToolResult{Reply: (&reply.Reply{Status: reply.StatusSuccess, Content: modelListing(resp),
+				ContentType: "markdown", Metadata: reply.Metadata{ToolName: "listmodels", Fields: map[string]any{
+					"configured_providers": len(resp.GetConfiguredProviders()),
+				}}}).Encode()}, nil
 		},
 	}
 }
@@ -124,14 +126,11 @@ func versionTool() Tool {
 			fmt.Fprintf(&b, "- Model selection: %s (DEFAULT_MODEL=%s)\n", mode, resp.GetDefaultModel())
 			fmt.Fprintf(&b, "- Configured providers: %s\n", strings.Join(resp.GetConfiguredProviders(), ", "))
 			fmt.Fprintf(&b, "- Available models: %d\n", len(resp.GetModels()))
-			return &executorv1.ToolResult{Payload: payload(map[string]any{
-				"status": "success", "content": b.String(), "content_type": "markdown",
-				"metadata": map[string]any{
-					"tool_name": "version", "server_version": env.Version, "commit": env.Commit,
-					"go_version": runtime.Version(), "platform": platform,
-					"model_selection_mode": mode, "default_model": resp.GetDefaultModel(),
-				},
-			})}, nil
+			return &executorv1.ToolResult{Reply: (&reply.Reply{Status: reply.StatusSuccess, Content: b.String(),
+				ContentType: "markdown", Metadata: reply.Metadata{ToolName: "version", Fields: map[string]any{
+					"server_version": env.Version, "commit": env.Commit, "go_version": runtime.Version(),
+					"platform": platform, "model_selection_mode": mode, "default_model": resp.GetDefaultModel(),
+				}}}).Encode()}, nil
 		},
 	}
 }

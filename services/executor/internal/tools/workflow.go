@@ -3,12 +3,15 @@ package tools
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/platform/reply"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -26,27 +29,27 @@ type workflowSpec struct {
 	filesHeader string
 	// requireAtStep1 names an argument step 1 must carry.
 	requireAtStep1 string
-	confidence     []any
+	confidence     []string
 	defaultConf    string
 	// skip, when true on the final step, completes without the expert
 	// with skipStatus and skipReason.
-	skip       func(a stepArgs, args map[string]any, c *Call) bool
+	skip       func(a *workflowArgs) bool
 	skipStatus string
 	skipReason string
 	// Vocabulary (reference table 2.4.2).
 	pause, statusKey, requiredKey, completeKey, completionKey string
 	// fields are the tool's own arguments; omit drops common ones.
-	fields   map[string]any
+	fields   map[string]*jsonschema.Schema
 	required []string
 	omit     []string
 	// actions are the required actions for a pause at this step.
-	actions func(step int, confidence string, args map[string]any) []string
+	actions func(a *workflowArgs) []string
 	// considerations is how the agent should weigh the expert's answer.
 	considerations string
 	// statusExtra adds tool-specific counts to the status block.
-	statusExtra func(s *workflowState, args map[string]any) map[string]any
+	statusExtra func(s *workflowState, a *workflowArgs) map[string]any
 	// brief describes the request for the expert (the tool's own fields).
-	brief func(args map[string]any) string
+	brief func(a *workflowArgs) string
 	// defaultThinking is the expert's thinking mode when none is given.
 	defaultThinking string
 	// aliases repeat a response key under a second name the reference
@@ -56,9 +59,10 @@ type workflowSpec struct {
 
 func (w workflowSpec) tool() Tool {
 	return Tool{
-		Name: w.name, Title: w.title, Description: w.description, Category: ExtendedReasoning, ReadOnly: true,
+		Name: w.name, Title: w.title, Description: w.description + stepping + expertFinal, Category: ExtendedReasoning,
+		ReadOnly:      true,
 		RequiresModel: true, Workflow: true, FilesArgument: "relevant_files", FilesOnFinalStep: true,
-		Schema: func(c Catalog) map[string]any {
+		Schema: func(c Catalog) *jsonschema.Schema {
 			return workflowSchema(c, w.fields, w.required, w.omit, w.confidence, true)
 		},
 		Output: workflowOutputSchema(),
@@ -70,46 +74,51 @@ func (w workflowSpec) tool() Tool {
 
 // runWorkflow takes one step of a workflow tool.
 func runWorkflow(ctx context.Context, env *Env, c *Call, w workflowSpec) (*executorv1.ToolResult, error) {
-	a := readStep(c.Args, w.defaultConf)
-	if a.StepNumber == 1 && w.requireAtStep1 != "" && empty(c.Args[w.requireAtStep1]) {
-		return workflowFailure(w.name, a.StepNumber, fmt.Sprintf("Step 1 requires '%s': %s", w.requireAtStep1, requirementHint(w.requireAtStep1))), nil
+	a := newWorkflowArgs()
+	if err := decodeArgs(w.name, c.Args, &a); err != nil {
+		return workflowFailure(w.name, a.StepNumber, err.Error()), nil
+	}
+	a.settle(w.defaultConf)
+	if a.StepNumber == 1 && w.requireAtStep1 != "" && a.missing(w.requireAtStep1) {
+		return workflowFailure(w.name, a.StepNumber, fmt.Sprintf("Step 1 requires '%s': %s", w.requireAtStep1,
+			requirementHint(w.requireAtStep1))), nil
 	}
 	st := stateFor(w.name, c, a.StepNumber)
-	st.record(a)
+	st.record(a.stepArgs)
 	if c.Progress != nil {
 		c.Progress(fmt.Sprintf("%s step %d of %d", w.name, a.StepNumber, a.TotalSteps), 0)
 	}
 	resp := map[string]any{
 		"status": w.name + "_in_progress", "step_number": a.StepNumber, "total_steps": a.TotalSteps,
-		"next_step_required": a.NextStepRequired, w.statusKey: statusBlock(st, c.Args, w),
+		"next_step_required": a.NextStepRequired, w.statusKey: statusBlock(st, &a, w),
 		"metadata": workflowMeta(w.name, c),
 	}
 	if a.NextStepRequired {
 		resp["status"] = w.pause
 		resp[w.requiredKey] = true
 		resp["file_context"] = referenceOnly(a.RelevantFiles)
-		actions := w.actions(a.StepNumber, a.Confidence, c.Args)
+		actions := w.actions(&a)
 		resp["required_actions"] = anyList(actions)
-		resp["next_steps"] = pauseGuidance(w.name, a, actions)
-		return w.result(c, st, resp, a, nil), nil
+		resp["next_steps"] = pauseGuidance(w.name, a.stepArgs, actions)
+		return w.result(c, st, resp, a.stepArgs, nil), nil
 	}
 	resp[w.completeKey] = true
-	resp[w.completionKey] = completion(st, w, a)
+	resp[w.completionKey] = completion(st, w, a.stepArgs)
 	switch {
-	case w.skip != nil && w.skip(a, c.Args, c):
+	case w.skip != nil && w.skip(&a):
 		resp["status"] = w.skipStatus
 		resp["skip_expert_analysis"] = true
-		resp["expert_analysis"] = map[string]any{"status": skipCode(w, c.Args), "reason": w.skipReason}
+		resp["expert_analysis"] = map[string]any{"status": skipCode(w, &a), "reason": w.skipReason}
 		resp["next_steps"] = fmt.Sprintf("The %s is complete and no outside analysis is needed (%s). Present the findings "+
 			"to the user and proceed with the work they imply.", w.name, w.skipReason)
-		return w.result(c, st, resp, a, nil), nil
+		return w.result(c, st, resp, a.stepArgs, nil), nil
 	case !w.expert || !a.UseAssistant || !w.alwaysExpert && !worthAnExpert(st):
 		resp["status"] = "local_work_complete"
 		resp["next_steps"] = fmt.Sprintf("Your %s is complete without an outside model. Summarize the findings for the "+
 			"user, ordered by importance, with the evidence for each.", w.name)
-		return w.result(c, st, resp, a, nil), nil
+		return w.result(c, st, resp, a.stepArgs, nil), nil
 	}
-	return expertStep(ctx, env, c, w, st, a, resp)
+	return expertStep(ctx, env, c, w, st, &a, resp)
 }
 
 // worthAnExpert is the reference's rule: something to show the expert.
@@ -117,28 +126,14 @@ func worthAnExpert(st *workflowState) bool {
 	return len(st.RelevantFiles) > 0 || len(st.findings()) >= 2 || len(st.Issues) > 0
 }
 
-func skipCode(w workflowSpec, args map[string]any) string {
-	for _, k := range []string{"review_validation_type", "precommit_type"} {
-		if args[k] == "internal" {
-			return "skipped_due_to_internal_analysis_type"
-		}
+func skipCode(w workflowSpec, a *workflowArgs) string {
+	if a.ReviewValidationType == "internal" || a.PrecommitType == "internal" {
+		return "skipped_due_to_internal_analysis_type"
 	}
 	if w.name == "refactor" {
 		return "skipped_due_to_complete_refactoring_confidence"
 	}
 	return "skipped_due_to_certain_confidence"
-}
-
-func empty(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return true
-	case string:
-		return strings.TrimSpace(x) == ""
-	case []any:
-		return len(x) == 0
-	}
-	return false
 }
 
 func requirementHint(field string) string {
@@ -151,11 +146,9 @@ func requirementHint(field string) string {
 	return "it is needed to start."
 }
 
-// workflowFailure is a workflow error: <tool>_failed with the step number.
+// workflowFailure is a workflow error (reply.WorkflowFailure).
 func workflowFailure(tool string, step int, msg string) *executorv1.ToolResult {
-	return &executorv1.ToolResult{IsError: true, Payload: payload(map[string]any{
-		"status": tool + "_failed", "error": msg, "step_number": step, "metadata": map[string]any{"tool_name": tool},
-	})}
+	return &executorv1.ToolResult{IsError: true, Reply: reply.WorkflowFailure(tool, step, msg).Encode()}
 }
 
 func workflowMeta(tool string, c *Call) map[string]any {
@@ -167,14 +160,14 @@ func workflowMeta(tool string, c *Call) map[string]any {
 	return meta
 }
 
-func statusBlock(st *workflowState, args map[string]any, w workflowSpec) map[string]any {
+func statusBlock(st *workflowState, a *workflowArgs, w workflowSpec) map[string]any {
 	b := map[string]any{
 		"files_checked": len(st.FilesChecked), "relevant_files": len(st.RelevantFiles),
 		"relevant_context": len(st.RelevantContext), "issues_found": len(st.Issues),
 		"images_collected": len(st.Images), "current_confidence": st.Confidence,
 	}
 	if w.statusExtra != nil {
-		for k, v := range w.statusExtra(st, args) {
+		for k, v := range w.statusExtra(st, a) {
 			b[k] = v
 		}
 	}
@@ -247,11 +240,25 @@ func stepResult(c *Call, st *workflowState, resp map[string]any, a stepArgs, exp
 	if expert != nil {
 		turns = append(turns, expert)
 	}
-	turns[len(turns)-1].ModelMetadata = mergeStruct(turns[len(turns)-1].GetModelMetadata(), st.toStruct())
+	turns[len(turns)-1].WorkflowState = st.toStruct()
 	return &executorv1.ToolResult{
-		Payload: payload(resp), Turns: turns, OffersContinuation: true, InitialContext: workflowSettings(c.Args),
+		Reply: stepReply(resp).Encode(), Turns: turns, OffersContinuation: true, InitialContext: workflowSettings(c.Args),
 		Continuation: executorv1.Continuation_CONTINUATION_ID,
 	}
+}
+
+// stepReply types a step's response: its status and metadata; the rest
+// are the workflow's own keys.
+func stepReply(resp map[string]any) *reply.Reply {
+	r := &reply.Reply{Fields: maps.Clone(resp)}
+	r.Status, _ = resp["status"].(string)
+	meta, _ := resp["metadata"].(map[string]any)
+	r.Metadata.ToolName, _ = meta["tool_name"].(string)
+	r.Metadata.Fields = maps.Clone(meta)
+	delete(r.Metadata.Fields, "tool_name")
+	delete(r.Fields, "status")
+	delete(r.Fields, "metadata")
+	return r
 }
 
 func stepTurnText(a stepArgs) string {
@@ -267,14 +274,6 @@ func stepTurnText(a stepArgs) string {
 		b.WriteString("\nRelevant files: " + strings.Join(a.RelevantFiles, ", "))
 	}
 	return b.String()
-}
-
-func mergeStruct(base, extra *structpb.Struct) *structpb.Struct {
-	out := base.AsMap()
-	for k, v := range extra.AsMap() {
-		out[k] = v
-	}
-	return payload(out)
 }
 
 // filesOnce joins the files read for this step and the thread's files,

@@ -5,66 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"google.golang.org/protobuf/types/known/structpb"
 )
-
-// stepArgs are the fields every workflow step carries.
-type stepArgs struct {
-	Step             string
-	StepNumber       int
-	TotalSteps       int
-	NextStepRequired bool
-	Findings         string
-	FilesChecked     []string
-	RelevantFiles    []string
-	RelevantContext  []string
-	Issues           []any
-	Confidence       string
-	Hypothesis       string
-	UseAssistant     bool
-	Images           []string
-}
-
-func readStep(args map[string]any, defaultConfidence string) stepArgs {
-	a := stepArgs{
-		Step: strArg(args, "step"), StepNumber: intArg(args, "step_number", 1), TotalSteps: intArg(args, "total_steps", 1),
-		Findings: strArg(args, "findings"), FilesChecked: stringList(args["files_checked"]),
-		RelevantFiles: stringList(args["relevant_files"]), RelevantContext: stringList(args["relevant_context"]),
-		Confidence: strArg(args, "confidence"), Hypothesis: strArg(args, "hypothesis"), UseAssistant: true,
-		Images: stringList(args["images"]),
-	}
-	a.NextStepRequired, _ = args["next_step_required"].(bool)
-	if v, ok := args["use_assistant_model"].(bool); ok {
-		a.UseAssistant = v
-	}
-	a.Issues, _ = args["issues_found"].([]any)
-	if a.Confidence == "" {
-		a.Confidence = defaultConfidence
-	}
-	if a.StepNumber > a.TotalSteps {
-		a.TotalSteps = a.StepNumber
-	}
-	return a
-}
-
-func strArg(args map[string]any, k string) string {
-	s, _ := args[k].(string)
-	return s
-}
-
-func intArg(args map[string]any, k string, def int) int {
-	if f, ok := args[k].(float64); ok {
-		return int(f)
-	}
-	return def
-}
-
-func boolArg(args map[string]any, k string, def bool) bool {
-	if b, ok := args[k].(bool); ok {
-		return b
-	}
-	return def
-}
 
 // stepRecord is one step as the thread keeps it.
 type stepRecord struct {
@@ -99,7 +42,7 @@ type workflowState struct {
 	TraceMode string `json:"trace_mode,omitempty"`
 	// Consensus: the proposal every model sees, who to ask, what they said.
 	Proposal  string           `json:"proposal,omitempty"`
-	Models    []map[string]any `json:"models,omitempty"`
+	Models    []consensusModel `json:"models,omitempty"`
 	Responses []map[string]any `json:"responses,omitempty"`
 }
 
@@ -109,11 +52,29 @@ func stateFor(tool string, c *Call, step int) *workflowState {
 	if step == 1 {
 		return &workflowState{Tool: tool}
 	}
+	if c.WorkflowState == nil {
+		return restoreState(tool, legacyState(tool, c.Conversation.GetTurns()))
+	}
 	return restoreState(tool, c.WorkflowState)
 }
 
-// restoreState reads the state the edge found in the thread; it belongs to
-// this tool or it is ignored.
+// legacyState finds the state a thread written before Turn.workflow_state
+// existed keeps in its tool's newest "workflow" model_metadata, among the
+// turns of the history; nil when there is none.
+func legacyState(tool string, turns []*memoryv1.Turn) *structpb.Struct {
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].GetToolName() != tool {
+			continue
+		}
+		if w := turns[i].GetModelMetadata().GetFields()["workflow"].GetStructValue(); w != nil {
+			return w
+		}
+	}
+	return nil
+}
+
+// restoreState reads the state memory returned for this tool (the edge
+// carries it unread); it belongs to this tool or it is ignored.
 func restoreState(tool string, s *structpb.Struct) *workflowState {
 	st := &workflowState{Tool: tool}
 	if s == nil {
@@ -130,7 +91,8 @@ func restoreState(tool string, s *structpb.Struct) *workflowState {
 	return &got
 }
 
-// toStruct is the state as the thread stores it.
+// toStruct is the state as the thread stores it: the step's last turn's
+// workflow_state, which only this package reads.
 func (s *workflowState) toStruct() *structpb.Struct {
 	raw, err := json.Marshal(s)
 	if err != nil {
@@ -138,7 +100,7 @@ func (s *workflowState) toStruct() *structpb.Struct {
 	}
 	var m map[string]any
 	_ = json.Unmarshal(raw, &m)
-	return payload(map[string]any{"workflow": m})
+	return payload(m)
 }
 
 // record adds a step to the state and consolidates what it found. A step
@@ -158,7 +120,7 @@ func (s *workflowState) record(a stepArgs) {
 	s.RelevantFiles = union(s.RelevantFiles, a.RelevantFiles)
 	s.RelevantContext = union(s.RelevantContext, a.RelevantContext)
 	s.Images = union(s.Images, a.Images)
-	s.Issues = append(s.Issues, a.Issues...)
+	s.Issues = append(s.Issues, anyList(a.Issues)...)
 	if a.Hypothesis != "" {
 		s.Hypotheses = append(s.Hypotheses, map[string]any{"step": a.StepNumber, "hypothesis": a.Hypothesis, "confidence": a.Confidence})
 	}

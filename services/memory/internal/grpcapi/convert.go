@@ -16,7 +16,19 @@ func toProtoThread(t *memory.Thread) *memoryv1.Thread {
 	}
 }
 
+// toProtoTurns converts turns whole, workflow state included: the thread
+// as stored, for inspection and export.
 func toProtoTurns(turns []memory.Turn) []*memoryv1.Turn {
+	out := historyTurns(turns)
+	for i, t := range turns {
+		out[i].WorkflowState = toStruct(t.WorkflowState)
+	}
+	return out
+}
+
+// historyTurns converts turns for a model's history: a workflow's state is
+// the executor's to read once, through PrepareCall, not with every turn.
+func historyTurns(turns []memory.Turn) []*memoryv1.Turn {
 	out := make([]*memoryv1.Turn, len(turns))
 	for i, t := range turns {
 		files := make([]*memoryv1.FileRef, len(t.Files))
@@ -42,10 +54,13 @@ func fromProtoTurns(turns []*memoryv1.Turn) []memory.Turn {
 		turn := memory.Turn{
 			Role: memory.Role(t.GetRole()), Content: t.GetContent(), Files: files, Images: t.GetImages(),
 			ToolName: t.GetToolName(), ModelProvider: t.GetModelProvider(), ModelName: t.GetModelName(),
-			ModelMetadata: t.GetModelMetadata().AsMap(),
+			ModelMetadata: t.GetModelMetadata().AsMap(), WorkflowState: t.GetWorkflowState().AsMap(),
 		}
 		if len(turn.ModelMetadata) == 0 {
 			turn.ModelMetadata = nil
+		}
+		if len(turn.WorkflowState) == 0 {
+			turn.WorkflowState = nil
 		}
 		if t.GetTimestamp() != nil {
 			turn.Timestamp = t.GetTimestamp().AsTime()
@@ -129,17 +144,23 @@ func fromProtoBlobs(blobs []*memoryv1.FileBlob) []memory.Blob {
 
 func toSelectResponse(sel memory.Selection) *memoryv1.SelectHistoryResponse {
 	resp := &memoryv1.SelectHistoryResponse{
-		Turns: toProtoTurns(sel.Turns), TotalTurns: int32(sel.Total), OmittedTurns: int32(sel.Omitted),
+		Turns: historyTurns(sel.Turns), TotalTurns: int32(sel.Total), OmittedTurns: int32(sel.Omitted),
 		TokensUsed: clamp(sel.TokensUsed), ToolName: sel.Thread.ToolName, OmittedFiles: int32(sel.OmittedFiles),
 		FileTokensUsed: clamp(sel.FileTokens), KnownFiles: sel.Known, HistoryBudget: clamp(sel.HistoryBudget),
 		FileBudget: clamp(sel.FileBudget), Tokenizer: sel.Encoding,
 	}
-	for _, f := range sel.Files {
-		ref := toProtoFileRef(f.FileRef)
-		resp.Files = append(resp.Files, &memoryv1.HistoryFile{Path: f.Path, Sha256: f.SHA256, Content: f.Content,
-			SizeBytes: ref.GetSizeBytes(), ModifiedAt: ref.GetModifiedAt(), Tokens: clamp(f.Tokens)})
-	}
+	resp.Files = historyFiles(sel.Files)
 	return resp
+}
+
+func historyFiles(files []memory.HistoryFile) []*memoryv1.HistoryFile {
+	out := make([]*memoryv1.HistoryFile, len(files))
+	for i, f := range files {
+		ref := toProtoFileRef(f.FileRef)
+		out[i] = &memoryv1.HistoryFile{Path: f.Path, Sha256: f.SHA256, Content: f.Content,
+			SizeBytes: ref.GetSizeBytes(), ModifiedAt: ref.GetModifiedAt(), Tokens: clamp(f.Tokens)}
+	}
+	return out
 }
 
 // clamp fits a count into the int32 the API uses.

@@ -33,12 +33,14 @@ func (s *Server) GetSettings(context.Context, *memoryv1.GetSettingsRequest) (*me
 func (s *Server) CreateThread(ctx context.Context, req *memoryv1.CreateThreadRequest) (*memoryv1.CreateThreadResponse, error) {
 	t, err := s.svc.Create(ctx, memory.CreateParams{
 		ToolName: req.GetToolName(), ParentID: req.GetParentThreadId(), InitialContext: req.GetInitialContext().AsMap(),
-		ClientID: auth.Client(ctx), Turns: fromProtoTurns(req.GetTurns()), Blobs: fromProtoBlobs(req.GetBlobs()),
+		ClientID: auth.Client(ctx), Blobs: fromProtoBlobs(req.GetBlobs()),
+		Turns: memory.Served(fromProtoTurns(req.GetTurns()), fromProtoWindow(req.GetModelWindow())),
 	})
 	if err != nil {
 		return nil, s.toStatus(ctx, "create thread", err)
 	}
-	return &memoryv1.CreateThreadResponse{Thread: toProtoThread(t)}, nil
+	return &memoryv1.CreateThreadResponse{Thread: toProtoThread(t),
+		RemainingTurns: int32(s.svc.MaxTurns() - len(t.Turns))}, nil
 }
 
 func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) (*memoryv1.GetThreadResponse, error) {
@@ -54,15 +56,19 @@ func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) 
 }
 
 func (s *Server) AppendTurns(ctx context.Context, req *memoryv1.AppendTurnsRequest) (*memoryv1.AppendTurnsResponse, error) {
-	n, err := s.svc.Append(ctx, req.GetThreadId(), auth.Client(ctx), req.GetExchangeId(), fromProtoTurns(req.GetTurns()),
+	turns := memory.Served(fromProtoTurns(req.GetTurns()), fromProtoWindow(req.GetModelWindow()))
+	n, err := s.svc.Append(ctx, req.GetThreadId(), auth.Client(ctx), req.GetExchangeId(), turns,
 		fromProtoBlobs(req.GetBlobs()))
+	resp := &memoryv1.AppendTurnsResponse{Accepted: true, TurnCount: int32(n),
+		RemainingTurns: int32(s.svc.MaxTurns() - n)}
 	if errors.Is(err, memory.ErrTurnLimit) {
-		return &memoryv1.AppendTurnsResponse{Accepted: false, TurnCount: int32(n)}, nil
+		resp.Accepted = false
+		return resp, nil
 	}
 	if err != nil {
 		return nil, s.toStatus(ctx, "append turns", err)
 	}
-	return &memoryv1.AppendTurnsResponse{Accepted: true, TurnCount: int32(n)}, nil
+	return resp, nil
 }
 
 func (s *Server) SelectHistory(ctx context.Context, req *memoryv1.SelectHistoryRequest) (*memoryv1.SelectHistoryResponse, error) {

@@ -66,6 +66,11 @@ func (s *Service) SelectHistory(ctx context.Context, id, clientID string, p Sele
 	if err != nil {
 		return Selection{}, err
 	}
+	return s.selectFrom(ctx, t, chain, p)
+}
+
+// selectFrom is SelectHistory over a thread and its chain already read.
+func (s *Service) selectFrom(ctx context.Context, t *Thread, chain []*Thread, p SelectParams) (Selection, error) {
 	var turns []Turn
 	for _, c := range chain {
 		turns = append(turns, c.Turns...)

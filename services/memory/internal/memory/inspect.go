@@ -116,15 +116,21 @@ func (s *Service) LastModel(ctx context.Context, t *Thread) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return lastAssistant(chain).ModelName, nil
+}
+
+// lastAssistant is the newest assistant turn along a chain that names its
+// model; the zero Turn when there is none.
+func lastAssistant(chain []*Thread) Turn {
 	for i := len(chain) - 1; i >= 0; i-- {
 		turns := chain[i].Turns
 		for j := len(turns) - 1; j >= 0; j-- {
 			if turns[j].Role == RoleAssistant && turns[j].ModelName != "" {
-				return turns[j].ModelName, nil
+				return turns[j]
 			}
 		}
 	}
-	return "", nil
+	return Turn{}
 }
 
 // Export calls fn with each of the client's live threads, newest first.

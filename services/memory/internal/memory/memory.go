@@ -73,6 +73,13 @@ type Turn struct {
 	ModelProvider string         `json:"model_provider,omitempty"`
 	ModelName     string         `json:"model_name,omitempty"`
 	ModelMetadata map[string]any `json:"model_metadata,omitempty"`
+	// WorkflowState is what the tool that wrote the turn keeps for its next
+	// step: the executor's, stored and returned unread.
+	WorkflowState map[string]any `json:"workflow_state,omitempty"`
+	// ContextWindow is the context window the turn's model had when it
+	// wrote the turn (see Served): a call that inherits the model gets its
+	// history selected in the same read as the rest of what it needs.
+	ContextWindow int64 `json:"context_window,omitempty"`
 	// Tokens are the content's token counts by encoding, made when the
 	// turn was written so selection need not tokenize again.
 	Tokens map[string]int64 `json:"tokens,omitempty"`

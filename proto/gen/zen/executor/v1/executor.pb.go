@@ -500,9 +500,9 @@ type ExecuteToolRequest struct {
 	// images are the call's images as data URLs, read by the edge; the
 	// arguments keep the paths the caller gave.
 	Images []string `protobuf:"bytes,8,rep,name=images,proto3" json:"images,omitempty"`
-	// workflow_state is what the same tool stored with its last step in this
-	// thread (the model_metadata "workflow" value of its latest assistant
-	// turn); empty when the tool starts afresh.
+	// workflow_state is what the same tool left with its last step in this
+	// thread (Turn.workflow_state, as memory returns it); empty when the tool
+	// starts afresh. Only the executor reads it: the edge carries it.
 	WorkflowState *structpb.Struct `protobuf:"bytes,9,opt,name=workflow_state,json=workflowState,proto3" json:"workflow_state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -657,9 +657,11 @@ func (x *Progress) GetOutputTokens() int32 {
 // ToolResult is the outcome of one call.
 type ToolResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// payload is the JSON object returned to the client, before the edge adds
-	// the continuation offer and the trace id.
-	Payload *structpb.Struct `protobuf:"bytes,1,opt,name=payload,proto3" json:"payload,omitempty"`
+	// reply is the JSON object the client receives, as the tool built it
+	// (zen's reply package owns its shape). The edge adds only what transport
+	// knows: the trace id, the continuation once the turns are stored, the
+	// output cap.
+	Reply []byte `protobuf:"bytes,8,opt,name=reply,proto3" json:"reply,omitempty"`
 	// is_error marks a tool error the model can act on.
 	IsError bool `protobuf:"varint,2,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
 	// turns are what the exchange adds to the thread; empty when nothing is
@@ -711,9 +713,9 @@ func (*ToolResult) Descriptor() ([]byte, []int) {
 	return file_zen_executor_v1_executor_proto_rawDescGZIP(), []int{7}
 }
 
-func (x *ToolResult) GetPayload() *structpb.Struct {
+func (x *ToolResult) GetReply() []byte {
 	if x != nil {
-		return x.Payload
+		return x.Reply
 	}
 	return nil
 }
@@ -893,16 +895,16 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\x0eworkflow_state\x18\t \x01(\v2\x17.google.protobuf.StructR\rworkflowState\"I\n" +
 	"\bProgress\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12#\n" +
-	"\routput_tokens\x18\x02 \x01(\x05R\foutputTokens\"\xe2\x02\n" +
+	"\routput_tokens\x18\x02 \x01(\x05R\foutputTokens\"\xd4\x02\n" +
 	"\n" +
-	"ToolResult\x121\n" +
-	"\apayload\x18\x01 \x01(\v2\x17.google.protobuf.StructR\apayload\x12\x19\n" +
+	"ToolResult\x12\x14\n" +
+	"\x05reply\x18\b \x01(\fR\x05reply\x12\x19\n" +
 	"\bis_error\x18\x02 \x01(\bR\aisError\x12)\n" +
 	"\x05turns\x18\x03 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12/\n" +
 	"\x13offers_continuation\x18\x04 \x01(\bR\x12offersContinuation\x12@\n" +
 	"\x0finitial_context\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x0einitialContext\x12A\n" +
 	"\fcontinuation\x18\x06 \x01(\x0e2\x1d.zen.executor.v1.ContinuationR\fcontinuation\x12%\n" +
-	"\x0egenerated_code\x18\a \x01(\tR\rgeneratedCode\"\x8e\x01\n" +
+	"\x0egenerated_code\x18\a \x01(\tR\rgeneratedCodeJ\x04\b\x01\x10\x02R\apayload\"\x8e\x01\n" +
 	"\x13ExecuteToolResponse\x127\n" +
 	"\bprogress\x18\x01 \x01(\v2\x19.zen.executor.v1.ProgressH\x00R\bprogress\x125\n" +
 	"\x06result\x18\x02 \x01(\v2\x1b.zen.executor.v1.ToolResultH\x00R\x06resultB\a\n" +
@@ -955,21 +957,20 @@ var file_zen_executor_v1_executor_proto_depIdxs = []int32{
 	4,  // 7: zen.executor.v1.ExecuteToolRequest.conversation:type_name -> zen.executor.v1.Conversation
 	5,  // 8: zen.executor.v1.ExecuteToolRequest.files:type_name -> zen.executor.v1.FileContent
 	10, // 9: zen.executor.v1.ExecuteToolRequest.workflow_state:type_name -> google.protobuf.Struct
-	10, // 10: zen.executor.v1.ToolResult.payload:type_name -> google.protobuf.Struct
-	11, // 11: zen.executor.v1.ToolResult.turns:type_name -> zen.memory.v1.Turn
-	10, // 12: zen.executor.v1.ToolResult.initial_context:type_name -> google.protobuf.Struct
-	0,  // 13: zen.executor.v1.ToolResult.continuation:type_name -> zen.executor.v1.Continuation
-	7,  // 14: zen.executor.v1.ExecuteToolResponse.progress:type_name -> zen.executor.v1.Progress
-	8,  // 15: zen.executor.v1.ExecuteToolResponse.result:type_name -> zen.executor.v1.ToolResult
-	2,  // 16: zen.executor.v1.ExecutorService.ListTools:input_type -> zen.executor.v1.ListToolsRequest
-	6,  // 17: zen.executor.v1.ExecutorService.ExecuteTool:input_type -> zen.executor.v1.ExecuteToolRequest
-	3,  // 18: zen.executor.v1.ExecutorService.ListTools:output_type -> zen.executor.v1.ListToolsResponse
-	9,  // 19: zen.executor.v1.ExecutorService.ExecuteTool:output_type -> zen.executor.v1.ExecuteToolResponse
-	18, // [18:20] is the sub-list for method output_type
-	16, // [16:18] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	11, // 10: zen.executor.v1.ToolResult.turns:type_name -> zen.memory.v1.Turn
+	10, // 11: zen.executor.v1.ToolResult.initial_context:type_name -> google.protobuf.Struct
+	0,  // 12: zen.executor.v1.ToolResult.continuation:type_name -> zen.executor.v1.Continuation
+	7,  // 13: zen.executor.v1.ExecuteToolResponse.progress:type_name -> zen.executor.v1.Progress
+	8,  // 14: zen.executor.v1.ExecuteToolResponse.result:type_name -> zen.executor.v1.ToolResult
+	2,  // 15: zen.executor.v1.ExecutorService.ListTools:input_type -> zen.executor.v1.ListToolsRequest
+	6,  // 16: zen.executor.v1.ExecutorService.ExecuteTool:input_type -> zen.executor.v1.ExecuteToolRequest
+	3,  // 17: zen.executor.v1.ExecutorService.ListTools:output_type -> zen.executor.v1.ListToolsResponse
+	9,  // 18: zen.executor.v1.ExecutorService.ExecuteTool:output_type -> zen.executor.v1.ExecuteToolResponse
+	17, // [17:19] is the sub-list for method output_type
+	15, // [15:17] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_zen_executor_v1_executor_proto_init() }

@@ -157,8 +157,13 @@ type Turn struct {
 	ToolName      string                 `protobuf:"bytes,6,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
 	ModelProvider string                 `protobuf:"bytes,7,opt,name=model_provider,json=modelProvider,proto3" json:"model_provider,omitempty"`
 	ModelName     string                 `protobuf:"bytes,8,opt,name=model_name,json=modelName,proto3" json:"model_name,omitempty"`
-	// model_metadata holds usage and, for workflow tools, their state.
+	// model_metadata holds usage and the like.
 	ModelMetadata *structpb.Struct `protobuf:"bytes,9,opt,name=model_metadata,json=modelMetadata,proto3" json:"model_metadata,omitempty"`
+	// workflow_state is what the tool that wrote the turn keeps for its next
+	// step, on the last turn of a workflow step. The executor writes it and
+	// reads it back (PrepareCallResponse.workflow_state); memory and the edge
+	// store and carry it without reading it. History selections leave it out.
+	WorkflowState *structpb.Struct `protobuf:"bytes,10,opt,name=workflow_state,json=workflowState,proto3" json:"workflow_state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -252,6 +257,13 @@ func (x *Turn) GetModelName() string {
 func (x *Turn) GetModelMetadata() *structpb.Struct {
 	if x != nil {
 		return x.ModelMetadata
+	}
+	return nil
+}
+
+func (x *Turn) GetWorkflowState() *structpb.Struct {
+	if x != nil {
+		return x.WorkflowState
 	}
 	return nil
 }
@@ -404,6 +416,118 @@ func (*GetSettingsRequest) Descriptor() ([]byte, []int) {
 	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{3}
 }
 
+// Limits are the limits memory enforces, as it runs now.
+type Limits struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// max_turns is MAX_CONVERSATION_TURNS: turns, not exchanges.
+	MaxTurns int32 `protobuf:"varint,1,opt,name=max_turns,json=maxTurns,proto3" json:"max_turns,omitempty"`
+	// ttl_seconds is CONVERSATION_TIMEOUT_HOURS in seconds.
+	TtlSeconds    float64 `protobuf:"fixed64,2,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Limits) Reset() {
+	*x = Limits{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Limits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Limits) ProtoMessage() {}
+
+func (x *Limits) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Limits.ProtoReflect.Descriptor instead.
+func (*Limits) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Limits) GetMaxTurns() int32 {
+	if x != nil {
+		return x.MaxTurns
+	}
+	return 0
+}
+
+func (x *Limits) GetTtlSeconds() float64 {
+	if x != nil {
+		return x.TtlSeconds
+	}
+	return 0
+}
+
+// ModelWindow is the model a history is selected for.
+type ModelWindow struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// model names the model, to count tokens with its tokenizer; empty for
+	// tools that resolve no model before they run.
+	Model string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	// context_window is the model's; memory splits it into the history and
+	// file budgets.
+	ContextWindow int32 `protobuf:"varint,2,opt,name=context_window,json=contextWindow,proto3" json:"context_window,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelWindow) Reset() {
+	*x = ModelWindow{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelWindow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelWindow) ProtoMessage() {}
+
+func (x *ModelWindow) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelWindow.ProtoReflect.Descriptor instead.
+func (*ModelWindow) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ModelWindow) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *ModelWindow) GetContextWindow() int32 {
+	if x != nil {
+		return x.ContextWindow
+	}
+	return 0
+}
+
 type GetSettingsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// max_turns is MAX_CONVERSATION_TURNS: turns, not exchanges.
@@ -421,7 +545,7 @@ type GetSettingsResponse struct {
 
 func (x *GetSettingsResponse) Reset() {
 	*x = GetSettingsResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[4]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -433,7 +557,7 @@ func (x *GetSettingsResponse) String() string {
 func (*GetSettingsResponse) ProtoMessage() {}
 
 func (x *GetSettingsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[4]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -446,7 +570,7 @@ func (x *GetSettingsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSettingsResponse.ProtoReflect.Descriptor instead.
 func (*GetSettingsResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{4}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetSettingsResponse) GetMaxTurns() int32 {
@@ -481,7 +605,7 @@ type FileBlob struct {
 
 func (x *FileBlob) Reset() {
 	*x = FileBlob{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[5]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -493,7 +617,7 @@ func (x *FileBlob) String() string {
 func (*FileBlob) ProtoMessage() {}
 
 func (x *FileBlob) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[5]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -506,7 +630,7 @@ func (x *FileBlob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileBlob.ProtoReflect.Descriptor instead.
 func (*FileBlob) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{5}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *FileBlob) GetSha256() string {
@@ -530,14 +654,18 @@ type CreateThreadRequest struct {
 	InitialContext *structpb.Struct       `protobuf:"bytes,3,opt,name=initial_context,json=initialContext,proto3" json:"initial_context,omitempty"`
 	Turns          []*Turn                `protobuf:"bytes,5,rep,name=turns,proto3" json:"turns,omitempty"`
 	// blobs are the contents of the files the turns reference.
-	Blobs         []*FileBlob `protobuf:"bytes,6,rep,name=blobs,proto3" json:"blobs,omitempty"`
+	Blobs []*FileBlob `protobuf:"bytes,6,rep,name=blobs,proto3" json:"blobs,omitempty"`
+	// model_window is the model the exchange was run for: memory keeps its
+	// context window with the turns that model wrote, so a continuation that
+	// inherits the model gets its history in the same read (PrepareCall).
+	ModelWindow   *ModelWindow `protobuf:"bytes,7,opt,name=model_window,json=modelWindow,proto3" json:"model_window,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateThreadRequest) Reset() {
 	*x = CreateThreadRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[6]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -549,7 +677,7 @@ func (x *CreateThreadRequest) String() string {
 func (*CreateThreadRequest) ProtoMessage() {}
 
 func (x *CreateThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[6]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -562,7 +690,7 @@ func (x *CreateThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateThreadRequest.ProtoReflect.Descriptor instead.
 func (*CreateThreadRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{6}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CreateThreadRequest) GetToolName() string {
@@ -600,16 +728,25 @@ func (x *CreateThreadRequest) GetBlobs() []*FileBlob {
 	return nil
 }
 
+func (x *CreateThreadRequest) GetModelWindow() *ModelWindow {
+	if x != nil {
+		return x.ModelWindow
+	}
+	return nil
+}
+
 type CreateThreadResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Thread        *Thread                `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Thread *Thread                `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
+	// remaining_turns is how many more turns the thread may hold.
+	RemainingTurns int32 `protobuf:"varint,2,opt,name=remaining_turns,json=remainingTurns,proto3" json:"remaining_turns,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *CreateThreadResponse) Reset() {
 	*x = CreateThreadResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[7]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -621,7 +758,7 @@ func (x *CreateThreadResponse) String() string {
 func (*CreateThreadResponse) ProtoMessage() {}
 
 func (x *CreateThreadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[7]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -634,7 +771,7 @@ func (x *CreateThreadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateThreadResponse.ProtoReflect.Descriptor instead.
 func (*CreateThreadResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{7}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CreateThreadResponse) GetThread() *Thread {
@@ -642,6 +779,13 @@ func (x *CreateThreadResponse) GetThread() *Thread {
 		return x.Thread
 	}
 	return nil
+}
+
+func (x *CreateThreadResponse) GetRemainingTurns() int32 {
+	if x != nil {
+		return x.RemainingTurns
+	}
+	return 0
 }
 
 type GetThreadRequest struct {
@@ -653,7 +797,7 @@ type GetThreadRequest struct {
 
 func (x *GetThreadRequest) Reset() {
 	*x = GetThreadRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[8]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -665,7 +809,7 @@ func (x *GetThreadRequest) String() string {
 func (*GetThreadRequest) ProtoMessage() {}
 
 func (x *GetThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[8]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -678,7 +822,7 @@ func (x *GetThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetThreadRequest.ProtoReflect.Descriptor instead.
 func (*GetThreadRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{8}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetThreadRequest) GetThreadId() string {
@@ -700,7 +844,7 @@ type GetThreadResponse struct {
 
 func (x *GetThreadResponse) Reset() {
 	*x = GetThreadResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[9]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -712,7 +856,7 @@ func (x *GetThreadResponse) String() string {
 func (*GetThreadResponse) ProtoMessage() {}
 
 func (x *GetThreadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[9]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -725,7 +869,7 @@ func (x *GetThreadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetThreadResponse.ProtoReflect.Descriptor instead.
 func (*GetThreadResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{9}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetThreadResponse) GetThread() *Thread {
@@ -753,14 +897,17 @@ type AppendTurnsRequest struct {
 	// already holds it, the append is a retry of one that was stored: it
 	// stores nothing again and is accepted, at the turn limit or not. Empty
 	// means no such check. At most 128 bytes.
-	ExchangeId    string `protobuf:"bytes,5,opt,name=exchange_id,json=exchangeId,proto3" json:"exchange_id,omitempty"`
+	ExchangeId string `protobuf:"bytes,5,opt,name=exchange_id,json=exchangeId,proto3" json:"exchange_id,omitempty"`
+	// model_window is the model the exchange was run for (see
+	// CreateThreadRequest.model_window).
+	ModelWindow   *ModelWindow `protobuf:"bytes,6,opt,name=model_window,json=modelWindow,proto3" json:"model_window,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AppendTurnsRequest) Reset() {
 	*x = AppendTurnsRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[10]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -772,7 +919,7 @@ func (x *AppendTurnsRequest) String() string {
 func (*AppendTurnsRequest) ProtoMessage() {}
 
 func (x *AppendTurnsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[10]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -785,7 +932,7 @@ func (x *AppendTurnsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendTurnsRequest.ProtoReflect.Descriptor instead.
 func (*AppendTurnsRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{10}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AppendTurnsRequest) GetThreadId() string {
@@ -816,20 +963,30 @@ func (x *AppendTurnsRequest) GetExchangeId() string {
 	return ""
 }
 
+func (x *AppendTurnsRequest) GetModelWindow() *ModelWindow {
+	if x != nil {
+		return x.ModelWindow
+	}
+	return nil
+}
+
 type AppendTurnsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// accepted is false when the turns would pass the turn limit; nothing was
 	// stored then.
 	Accepted bool `protobuf:"varint,1,opt,name=accepted,proto3" json:"accepted,omitempty"`
 	// turn_count is the number of turns in the thread after the call.
-	TurnCount     int32 `protobuf:"varint,2,opt,name=turn_count,json=turnCount,proto3" json:"turn_count,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TurnCount int32 `protobuf:"varint,2,opt,name=turn_count,json=turnCount,proto3" json:"turn_count,omitempty"`
+	// remaining_turns is how many more turns the thread may hold, under the
+	// limit in force now.
+	RemainingTurns int32 `protobuf:"varint,3,opt,name=remaining_turns,json=remainingTurns,proto3" json:"remaining_turns,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *AppendTurnsResponse) Reset() {
 	*x = AppendTurnsResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[11]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -841,7 +998,7 @@ func (x *AppendTurnsResponse) String() string {
 func (*AppendTurnsResponse) ProtoMessage() {}
 
 func (x *AppendTurnsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[11]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -854,7 +1011,7 @@ func (x *AppendTurnsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendTurnsResponse.ProtoReflect.Descriptor instead.
 func (*AppendTurnsResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{11}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AppendTurnsResponse) GetAccepted() bool {
@@ -869,6 +1026,277 @@ func (x *AppendTurnsResponse) GetTurnCount() int32 {
 		return x.TurnCount
 	}
 	return 0
+}
+
+func (x *AppendTurnsResponse) GetRemainingTurns() int32 {
+	if x != nil {
+		return x.RemainingTurns
+	}
+	return 0
+}
+
+// PrepareCallRequest names the call to prepare. The client it acts for
+// comes only from the identity the edge forwards.
+type PrepareCallRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// thread_id is the thread the call continues; empty for a call that
+	// starts one, which gets the limits alone.
+	ThreadId string `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// tool_name is the tool being called: its workflow state comes back.
+	ToolName string `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// model_window, when set, is the model to select the history for: the
+	// one the call names, resolved, or none for tools that resolve no model.
+	// Unset, the call inherits the thread's last model, and the history is
+	// selected for the context window that model had when it answered, when
+	// memory knows it.
+	ModelWindow   *ModelWindow `protobuf:"bytes,3,opt,name=model_window,json=modelWindow,proto3" json:"model_window,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PrepareCallRequest) Reset() {
+	*x = PrepareCallRequest{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PrepareCallRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PrepareCallRequest) ProtoMessage() {}
+
+func (x *PrepareCallRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PrepareCallRequest.ProtoReflect.Descriptor instead.
+func (*PrepareCallRequest) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *PrepareCallRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *PrepareCallRequest) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *PrepareCallRequest) GetModelWindow() *ModelWindow {
+	if x != nil {
+		return x.ModelWindow
+	}
+	return nil
+}
+
+// History is the part of a thread's history, along its chain of ancestors,
+// that fits a model's budgets.
+type History struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// model_window is what the history was selected for.
+	ModelWindow *ModelWindow `protobuf:"bytes,1,opt,name=model_window,json=modelWindow,proto3" json:"model_window,omitempty"`
+	// turns fit the history budget, oldest first, without workflow state.
+	Turns []*Turn `protobuf:"bytes,2,rep,name=turns,proto3" json:"turns,omitempty"`
+	// total_turns counts every turn in the thread and its ancestors.
+	TotalTurns int32 `protobuf:"varint,3,opt,name=total_turns,json=totalTurns,proto3" json:"total_turns,omitempty"`
+	// omitted_turns counts the older turns left out for the budget.
+	OmittedTurns int32 `protobuf:"varint,4,opt,name=omitted_turns,json=omittedTurns,proto3" json:"omitted_turns,omitempty"`
+	// files fit the file budget, returned oldest first; one per path.
+	Files         []*HistoryFile `protobuf:"bytes,5,rep,name=files,proto3" json:"files,omitempty"`
+	OmittedFiles  int32          `protobuf:"varint,6,opt,name=omitted_files,json=omittedFiles,proto3" json:"omitted_files,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *History) Reset() {
+	*x = History{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *History) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*History) ProtoMessage() {}
+
+func (x *History) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use History.ProtoReflect.Descriptor instead.
+func (*History) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *History) GetModelWindow() *ModelWindow {
+	if x != nil {
+		return x.ModelWindow
+	}
+	return nil
+}
+
+func (x *History) GetTurns() []*Turn {
+	if x != nil {
+		return x.Turns
+	}
+	return nil
+}
+
+func (x *History) GetTotalTurns() int32 {
+	if x != nil {
+		return x.TotalTurns
+	}
+	return 0
+}
+
+func (x *History) GetOmittedTurns() int32 {
+	if x != nil {
+		return x.OmittedTurns
+	}
+	return 0
+}
+
+func (x *History) GetFiles() []*HistoryFile {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *History) GetOmittedFiles() int32 {
+	if x != nil {
+		return x.OmittedFiles
+	}
+	return 0
+}
+
+type PrepareCallResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Limits *Limits                `protobuf:"bytes,1,opt,name=limits,proto3" json:"limits,omitempty"`
+	// The fields below are set when the call continues a thread.
+	//
+	// tool_name is the tool that started the thread.
+	ToolName string `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// initial_context is the first call's arguments, minus per-call settings.
+	InitialContext *structpb.Struct `protobuf:"bytes,3,opt,name=initial_context,json=initialContext,proto3" json:"initial_context,omitempty"`
+	// last_model is the model of the newest assistant turn in the thread or
+	// its ancestors, which a call without a model inherits.
+	LastModel string `protobuf:"bytes,4,opt,name=last_model,json=lastModel,proto3" json:"last_model,omitempty"`
+	// remaining_turns is how many more turns the thread may hold.
+	RemainingTurns int32 `protobuf:"varint,5,opt,name=remaining_turns,json=remainingTurns,proto3" json:"remaining_turns,omitempty"`
+	// workflow_state is the newest workflow_state the calling tool left in
+	// the thread, as it wrote it; unset when it left none.
+	WorkflowState *structpb.Struct `protobuf:"bytes,6,opt,name=workflow_state,json=workflowState,proto3" json:"workflow_state,omitempty"`
+	// history is selected for model_window, or for the inherited model; unset
+	// when the call inherits a model whose context window memory does not know.
+	History       *History `protobuf:"bytes,7,opt,name=history,proto3" json:"history,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PrepareCallResponse) Reset() {
+	*x = PrepareCallResponse{}
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PrepareCallResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PrepareCallResponse) ProtoMessage() {}
+
+func (x *PrepareCallResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PrepareCallResponse.ProtoReflect.Descriptor instead.
+func (*PrepareCallResponse) Descriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *PrepareCallResponse) GetLimits() *Limits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *PrepareCallResponse) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *PrepareCallResponse) GetInitialContext() *structpb.Struct {
+	if x != nil {
+		return x.InitialContext
+	}
+	return nil
+}
+
+func (x *PrepareCallResponse) GetLastModel() string {
+	if x != nil {
+		return x.LastModel
+	}
+	return ""
+}
+
+func (x *PrepareCallResponse) GetRemainingTurns() int32 {
+	if x != nil {
+		return x.RemainingTurns
+	}
+	return 0
+}
+
+func (x *PrepareCallResponse) GetWorkflowState() *structpb.Struct {
+	if x != nil {
+		return x.WorkflowState
+	}
+	return nil
+}
+
+func (x *PrepareCallResponse) GetHistory() *History {
+	if x != nil {
+		return x.History
+	}
+	return nil
 }
 
 type SelectHistoryRequest struct {
@@ -891,7 +1319,7 @@ type SelectHistoryRequest struct {
 
 func (x *SelectHistoryRequest) Reset() {
 	*x = SelectHistoryRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[12]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -903,7 +1331,7 @@ func (x *SelectHistoryRequest) String() string {
 func (*SelectHistoryRequest) ProtoMessage() {}
 
 func (x *SelectHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[12]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -916,7 +1344,7 @@ func (x *SelectHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SelectHistoryRequest.ProtoReflect.Descriptor instead.
 func (*SelectHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{12}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SelectHistoryRequest) GetThreadId() string {
@@ -970,7 +1398,7 @@ type HistoryFile struct {
 
 func (x *HistoryFile) Reset() {
 	*x = HistoryFile{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[13]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -982,7 +1410,7 @@ func (x *HistoryFile) String() string {
 func (*HistoryFile) ProtoMessage() {}
 
 func (x *HistoryFile) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[13]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -995,7 +1423,7 @@ func (x *HistoryFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryFile.ProtoReflect.Descriptor instead.
 func (*HistoryFile) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{13}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *HistoryFile) GetPath() string {
@@ -1068,7 +1496,7 @@ type SelectHistoryResponse struct {
 
 func (x *SelectHistoryResponse) Reset() {
 	*x = SelectHistoryResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[14]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1080,7 +1508,7 @@ func (x *SelectHistoryResponse) String() string {
 func (*SelectHistoryResponse) ProtoMessage() {}
 
 func (x *SelectHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[14]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1093,7 +1521,7 @@ func (x *SelectHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SelectHistoryResponse.ProtoReflect.Descriptor instead.
 func (*SelectHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{14}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SelectHistoryResponse) GetTurns() []*Turn {
@@ -1198,7 +1626,7 @@ type ThreadSummary struct {
 
 func (x *ThreadSummary) Reset() {
 	*x = ThreadSummary{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[15]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1210,7 +1638,7 @@ func (x *ThreadSummary) String() string {
 func (*ThreadSummary) ProtoMessage() {}
 
 func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[15]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1223,7 +1651,7 @@ func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadSummary.ProtoReflect.Descriptor instead.
 func (*ThreadSummary) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{15}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ThreadSummary) GetThreadId() string {
@@ -1296,7 +1724,7 @@ type ListThreadsRequest struct {
 
 func (x *ListThreadsRequest) Reset() {
 	*x = ListThreadsRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[16]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1308,7 +1736,7 @@ func (x *ListThreadsRequest) String() string {
 func (*ListThreadsRequest) ProtoMessage() {}
 
 func (x *ListThreadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[16]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1321,7 +1749,7 @@ func (x *ListThreadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListThreadsRequest.ProtoReflect.Descriptor instead.
 func (*ListThreadsRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{16}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListThreadsRequest) GetPageSize() int32 {
@@ -1356,7 +1784,7 @@ type ListThreadsResponse struct {
 
 func (x *ListThreadsResponse) Reset() {
 	*x = ListThreadsResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[17]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1368,7 +1796,7 @@ func (x *ListThreadsResponse) String() string {
 func (*ListThreadsResponse) ProtoMessage() {}
 
 func (x *ListThreadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[17]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +1809,7 @@ func (x *ListThreadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListThreadsResponse.ProtoReflect.Descriptor instead.
 func (*ListThreadsResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{17}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListThreadsResponse) GetThreads() []*ThreadSummary {
@@ -1407,7 +1835,7 @@ type DeleteThreadRequest struct {
 
 func (x *DeleteThreadRequest) Reset() {
 	*x = DeleteThreadRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[18]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1419,7 +1847,7 @@ func (x *DeleteThreadRequest) String() string {
 func (*DeleteThreadRequest) ProtoMessage() {}
 
 func (x *DeleteThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[18]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1432,7 +1860,7 @@ func (x *DeleteThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteThreadRequest.ProtoReflect.Descriptor instead.
 func (*DeleteThreadRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{18}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DeleteThreadRequest) GetThreadId() string {
@@ -1450,7 +1878,7 @@ type DeleteThreadResponse struct {
 
 func (x *DeleteThreadResponse) Reset() {
 	*x = DeleteThreadResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[19]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1462,7 +1890,7 @@ func (x *DeleteThreadResponse) String() string {
 func (*DeleteThreadResponse) ProtoMessage() {}
 
 func (x *DeleteThreadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[19]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1475,7 +1903,7 @@ func (x *DeleteThreadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteThreadResponse.ProtoReflect.Descriptor instead.
 func (*DeleteThreadResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{19}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{24}
 }
 
 type BranchThreadRequest struct {
@@ -1487,7 +1915,7 @@ type BranchThreadRequest struct {
 
 func (x *BranchThreadRequest) Reset() {
 	*x = BranchThreadRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[20]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1499,7 +1927,7 @@ func (x *BranchThreadRequest) String() string {
 func (*BranchThreadRequest) ProtoMessage() {}
 
 func (x *BranchThreadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[20]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1512,7 +1940,7 @@ func (x *BranchThreadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BranchThreadRequest.ProtoReflect.Descriptor instead.
 func (*BranchThreadRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{20}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *BranchThreadRequest) GetThreadId() string {
@@ -1531,7 +1959,7 @@ type BranchThreadResponse struct {
 
 func (x *BranchThreadResponse) Reset() {
 	*x = BranchThreadResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[21]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1543,7 +1971,7 @@ func (x *BranchThreadResponse) String() string {
 func (*BranchThreadResponse) ProtoMessage() {}
 
 func (x *BranchThreadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[21]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1556,7 +1984,7 @@ func (x *BranchThreadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BranchThreadResponse.ProtoReflect.Descriptor instead.
 func (*BranchThreadResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{21}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *BranchThreadResponse) GetThread() *Thread {
@@ -1576,7 +2004,7 @@ type ExportThreadsRequest struct {
 
 func (x *ExportThreadsRequest) Reset() {
 	*x = ExportThreadsRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[22]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1588,7 +2016,7 @@ func (x *ExportThreadsRequest) String() string {
 func (*ExportThreadsRequest) ProtoMessage() {}
 
 func (x *ExportThreadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[22]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1601,7 +2029,7 @@ func (x *ExportThreadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportThreadsRequest.ProtoReflect.Descriptor instead.
 func (*ExportThreadsRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{22}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ExportThreadsRequest) GetThreadId() string {
@@ -1620,7 +2048,7 @@ type ExportThreadsResponse struct {
 
 func (x *ExportThreadsResponse) Reset() {
 	*x = ExportThreadsResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[23]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1632,7 +2060,7 @@ func (x *ExportThreadsResponse) String() string {
 func (*ExportThreadsResponse) ProtoMessage() {}
 
 func (x *ExportThreadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[23]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1645,7 +2073,7 @@ func (x *ExportThreadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportThreadsResponse.ProtoReflect.Descriptor instead.
 func (*ExportThreadsResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{23}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ExportThreadsResponse) GetThread() *Thread {
@@ -1667,7 +2095,7 @@ type ImportThreadsRequest struct {
 
 func (x *ImportThreadsRequest) Reset() {
 	*x = ImportThreadsRequest{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[24]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1679,7 +2107,7 @@ func (x *ImportThreadsRequest) String() string {
 func (*ImportThreadsRequest) ProtoMessage() {}
 
 func (x *ImportThreadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[24]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1692,7 +2120,7 @@ func (x *ImportThreadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportThreadsRequest.ProtoReflect.Descriptor instead.
 func (*ImportThreadsRequest) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{24}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ImportThreadsRequest) GetThreads() []*Thread {
@@ -1718,7 +2146,7 @@ type ImportThreadsResponse struct {
 
 func (x *ImportThreadsResponse) Reset() {
 	*x = ImportThreadsResponse{}
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[25]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1730,7 +2158,7 @@ func (x *ImportThreadsResponse) String() string {
 func (*ImportThreadsResponse) ProtoMessage() {}
 
 func (x *ImportThreadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_memory_v1_memory_proto_msgTypes[25]
+	mi := &file_zen_memory_v1_memory_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1743,7 +2171,7 @@ func (x *ImportThreadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportThreadsResponse.ProtoReflect.Descriptor instead.
 func (*ImportThreadsResponse) Descriptor() ([]byte, []int) {
-	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{25}
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ImportThreadsResponse) GetImported() int32 {
@@ -1764,7 +2192,7 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\n" +
 	"size_bytes\x18\x03 \x01(\x05R\tsizeBytes\x12;\n" +
 	"\vmodified_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"modifiedAt\"\xec\x02\n" +
+	"modifiedAt\"\xac\x03\n" +
 	"\x04Turn\x12'\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x13.zen.memory.v1.RoleR\x04role\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x128\n" +
@@ -1775,7 +2203,9 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\x0emodel_provider\x18\a \x01(\tR\rmodelProvider\x12\x1d\n" +
 	"\n" +
 	"model_name\x18\b \x01(\tR\tmodelName\x12>\n" +
-	"\x0emodel_metadata\x18\t \x01(\v2\x17.google.protobuf.StructR\rmodelMetadata\"\xb0\x03\n" +
+	"\x0emodel_metadata\x18\t \x01(\v2\x17.google.protobuf.StructR\rmodelMetadata\x12>\n" +
+	"\x0eworkflow_state\x18\n" +
+	" \x01(\v2\x17.google.protobuf.StructR\rworkflowState\"\xb0\x03\n" +
 	"\x06Thread\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12(\n" +
 	"\x10parent_thread_id\x18\x02 \x01(\tR\x0eparentThreadId\x129\n" +
@@ -1788,7 +2218,14 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\tclient_id\x18\b \x01(\tR\bclientId\x129\n" +
 	"\n" +
 	"expires_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\x14\n" +
-	"\x12GetSettingsRequest\"o\n" +
+	"\x12GetSettingsRequest\"F\n" +
+	"\x06Limits\x12\x1b\n" +
+	"\tmax_turns\x18\x01 \x01(\x05R\bmaxTurns\x12\x1f\n" +
+	"\vttl_seconds\x18\x02 \x01(\x01R\n" +
+	"ttlSeconds\"J\n" +
+	"\vModelWindow\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x12%\n" +
+	"\x0econtext_window\x18\x02 \x01(\x05R\rcontextWindow\"o\n" +
 	"\x13GetSettingsResponse\x12\x1b\n" +
 	"\tmax_turns\x18\x01 \x01(\x05R\bmaxTurns\x12\x1f\n" +
 	"\vttl_seconds\x18\x02 \x01(\x01R\n" +
@@ -1796,31 +2233,56 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"<\n" +
 	"\bFileBlob\x12\x16\n" +
 	"\x06sha256\x18\x01 \x01(\tR\x06sha256\x12\x18\n" +
-	"\acontent\x18\x02 \x01(\tR\acontent\"\x89\x02\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\"\xc8\x02\n" +
 	"\x13CreateThreadRequest\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12(\n" +
 	"\x10parent_thread_id\x18\x02 \x01(\tR\x0eparentThreadId\x12@\n" +
 	"\x0finitial_context\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x0einitialContext\x12)\n" +
 	"\x05turns\x18\x05 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12-\n" +
-	"\x05blobs\x18\x06 \x03(\v2\x17.zen.memory.v1.FileBlobR\x05blobsJ\x04\b\x04\x10\x05R\tclient_id\"E\n" +
+	"\x05blobs\x18\x06 \x03(\v2\x17.zen.memory.v1.FileBlobR\x05blobs\x12=\n" +
+	"\fmodel_window\x18\a \x01(\v2\x1a.zen.memory.v1.ModelWindowR\vmodelWindowJ\x04\b\x04\x10\x05R\tclient_id\"n\n" +
 	"\x14CreateThreadResponse\x12-\n" +
-	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\"@\n" +
+	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\x12'\n" +
+	"\x0fremaining_turns\x18\x02 \x01(\x05R\x0eremainingTurns\"@\n" +
 	"\x10GetThreadRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadIdJ\x04\b\x02\x10\x03R\tclient_id\"a\n" +
 	"\x11GetThreadResponse\x12-\n" +
 	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\x12\x1d\n" +
 	"\n" +
-	"last_model\x18\x02 \x01(\tR\tlastModel\"\xbd\x01\n" +
+	"last_model\x18\x02 \x01(\tR\tlastModel\"\xfc\x01\n" +
 	"\x12AppendTurnsRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12)\n" +
 	"\x05turns\x18\x02 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12-\n" +
 	"\x05blobs\x18\x04 \x03(\v2\x17.zen.memory.v1.FileBlobR\x05blobs\x12\x1f\n" +
 	"\vexchange_id\x18\x05 \x01(\tR\n" +
-	"exchangeIdJ\x04\b\x03\x10\x04R\tclient_id\"P\n" +
+	"exchangeId\x12=\n" +
+	"\fmodel_window\x18\x06 \x01(\v2\x1a.zen.memory.v1.ModelWindowR\vmodelWindowJ\x04\b\x03\x10\x04R\tclient_id\"y\n" +
 	"\x13AppendTurnsResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x1d\n" +
 	"\n" +
-	"turn_count\x18\x02 \x01(\x05R\tturnCount\"\xd9\x01\n" +
+	"turn_count\x18\x02 \x01(\x05R\tturnCount\x12'\n" +
+	"\x0fremaining_turns\x18\x03 \x01(\x05R\x0eremainingTurns\"\x8d\x01\n" +
+	"\x12PrepareCallRequest\x12\x1b\n" +
+	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12\x1b\n" +
+	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12=\n" +
+	"\fmodel_window\x18\x03 \x01(\v2\x1a.zen.memory.v1.ModelWindowR\vmodelWindow\"\x90\x02\n" +
+	"\aHistory\x12=\n" +
+	"\fmodel_window\x18\x01 \x01(\v2\x1a.zen.memory.v1.ModelWindowR\vmodelWindow\x12)\n" +
+	"\x05turns\x18\x02 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12\x1f\n" +
+	"\vtotal_turns\x18\x03 \x01(\x05R\n" +
+	"totalTurns\x12#\n" +
+	"\romitted_turns\x18\x04 \x01(\x05R\fomittedTurns\x120\n" +
+	"\x05files\x18\x05 \x03(\v2\x1a.zen.memory.v1.HistoryFileR\x05files\x12#\n" +
+	"\romitted_files\x18\x06 \x01(\x05R\fomittedFiles\"\xdd\x02\n" +
+	"\x13PrepareCallResponse\x12-\n" +
+	"\x06limits\x18\x01 \x01(\v2\x15.zen.memory.v1.LimitsR\x06limits\x12\x1b\n" +
+	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12@\n" +
+	"\x0finitial_context\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x0einitialContext\x12\x1d\n" +
+	"\n" +
+	"last_model\x18\x04 \x01(\tR\tlastModel\x12'\n" +
+	"\x0fremaining_turns\x18\x05 \x01(\x05R\x0eremainingTurns\x12>\n" +
+	"\x0eworkflow_state\x18\x06 \x01(\v2\x17.google.protobuf.StructR\rworkflowState\x120\n" +
+	"\ahistory\x18\a \x01(\v2\x16.zen.memory.v1.HistoryR\ahistory\"\xd9\x01\n" +
 	"\x14SelectHistoryRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12!\n" +
 	"\ftoken_budget\x18\x02 \x01(\x05R\vtokenBudget\x12%\n" +
@@ -1893,9 +2355,10 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\x12\n" +
-	"\x0eROLE_ASSISTANT\x10\x022\x85\b\n" +
+	"\x0eROLE_ASSISTANT\x10\x022\xdb\b\n" +
 	"\rMemoryService\x12T\n" +
-	"\vGetSettings\x12!.zen.memory.v1.GetSettingsRequest\x1a\".zen.memory.v1.GetSettingsResponse\x12W\n" +
+	"\vGetSettings\x12!.zen.memory.v1.GetSettingsRequest\x1a\".zen.memory.v1.GetSettingsResponse\x12T\n" +
+	"\vPrepareCall\x12!.zen.memory.v1.PrepareCallRequest\x1a\".zen.memory.v1.PrepareCallResponse\x12W\n" +
 	"\fCreateThread\x12\".zen.memory.v1.CreateThreadRequest\x1a#.zen.memory.v1.CreateThreadResponse\x12o\n" +
 	"\tGetThread\x12\x1f.zen.memory.v1.GetThreadRequest\x1a .zen.memory.v1.GetThreadResponse\"\x1f\x82\xd3\xe4\x93\x02\x19\x12\x17/v1/threads/{thread_id}\x12T\n" +
 	"\vAppendTurns\x12!.zen.memory.v1.AppendTurnsRequest\x1a\".zen.memory.v1.AppendTurnsResponse\x12i\n" +
@@ -1919,92 +2382,110 @@ func file_zen_memory_v1_memory_proto_rawDescGZIP() []byte {
 }
 
 var file_zen_memory_v1_memory_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_zen_memory_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_zen_memory_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_zen_memory_v1_memory_proto_goTypes = []any{
 	(Role)(0),                     // 0: zen.memory.v1.Role
 	(*FileRef)(nil),               // 1: zen.memory.v1.FileRef
 	(*Turn)(nil),                  // 2: zen.memory.v1.Turn
 	(*Thread)(nil),                // 3: zen.memory.v1.Thread
 	(*GetSettingsRequest)(nil),    // 4: zen.memory.v1.GetSettingsRequest
-	(*GetSettingsResponse)(nil),   // 5: zen.memory.v1.GetSettingsResponse
-	(*FileBlob)(nil),              // 6: zen.memory.v1.FileBlob
-	(*CreateThreadRequest)(nil),   // 7: zen.memory.v1.CreateThreadRequest
-	(*CreateThreadResponse)(nil),  // 8: zen.memory.v1.CreateThreadResponse
-	(*GetThreadRequest)(nil),      // 9: zen.memory.v1.GetThreadRequest
-	(*GetThreadResponse)(nil),     // 10: zen.memory.v1.GetThreadResponse
-	(*AppendTurnsRequest)(nil),    // 11: zen.memory.v1.AppendTurnsRequest
-	(*AppendTurnsResponse)(nil),   // 12: zen.memory.v1.AppendTurnsResponse
-	(*SelectHistoryRequest)(nil),  // 13: zen.memory.v1.SelectHistoryRequest
-	(*HistoryFile)(nil),           // 14: zen.memory.v1.HistoryFile
-	(*SelectHistoryResponse)(nil), // 15: zen.memory.v1.SelectHistoryResponse
-	(*ThreadSummary)(nil),         // 16: zen.memory.v1.ThreadSummary
-	(*ListThreadsRequest)(nil),    // 17: zen.memory.v1.ListThreadsRequest
-	(*ListThreadsResponse)(nil),   // 18: zen.memory.v1.ListThreadsResponse
-	(*DeleteThreadRequest)(nil),   // 19: zen.memory.v1.DeleteThreadRequest
-	(*DeleteThreadResponse)(nil),  // 20: zen.memory.v1.DeleteThreadResponse
-	(*BranchThreadRequest)(nil),   // 21: zen.memory.v1.BranchThreadRequest
-	(*BranchThreadResponse)(nil),  // 22: zen.memory.v1.BranchThreadResponse
-	(*ExportThreadsRequest)(nil),  // 23: zen.memory.v1.ExportThreadsRequest
-	(*ExportThreadsResponse)(nil), // 24: zen.memory.v1.ExportThreadsResponse
-	(*ImportThreadsRequest)(nil),  // 25: zen.memory.v1.ImportThreadsRequest
-	(*ImportThreadsResponse)(nil), // 26: zen.memory.v1.ImportThreadsResponse
-	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 28: google.protobuf.Struct
+	(*Limits)(nil),                // 5: zen.memory.v1.Limits
+	(*ModelWindow)(nil),           // 6: zen.memory.v1.ModelWindow
+	(*GetSettingsResponse)(nil),   // 7: zen.memory.v1.GetSettingsResponse
+	(*FileBlob)(nil),              // 8: zen.memory.v1.FileBlob
+	(*CreateThreadRequest)(nil),   // 9: zen.memory.v1.CreateThreadRequest
+	(*CreateThreadResponse)(nil),  // 10: zen.memory.v1.CreateThreadResponse
+	(*GetThreadRequest)(nil),      // 11: zen.memory.v1.GetThreadRequest
+	(*GetThreadResponse)(nil),     // 12: zen.memory.v1.GetThreadResponse
+	(*AppendTurnsRequest)(nil),    // 13: zen.memory.v1.AppendTurnsRequest
+	(*AppendTurnsResponse)(nil),   // 14: zen.memory.v1.AppendTurnsResponse
+	(*PrepareCallRequest)(nil),    // 15: zen.memory.v1.PrepareCallRequest
+	(*History)(nil),               // 16: zen.memory.v1.History
+	(*PrepareCallResponse)(nil),   // 17: zen.memory.v1.PrepareCallResponse
+	(*SelectHistoryRequest)(nil),  // 18: zen.memory.v1.SelectHistoryRequest
+	(*HistoryFile)(nil),           // 19: zen.memory.v1.HistoryFile
+	(*SelectHistoryResponse)(nil), // 20: zen.memory.v1.SelectHistoryResponse
+	(*ThreadSummary)(nil),         // 21: zen.memory.v1.ThreadSummary
+	(*ListThreadsRequest)(nil),    // 22: zen.memory.v1.ListThreadsRequest
+	(*ListThreadsResponse)(nil),   // 23: zen.memory.v1.ListThreadsResponse
+	(*DeleteThreadRequest)(nil),   // 24: zen.memory.v1.DeleteThreadRequest
+	(*DeleteThreadResponse)(nil),  // 25: zen.memory.v1.DeleteThreadResponse
+	(*BranchThreadRequest)(nil),   // 26: zen.memory.v1.BranchThreadRequest
+	(*BranchThreadResponse)(nil),  // 27: zen.memory.v1.BranchThreadResponse
+	(*ExportThreadsRequest)(nil),  // 28: zen.memory.v1.ExportThreadsRequest
+	(*ExportThreadsResponse)(nil), // 29: zen.memory.v1.ExportThreadsResponse
+	(*ImportThreadsRequest)(nil),  // 30: zen.memory.v1.ImportThreadsRequest
+	(*ImportThreadsResponse)(nil), // 31: zen.memory.v1.ImportThreadsResponse
+	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 33: google.protobuf.Struct
 }
 var file_zen_memory_v1_memory_proto_depIdxs = []int32{
-	27, // 0: zen.memory.v1.FileRef.modified_at:type_name -> google.protobuf.Timestamp
+	32, // 0: zen.memory.v1.FileRef.modified_at:type_name -> google.protobuf.Timestamp
 	0,  // 1: zen.memory.v1.Turn.role:type_name -> zen.memory.v1.Role
-	27, // 2: zen.memory.v1.Turn.timestamp:type_name -> google.protobuf.Timestamp
+	32, // 2: zen.memory.v1.Turn.timestamp:type_name -> google.protobuf.Timestamp
 	1,  // 3: zen.memory.v1.Turn.files:type_name -> zen.memory.v1.FileRef
-	28, // 4: zen.memory.v1.Turn.model_metadata:type_name -> google.protobuf.Struct
-	27, // 5: zen.memory.v1.Thread.created_at:type_name -> google.protobuf.Timestamp
-	27, // 6: zen.memory.v1.Thread.last_updated_at:type_name -> google.protobuf.Timestamp
-	2,  // 7: zen.memory.v1.Thread.turns:type_name -> zen.memory.v1.Turn
-	28, // 8: zen.memory.v1.Thread.initial_context:type_name -> google.protobuf.Struct
-	27, // 9: zen.memory.v1.Thread.expires_at:type_name -> google.protobuf.Timestamp
-	28, // 10: zen.memory.v1.CreateThreadRequest.initial_context:type_name -> google.protobuf.Struct
-	2,  // 11: zen.memory.v1.CreateThreadRequest.turns:type_name -> zen.memory.v1.Turn
-	6,  // 12: zen.memory.v1.CreateThreadRequest.blobs:type_name -> zen.memory.v1.FileBlob
-	3,  // 13: zen.memory.v1.CreateThreadResponse.thread:type_name -> zen.memory.v1.Thread
-	3,  // 14: zen.memory.v1.GetThreadResponse.thread:type_name -> zen.memory.v1.Thread
-	2,  // 15: zen.memory.v1.AppendTurnsRequest.turns:type_name -> zen.memory.v1.Turn
-	6,  // 16: zen.memory.v1.AppendTurnsRequest.blobs:type_name -> zen.memory.v1.FileBlob
-	1,  // 17: zen.memory.v1.SelectHistoryRequest.new_files:type_name -> zen.memory.v1.FileRef
-	27, // 18: zen.memory.v1.HistoryFile.modified_at:type_name -> google.protobuf.Timestamp
-	2,  // 19: zen.memory.v1.SelectHistoryResponse.turns:type_name -> zen.memory.v1.Turn
-	14, // 20: zen.memory.v1.SelectHistoryResponse.files:type_name -> zen.memory.v1.HistoryFile
-	27, // 21: zen.memory.v1.ThreadSummary.created_at:type_name -> google.protobuf.Timestamp
-	27, // 22: zen.memory.v1.ThreadSummary.last_updated_at:type_name -> google.protobuf.Timestamp
-	27, // 23: zen.memory.v1.ThreadSummary.expires_at:type_name -> google.protobuf.Timestamp
-	16, // 24: zen.memory.v1.ListThreadsResponse.threads:type_name -> zen.memory.v1.ThreadSummary
-	3,  // 25: zen.memory.v1.BranchThreadResponse.thread:type_name -> zen.memory.v1.Thread
-	3,  // 26: zen.memory.v1.ExportThreadsResponse.thread:type_name -> zen.memory.v1.Thread
-	3,  // 27: zen.memory.v1.ImportThreadsRequest.threads:type_name -> zen.memory.v1.Thread
-	4,  // 28: zen.memory.v1.MemoryService.GetSettings:input_type -> zen.memory.v1.GetSettingsRequest
-	7,  // 29: zen.memory.v1.MemoryService.CreateThread:input_type -> zen.memory.v1.CreateThreadRequest
-	9,  // 30: zen.memory.v1.MemoryService.GetThread:input_type -> zen.memory.v1.GetThreadRequest
-	11, // 31: zen.memory.v1.MemoryService.AppendTurns:input_type -> zen.memory.v1.AppendTurnsRequest
-	17, // 32: zen.memory.v1.MemoryService.ListThreads:input_type -> zen.memory.v1.ListThreadsRequest
-	19, // 33: zen.memory.v1.MemoryService.DeleteThread:input_type -> zen.memory.v1.DeleteThreadRequest
-	21, // 34: zen.memory.v1.MemoryService.BranchThread:input_type -> zen.memory.v1.BranchThreadRequest
-	23, // 35: zen.memory.v1.MemoryService.ExportThreads:input_type -> zen.memory.v1.ExportThreadsRequest
-	25, // 36: zen.memory.v1.MemoryService.ImportThreads:input_type -> zen.memory.v1.ImportThreadsRequest
-	13, // 37: zen.memory.v1.MemoryService.SelectHistory:input_type -> zen.memory.v1.SelectHistoryRequest
-	5,  // 38: zen.memory.v1.MemoryService.GetSettings:output_type -> zen.memory.v1.GetSettingsResponse
-	8,  // 39: zen.memory.v1.MemoryService.CreateThread:output_type -> zen.memory.v1.CreateThreadResponse
-	10, // 40: zen.memory.v1.MemoryService.GetThread:output_type -> zen.memory.v1.GetThreadResponse
-	12, // 41: zen.memory.v1.MemoryService.AppendTurns:output_type -> zen.memory.v1.AppendTurnsResponse
-	18, // 42: zen.memory.v1.MemoryService.ListThreads:output_type -> zen.memory.v1.ListThreadsResponse
-	20, // 43: zen.memory.v1.MemoryService.DeleteThread:output_type -> zen.memory.v1.DeleteThreadResponse
-	22, // 44: zen.memory.v1.MemoryService.BranchThread:output_type -> zen.memory.v1.BranchThreadResponse
-	24, // 45: zen.memory.v1.MemoryService.ExportThreads:output_type -> zen.memory.v1.ExportThreadsResponse
-	26, // 46: zen.memory.v1.MemoryService.ImportThreads:output_type -> zen.memory.v1.ImportThreadsResponse
-	15, // 47: zen.memory.v1.MemoryService.SelectHistory:output_type -> zen.memory.v1.SelectHistoryResponse
-	38, // [38:48] is the sub-list for method output_type
-	28, // [28:38] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	33, // 4: zen.memory.v1.Turn.model_metadata:type_name -> google.protobuf.Struct
+	33, // 5: zen.memory.v1.Turn.workflow_state:type_name -> google.protobuf.Struct
+	32, // 6: zen.memory.v1.Thread.created_at:type_name -> google.protobuf.Timestamp
+	32, // 7: zen.memory.v1.Thread.last_updated_at:type_name -> google.protobuf.Timestamp
+	2,  // 8: zen.memory.v1.Thread.turns:type_name -> zen.memory.v1.Turn
+	33, // 9: zen.memory.v1.Thread.initial_context:type_name -> google.protobuf.Struct
+	32, // 10: zen.memory.v1.Thread.expires_at:type_name -> google.protobuf.Timestamp
+	33, // 11: zen.memory.v1.CreateThreadRequest.initial_context:type_name -> google.protobuf.Struct
+	2,  // 12: zen.memory.v1.CreateThreadRequest.turns:type_name -> zen.memory.v1.Turn
+	8,  // 13: zen.memory.v1.CreateThreadRequest.blobs:type_name -> zen.memory.v1.FileBlob
+	6,  // 14: zen.memory.v1.CreateThreadRequest.model_window:type_name -> zen.memory.v1.ModelWindow
+	3,  // 15: zen.memory.v1.CreateThreadResponse.thread:type_name -> zen.memory.v1.Thread
+	3,  // 16: zen.memory.v1.GetThreadResponse.thread:type_name -> zen.memory.v1.Thread
+	2,  // 17: zen.memory.v1.AppendTurnsRequest.turns:type_name -> zen.memory.v1.Turn
+	8,  // 18: zen.memory.v1.AppendTurnsRequest.blobs:type_name -> zen.memory.v1.FileBlob
+	6,  // 19: zen.memory.v1.AppendTurnsRequest.model_window:type_name -> zen.memory.v1.ModelWindow
+	6,  // 20: zen.memory.v1.PrepareCallRequest.model_window:type_name -> zen.memory.v1.ModelWindow
+	6,  // 21: zen.memory.v1.History.model_window:type_name -> zen.memory.v1.ModelWindow
+	2,  // 22: zen.memory.v1.History.turns:type_name -> zen.memory.v1.Turn
+	19, // 23: zen.memory.v1.History.files:type_name -> zen.memory.v1.HistoryFile
+	5,  // 24: zen.memory.v1.PrepareCallResponse.limits:type_name -> zen.memory.v1.Limits
+	33, // 25: zen.memory.v1.PrepareCallResponse.initial_context:type_name -> google.protobuf.Struct
+	33, // 26: zen.memory.v1.PrepareCallResponse.workflow_state:type_name -> google.protobuf.Struct
+	16, // 27: zen.memory.v1.PrepareCallResponse.history:type_name -> zen.memory.v1.History
+	1,  // 28: zen.memory.v1.SelectHistoryRequest.new_files:type_name -> zen.memory.v1.FileRef
+	32, // 29: zen.memory.v1.HistoryFile.modified_at:type_name -> google.protobuf.Timestamp
+	2,  // 30: zen.memory.v1.SelectHistoryResponse.turns:type_name -> zen.memory.v1.Turn
+	19, // 31: zen.memory.v1.SelectHistoryResponse.files:type_name -> zen.memory.v1.HistoryFile
+	32, // 32: zen.memory.v1.ThreadSummary.created_at:type_name -> google.protobuf.Timestamp
+	32, // 33: zen.memory.v1.ThreadSummary.last_updated_at:type_name -> google.protobuf.Timestamp
+	32, // 34: zen.memory.v1.ThreadSummary.expires_at:type_name -> google.protobuf.Timestamp
+	21, // 35: zen.memory.v1.ListThreadsResponse.threads:type_name -> zen.memory.v1.ThreadSummary
+	3,  // 36: zen.memory.v1.BranchThreadResponse.thread:type_name -> zen.memory.v1.Thread
+	3,  // 37: zen.memory.v1.ExportThreadsResponse.thread:type_name -> zen.memory.v1.Thread
+	3,  // 38: zen.memory.v1.ImportThreadsRequest.threads:type_name -> zen.memory.v1.Thread
+	4,  // 39: zen.memory.v1.MemoryService.GetSettings:input_type -> zen.memory.v1.GetSettingsRequest
+	15, // 40: zen.memory.v1.MemoryService.PrepareCall:input_type -> zen.memory.v1.PrepareCallRequest
+	9,  // 41: zen.memory.v1.MemoryService.CreateThread:input_type -> zen.memory.v1.CreateThreadRequest
+	11, // 42: zen.memory.v1.MemoryService.GetThread:input_type -> zen.memory.v1.GetThreadRequest
+	13, // 43: zen.memory.v1.MemoryService.AppendTurns:input_type -> zen.memory.v1.AppendTurnsRequest
+	22, // 44: zen.memory.v1.MemoryService.ListThreads:input_type -> zen.memory.v1.ListThreadsRequest
+	24, // 45: zen.memory.v1.MemoryService.DeleteThread:input_type -> zen.memory.v1.DeleteThreadRequest
+	26, // 46: zen.memory.v1.MemoryService.BranchThread:input_type -> zen.memory.v1.BranchThreadRequest
+	28, // 47: zen.memory.v1.MemoryService.ExportThreads:input_type -> zen.memory.v1.ExportThreadsRequest
+	30, // 48: zen.memory.v1.MemoryService.ImportThreads:input_type -> zen.memory.v1.ImportThreadsRequest
+	18, // 49: zen.memory.v1.MemoryService.SelectHistory:input_type -> zen.memory.v1.SelectHistoryRequest
+	7,  // 50: zen.memory.v1.MemoryService.GetSettings:output_type -> zen.memory.v1.GetSettingsResponse
+	17, // 51: zen.memory.v1.MemoryService.PrepareCall:output_type -> zen.memory.v1.PrepareCallResponse
+	10, // 52: zen.memory.v1.MemoryService.CreateThread:output_type -> zen.memory.v1.CreateThreadResponse
+	12, // 53: zen.memory.v1.MemoryService.GetThread:output_type -> zen.memory.v1.GetThreadResponse
+	14, // 54: zen.memory.v1.MemoryService.AppendTurns:output_type -> zen.memory.v1.AppendTurnsResponse
+	23, // 55: zen.memory.v1.MemoryService.ListThreads:output_type -> zen.memory.v1.ListThreadsResponse
+	25, // 56: zen.memory.v1.MemoryService.DeleteThread:output_type -> zen.memory.v1.DeleteThreadResponse
+	27, // 57: zen.memory.v1.MemoryService.BranchThread:output_type -> zen.memory.v1.BranchThreadResponse
+	29, // 58: zen.memory.v1.MemoryService.ExportThreads:output_type -> zen.memory.v1.ExportThreadsResponse
+	31, // 59: zen.memory.v1.MemoryService.ImportThreads:output_type -> zen.memory.v1.ImportThreadsResponse
+	20, // 60: zen.memory.v1.MemoryService.SelectHistory:output_type -> zen.memory.v1.SelectHistoryResponse
+	50, // [50:61] is the sub-list for method output_type
+	39, // [39:50] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_zen_memory_v1_memory_proto_init() }
@@ -2018,7 +2499,7 @@ func file_zen_memory_v1_memory_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_zen_memory_v1_memory_proto_rawDesc), len(file_zen_memory_v1_memory_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   26,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

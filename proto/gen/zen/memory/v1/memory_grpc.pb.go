@@ -20,6 +20,7 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	MemoryService_GetSettings_FullMethodName   = "/zen.memory.v1.MemoryService/GetSettings"
+	MemoryService_PrepareCall_FullMethodName   = "/zen.memory.v1.MemoryService/PrepareCall"
 	MemoryService_CreateThread_FullMethodName  = "/zen.memory.v1.MemoryService/CreateThread"
 	MemoryService_GetThread_FullMethodName     = "/zen.memory.v1.MemoryService/GetThread"
 	MemoryService_AppendTurns_FullMethodName   = "/zen.memory.v1.MemoryService/AppendTurns"
@@ -38,14 +39,20 @@ const (
 // MemoryService owns conversation threads: their turns, TTL, turn limit and
 // the selection of history that fits a model's token budget.
 type MemoryServiceClient interface {
-	// GetSettings reports the limits memory enforces. Called by the edge, which
-	// caches the answer, to word continuation offers and expiry errors.
+	// GetSettings reports the limits memory enforces and the warnings about its
+	// store. Called by readiness probes (edge, gateway) and by the gateway.
 	GetSettings(ctx context.Context, in *GetSettingsRequest, opts ...grpc.CallOption) (*GetSettingsResponse, error)
+	// PrepareCall answers, from one read of the thread, everything a call needs
+	// before it runs: the limits in force and, when the call continues a
+	// thread, the thread's initial context, last model, remaining turns, the
+	// calling tool's workflow state and the history that fits the model.
+	// Called by the edge once per call that keeps a thread.
+	PrepareCall(ctx context.Context, in *PrepareCallRequest, opts ...grpc.CallOption) (*PrepareCallResponse, error)
 	// CreateThread starts a thread, optionally with its first turns. Called by
 	// the edge after the first exchange of a new conversation succeeded.
 	CreateThread(ctx context.Context, in *CreateThreadRequest, opts ...grpc.CallOption) (*CreateThreadResponse, error)
-	// GetThread returns a thread with all its turns. Called by the edge when a
-	// call carries a continuation_id, and by the gateway for inspection.
+	// GetThread returns a thread with all its turns. Called by the gateway and
+	// by the edge's thread resources (zen://threads/{id}), for inspection.
 	GetThread(ctx context.Context, in *GetThreadRequest, opts ...grpc.CallOption) (*GetThreadResponse, error)
 	// AppendTurns adds the turns of one exchange atomically: all or none.
 	// Called by the edge after a continued call succeeded.
@@ -65,8 +72,9 @@ type MemoryServiceClient interface {
 	// gateway's import path.
 	ImportThreads(ctx context.Context, in *ImportThreadsRequest, opts ...grpc.CallOption) (*ImportThreadsResponse, error)
 	// SelectHistory picks the turns of a thread that fit a token budget, newest
-	// first, and returns them in chronological order. Called by the edge before
-	// it asks the executor to run a continued call.
+	// first, and returns them in chronological order. Called by the gateway's
+	// history path, and by the edge when a continued call resolved a model
+	// other than the one PrepareCall selected the history for.
 	SelectHistory(ctx context.Context, in *SelectHistoryRequest, opts ...grpc.CallOption) (*SelectHistoryResponse, error)
 }
 
@@ -82,6 +90,16 @@ func (c *memoryServiceClient) GetSettings(ctx context.Context, in *GetSettingsRe
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetSettingsResponse)
 	err := c.cc.Invoke(ctx, MemoryService_GetSettings_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryServiceClient) PrepareCall(ctx context.Context, in *PrepareCallRequest, opts ...grpc.CallOption) (*PrepareCallResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PrepareCallResponse)
+	err := c.cc.Invoke(ctx, MemoryService_PrepareCall_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -194,14 +212,20 @@ func (c *memoryServiceClient) SelectHistory(ctx context.Context, in *SelectHisto
 // MemoryService owns conversation threads: their turns, TTL, turn limit and
 // the selection of history that fits a model's token budget.
 type MemoryServiceServer interface {
-	// GetSettings reports the limits memory enforces. Called by the edge, which
-	// caches the answer, to word continuation offers and expiry errors.
+	// GetSettings reports the limits memory enforces and the warnings about its
+	// store. Called by readiness probes (edge, gateway) and by the gateway.
 	GetSettings(context.Context, *GetSettingsRequest) (*GetSettingsResponse, error)
+	// PrepareCall answers, from one read of the thread, everything a call needs
+	// before it runs: the limits in force and, when the call continues a
+	// thread, the thread's initial context, last model, remaining turns, the
+	// calling tool's workflow state and the history that fits the model.
+	// Called by the edge once per call that keeps a thread.
+	PrepareCall(context.Context, *PrepareCallRequest) (*PrepareCallResponse, error)
 	// CreateThread starts a thread, optionally with its first turns. Called by
 	// the edge after the first exchange of a new conversation succeeded.
 	CreateThread(context.Context, *CreateThreadRequest) (*CreateThreadResponse, error)
-	// GetThread returns a thread with all its turns. Called by the edge when a
-	// call carries a continuation_id, and by the gateway for inspection.
+	// GetThread returns a thread with all its turns. Called by the gateway and
+	// by the edge's thread resources (zen://threads/{id}), for inspection.
 	GetThread(context.Context, *GetThreadRequest) (*GetThreadResponse, error)
 	// AppendTurns adds the turns of one exchange atomically: all or none.
 	// Called by the edge after a continued call succeeded.
@@ -221,8 +245,9 @@ type MemoryServiceServer interface {
 	// gateway's import path.
 	ImportThreads(context.Context, *ImportThreadsRequest) (*ImportThreadsResponse, error)
 	// SelectHistory picks the turns of a thread that fit a token budget, newest
-	// first, and returns them in chronological order. Called by the edge before
-	// it asks the executor to run a continued call.
+	// first, and returns them in chronological order. Called by the gateway's
+	// history path, and by the edge when a continued call resolved a model
+	// other than the one PrepareCall selected the history for.
 	SelectHistory(context.Context, *SelectHistoryRequest) (*SelectHistoryResponse, error)
 	mustEmbedUnimplementedMemoryServiceServer()
 }
@@ -236,6 +261,9 @@ type UnimplementedMemoryServiceServer struct{}
 
 func (UnimplementedMemoryServiceServer) GetSettings(context.Context, *GetSettingsRequest) (*GetSettingsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetSettings not implemented")
+}
+func (UnimplementedMemoryServiceServer) PrepareCall(context.Context, *PrepareCallRequest) (*PrepareCallResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PrepareCall not implemented")
 }
 func (UnimplementedMemoryServiceServer) CreateThread(context.Context, *CreateThreadRequest) (*CreateThreadResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateThread not implemented")
@@ -299,6 +327,24 @@ func _MemoryService_GetSettings_Handler(srv interface{}, ctx context.Context, de
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(MemoryServiceServer).GetSettings(ctx, req.(*GetSettingsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemoryService_PrepareCall_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PrepareCallRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).PrepareCall(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_PrepareCall_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).PrepareCall(ctx, req.(*PrepareCallRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -468,6 +514,10 @@ var MemoryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetSettings",
 			Handler:    _MemoryService_GetSettings_Handler,
+		},
+		{
+			MethodName: "PrepareCall",
+			Handler:    _MemoryService_PrepareCall_Handler,
 		},
 		{
 			MethodName: "CreateThread",

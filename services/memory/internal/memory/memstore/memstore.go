@@ -23,6 +23,9 @@ type Store struct {
 	// exchanges holds each thread's exchange ids, so a retried append is
 	// stored once.
 	exchanges map[string]map[string]bool
+	// files holds each thread's file shas, so an append keeps them alive
+	// without walking the thread's turns.
+	files     map[string]map[string]bool
 	blobs     map[string]blob
 	lastSweep time.Time
 }
@@ -34,7 +37,8 @@ type blob struct {
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{threads: map[string]*memory.Thread{}, exchanges: map[string]map[string]bool{}, blobs: map[string]blob{}}
+	return &Store{threads: map[string]*memory.Thread{}, exchanges: map[string]map[string]bool{},
+		files: map[string]map[string]bool{}, blobs: map[string]blob{}}
 }
 
 var _ memory.Store = (*Store)(nil)
@@ -58,8 +62,25 @@ func (s *Store) Create(_ context.Context, t *memory.Thread) error {
 		}
 		s.lastSweep = now
 	}
-	s.threads[t.ID] = clone(t)
+	s.put(t)
 	return nil
+}
+
+// put stores a copy of t and notes its files.
+func (s *Store) put(t *memory.Thread) {
+	s.threads[t.ID] = clone(t)
+	s.addFiles(t.ID, t.Turns)
+}
+
+func (s *Store) addFiles(id string, turns []memory.Turn) {
+	for _, turn := range turns {
+		for _, f := range turn.Files {
+			if s.files[id] == nil {
+				s.files[id] = map[string]bool{}
+			}
+			s.files[id][f.SHA256] = true
+		}
+	}
 }
 
 func (s *Store) Get(_ context.Context, id string, now time.Time) (*memory.Thread, error) {
@@ -76,10 +97,11 @@ func (s *Store) Get(_ context.Context, id string, now time.Time) (*memory.Thread
 	return clone(t), nil
 }
 
-// drop forgets a thread and its exchange ids.
+// drop forgets a thread, its exchange ids and its files.
 func (s *Store) drop(id string) {
 	delete(s.threads, id)
 	delete(s.exchanges, id)
+	delete(s.files, id)
 }
 
 func (s *Store) Append(_ context.Context, id, clientID, exchangeID string, turns []memory.Turn, maxTurns int,
@@ -105,12 +127,11 @@ func (s *Store) Append(_ context.Context, id, clientID, exchangeID string, turns
 	t.Turns = append(t.Turns, turns...)
 	t.UpdatedAt = now
 	t.ExpiresAt = expiresAt
-	for _, turn := range t.Turns {
-		for _, f := range turn.Files {
-			if b, ok := s.blobs[f.SHA256]; ok && b.expires.Before(expiresAt) {
-				b.expires = expiresAt
-				s.blobs[f.SHA256] = b
-			}
+	s.addFiles(id, turns)
+	for sha := range s.files[id] {
+		if b, ok := s.blobs[sha]; ok && b.expires.Before(expiresAt) {
+			b.expires = expiresAt
+			s.blobs[sha] = b
 		}
 	}
 	return len(t.Turns), nil
@@ -130,7 +151,8 @@ func (s *Store) List(_ context.Context, p memory.ListParams, now time.Time) ([]*
 	defer s.mu.Unlock()
 	var out []*memory.Thread
 	for _, t := range s.threads {
-		if now.Before(t.ExpiresAt) && t.ClientID == p.ClientID && (p.ToolName == "" || t.ToolName == p.ToolName) && p.After.Before(t) {
+		if now.Before(t.ExpiresAt) && t.ClientID == p.ClientID && (p.ToolName == "" || t.ToolName == p.ToolName) &&
+			p.After.Before(t) {
 			out = append(out, t)
 		}
 	}
@@ -167,7 +189,7 @@ func (s *Store) Import(_ context.Context, threads []*memory.Thread, replace bool
 	}
 	for _, t := range threads {
 		s.drop(t.ID) // an imported thread starts afresh
-		s.threads[t.ID] = clone(t)
+		s.put(t)
 	}
 	return nil
 }

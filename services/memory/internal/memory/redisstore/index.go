@@ -16,10 +16,11 @@ import (
 // threads only, however many other clients share the Redis. The index is
 // two sorted sets under one hash tag (one Cluster slot, so one script
 // keeps both): ids by last update, to list newest first, and the same ids
-// by expiry, to sweep out threads that expired. A thread's keys live in
-// the thread's own slot, so the index is updated right after each write;
-// an entry whose thread is gone is only missing from a listing, which
-// tidies it when it meets it.
+// by expiry, to sweep out threads that expired. On one server the write
+// script updates the index too (see scripts.go); in Cluster a thread's
+// keys live in the thread's own slot, so the index is updated right after
+// each write. An entry whose thread is gone is only missing from a
+// listing, which tidies it when it meets it.
 
 // clientKeys are the client's index: ids by last update, then by expiry.
 // The tag is a digest so that any identity, braces and all, makes one
@@ -32,24 +33,6 @@ func (s *Store) clientKeys(client string) []string {
 
 // sweepBatch bounds how many expired entries one write sweeps out.
 const sweepBatch = 100
-
-// indexScript records a thread in its client's index and sweeps out
-// entries that expired. KEYS: clientKeys. ARGV: update score, id,
-// expires_ms, now_ms, ttl ms. Both keys live at least as long as the
-// thread: a client's index must outlive its longest-lived thread.
-var indexScript = redis.NewScript(`
-redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
-local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[4], 'LIMIT', 0, ` + strconv.Itoa(sweepBatch) + `)
-if #gone > 0 then
-  redis.call('ZREM', KEYS[1], unpack(gone))
-  redis.call('ZREM', KEYS[2], unpack(gone))
-end
-for _, k in ipairs(KEYS) do
-  if redis.call('PTTL', k) < tonumber(ARGV[5]) then redis.call('PEXPIRE', k, ARGV[5]) end
-end
-return 1
-`)
 
 func score(t time.Time) float64 { return float64(t.UnixMicro()) }
 

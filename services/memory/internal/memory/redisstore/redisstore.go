@@ -47,6 +47,10 @@ type Store struct {
 	rdb      redis.UniversalClient
 	prefix   string
 	compress bool
+	// oneServer is a client of one server (or one Sentinel master), whose
+	// write scripts may reach a thread's client index too: one round trip
+	// a write. Cluster spreads them over slots.
+	oneServer bool
 
 	// What Check and the data-loss watch learnt; see durability.go.
 	mu         sync.Mutex
@@ -64,7 +68,8 @@ func New(rdb redis.UniversalClient, prefix string, compress bool) *Store {
 	if prefix == "" {
 		prefix = "zen:"
 	}
-	return &Store{rdb: rdb, prefix: prefix, compress: compress, lossWindow: defaultLossWindow}
+	_, oneServer := rdb.(*redis.Client)
+	return &Store{rdb: rdb, prefix: prefix, compress: compress, oneServer: oneServer, lossWindow: defaultLossWindow}
 }
 
 // Open connects to the Redis at url: a plain redis:// or rediss:// URL for
@@ -129,6 +134,15 @@ func (s *Store) exchangesKey(id string) string {
 
 func (s *Store) threadKeys(id string) []string {
 	return []string{s.metaKey(id), s.turnsKey(id), s.filesKey(id), s.exchangesKey(id)}
+}
+
+// keys are what a write script of the client's thread is given: the
+// thread's keys, and its client's index when the script may update it.
+func (s *Store) keys(id, client string) []string {
+	if !s.oneServer {
+		return s.threadKeys(id)
+	}
+	return append(s.threadKeys(id), s.clientKeys(client)...)
 }
 func (s *Store) blobKey(sha string) string { return s.prefix + "blob:" + sha }
 

@@ -12,72 +12,6 @@ import (
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 )
 
-// putScript writes a whole thread. KEYS: the thread's keys. ARGV: replace
-// flag, ttl ms, meta JSON, updated_ns, expires_ms, client, file count, file
-// shas..., turns... It returns 1 when written, 0 when the id exists (and
-// replace is off), -1 when another client's thread holds the id: that one
-// is never replaced.
-var putScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  if (redis.call('HGET', KEYS[1], 'client') or '') ~= ARGV[6] then return -1 end
-  if ARGV[1] == '0' then return 0 end
-end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
-redis.call('HSET', KEYS[1], 'meta', ARGV[3], 'updated_ns', ARGV[4], 'expires_ms', ARGV[5], 'client', ARGV[6])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-local nf = tonumber(ARGV[7])
-if nf > 0 then
-  redis.call('SADD', KEYS[3], unpack(ARGV, 8, 7 + nf))
-  redis.call('PEXPIRE', KEYS[3], ARGV[2])
-end
-if #ARGV > 7 + nf then
-  redis.call('RPUSH', KEYS[2], unpack(ARGV, 8 + nf))
-  redis.call('PEXPIRE', KEYS[2], ARGV[2])
-end
-return 1
-`)
-
-// appendScript adds an exchange to the client's live thread within the
-// limit. KEYS: the thread's keys. ARGV: max turns, now_ms, updated_ns,
-// expires_ms, ttl ms, client, keep-until ms, exchange id (empty for none),
-// file count, new file shas..., turns... It returns {status, turn count,
-// ...}: status -3 absent, -1 expired or another client's, -2 over the
-// limit, 1 a retry of a stored
-// exchange (then updated_ns and expires_ms follow, to index it by), 0
-// stored (then file shas follow). The shas are the thread's files when
-// they need keeping alive past expires_ms: files_ms records how far they
-// already are, so most appends return none and the caller skips that work.
-var appendScript = redis.NewScript(`
-local h = redis.call('HMGET', KEYS[1], 'expires_ms', 'client', 'files_ms', 'updated_ns')
-if not h[1] then return {-3, 0} end
-if tonumber(h[1]) <= tonumber(ARGV[2]) or (h[2] or '') ~= ARGV[6] then return {-1, 0} end
-local n = redis.call('LLEN', KEYS[2])
-if ARGV[8] ~= '' and redis.call('SISMEMBER', KEYS[4], ARGV[8]) == 1 then return {1, n, h[4], h[1]} end
-local nf = tonumber(ARGV[9])
-local add = #ARGV - 9 - nf
-if n + add > tonumber(ARGV[1]) then return {-2, n} end
-redis.call('RPUSH', KEYS[2], unpack(ARGV, 10 + nf))
-redis.call('HSET', KEYS[1], 'updated_ns', ARGV[3], 'expires_ms', ARGV[4])
-redis.call('PEXPIRE', KEYS[1], ARGV[5])
-redis.call('PEXPIRE', KEYS[2], ARGV[5])
-if ARGV[8] ~= '' then redis.call('SADD', KEYS[4], ARGV[8]) end
-if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('PEXPIRE', KEYS[4], ARGV[5]) end
-local out = {0, n + add}
-if nf > 0 then
-  redis.call('SADD', KEYS[3], unpack(ARGV, 10, 9 + nf))
-  redis.call('HDEL', KEYS[1], 'files_ms')
-  h[3] = false
-end
-if redis.call('EXISTS', KEYS[3]) == 1 then
-  redis.call('PEXPIRE', KEYS[3], ARGV[5])
-  if not h[3] or tonumber(h[3]) < tonumber(ARGV[4]) then
-    redis.call('HSET', KEYS[1], 'files_ms', ARGV[7])
-    for i, f in ipairs(redis.call('SMEMBERS', KEYS[3])) do out[i + 2] = f end
-  end
-end
-return out
-`)
-
 // fileSHAs lists the distinct files turns reference.
 func fileSHAs(turns []memory.Turn) []any {
 	seen := map[string]bool{}
@@ -117,11 +51,11 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 	}
 	shas := fileSHAs(t.Turns)
 	args := []any{flag, life, string(m), strconv.FormatInt(t.UpdatedAt.UnixNano(), 10), t.ExpiresAt.UnixMilli(),
-		t.ClientID, len(shas)}
+		t.ClientID, score(t.UpdatedAt), t.ID, t.UpdatedAt.UnixMilli(), len(shas)}
 	if args, err = s.encodeTurns(append(args, shas...), t.Turns); err != nil {
 		return err
 	}
-	created, err := putScript.Run(ctx, s.rdb, s.threadKeys(t.ID), args...).Int()
+	created, err := putScript.Run(ctx, s.rdb, s.keys(t.ID, t.ClientID), args...).Int()
 	if err != nil {
 		return unavailable(err)
 	}
@@ -130,6 +64,9 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 		return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)
 	case -1:
 		return fmt.Errorf("%w: %s", memory.ErrOwned, t.ID)
+	}
+	if s.oneServer {
+		return nil // the script indexed it
 	}
 	pipe := s.rdb.Pipeline()
 	s.index(ctx, pipe, t.ClientID, t.ID, t.UpdatedAt, t.ExpiresAt, t.UpdatedAt)
@@ -147,19 +84,20 @@ func (s *Store) Append(ctx context.Context, id, clientID, exchangeID string, tur
 	keepUntil := expiresAt.Add(time.Duration(life) * time.Millisecond / 4)
 	shas := fileSHAs(turns)
 	args := []any{maxTurns, now.UnixMilli(), strconv.FormatInt(now.UnixNano(), 10), expiresAt.UnixMilli(), life,
-		clientID, keepUntil.UnixMilli(), exchangeID, len(shas)}
+		clientID, keepUntil.UnixMilli(), exchangeID, score(now), id, len(shas)}
 	args, err := s.encodeTurns(append(args, shas...), turns)
 	if err != nil {
 		return 0, err
 	}
-	res, err := appendScript.Run(ctx, s.rdb, s.threadKeys(id), args...).Slice()
+	res, err := appendScript.Run(ctx, s.rdb, s.keys(id, clientID), args...).Slice()
 	if err != nil {
 		return 0, unavailable(err)
 	}
 	status, _ := res[0].(int64)
 	count, _ := res[1].(int64)
-	// The thread's files and its client's index live in other slots:
-	// extend and update them in one round trip after the atomic append.
+	// The thread's files, and in Cluster its client's index, live in other
+	// slots: extend and update them in one round trip after the atomic
+	// append, when there is anything to do.
 	pipe := s.rdb.Pipeline()
 	switch status {
 	case -3:
@@ -169,6 +107,9 @@ func (s *Store) Append(ctx context.Context, id, clientID, exchangeID string, tur
 	case -2:
 		return int(count), memory.ErrTurnLimit
 	case 1:
+		if s.oneServer {
+			return int(count), nil // the first attempt's script indexed it
+		}
 		// A retry: the first attempt may have failed after its append and
 		// before this index update, so index it again, as stored.
 		updated, _ := strconv.ParseInt(str(res[2]), 10, 64)
@@ -179,7 +120,12 @@ func (s *Store) Append(ctx context.Context, id, clientID, exchangeID string, tur
 		for _, sha := range res[2:] {
 			blobScript.Eval(ctx, pipe, []string{s.blobKey(str(sha))}, keepLife, keepUntil.UnixMilli(), "0", "", "")
 		}
-		s.index(ctx, pipe, clientID, id, now, expiresAt, now)
+		if !s.oneServer {
+			s.index(ctx, pipe, clientID, id, now, expiresAt, now)
+		}
+	}
+	if pipe.Len() == 0 {
+		return int(count), nil
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return int(count), unavailable(err)
@@ -192,16 +138,17 @@ func str(v any) string {
 	return s
 }
 
+// Delete reads the thread's client and deletes its keys in one round trip
+// (they share a slot, so the read comes first), then removes it from its
+// client's index, which the thread's client names.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	client, err := s.rdb.HGet(ctx, s.metaKey(id), "client").Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	pipe := s.rdb.Pipeline()
+	owner, deleted := pipe.HGet(ctx, s.metaKey(id), "client"), pipe.Del(ctx, s.threadKeys(id)...)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return unavailable(err)
 	}
-	n, err := s.rdb.Del(ctx, s.threadKeys(id)...).Result()
-	if err != nil {
-		return unavailable(err)
-	}
-	if n == 0 {
+	client := owner.Val()
+	if deleted.Val() == 0 {
 		return memory.ErrNotFound
 	}
 	// Only a listing misses the entry when this fails, and tidies it then.

@@ -9,51 +9,55 @@ import (
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 )
 
+// Append reads only the thread's row (owner, expiry, turn count) and writes
+// the new turns: it costs what it appends, whatever the thread holds.
 func (s *Store) Append(ctx context.Context, id, clientID, exchangeID string, turns []memory.Turn, maxTurns int,
 	now, expiresAt time.Time) (int, error) {
 	var count int
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		var expires int64
-		err := tx.QueryRowContext(ctx, `SELECT turn_count, expires_at FROM threads WHERE id = ? AND client_id = ?`,
-			id, clientID).Scan(&count, &expires)
+		var expires, filesKept int64
+		err := tx.StmtContext(ctx, s.writes.head).QueryRowContext(ctx, id, clientID).Scan(&count, &expires, &filesKept)
 		if errors.Is(err, sql.ErrNoRows) || err == nil && expires <= nanos(now) {
 			return memory.ErrNotFound
 		}
 		if err != nil {
 			return describe(err)
 		}
-		if retry, err := seen(ctx, tx, id, exchangeID); err != nil || retry {
+		if retry, err := s.seen(ctx, tx, id, exchangeID); err != nil || retry {
 			return err // a retry changes nothing, not even the expiry
 		}
 		if count+len(turns) > maxTurns {
 			return memory.ErrTurnLimit
 		}
-		if err := insertTurns(ctx, tx, id, count, turns); err != nil {
+		files, err := s.insertTurns(ctx, tx, id, count, turns)
+		if err != nil {
 			return err
 		}
 		count += len(turns)
-		_, err = tx.ExecContext(ctx, `UPDATE threads SET turn_count = ?, updated_at = ?, expires_at = ? WHERE id = ?`,
-			count, nanos(now), nanos(expiresAt), id)
-		if err != nil {
-			return describe(err)
+		// The thread's files are kept a quarter of its lifetime past it, so
+		// that the appends in that time need not touch them: each would
+		// rewrite every file's row. New files start the count again.
+		if files || filesKept < nanos(expiresAt) {
+			filesKept = nanos(expiresAt.Add(expiresAt.Sub(now) / 4))
+			if _, err := exec(ctx, tx, s.writes.keepFiles, filesKept, id); err != nil {
+				return err
+			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE blobs SET expires_at = max(expires_at, ?)
-			WHERE sha256 IN (SELECT sha256 FROM thread_files WHERE thread_id = ?)`, nanos(expiresAt), id)
-		return describe(err)
+		_, err = exec(ctx, tx, s.writes.updateThread, count, nanos(now), nanos(expiresAt), filesKept, id)
+		return err
 	})
 	return count, err
 }
 
 // seen reports whether the thread already holds the exchange, and records
 // it when it does not: the transaction stores its turns or rolls back.
-func seen(ctx context.Context, tx *sql.Tx, id, exchangeID string) (bool, error) {
+func (s *Store) seen(ctx context.Context, tx *sql.Tx, id, exchangeID string) (bool, error) {
 	if exchangeID == "" {
 		return false, nil
 	}
-	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO exchanges (thread_id, exchange_id) VALUES (?, ?)`,
-		id, exchangeID)
+	res, err := exec(ctx, tx, s.writes.addExchange, id, exchangeID)
 	if err != nil {
-		return false, describe(err)
+		return false, err
 	}
 	n, err := res.RowsAffected()
 	return n == 0, describe(err)

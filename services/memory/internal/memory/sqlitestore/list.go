@@ -3,8 +3,6 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/zenmcp/zen/services/memory/internal/memory"
@@ -12,7 +10,9 @@ import (
 
 const threadColumns = `id, parent_id, tool_name, client_id, created_at, updated_at, expires_at, initial_context`
 
-// listQuery selects columns of the live threads p names, newest first.
+// listQuery selects columns of the live threads p names, newest first. Its
+// text depends only on which filters are set, so a few prepared statements
+// serve every listing.
 func listQuery(columns string, p memory.ListParams, now time.Time) (string, []any) {
 	query := `SELECT ` + columns + ` FROM threads WHERE client_id = ? AND expires_at > ?`
 	args := []any{p.ClientID, nanos(now)}
@@ -46,9 +46,10 @@ func (s *Store) List(ctx context.Context, p memory.ListParams, now time.Time) ([
 	return out, nil
 }
 
-// firstPrompt is the first user turn among a thread's first two (role 1
-// is memory.RoleUser), read in the same query as the threads.
-const firstPrompt = `(SELECT body FROM turns WHERE thread_id = threads.id AND seq < 2
+// firstPrompt is the content of the first user turn among a thread's
+// first two (role 1 is memory.RoleUser), read in the same query as the
+// threads.
+const firstPrompt = `(SELECT json_extract(body, '$.content') FROM turns WHERE thread_id = threads.id AND seq < 2
 	AND json_extract(body, '$.role') = 1 ORDER BY seq LIMIT 1)`
 
 func (s *Store) Summaries(ctx context.Context, p memory.ListParams, now time.Time) ([]memory.Summary, error) {
@@ -56,19 +57,11 @@ func (s *Store) Summaries(ctx context.Context, p memory.ListParams, now time.Tim
 	var out []memory.Summary
 	err := s.query(ctx, query, args, func(rows *sql.Rows) error {
 		var sum memory.Summary
-		var first string
 		t, err := scanThread(scanFunc(func(dest ...any) error {
-			return rows.Scan(append(dest, &sum.TurnCount, &first)...)
+			return rows.Scan(append(dest, &sum.TurnCount, &sum.FirstPrompt)...)
 		}))
 		if err != nil {
 			return err
-		}
-		if first != "" {
-			var turn memory.Turn
-			if err := json.Unmarshal([]byte(first), &turn); err != nil {
-				return fmt.Errorf("thread %s: decode turn: %w", t.ID, err)
-			}
-			sum.FirstPrompt = turn.Content
 		}
 		sum.Thread = *t
 		out = append(out, sum)
@@ -83,9 +76,9 @@ func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
 
 // query calls fn on each row of a query.
 func (s *Store) query(ctx context.Context, query string, args []any, fn func(*sql.Rows) error) error {
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	rows, err := s.reads.query(ctx, query, args...)
 	if err != nil {
-		return describe(err)
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {

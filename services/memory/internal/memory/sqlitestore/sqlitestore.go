@@ -1,6 +1,12 @@
 // Package sqlitestore keeps threads in one SQLite file (pure Go driver, no
 // cgo) in WAL mode. Several processes may share the file: writes take the
 // database lock up front and wait for it, so no append is lost.
+//
+// A store holds two pools on the file, shaped for WAL: one writer
+// connection, since SQLite lets one write at a time and writers of this
+// process are better queued in it than spinning on the file lock, and a
+// few readers, which WAL lets read while the writer writes. Connections
+// and their prepared statements live as long as the store.
 package sqlitestore
 
 import (
@@ -12,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -36,7 +43,8 @@ CREATE TABLE IF NOT EXISTS threads (
 	updated_at      INTEGER NOT NULL,
 	expires_at      INTEGER NOT NULL,
 	initial_context TEXT NOT NULL DEFAULT 'null',
-	turn_count      INTEGER NOT NULL DEFAULT 0
+	turn_count      INTEGER NOT NULL DEFAULT 0,
+	files_until     INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS threads_recent ON threads (client_id, updated_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS threads_expiry ON threads (expires_at);
@@ -65,9 +73,17 @@ CREATE TABLE IF NOT EXISTS exchanges (
 ) WITHOUT ROWID;
 `
 
+// filesUntil is the column that records how long a thread's files are kept
+// (Unix ns), so most appends leave the files alone; files of threads written
+// before it existed are kept again by their next append.
+const filesUntil = `ALTER TABLE threads ADD COLUMN files_until INTEGER NOT NULL DEFAULT 0`
+
 // Store is a memory.Store in SQLite.
 type Store struct {
-	db *sql.DB
+	w      *sql.DB // the writer: one connection
+	r      *sql.DB // the readers
+	writes writeStmts
+	reads  readStmts
 
 	mu        sync.Mutex
 	lastSweep time.Time
@@ -85,20 +101,64 @@ func OpenWithTimeout(path string, busyTimeout time.Duration) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create the directory for %s: %w", path, err)
 	}
+	busy := fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds())
+	w, err := pool(path, 1, "immediate", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(ON)", busy)
+	if err != nil {
+		return nil, err
+	}
+	// Readers never write; more of them than cores would only queue for
+	// the CPU.
+	r, err := pool(path, max(4, runtime.GOMAXPROCS(0)), "deferred", "query_only(1)", busy)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	s := &Store{w: w, r: r, reads: readStmts{db: r}}
+	if err := s.init(context.Background()); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// pool opens conns connections on the file that are kept open.
+func pool(path string, conns int, txlock string, pragmas ...string) (*sql.DB, error) {
 	q := url.Values{}
-	q.Set("_txlock", "immediate")
-	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(ON)", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds())} {
+	q.Set("_txlock", txlock)
+	for _, p := range pragmas {
 		q.Add("_pragma", p)
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	if _, err := db.Exec(schema); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open %s: %w", path, describe(err))
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	return db, nil
+}
+
+// init creates the schema, adds the columns older files lack, and
+// prepares the writer's statements.
+func (s *Store) init(ctx context.Context) error {
+	if _, err := s.w.ExecContext(ctx, schema); err != nil {
+		return describe(err)
 	}
-	return &Store{db: db}, nil
+	// Under the write lock, so that two processes opening an older file
+	// do not both add the column.
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var n int
+		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('threads') WHERE name = 'files_until'`).
+			Scan(&n)
+		if err == nil && n == 0 {
+			_, err = tx.ExecContext(ctx, filesUntil)
+		}
+		return describe(err)
+	})
+	if err != nil {
+		return err
+	}
+	s.writes, err = prepareWrites(ctx, s.w)
+	return err
 }
 
 // describe adds what to do to the errors people meet: a locked or
@@ -111,7 +171,8 @@ func describe(err error) error {
 	switch {
 	case strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked"):
 		return fmt.Errorf("%w: %v (another process held the database lock too long)", memory.ErrUnavailable, err)
-	case strings.Contains(msg, "readonly") || strings.Contains(msg, "SQLITE_CANTOPEN") || strings.Contains(msg, "unable to open"):
+	case strings.Contains(msg, "readonly") || strings.Contains(msg, "SQLITE_CANTOPEN") ||
+		strings.Contains(msg, "unable to open"):
 		return fmt.Errorf("%w (check that the file and its directory are writable, or set ZEN_DATA_DIR)", err)
 	}
 	return err
@@ -124,13 +185,13 @@ func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
 func (s *Store) Create(ctx context.Context, t *memory.Thread) error {
 	s.sweep(ctx, t.UpdatedAt)
 	return s.write(ctx, func(tx *sql.Tx) error {
-		return insert(ctx, tx, t, false)
+		return s.insert(ctx, tx, t, false)
 	})
 }
 
 // write runs fn in a transaction that holds the write lock from its start.
 func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return describe(err)
 	}
@@ -141,13 +202,19 @@ func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	return describe(tx.Commit())
 }
 
-func insert(ctx context.Context, tx *sql.Tx, t *memory.Thread, replace bool) error {
+// exec runs a prepared statement in tx.
+func exec(ctx context.Context, tx *sql.Tx, st *sql.Stmt, args ...any) (sql.Result, error) {
+	res, err := tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	return res, describe(err)
+}
+
+func (s *Store) insert(ctx context.Context, tx *sql.Tx, t *memory.Thread, replace bool) error {
 	initial, err := json.Marshal(t.InitialContext)
 	if err != nil {
 		return fmt.Errorf("encode initial context: %w", err)
 	}
 	var owner string
-	err = tx.QueryRowContext(ctx, `SELECT client_id FROM threads WHERE id = ?`, t.ID).Scan(&owner)
+	err = tx.StmtContext(ctx, s.writes.owner).QueryRowContext(ctx, t.ID).Scan(&owner)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return describe(err)
 	}
@@ -156,44 +223,58 @@ func insert(ctx context.Context, tx *sql.Tx, t *memory.Thread, replace bool) err
 		return err
 	}
 	if exists {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM threads WHERE id = ?`, t.ID); err != nil {
-			return describe(err)
+		if _, err := exec(ctx, tx, s.writes.drop, t.ID); err != nil {
+			return err
 		}
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO threads (id, parent_id, tool_name, client_id, created_at, updated_at, expires_at, initial_context, turn_count)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		t.ID, t.ParentID, t.ToolName, t.ClientID, nanos(t.CreatedAt), nanos(t.UpdatedAt), nanos(t.ExpiresAt), string(initial), len(t.Turns))
+	_, err = exec(ctx, tx, s.writes.insertThread, t.ID, t.ParentID, t.ToolName, t.ClientID, nanos(t.CreatedAt),
+		nanos(t.UpdatedAt), nanos(t.ExpiresAt), string(initial), len(t.Turns))
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE constraint") {
 			return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)
 		}
-		return describe(err)
+		return err
 	}
-	return insertTurns(ctx, tx, t.ID, 0, t.Turns)
+	_, err = s.insertTurns(ctx, tx, t.ID, 0, t.Turns)
+	return err
 }
 
-func insertTurns(ctx context.Context, tx *sql.Tx, id string, first int, turns []memory.Turn) error {
+// insertTurns stores turns from seq first on and reports whether they
+// reference files.
+func (s *Store) insertTurns(ctx context.Context, tx *sql.Tx, id string, first int, turns []memory.Turn) (bool, error) {
+	files := false
 	for i, turn := range turns {
 		body, err := json.Marshal(turn)
 		if err != nil {
-			return fmt.Errorf("encode turn: %w", err)
+			return false, fmt.Errorf("encode turn: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO turns (thread_id, seq, body) VALUES (?, ?, ?)`, id, first+i, string(body)); err != nil {
-			return describe(err)
+		if _, err := exec(ctx, tx, s.writes.insertTurn, id, first+i, string(body)); err != nil {
+			return false, err
 		}
 		for _, f := range turn.Files {
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO thread_files (thread_id, sha256) VALUES (?, ?)`, id, f.SHA256); err != nil {
-				return describe(err)
+			if _, err := exec(ctx, tx, s.writes.insertFile, id, f.SHA256); err != nil {
+				return false, err
 			}
+			files = true
 		}
 	}
-	return nil
+	return files, nil
 }
 
+const (
+	getThread = `SELECT ` + threadColumns + ` FROM threads WHERE id = ? AND expires_at > ?`
+	// SQLite takes the content out of the turn's JSON faster than
+	// encoding/json reads it, which was most of a read's time.
+	getTurns = `SELECT json_remove(body, '$.content'), coalesce(json_extract(body, '$.content'), '')
+		FROM turns WHERE thread_id = ? ORDER BY seq`
+)
+
 func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT id, parent_id, tool_name, client_id, created_at, updated_at, expires_at, initial_context
-		FROM threads WHERE id = ? AND expires_at > ?`, id, nanos(now))
-	t, err := scanThread(row)
+	st, err := s.reads.get(ctx, getThread)
+	if err != nil {
+		return nil, err
+	}
+	t, err := scanThread(st.QueryRowContext(ctx, id, nanos(now)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memory.ErrNotFound
 	}
@@ -223,21 +304,23 @@ func scanThread(row scanner) (*memory.Thread, error) {
 }
 
 func (s *Store) turns(ctx context.Context, id string) ([]memory.Turn, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT body FROM turns WHERE thread_id = ? ORDER BY seq`, id)
+	rows, err := s.reads.query(ctx, getTurns, id)
 	if err != nil {
-		return nil, describe(err)
+		return nil, err
 	}
 	defer rows.Close()
 	var out []memory.Turn
 	for rows.Next() {
-		var body string
-		if err := rows.Scan(&body); err != nil {
+		var body sql.RawBytes
+		var content string
+		if err := rows.Scan(&body, &content); err != nil {
 			return nil, describe(err)
 		}
 		var turn memory.Turn
-		if err := json.Unmarshal([]byte(body), &turn); err != nil {
+		if err := json.Unmarshal(body, &turn); err != nil {
 			return nil, fmt.Errorf("thread %s: decode turn: %w", id, err)
 		}
+		turn.Content = content
 		out = append(out, turn)
 	}
 	return out, describe(rows.Err())
@@ -245,9 +328,9 @@ func (s *Store) turns(ctx context.Context, id string) ([]memory.Turn, error) {
 
 func (s *Store) Delete(ctx context.Context, id string) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM threads WHERE id = ?`, id)
+		res, err := exec(ctx, tx, s.writes.drop, id)
 		if err != nil {
-			return describe(err)
+			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return memory.ErrNotFound
@@ -259,7 +342,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 func (s *Store) Import(ctx context.Context, threads []*memory.Thread, replace bool) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
 		for _, t := range threads {
-			if err := insert(ctx, tx, t, replace); err != nil {
+			if err := s.insert(ctx, tx, t, replace); err != nil {
 				return err
 			}
 		}
@@ -277,59 +360,20 @@ func (s *Store) sweep(ctx context.Context, now time.Time) {
 	}
 	s.mu.Unlock()
 	if due {
-		_, _ = s.db.ExecContext(ctx, `DELETE FROM threads WHERE expires_at <= ?`, nanos(now))
-		_, _ = s.db.ExecContext(ctx, `DELETE FROM blobs WHERE expires_at <= ?`, nanos(now))
+		_, _ = s.writes.sweepThreads.ExecContext(ctx, nanos(now))
+		_, _ = s.writes.sweepBlobs.ExecContext(ctx, nanos(now))
 	}
 }
 
-func (s *Store) SaveBlobs(ctx context.Context, blobs []memory.Blob, _, expiresAt time.Time) error {
-	if len(blobs) == 0 {
-		return nil
-	}
-	return s.write(ctx, func(tx *sql.Tx) error {
-		for _, b := range blobs {
-			counts, err := json.Marshal(b.Tokens)
-			if err != nil {
-				return fmt.Errorf("encode token counts: %w", err)
-			}
-			_, err = tx.ExecContext(ctx, `INSERT INTO blobs (sha256, content, tokens, expires_at) VALUES (?, ?, ?, ?)
-				ON CONFLICT (sha256) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`,
-				b.SHA256, b.Content, string(counts), nanos(expiresAt))
-			if err != nil {
-				return describe(err)
-			}
+// Close closes the statements, then the connections.
+func (s *Store) Close() error {
+	s.reads.close()
+	for _, st := range []*sql.Stmt{s.writes.owner, s.writes.drop, s.writes.insertThread, s.writes.insertTurn,
+		s.writes.insertFile, s.writes.head, s.writes.addExchange, s.writes.updateThread, s.writes.keepFiles,
+		s.writes.saveBlob, s.writes.sweepThreads, s.writes.sweepBlobs} {
+		if st != nil {
+			_ = st.Close()
 		}
-		return nil
-	})
+	}
+	return errors.Join(s.r.Close(), s.w.Close())
 }
-
-func (s *Store) GetBlobs(ctx context.Context, shas []string, now time.Time) (map[string]memory.Blob, error) {
-	out := map[string]memory.Blob{}
-	if len(shas) == 0 {
-		return out, nil
-	}
-	args := []any{nanos(now)}
-	for _, sha := range shas {
-		args = append(args, sha)
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT sha256, content, tokens FROM blobs WHERE expires_at > ? AND sha256 IN (?`+
-		strings.Repeat(", ?", len(shas)-1)+`)`, args...)
-	if err != nil {
-		return nil, describe(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var b memory.Blob
-		var counts string
-		if err := rows.Scan(&b.SHA256, &b.Content, &counts); err != nil {
-			return nil, describe(err)
-		}
-		if err := json.Unmarshal([]byte(counts), &b.Tokens); err != nil {
-			return nil, fmt.Errorf("blob %s: decode token counts: %w", b.SHA256, err)
-		}
-		out[b.SHA256] = b
-	}
-	return out, describe(rows.Err())
-}
-
-func (s *Store) Close() error { return s.db.Close() }

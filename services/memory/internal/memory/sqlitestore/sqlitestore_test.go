@@ -106,7 +106,7 @@ func TestALockHeldTooLongIsUnavailable(t *testing.T) {
 	}
 	// Another process takes the write lock and keeps it.
 	other := open(t, path)
-	tx, err := other.db.BeginTx(ctx, nil)
+	tx, err := other.w.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

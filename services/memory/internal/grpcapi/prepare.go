@@ -1,0 +1,57 @@
+package grpcapi
+
+import (
+	"context"
+
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+	"github.com/zenmcp/zen/services/platform/auth"
+	"google.golang.org/grpc/status"
+)
+
+func (s *Server) PrepareCall(ctx context.Context, req *memoryv1.PrepareCallRequest) (*memoryv1.PrepareCallResponse,
+	error) {
+	limits := toProtoLimits(s.svc.Limits())
+	resp := &memoryv1.PrepareCallResponse{Limits: limits, RemainingTurns: limits.GetMaxTurns()}
+	if req.GetThreadId() == "" {
+		return resp, nil
+	}
+	var window *memory.ModelWindow
+	if w := req.GetModelWindow(); w != nil {
+		window = &memory.ModelWindow{Model: w.GetModel(), ContextWindow: int64(w.GetContextWindow())}
+	}
+	p, err := s.svc.Prepare(ctx, req.GetThreadId(), auth.Client(ctx), req.GetToolName(), window)
+	if err != nil {
+		return nil, withLimits(s.toStatus(ctx, "prepare call", err), limits)
+	}
+	resp.ToolName, resp.InitialContext = p.Thread.ToolName, toStruct(p.Thread.InitialContext)
+	resp.LastModel, resp.RemainingTurns = p.LastModel, int32(p.Remaining)
+	resp.WorkflowState = toStruct(p.WorkflowState)
+	if sel := p.History; sel != nil {
+		resp.History = &memoryv1.History{
+			ModelWindow: &memoryv1.ModelWindow{Model: p.Window.Model, ContextWindow: clamp(p.Window.ContextWindow)},
+			Turns:       historyTurns(sel.Turns), TotalTurns: int32(sel.Total), OmittedTurns: int32(sel.Omitted),
+			Files: historyFiles(sel.Files), OmittedFiles: int32(sel.OmittedFiles),
+		}
+	}
+	return resp, nil
+}
+
+// withLimits attaches the limits to a failure, so the caller can word a
+// missing thread's answer (threads expire after the TTL) without asking
+// again.
+func withLimits(err error, limits *memoryv1.Limits) error {
+	st, derr := status.Convert(err).WithDetails(limits)
+	if derr != nil {
+		return err
+	}
+	return st.Err()
+}
+
+func toProtoLimits(l memory.Limits) *memoryv1.Limits {
+	return &memoryv1.Limits{MaxTurns: int32(l.MaxTurns), TtlSeconds: l.TTL.Seconds()}
+}
+
+func fromProtoWindow(w *memoryv1.ModelWindow) memory.ModelWindow {
+	return memory.ModelWindow{Model: w.GetModel(), ContextWindow: int64(w.GetContextWindow())}
+}

@@ -1,0 +1,100 @@
+package memory
+
+import (
+	"context"
+	"time"
+)
+
+// Limits are the limits the service enforces, as configured when it
+// started: callers ask for them with each call instead of keeping them,
+// so a restart with other limits takes effect at once.
+type Limits struct {
+	MaxTurns int
+	TTL      time.Duration
+}
+
+// Limits reports the limits in force.
+func (s *Service) Limits() Limits { return Limits{MaxTurns: s.maxTurns, TTL: s.ttl} }
+
+// ModelWindow is the model a history is selected for: its name picks the
+// tokenizer, its context window the budgets.
+type ModelWindow struct {
+	Model         string
+	ContextWindow int64
+}
+
+// Prepared is everything a call that continues a thread needs from memory
+// before it runs.
+type Prepared struct {
+	Thread *Thread
+	// LastModel is the model a call that names none inherits.
+	LastModel string
+	// Remaining is how many more turns the thread may hold.
+	Remaining int
+	// WorkflowState is the newest state the calling tool left in the
+	// thread; nil when it left none.
+	WorkflowState map[string]any
+	// History fits Window; nil when the call inherits a model whose
+	// context window is not known (a thread written before windows were
+	// kept, or one whose model answered through another tool).
+	History *Selection
+	Window  ModelWindow
+}
+
+// Prepare reads the thread a call continues, and its ancestors when it has
+// any, once, and answers everything the call needs: what Get, LastModel and
+// SelectHistory would, the remaining turns and the tool's workflow state.
+// With window nil the history is selected for the thread's last model, at
+// the context window that model had when it answered (see Served).
+func (s *Service) Prepare(ctx context.Context, id, clientID, tool string, window *ModelWindow) (Prepared, error) {
+	t, err := s.Get(ctx, id, clientID)
+	if err != nil {
+		return Prepared{}, err
+	}
+	chain, err := s.Chain(ctx, t)
+	if err != nil {
+		return Prepared{}, err
+	}
+	last := lastAssistant(chain)
+	p := Prepared{Thread: t, LastModel: last.ModelName, Remaining: s.maxTurns - len(t.Turns),
+		WorkflowState: workflowState(t.Turns, tool)}
+	switch {
+	case window != nil:
+		p.Window = *window
+	case last.ContextWindow > 0:
+		p.Window = ModelWindow{Model: last.ModelName, ContextWindow: last.ContextWindow}
+	default:
+		return p, nil
+	}
+	sel, err := s.selectFrom(ctx, t, chain, SelectParams{ContextWindow: p.Window.ContextWindow, Model: p.Window.Model})
+	if err != nil {
+		return Prepared{}, err
+	}
+	p.History = &sel
+	return p, nil
+}
+
+// workflowState is the state of the tool's newest turn that has one.
+func workflowState(turns []Turn, tool string) map[string]any {
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].ToolName == tool && turns[i].WorkflowState != nil {
+			return turns[i].WorkflowState
+		}
+	}
+	return nil
+}
+
+// Served marks the turns that w's model wrote with its context window, for
+// Prepare to select a later call's history by when the call inherits the
+// model. Other turns (a tool that picks its own models) are left unmarked.
+func Served(turns []Turn, w ModelWindow) []Turn {
+	if w.Model == "" || w.ContextWindow <= 0 {
+		return turns
+	}
+	for i := range turns {
+		if turns[i].Role == RoleAssistant && turns[i].ModelName == w.Model {
+			turns[i].ContextWindow = w.ContextWindow
+		}
+	}
+	return turns
+}

@@ -1,0 +1,110 @@
+package redisstore
+
+import (
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A write is one script: creating or appending to a thread, and, on one
+// server, recording it in its client's index too. Cluster keeps a thread
+// and its client's index in different slots, which no script may span; there
+// the index is updated right after, in a second round trip (see index.go).
+// A thread's scripts are given the index keys as KEYS[5] and KEYS[6] when
+// they are to update it.
+
+// indexLua records a thread in its client's index and sweeps out entries
+// that expired. Both keys live at least as long as the thread: a client's
+// index must outlive its longest-lived thread.
+var indexLua = `
+local function index(byUpdate, byExpiry, score, id, expiresMs, nowMs, life)
+  redis.call('ZADD', byUpdate, score, id)
+  redis.call('ZADD', byExpiry, expiresMs, id)
+  local gone = redis.call('ZRANGEBYSCORE', byExpiry, '-inf', nowMs, 'LIMIT', 0, ` + strconv.Itoa(sweepBatch) + `)
+  if #gone > 0 then
+    redis.call('ZREM', byUpdate, unpack(gone))
+    redis.call('ZREM', byExpiry, unpack(gone))
+  end
+  for _, k in ipairs({byUpdate, byExpiry}) do
+    if redis.call('PTTL', k) < tonumber(life) then redis.call('PEXPIRE', k, life) end
+  end
+end
+`
+
+// indexScript is indexLua on its own. KEYS: clientKeys. ARGV: update
+// score, id, expires_ms, now_ms, ttl ms.
+var indexScript = redis.NewScript(indexLua + `
+index(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+return 1
+`)
+
+// putScript writes a whole thread. KEYS: the thread's keys, then the
+// client's index keys to update it. ARGV: replace flag, ttl ms, meta JSON,
+// updated_ns, expires_ms, client, update score, id, updated_ms, file count,
+// file shas..., turns... It returns 1 when written, 0 when the id exists
+// (and replace is off), -1 when another client's thread holds the id: that
+// one is never replaced.
+var putScript = redis.NewScript(indexLua + `
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  if (redis.call('HGET', KEYS[1], 'client') or '') ~= ARGV[6] then return -1 end
+  if ARGV[1] == '0' then return 0 end
+end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('HSET', KEYS[1], 'meta', ARGV[3], 'updated_ns', ARGV[4], 'expires_ms', ARGV[5], 'client', ARGV[6])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local nf = tonumber(ARGV[10])
+if nf > 0 then
+  redis.call('SADD', KEYS[3], unpack(ARGV, 11, 10 + nf))
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+end
+if #ARGV > 10 + nf then
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, 11 + nf))
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
+if #KEYS > 4 then index(KEYS[5], KEYS[6], ARGV[7], ARGV[8], ARGV[5], ARGV[9], ARGV[2]) end
+return 1
+`)
+
+// appendScript adds an exchange to the client's live thread within the
+// limit, reading the thread's hash and its turn count, never its turns.
+// KEYS: the thread's keys, then the client's index keys to update it.
+// ARGV: max turns, now_ms, updated_ns, expires_ms, ttl ms, client,
+// keep-until ms, exchange id (empty for none), update score, id, file
+// count, new file shas..., turns... It returns {status, turn count, ...}:
+// status -3 absent, -1 expired or another client's, -2 over the limit, 1 a
+// retry of a stored exchange (then updated_ns and expires_ms follow, to
+// index it by when the index is the caller's to update), 0 stored (then
+// file shas follow). The shas are the thread's files when they need
+// keeping alive past expires_ms: files_ms records how far they already
+// are, so most appends return none and the caller skips that work.
+var appendScript = redis.NewScript(indexLua + `
+local h = redis.call('HMGET', KEYS[1], 'expires_ms', 'client', 'files_ms', 'updated_ns')
+if not h[1] then return {-3, 0} end
+if tonumber(h[1]) <= tonumber(ARGV[2]) or (h[2] or '') ~= ARGV[6] then return {-1, 0} end
+local n = redis.call('LLEN', KEYS[2])
+if ARGV[8] ~= '' and redis.call('SISMEMBER', KEYS[4], ARGV[8]) == 1 then return {1, n, h[4], h[1]} end
+local nf = tonumber(ARGV[11])
+local add = #ARGV - 11 - nf
+if n + add > tonumber(ARGV[1]) then return {-2, n} end
+redis.call('RPUSH', KEYS[2], unpack(ARGV, 12 + nf))
+redis.call('HSET', KEYS[1], 'updated_ns', ARGV[3], 'expires_ms', ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+if ARGV[8] ~= '' then redis.call('SADD', KEYS[4], ARGV[8]) end
+if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('PEXPIRE', KEYS[4], ARGV[5]) end
+if #KEYS > 4 then index(KEYS[5], KEYS[6], ARGV[9], ARGV[10], ARGV[4], ARGV[2], ARGV[5]) end
+local out = {0, n + add}
+if nf > 0 then
+  redis.call('SADD', KEYS[3], unpack(ARGV, 12, 11 + nf))
+  redis.call('HDEL', KEYS[1], 'files_ms')
+  h[3] = false
+end
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  redis.call('PEXPIRE', KEYS[3], ARGV[5])
+  if not h[3] or tonumber(h[3]) < tonumber(ARGV[4]) then
+    redis.call('HSET', KEYS[1], 'files_ms', ARGV[7])
+    for i, f in ipairs(redis.call('SMEMBERS', KEYS[3])) do out[i + 2] = f end
+  end
+end
+return out
+`)

@@ -1,0 +1,122 @@
+package redisstore
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+	"github.com/zenmcp/zen/services/memory/internal/memory/storetest"
+	"github.com/zenmcp/zen/services/platform/redistest"
+)
+
+// tripCounter counts round trips to Redis: a command, or a pipeline.
+type tripCounter struct{ n atomic.Int64 }
+
+func (c *tripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// Each operation on a thread is one round trip to a single Redis: a script
+// or a pipeline. Delete is two (its client's index is named by what it
+// deletes), and in Cluster a write updates the index in a second.
+func TestOneRoundTripPerOperation(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	file := memory.Blob{SHA256: "f1", Content: "package f\n"}
+	answer := []memory.Turn{{Role: memory.RoleAssistant, Content: "a"}}
+	for _, cluster := range []bool{false, true} {
+		_, s := miniStore(t)
+		s.oneServer = !cluster
+		var trips tripCounter
+		s.rdb.(*redis.Client).AddHook(&trips)
+		write := 1
+		if cluster {
+			write = 2
+		}
+		appendX := func(th *memory.Thread, exchange string) error {
+			_, err := s.Append(ctx, th.ID, "me", exchange, answer, 10, now, now.Add(time.Hour))
+			return err
+		}
+		for _, op := range []struct {
+			name     string
+			trips    int
+			fresh    bool     // the thread is not created beforehand
+			appended []string // the exchanges appended beforehand
+			run      func(th *memory.Thread) error
+		}{
+			{"save files", 1, false, nil, func(*memory.Thread) error {
+				return s.SaveBlobs(ctx, []memory.Blob{file}, now, now.Add(time.Hour))
+			}},
+			{"create", write, true, nil, func(th *memory.Thread) error { return s.Create(ctx, th) }},
+			{"first append, which keeps the files", 2, false, nil, func(th *memory.Thread) error {
+				return appendX(th, "x1")
+			}},
+			{"append", write, false, []string{"x1"}, func(th *memory.Thread) error { return appendX(th, "x2") }},
+			{"retried append", write, false, []string{"x1", "x2"}, func(th *memory.Thread) error {
+				return appendX(th, "x2")
+			}},
+			{"get", 1, false, nil, func(th *memory.Thread) error { _, err := s.Get(ctx, th.ID, now); return err }},
+			{"get files", 1, false, nil, func(*memory.Thread) error {
+				_, err := s.GetBlobs(ctx, []string{"f1"}, now)
+				return err
+			}},
+			{"delete", 2, false, nil, func(th *memory.Thread) error { return s.Delete(ctx, th.ID) }},
+		} {
+			// The first run loads the scripts and dials the connections.
+			for run := range 2 {
+				th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", ClientID: "me", CreatedAt: now,
+					UpdatedAt: now, ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{
+						{Role: memory.RoleUser, Content: "q", Files: []memory.FileRef{{Path: "/f", SHA256: "f1"}}},
+					}}
+				if !op.fresh {
+					if err := s.Create(ctx, th); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, x := range op.appended {
+					if err := appendX(th, x); err != nil {
+						t.Fatal(err)
+					}
+				}
+				before := trips.n.Load()
+				if err := op.run(th); err != nil {
+					t.Fatalf("%s: %v", op.name, err)
+				}
+				if n := trips.n.Load() - before; run == 1 && n != int64(op.trips) {
+					t.Errorf("cluster %v: %s took %d round trips, want %d", cluster, op.name, n, op.trips)
+				}
+			}
+		}
+	}
+}
+
+// TestConformanceAsInCluster runs the suite with the index updated after
+// each write, as in Cluster, where no script may reach it.
+func TestConformanceAsInCluster(t *testing.T) {
+	srv := redistest.Start(t)
+	storetest.Run(t, func(t *testing.T) memory.Store {
+		s, err := Open(srv.URL(), "test:"+uuid.NewString()+":", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.oneServer = false
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

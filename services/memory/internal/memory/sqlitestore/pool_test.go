@@ -1,0 +1,89 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+)
+
+// Connections are opened once: callers beyond the pool wait for one
+// instead of opening and closing connections of their own, and the writer
+// never holds more than one.
+func TestConnectionsAreKept(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "memory.db"))
+	ctx := context.Background()
+	now := time.Now().UTC()
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{{Role: memory.RoleUser, Content: "q"}}}
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for range 20 {
+				if _, err := s.Get(ctx, th.ID, now); err != nil {
+					t.Error(err)
+				}
+				turn := []memory.Turn{{Role: memory.RoleAssistant, Content: "a"}}
+				if _, err := s.Append(ctx, th.ID, "", "", turn, 1000, now, now.Add(time.Hour)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	r, w := s.r.Stats(), s.w.Stats()
+	if r.MaxIdleClosed+r.MaxLifetimeClosed+r.MaxIdleTimeClosed > 0 || r.OpenConnections > r.MaxOpenConnections {
+		t.Errorf("readers: %+v, want none closed and at most %d open", r, r.MaxOpenConnections)
+	}
+	if w.MaxIdleClosed+w.MaxLifetimeClosed+w.MaxIdleTimeClosed > 0 || w.OpenConnections != 1 {
+		t.Errorf("writer: %+v, want one connection, never closed", w)
+	}
+}
+
+// A file written before files_until existed gains the column when a store
+// opens it, and its threads read and grow as before.
+func TestAnOlderFileGainsTheColumn(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.db")
+	older := strings.Replace(schema, ",\n\tfiles_until     INTEGER NOT NULL DEFAULT 0", "", 1)
+	if older == schema {
+		t.Fatal("the schema no longer declares files_until as this test expects")
+	}
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	id := uuid.NewString()
+	for _, q := range []string{older,
+		`INSERT INTO threads (id, tool_name, created_at, updated_at, expires_at, turn_count) VALUES (?, 'chat', ?, ?, ?, 1)`,
+		`INSERT INTO turns (thread_id, seq, body) VALUES (?, 0, '{"role":1,"content":"before"}')`,
+	} {
+		args := []any{id, nanos(now), nanos(now), nanos(now.Add(time.Hour))}
+		if _, err := db.Exec(q, args[:strings.Count(q, "?")]...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	s := open(t, path)
+	ctx := context.Background()
+	n, err := s.Append(ctx, id, "", "", []memory.Turn{{Role: memory.RoleAssistant, Content: "after"}}, 10, now,
+		now.Add(time.Hour))
+	if err != nil || n != 2 {
+		t.Fatalf("append to an older thread: %d, %v", n, err)
+	}
+	got, err := s.Get(ctx, id, now)
+	if err != nil || len(got.Turns) != 2 || got.Turns[0].Content != "before" || got.Turns[1].Content != "after" {
+		t.Fatalf("get: %+v, %v", got, err)
+	}
+	open(t, path) // a second opening finds the column there
+}

@@ -1,0 +1,91 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// Statements are prepared once and kept for the life of the store:
+// parsing the SQL text of every query was a tenth of memory's CPU.
+// database/sql prepares a statement again on each connection that runs it,
+// once, and keeps it there.
+
+// writeStmts are every statement the writer runs. They are prepared when
+// the store opens: the writer has one connection, so preparing one while a
+// transaction holds it would wait for ever.
+type writeStmts struct {
+	owner, drop, insertThread, insertTurn, insertFile *sql.Stmt
+	head, addExchange, updateThread, keepFiles        *sql.Stmt
+	saveBlob, sweepThreads, sweepBlobs                *sql.Stmt
+}
+
+func prepareWrites(ctx context.Context, db *sql.DB) (writeStmts, error) {
+	var w writeStmts
+	for _, p := range []struct {
+		stmt  **sql.Stmt
+		query string
+	}{
+		{&w.owner, `SELECT client_id FROM threads WHERE id = ?`},
+		{&w.drop, `DELETE FROM threads WHERE id = ?`},
+		{&w.insertThread, `INSERT INTO threads (id, parent_id, tool_name, client_id, created_at, updated_at,
+			expires_at, initial_context, turn_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&w.insertTurn, `INSERT INTO turns (thread_id, seq, body) VALUES (?, ?, ?)`},
+		{&w.insertFile, `INSERT OR IGNORE INTO thread_files (thread_id, sha256) VALUES (?, ?)`},
+		{&w.head, `SELECT turn_count, expires_at, files_until FROM threads WHERE id = ? AND client_id = ?`},
+		{&w.addExchange, `INSERT OR IGNORE INTO exchanges (thread_id, exchange_id) VALUES (?, ?)`},
+		{&w.updateThread, `UPDATE threads SET turn_count = ?, updated_at = ?, expires_at = ?, files_until = ?
+			WHERE id = ?`},
+		{&w.keepFiles, `UPDATE blobs SET expires_at = ?1
+			WHERE sha256 IN (SELECT sha256 FROM thread_files WHERE thread_id = ?2) AND expires_at < ?1`},
+		{&w.saveBlob, `INSERT INTO blobs (sha256, content, tokens, expires_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (sha256) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`},
+		{&w.sweepThreads, `DELETE FROM threads WHERE expires_at <= ?`},
+		{&w.sweepBlobs, `DELETE FROM blobs WHERE expires_at <= ?`},
+	} {
+		stmt, err := db.PrepareContext(ctx, p.query)
+		if err != nil {
+			return w, describe(err)
+		}
+		*p.stmt = stmt
+	}
+	return w, nil
+}
+
+// readStmts prepares each reader query the first time it runs: listings
+// build theirs from the filters they are given, a handful of texts.
+type readStmts struct {
+	db    *sql.DB
+	stmts sync.Map // query text → *sql.Stmt
+}
+
+func (r *readStmts) get(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := r.stmts.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := r.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, describe(err)
+	}
+	if prev, loaded := r.stmts.LoadOrStore(query, st); loaded {
+		_ = st.Close() // another caller prepared it first
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+func (r *readStmts) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := r.get(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	return rows, describe(err)
+}
+
+func (r *readStmts) close() {
+	r.stmts.Range(func(_, st any) bool {
+		_ = st.(*sql.Stmt).Close()
+		return true
+	})
+}

@@ -1,0 +1,101 @@
+package reply
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/zenmcp/zen/services/platform/secrets"
+)
+
+// asJSON is what a client decodes from a reply.
+func asJSON(t *testing.T, r *Reply) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Encode(), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestShapes(t *testing.T) {
+	t.Parallel()
+	two := 2
+	for _, tc := range []struct {
+		name string
+		r    *Reply
+		want map[string]any
+	}{
+		{"error envelope", Error("chat", "no prompt").With(map[string]any{"error_type": "validation_error"}),
+			map[string]any{"status": "error", "content": "no prompt", "content_type": "text",
+				"metadata": map[string]any{"tool_name": "chat", "error_type": "validation_error"}}},
+		{"workflow failure", WorkflowFailure("debug", 3, "bad step"),
+			map[string]any{"status": "debug_failed", "error": "bad step", "step_number": 3.0,
+				"metadata": map[string]any{"tool_name": "debug"}}},
+		{"an error worded for a workflow keeps its metadata",
+			Error("debug", "bad path").With(map[string]any{"error_type": "validation_error"}).ForWorkflow(2),
+			map[string]any{"status": "debug_failed", "error": "bad path", "step_number": 2.0,
+				"metadata": map[string]any{"tool_name": "debug", "error_type": "validation_error"}}},
+		{"only errors become workflow failures", (&Reply{Status: "resend_prompt", Content: "too long",
+			ContentType: Text, Metadata: Metadata{ToolName: "debug"}}).ForWorkflow(1),
+			map[string]any{"status": "resend_prompt", "content": "too long", "content_type": "text",
+				"metadata": map[string]any{"tool_name": "debug"}}},
+		{"transport facts beside the tool's own keys", &Reply{
+			Status: StatusContinuationAvailable, Content: "cut", ContentType: Text, StepNumber: &two,
+			ContinuationID:    "t1",
+			ContinuationOffer: &Offer{ContinuationID: "t1", Note: "go on", RemainingTurns: 3},
+			Fields:            map[string]any{"status": "shadowed", "next_steps": "read"},
+			Metadata: Metadata{ToolName: "chat", TraceID: "abc", ContinuationError: "lost", GeneratedCodeFile: "/w/f",
+				OutputTruncated: true, FullContentChars: 9, FilesOmitted: &Omitted{Count: 1, Bytes: 5, Note: "left"},
+				Fields: map[string]any{"model_used": "m"}},
+		}, map[string]any{"status": "continuation_available", "content": "cut", "content_type": "text",
+			"step_number": 2.0, "continuation_id": "t1", "next_steps": "read",
+			"continuation_offer": map[string]any{"continuation_id": "t1", "note": "go on", "remaining_turns": 3.0},
+			"metadata": map[string]any{"tool_name": "chat", "trace_id": "abc", "continuation_error": "lost",
+				"generated_code_file": "/w/f", "output_truncated": true, "full_content_chars": 9.0, "model_used": "m",
+				"files_omitted": map[string]any{"count": 1.0, "bytes": 5.0, "note": "left"}}}},
+		{"a simple tool's empty answer keeps its content", &Reply{Status: StatusSuccess, ContentType: Text,
+			Metadata: Metadata{ToolName: "chat"}},
+			map[string]any{"status": "success", "content": "", "content_type": "text",
+				"metadata": map[string]any{"tool_name": "chat"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := asJSON(t, tc.r)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("JSON (-want +got):\n%s", diff)
+			}
+			back, err := Decode(tc.r.Encode())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, asJSON(t, back)); diff != "" {
+				t.Errorf("decoded and encoded again (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestScrubJSON(t *testing.T) {
+	t.Parallel()
+	const key = "sk-secret-0123456789"
+	in := (&Reply{Status: StatusSuccess, Content: "the key is " + key, ContentType: Text,
+		Fields:   map[string]any{"steps": []any{"used " + key}},
+		Metadata: Metadata{ToolName: "chat", Fields: map[string]any{"note": key + "!"}}}).Encode()
+	got, err := ScrubJSON(in, secrets.New(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Decode(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"status": "success", "content": "the key is [redacted]", "content_type": "text",
+		"steps": []any{"used [redacted]"}, "metadata": map[string]any{"tool_name": "chat", "note": "[redacted]!"}}
+	if diff := cmp.Diff(want, asJSON(t, r)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if same, _ := ScrubJSON(in, nil); string(same) != string(in) {
+		t.Error("no secrets changed the reply")
+	}
+}

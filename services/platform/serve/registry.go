@@ -1,0 +1,88 @@
+package serve
+
+import (
+	"context"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
+)
+
+// registry holds a GRPC's services for Local, and drains Local's calls
+// when the server stops, as GracefulStop drains the port's.
+type registry struct {
+	mu       sync.RWMutex
+	services map[string]bool     // "zen.memory.v1.MemoryService"
+	methods  map[string]*handler // "/zen.memory.v1.MemoryService/GetThread"
+	closed   bool                // no new calls: the server is stopping
+	calls    sync.WaitGroup      // calls in flight
+
+	stopped context.Context // ends every handler's context: a hard stop
+	stop    context.CancelFunc
+}
+
+// handler is one method of a registered service.
+type handler struct {
+	impl   any
+	unary  grpc.MethodHandler // for a unary method
+	stream *grpc.StreamDesc   // for a streaming one
+}
+
+func newRegistry() *registry {
+	r := &registry{services: map[string]bool{}, methods: map[string]*handler{}}
+	r.stopped, r.stop = context.WithCancel(context.Background())
+	return r
+}
+
+func (r *registry) register(desc *grpc.ServiceDesc, impl any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.services[desc.ServiceName] = true
+	for _, m := range desc.Methods {
+		r.methods["/"+desc.ServiceName+"/"+m.MethodName] = &handler{impl: impl, unary: m.Handler}
+	}
+	for i := range desc.Streams {
+		s := &desc.Streams[i]
+		r.methods["/"+desc.ServiceName+"/"+s.StreamName] = &handler{impl: impl, stream: s}
+	}
+}
+
+// enter admits a call to method, refused as gRPC's server refuses it: an
+// unknown method is Unimplemented, and a stopping server Unavailable.
+// release must be called once the handler has returned.
+func (r *registry) enter(method string) (h *handler, release func(), err error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	h = r.methods[method]
+	if h == nil {
+		service, name, ok := splitMethod(method)
+		switch {
+		case !ok:
+			return nil, nil, grpcstatus.Errorf(codes.Unimplemented, "malformed method name: %q", method)
+		case r.services[service]:
+			return nil, nil, grpcstatus.Errorf(codes.Unimplemented, "unknown method %v for service %v", name, service)
+		default:
+			return nil, nil, grpcstatus.Errorf(codes.Unimplemented, "unknown service %v", service)
+		}
+	}
+	if r.closed {
+		return nil, nil, errStopping
+	}
+	// Under the read lock, so none is added after close: wait may follow.
+	r.calls.Add(1)
+	return h, r.calls.Done, nil
+}
+
+var errStopping = grpcstatus.Error(codes.Unavailable, "the server is shutting down")
+
+// close refuses new calls.
+func (r *registry) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+}
+
+// wait returns once the calls in flight have ended; after close, no more
+// can start.
+func (r *registry) wait() { r.calls.Wait() }
