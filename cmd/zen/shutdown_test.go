@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -166,7 +167,7 @@ func TestSIGTERMSavesCallsInFlight(t *testing.T) {
 		env := mergeEnv(fakeEnv(fake.Server), map[string]string{"ZEN_DATA_DIR": t.TempDir()})
 		cmd := exec.Command(zenBin, "stdio")
 		cmd.Env, cmd.Dir = baseEnv(t, env), t.TempDir()
-		var stderr strings.Builder
+		var stderr logBuffer // written by exec's copier while the test reads it
 		cmd.Stderr = &stderr
 		cs := connect(t, &mcp.CommandTransport{Command: cmd})
 		release, calls := startHeldCalls(t, cs, fake)
@@ -336,4 +337,22 @@ func startStdioProc(t *testing.T, env map[string]string) (*mcp.ClientSession, fu
 		}
 		return nil
 	}
+}
+
+// logBuffer is a strings.Builder safe to read while a process writes it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

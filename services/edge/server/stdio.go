@@ -22,7 +22,8 @@ func (s *Server) RunStdio(ctx context.Context) error {
 	life := context.WithoutCancel(ctx)
 	// stdio.Transport answers a malformed line with a JSON-RPC error and
 	// reads on; the SDK's own transport would end the session.
-	ss, err := s.mcp.Connect(life, &stdio.Transport{In: os.Stdin, Out: os.Stdout}, nil)
+	transport := &stdio.Transport{In: os.Stdin, Out: os.Stdout}
+	ss, err := s.mcp.Connect(life, transport, nil)
 	if err != nil {
 		return err
 	}
@@ -36,6 +37,11 @@ func (s *Server) RunStdio(ctx context.Context) error {
 	timeout := time.AfterFunc(serve.DrainTimeout, d.cutNow)
 	defer timeout.Stop()
 	d.drain()
+	// The handlers have returned; their answers may still be on their way
+	// to stdout. Closing now would lose them.
+	flushed, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	transport.WaitAnswered(flushed)
+	cancel()
 	_ = ss.Close() // nothing runs now, so this just closes the connection
 	<-ended
 	return nil

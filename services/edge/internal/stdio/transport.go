@@ -25,12 +25,14 @@ const MaxLine = 4 << 20
 type Transport struct {
 	In  io.ReadCloser
 	Out io.Writer
+
+	ledger ledger
 }
 
 // Connect implements mcp.Transport.
 func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
-	out := &lockedWriter{w: t.Out}
-	in := &screen{r: bufio.NewReaderSize(t.In, 64<<10), c: t.In, out: out}
+	out := &lockedWriter{w: t.Out, ledger: &t.ledger}
+	in := &screen{r: bufio.NewReaderSize(t.In, 64<<10), c: t.In, out: out, ledger: &t.ledger}
 	// The screen has bounded every line already.
 	return (&mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}).Connect(ctx)
 }
@@ -38,14 +40,19 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 // lockedWriter writes each message whole: the SDK and the screen both
 // answer on it, and the SDK writes a message with one Write.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu     sync.Mutex
+	w      io.Writer
+	ledger *ledger
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if err == nil && isResponse(p) {
+		l.ledger.answer()
+	}
+	return n, err
 }
 
 // Close leaves stdout open: the process may still log its exit there.
@@ -58,6 +65,7 @@ type screen struct {
 	c       io.Closer
 	out     io.Writer
 	pending []byte // the rest of the line being handed over
+	ledger  *ledger
 }
 
 func (s *screen) Read(p []byte) (int, error) {
@@ -81,13 +89,18 @@ func (s *screen) next() ([]byte, error) {
 	for {
 		line, size, err := s.readLine()
 		if size > MaxLine {
+			s.ledger.ask() // refuse answers it
 			// The id, from the line's head, lets the client fail the call
 			// at once instead of waiting for a reply.
 			s.refuse(mcpserver.IDOf(line), mcpserver.TooLarge(size, MaxLine))
 		} else if msg := bytes.TrimSpace(line); len(msg) > 0 {
 			if id, refusal := check(msg); refusal != nil {
+				s.ledger.ask() // refuse answers it
 				s.refuse(id, refusal)
 			} else {
+				if isRequest(msg) {
+					s.ledger.ask()
+				}
 				return append(msg, '\n'), nil
 			}
 		}
@@ -134,4 +147,67 @@ func check(msg []byte) (json.RawMessage, *jsonrpc.Error) {
 // write to report.
 func (s *screen) refuse(id json.RawMessage, e *jsonrpc.Error) {
 	_, _ = s.out.Write(mcpserver.ErrorLine(id, e))
+}
+
+// ledger counts the requests read and the answers written, so a server
+// that stops can wait until every request it took has its answer on the
+// wire: the SDK writes an answer after its handler returns, and closing the
+// connection in between loses it.
+type ledger struct {
+	mu              sync.Mutex
+	asked, answered int
+	changed         chan struct{}
+}
+
+func (l *ledger) ask()    { l.add(1, 0) }
+func (l *ledger) answer() { l.add(0, 1) }
+
+func (l *ledger) add(asked, answered int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.asked += asked
+	l.answered += answered
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
+}
+
+// WaitAnswered returns once every request read so far has its answer
+// written, or when ctx ends.
+func (t *Transport) WaitAnswered(ctx context.Context) {
+	l := &t.ledger
+	for {
+		l.mu.Lock()
+		if l.answered >= l.asked {
+			l.mu.Unlock()
+			return
+		}
+		if l.changed == nil {
+			l.changed = make(chan struct{})
+		}
+		ch := l.changed
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// envelope is what tells a request from a response.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+func isRequest(msg []byte) bool {
+	var e envelope
+	return json.Unmarshal(msg, &e) == nil && e.Method != "" && len(e.ID) > 0 && string(e.ID) != "null"
+}
+
+func isResponse(msg []byte) bool {
+	var e envelope
+	return json.Unmarshal(msg, &e) == nil && e.Method == "" && len(e.ID) > 0
 }
