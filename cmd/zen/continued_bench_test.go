@@ -1,0 +1,295 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/zenmcp/zen/services/platform/fakemodel"
+	"github.com/zenmcp/zen/services/platform/latency"
+)
+
+var (
+	serveCPUProfile = flag.String("zen.cpuprofile", "", "BenchmarkContinuedChat: write a CPU profile of "+
+		"zen serve, taken while the serve-sqlite calls are measured, to this file")
+	serveCPUProfileFor = flag.Duration("zen.cpuprofile-for", 10*time.Second, "how long -zen.cpuprofile profiles")
+)
+
+// BenchmarkContinuedChat measures chat calls that continue a conversation,
+// the way agents use zen: on threads of 1, 10 and 50 turns (turns=0 is a
+// call that starts one), from 1 and 16 callers (go-sdk clients over
+// streamable HTTP, each with connections of its own), in two layouts: zen
+// serve with its default SQLite store, and the local cluster's (memory,
+// router, executor and edge as separate zen processes, a real
+// redis-server). The model is fakemodel, streaming at once.
+//
+// A call appends two turns, so no thread is measured twice at one length:
+// threads are grown by real chat calls, untimed, and each serves the calls
+// at N-2w .. N+2w turns, w being N/10 exchanges, then is left. turns=1 is
+// a thread of one exchange (2 turns), turns=10 one of 10, turns=50 threads
+// of 46 to 54, 50 on average.
+//
+// Metrics: p50-ms and p99-ms are what zen adds: the call's time minus the
+// fake's own p50 (fake-ms: the same streamed request straight to the fake,
+// one at a time). calls/s is over the measured calls. cpu-ms/call is the
+// CPU time (utime+stime in /proc/<pid>/stat) zen's processes spent during
+// the measured calls, divided by them; client-cpu-ms/call is this
+// process's (clients and fake), redis-cpu-ms/call redis-server's, and
+// other-cpu-ms/call the rest of the machine's busy time by /proc/stat:
+// near zero, or a little below (its tick sampling misses short bursts),
+// unless something else ran and spoiled the figures.
+//
+//	go test -run '^$' -bench ContinuedChat -benchtime 2000x ./cmd/zen
+func BenchmarkContinuedChat(b *testing.B) {
+	layouts := []struct {
+		name  string
+		start func(b *testing.B) *benchStack
+	}{
+		{"serve-sqlite", startServeSQLite},
+		{"cluster-redis", startClusterRedis},
+	}
+	for _, l := range layouts {
+		b.Run(l.name, func(b *testing.B) {
+			st := l.start(b)
+			for _, turns := range []int{0, 1, 10, 50} {
+				b.Run(fmt.Sprint("turns=", turns), func(b *testing.B) {
+					for _, callers := range []int{1, 16} {
+						b.Run(fmt.Sprint("callers=", callers), func(b *testing.B) { st.measure(b, turns, callers) })
+					}
+				})
+			}
+		})
+	}
+}
+
+// benchStack is a running zen under load: where MCP answers, the processes
+// whose CPU counts as zen's, and the fake model.
+type benchStack struct {
+	mcpURL    string
+	zenPIDs   []int
+	redisPID  int // 0 without Redis
+	fake      *fakemodel.Server
+	pprofAddr string // set when -zen.cpuprofile asks for a profile
+	wd        string
+	sessions  []*mcp.ClientSession
+}
+
+// benchSessions is how many sessions prepare threads, whatever the callers.
+const benchSessions = 16
+
+func (st *benchStack) connect(b *testing.B) {
+	for range benchSessions {
+		// A connection pool per caller, as agents in separate processes
+		// have; the shared default keeps only two idle connections.
+		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+		transport := &mcp.StreamableClientTransport{Endpoint: st.mcpURL, HTTPClient: hc}
+		cs, err := client.Connect(context.Background(), transport, nil)
+		if err != nil {
+			b.Fatalf("connect: %v", err)
+		}
+		b.Cleanup(func() { cs.Close() })
+		st.sessions = append(st.sessions, cs)
+	}
+}
+
+// chat makes one chat call, continuing id unless it is empty, and returns
+// the thread's id.
+func (st *benchStack) chat(cs *mcp.ClientSession, id, prompt string) (string, error) {
+	args := map[string]any{"prompt": prompt, "model": "llama3.2", "working_directory_absolute_path": st.wd}
+	if id != "" {
+		args["continuation_id"] = id
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "chat", Arguments: args})
+	if err != nil {
+		return "", err
+	}
+	offer, _ := decode(res)["continuation_offer"].(map[string]any)
+	next, _ := offer["continuation_id"].(string)
+	if res.IsError || next == "" {
+		return "", fmt.Errorf("chat answered without a continuation: %s", text(res))
+	}
+	return next, nil
+}
+
+// window is how many measured calls one thread serves for turns=N, and the
+// turns it holds before the first of them.
+func window(turns int) (calls, start int) {
+	if turns == 0 {
+		return 1, 0 // a new thread each call
+	}
+	exchanges := max(1, (turns+1)/2) // the thread's exchanges at N turns
+	w := exchanges / 10
+	return 2*w + 1, 2 * (exchanges - w)
+}
+
+// measure runs b.N calls on threads of turns turns from callers sessions
+// at once.
+func (st *benchStack) measure(b *testing.B, turns, callers int) {
+	per, start := window(turns)
+	const warm = 2 // threads per caller for untimed calls first
+	// Each caller's calls, in order: the thread each continues. A thread
+	// serves per calls in a row; the first warm*per are not timed.
+	calls := make([][]string, callers)
+	var owner []int // the caller of each thread to grow
+	for c := range callers {
+		n := warm*per + b.N/callers
+		if c < b.N%callers {
+			n++
+		}
+		calls[c] = make([]string, 0, n)
+		for range (n + per - 1) / per {
+			owner = append(owner, c)
+		}
+	}
+	for i, id := range st.grow(b, len(owner), start) {
+		c := owner[i]
+		for range min(per, cap(calls[c])-len(calls[c])) {
+			calls[c] = append(calls[c], id)
+		}
+	}
+	run := func(c int, ids []string, record func(time.Duration)) error {
+		for _, id := range ids {
+			t0 := time.Now()
+			if _, err := st.chat(st.sessions[c], id, "and then?"); err != nil {
+				return err
+			}
+			if record != nil {
+				record(time.Since(t0))
+			}
+		}
+		return nil
+	}
+	st.parallel(b, callers, func(c int) error { return run(c, calls[c][:warm*per], nil) })
+	fake := st.fakeOwn(b, start)
+
+	var profile chan error
+	if st.pprofAddr != "" && b.N > 1 {
+		profile = st.startProfile()
+	}
+	durations := make([][]time.Duration, callers)
+	before := st.cpu(b)
+	b.ResetTimer()
+	t0 := time.Now()
+	st.parallel(b, callers, func(c int) error {
+		return run(c, calls[c][warm*per:], func(d time.Duration) { durations[c] = append(durations[c], d) })
+	})
+	elapsed := time.Since(t0)
+	b.StopTimer()
+	after := st.cpu(b)
+	if profile != nil {
+		if err := <-profile; err != nil {
+			b.Errorf("profile: %v", err)
+		}
+	}
+	var all []time.Duration
+	for _, d := range durations {
+		for _, x := range d {
+			all = append(all, max(0, x-fake))
+		}
+	}
+	latency.Report(b, all)
+	measured := float64(len(all))
+	b.ReportMetric(measured/elapsed.Seconds(), "calls/s")
+	b.ReportMetric(float64(fake.Microseconds())/1000, "fake-ms")
+	b.ReportMetric((after.zen-before.zen).Seconds()*1000/measured, "cpu-ms/call")
+	b.ReportMetric((after.client-before.client).Seconds()*1000/measured, "client-cpu-ms/call")
+	if st.redisPID != 0 {
+		b.ReportMetric((after.redis-before.redis).Seconds()*1000/measured, "redis-cpu-ms/call")
+	}
+	ours := after.zen - before.zen + after.client - before.client + after.redis - before.redis
+	b.ReportMetric((after.machine-before.machine-ours).Seconds()*1000/measured, "other-cpu-ms/call")
+}
+
+// grow starts n threads and continues each until it holds turns turns,
+// from every session at once, and returns their ids.
+func (st *benchStack) grow(b *testing.B, n, turns int) []string {
+	ids := make([]string, n)
+	var next atomic.Int64
+	st.parallel(b, benchSessions, func(c int) error {
+		for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+			id := ""
+			for t := 0; t < turns; t += 2 {
+				prompt := fmt.Sprint("Turn ", t+1, " of a conversation about call paths.")
+				var err error
+				if id, err = st.chat(st.sessions[c], id, prompt); err != nil {
+					return err
+				}
+			}
+			ids[i] = id
+		}
+		return nil
+	})
+	return ids
+}
+
+// parallel runs fn for callers 0..n-1 at once and fails b on the first
+// error.
+func (st *benchStack) parallel(b *testing.B, n int, fn func(c int) error) {
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for c := range n {
+		wg.Go(func() { errs <- fn(c) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// cpuTimes are CPU seconds used so far.
+type cpuTimes struct{ zen, redis, client, machine time.Duration }
+
+func (st *benchStack) cpu(b *testing.B) cpuTimes {
+	var t cpuTimes
+	for _, pid := range st.zenPIDs {
+		t.zen += procCPU(b, pid)
+	}
+	if st.redisPID != 0 {
+		t.redis = procCPU(b, st.redisPID)
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	t.client = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	t.machine = machineBusy(b)
+	return t
+}
+
+// startProfile takes a CPU profile of zen serve for -zen.cpuprofile-for
+// and writes it to -zen.cpuprofile.
+func (st *benchStack) startProfile() chan error {
+	done := make(chan error, 1)
+	go func() {
+		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", st.pprofAddr, int(serveCPUProfileFor.Seconds()))
+		resp, err := http.Get(url)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(*serveCPUProfile)
+		if err != nil {
+			done <- err
+			return
+		}
+		_, err = f.ReadFrom(resp.Body)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		done <- err
+	}()
+	return done
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zenmcp/zen/services/platform/fakemodel"
+	"github.com/zenmcp/zen/services/platform/redistest"
+)
+
+// benchEnv is what both layouts of BenchmarkContinuedChat share: the fake
+// as the Custom provider, and a turn limit above the longest thread
+// measured (54 turns, plus the call's own two).
+func benchEnv(fake *fakemodel.Server) map[string]string {
+	return mergeEnv(fakeEnv(fake), map[string]string{"MAX_CONVERSATION_TURNS": "100"})
+}
+
+// startServeSQLite runs zen serve, its own process, with its default
+// SQLite store in a temporary data directory.
+func startServeSQLite(b *testing.B) *benchStack {
+	fake := fakemodel.New(b)
+	env := mergeEnv(benchEnv(fake), map[string]string{"ZEN_DATA_DIR": b.TempDir()})
+	listeners := []string{"mcp"}
+	if *serveCPUProfile != "" {
+		env["ZEN_PPROF_ADDR"] = "127.0.0.1:0"
+		listeners = append(listeners, "pprof")
+	}
+	p := startZen(b, env, listeners, serveArgs()...)
+	st := &benchStack{mcpURL: "http://" + p.addr("mcp") + "/mcp", zenPIDs: []int{p.cmd.Process.Pid}, fake: fake,
+		pprofAddr: p.addr("pprof"), wd: b.TempDir()}
+	st.connect(b)
+	return st
+}
+
+// startClusterRedis runs the local cluster's layout: memory, router,
+// executor and edge, each its own zen process, joined by gRPC on loopback
+// with a service token, threads in a real redis-server persisting as make
+// cluster's does (an append-only file fsynced every second).
+func startClusterRedis(b *testing.B) *benchStack {
+	fake := fakemodel.New(b)
+	rds := redistest.StartWith(b, "--save", "", "--appendonly", "yes")
+	env := mergeEnv(benchEnv(fake), map[string]string{"ZEN_SERVICE_TOKEN": "bench-service-token-0123456789abcdef",
+		"ZEN_MEMORY_STORE": "redis", "REDIS_URL": rds.URL()})
+	role := func(name string, addrs map[string]string) *proc {
+		return startZen(b, mergeEnv(mergeEnv(env, addrs), map[string]string{"ZEN_GRPC_ADDR": "127.0.0.1:0"}),
+			[]string{"grpc"}, name)
+	}
+	memory := role("memory", nil)
+	router := role("router", nil)
+	executor := role("executor", map[string]string{"ZEN_ROUTER_ADDR": router.addr("grpc")})
+	edge := startZen(b, mergeEnv(env, map[string]string{
+		"ZEN_MEMORY_ADDR":   memory.addr("grpc"),
+		"ZEN_ROUTER_ADDR":   router.addr("grpc"),
+		"ZEN_EXECUTOR_ADDR": executor.addr("grpc"),
+	}), []string{"mcp"}, "edge", "--mcp-addr", "127.0.0.1:0")
+	st := &benchStack{mcpURL: "http://" + edge.addr("mcp") + "/mcp", fake: fake, wd: b.TempDir(),
+		redisPID: findPID(b, "redis-server", rds.Addr)}
+	for _, p := range []*proc{memory, router, executor, edge} {
+		st.zenPIDs = append(st.zenPIDs, p.cmd.Process.Pid)
+	}
+	st.connect(b)
+	return st
+}
+
+// fakeOwn is the fake's own time for the requests zen sends it now: the
+// p50 of the last one sent straight to it, one at a time, its streamed
+// reply read to the end. It checks the request streamed and, when the
+// calls continue threads of history turns, carried the history (the first
+// prompt of every grown thread).
+func (st *benchStack) fakeOwn(b *testing.B, history int) time.Duration {
+	reqs := st.fake.Requests()
+	last := reqs[len(reqs)-1]
+	if !last.Stream {
+		b.Fatal("zen asked the fake for a reply that does not stream")
+	}
+	if history > 0 && !strings.Contains(last.AllText(), "Turn 1 of a conversation") {
+		b.Fatalf("the model was not sent the thread's history:\n%s", last.AllText())
+	}
+	url := strings.TrimSuffix(st.fake.URL(), "/v1") + last.Path
+	hc := &http.Client{Transport: &http.Transport{}}
+	defer hc.CloseIdleConnections()
+	var lat []time.Duration
+	for range 300 {
+		t0 := time.Now()
+		resp, err := hc.Post(url, "application/json", bytes.NewReader(last.Body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("data: [DONE]")) {
+			b.Fatalf("straight to the fake: %d %v %s", resp.StatusCode, err, body)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	return lat[len(lat)/2]
+}
+
+// clockTicks is the unit of /proc/<pid>/stat's times (USER_HZ, 100 on
+// Linux for every architecture zen builds for).
+const clockTicks = 100
+
+// procCPU is the CPU time a process has used, its threads' included:
+// utime plus stime from /proc/<pid>/stat.
+func procCPU(b *testing.B, pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The command name, in parentheses, may hold spaces; fields after it
+	// start with the state, the 3rd: utime and stime are the 14th and 15th.
+	fields := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/%d/stat: %v", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
+// machineBusy is the time every CPU of the machine has been busy: the
+// first line of /proc/stat, all but idle and iowait (guest time is counted
+// in user time already).
+func machineBusy(b *testing.B) time.Duration {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	line, _, _ := bytes.Cut(raw, []byte("\n"))
+	fields := strings.Fields(string(line))[1:] // user nice system idle iowait irq softirq steal ...
+	var ticks int64
+	for i, f := range fields[:8] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/stat: %v", err)
+		}
+		if i != 3 && i != 4 {
+			ticks += n
+		}
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
+// findPID finds the process whose command line holds both words: here,
+// redis-server, which names its address in its title.
+func findPID(b *testing.B, name, addr string) int {
+	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, d := range dirs {
+		line, err := os.ReadFile(d)
+		if err != nil || !bytes.Contains(line, []byte(name)) || !bytes.Contains(line, []byte(addr)) {
+			continue
+		}
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(d)))
+		if err == nil {
+			return pid
+		}
+	}
+	b.Fatalf("no process %s on %s", name, addr)
+	return 0
+}
