@@ -75,13 +75,13 @@ func (m *gatedModel) hold(t *testing.T, marker string) (release func()) {
 // that sent it is in flight.
 func (m *gatedModel) waitArrived(t *testing.T, marker string) {
 	t.Helper()
-	awaitCond(t, "a model request for "+marker, func() bool { return m.find(marker, false) })
+	waitFor(t, 20*time.Second, "a model request for "+marker, func() bool { return m.find(marker, false) })
 }
 
 // waitCancelled waits until zen dropped the model request holding marker.
 func (m *gatedModel) waitCancelled(t *testing.T, marker string) {
 	t.Helper()
-	awaitCond(t, "the cancellation of the model request for "+marker, func() bool { return m.find(marker, true) })
+	waitFor(t, 20*time.Second, "the cancellation of the model request for "+marker, func() bool { return m.find(marker, true) })
 }
 
 func (m *gatedModel) find(marker string, cancelled bool) bool {
@@ -91,12 +91,6 @@ func (m *gatedModel) find(marker string, cancelled bool) bool {
 		}
 	}
 	return false
-}
-
-// awaitCond polls cond until it holds, failing the test after 20 s.
-func awaitCond(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	waitFor(t, 20*time.Second, what, cond)
 }
 
 // recv takes a value from ch, failing the test after 20 s.

@@ -144,7 +144,7 @@ func TestSIGTERMSavesCallsInFlight(t *testing.T) {
 		}
 		// Once the MCP port refuses connections zen is stopping: only then
 		// may the model answer.
-		awaitCond(t, "the MCP listener to close", func() bool {
+		waitFor(t, 20*time.Second, "the MCP listener to close", func() bool {
 			c, err := net.Dial("tcp", p.addr("mcp"))
 			if err == nil {
 				c.Close()
@@ -176,7 +176,7 @@ func TestSIGTERMSavesCallsInFlight(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A stopping zen refuses new requests: only then may the model answer.
-		awaitCond(t, "zen stdio to refuse new requests", func() bool { return cs.Ping(t.Context(), nil) != nil })
+		waitFor(t, 20*time.Second, "zen stdio to refuse new requests", func() bool { return cs.Ping(t.Context(), nil) != nil })
 		release()
 		got, threads := collect(t, calls)
 		if diff := cmp.Diff(wantAnswered(got), got); diff != "" {
@@ -272,7 +272,7 @@ func TestSavesOutlastAMemoryRestart(t *testing.T) {
 	release()
 	// Memory comes back only once the edge has found it gone, so the saves
 	// cannot simply have been late enough to find the new replica.
-	awaitCond(t, "the edge to retry a save (or a call to end)", func() bool {
+	waitFor(t, 20*time.Second, "the edge to retry a save (or a call to end)", func() bool {
 		return strings.Contains(edge.logText(), "memory unavailable; retrying") || len(calls) > 0
 	})
 	startZen(t, with(map[string]string{"ZEN_GRPC_ADDR": mem.addr("grpc")}), grpcOnly, "memory")

@@ -99,7 +99,8 @@ func toolError(tool, msg string, meta map[string]any) Outcome {
 
 // run executes one call for Run. Progress, when set, hears what the call
 // is doing.
-func (r *Runner) run(ctx context.Context, name string, rawArgs json.RawMessage, progress func(string)) (Outcome, error) {
+func (r *Runner) run(ctx context.Context, name string, rawArgs json.RawMessage,
+	progress func(string)) (Outcome, error) {
 	if progress == nil {
 		progress = func(string) {}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"maps"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -14,11 +13,8 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/edge/internal/files"
 	"github.com/zenmcp/zen/services/platform/reply"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 )
 
 // flakyMemory is a memory service whose calls first fail with the codes
@@ -74,18 +70,7 @@ func (m *flakyMemory) counts() map[string]int {
 // dialMemory serves m over an in-memory listener and returns a client.
 func dialMemory(t *testing.T, m *flakyMemory) memoryv1.MemoryServiceClient {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	memoryv1.RegisterMemoryServiceServer(srv, m)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient("passthrough:///memory", grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return memoryv1.NewMemoryServiceClient(conn)
+	return memoryClient(t, m)
 }
 
 // saved is what became of an answer: the thread it names, the reason it

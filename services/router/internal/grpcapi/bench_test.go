@@ -30,7 +30,8 @@ func routerOverTCP(b *testing.B, fake *fakemodel.Server) routerv1.RouterServiceC
 		b.Fatal(err)
 	}
 	g := serve.NewGRPC()
-	routerv1.RegisterRouterServiceServer(g.Server, grpcapi.New(reg, dispatch.DefaultPolicy, slog.New(slog.DiscardHandler), telemetry.NewInstruments()))
+	api := grpcapi.New(reg, dispatch.DefaultPolicy, slog.New(slog.DiscardHandler), telemetry.NewInstruments())
+	routerv1.RegisterRouterServiceServer(g.Server, api)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

@@ -49,7 +49,8 @@ func newRouterWith(t *testing.T, fake *fakemodel.Server, defaultModel string, cu
 	}
 	lis := serve.NewInProcess()
 	srv := grpc.NewServer()
-	routerv1.RegisterRouterServiceServer(srv, grpcapi.New(reg, fastPolicy, slog.New(slog.DiscardHandler), telemetry.NewInstruments()))
+	api := grpcapi.New(reg, fastPolicy, slog.New(slog.DiscardHandler), telemetry.NewInstruments())
+	routerv1.RegisterRouterServiceServer(srv, api)
 	go func() { _ = srv.Serve(lis.Listener()) }()
 	t.Cleanup(srv.Stop)
 	conn, err := lis.Dial()
