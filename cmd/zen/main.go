@@ -17,6 +17,7 @@ var (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	tuneGC(os.Getenv)
 	if err := run(ctx, os.Args[1:], os.Getenv); err != nil {
 		// Scrubbed like every log line: a startup error may quote a value.
 		fmt.Fprintln(os.Stderr, "zen:", loadSecrets(os.Getenv, dotEnvFile).String(err.Error()))

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -24,10 +25,11 @@ import (
 // refusals are those of a cluster: the client's identity forwarding (auth)
 // and service token, the client's and the server's stats handlers
 // (otelgrpc: a client span and a server span per call), the server's
-// checks (Security), and the health service. Messages cross as bytes,
-// marshalled and unmarshalled as on the wire, so neither side can change
-// what the other holds, and size limits and invalid UTF-8 fail as they
-// would over a network. The handler runs in its own goroutine with the
+// checks (Security), and the health service. Each side receives a deep
+// copy of its own (inproc_copy.go), so neither can change what the other
+// holds, and size limits, invalid UTF-8 and unset required fields fail as
+// marshalling fails them over a network. The handler runs in a goroutine
+// of its own (one kept from earlier calls: inproc_workers.go) with the
 // caller's deadline and cancellation but none of the caller's context
 // values, so a caller that gives up returns at once, as it would from a
 // remote call.
@@ -56,11 +58,12 @@ func (l *Local) NewStream(ctx context.Context, desc *grpc.StreamDesc, method str
 	return auth.StreamClientInterceptor(ctx, desc, nil, method, l.newStream, opts...)
 }
 
-// unaryResult is what a unary handler answered, as it would travel.
+// unaryResult is how a unary call ended.
 type unaryResult struct {
-	reply           []byte
 	err             error // a status error
 	header, trailer metadata.MD
+	replySize       int
+	replyErr        error // the reply did not fit the caller's message
 }
 
 func (l *Local) invoke(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn,
@@ -70,12 +73,12 @@ func (l *Local) invoke(ctx context.Context, method string, req, reply any, _ *gr
 	if err := ctx.Err(); err != nil {
 		return grpcstatus.FromContextError(err).Err()
 	}
-	body, err := encode(req)
+	out, size, err := sendable(req)
 	if err != nil {
 		return err
 	}
-	l.clientStats.HandleRPC(c.ctx, &stats.OutPayload{Client: true, Payload: req, Length: len(body),
-		WireLength: len(body), SentTime: time.Now()})
+	l.clientStats.HandleRPC(c.ctx, &stats.OutPayload{Client: true, Payload: req, Length: size,
+		WireLength: size, SentTime: time.Now()})
 	h, release, err := l.reg.enter(method)
 	if err == nil && h.unary == nil {
 		release()
@@ -85,23 +88,76 @@ func (l *Local) invoke(ctx context.Context, method string, req, reply any, _ *gr
 		return err
 	}
 	s := l.accept(c, release)
+	x := &exchange{req: out, reqSize: size, reply: reply}
 	done := make(chan unaryResult, 1) // the handler may finish after the caller left
-	go func() { done <- s.unary(h, body) }()
+	handlerWorkers.run(func() { done <- s.unary(h, x) })
 	select {
 	case r := <-done:
 		c.header, c.trailer = r.header, r.trailer
 		if r.err != nil {
 			return r.err
 		}
-		if err := decode(r.reply, reply); err != nil {
-			return err
+		if r.replyErr != nil {
+			return r.replyErr
 		}
-		l.clientStats.HandleRPC(c.ctx, &stats.InPayload{Client: true, Payload: reply, Length: len(r.reply),
-			WireLength: len(r.reply), RecvTime: time.Now()})
+		l.clientStats.HandleRPC(c.ctx, &stats.InPayload{Client: true, Payload: reply, Length: r.replySize,
+			WireLength: r.replySize, RecvTime: time.Now()})
 		return nil
 	case <-c.ctx.Done():
-		return grpcstatus.FromContextError(c.ctx.Err()).Err()
+		err := grpcstatus.FromContextError(c.ctx.Err()).Err()
+		x.leave(err)
+		return err
 	}
+}
+
+// exchange holds a unary call's messages, which its handler's side copies
+// in place: the request into the handler's message, the reply into the
+// caller's, while the caller waits for its answer. Once the caller has
+// left, its messages are its own again.
+type exchange struct {
+	mu      sync.Mutex
+	req     proto.Message
+	reqSize int
+	reply   any
+	read    bool  // the handler has read the request
+	left    error // the caller's status once it has left
+}
+
+// readRequest copies the request into m, once, as the handler's stream
+// gives it from the network: a second read is the end of the stream, and
+// one after the caller left fails with the caller's status.
+func (x *exchange) readRequest(m any) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	switch {
+	case x.left != nil:
+		return x.left
+	case x.read:
+		return io.EOF
+	}
+	x.read = true
+	if err := copyInto(m, x.req); err != nil {
+		return grpcstatus.Errorf(codes.Internal, "grpc: error unmarshalling request: %v", err)
+	}
+	return nil
+}
+
+// writeReply copies the handler's reply into the caller's message, unless
+// the caller has left.
+func (x *exchange) writeReply(m proto.Message) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.left != nil {
+		return nil
+	}
+	return copyInto(x.reply, m)
+}
+
+// leave tells the handler's side the caller has gone with status err.
+func (x *exchange) leave(err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.left = err
 }
 
 // call is the client's end of one call.
@@ -193,23 +249,25 @@ func (l *Local) accept(c *call, release func()) *server {
 }
 
 // unary runs a unary handler with the server's interceptors.
-func (s *server) unary(h *handler, body []byte) unaryResult {
+func (s *server) unary(h *handler, x *exchange) unaryResult {
 	ts := &unaryStream{method: s.method}
 	ctx := grpc.NewContextWithServerTransportStream(s.ctx, ts)
 	dec := func(m any) error {
-		if err := decode(body, m); err != nil {
-			return grpcstatus.Errorf(codes.Internal, "grpc: error unmarshalling request: %v", err)
+		if err := x.readRequest(m); err != nil {
+			return err
 		}
 		s.l.serverStats.HandleRPC(s.ctx, &stats.InPayload{RecvTime: time.Now(), Payload: m,
-			Length: len(body), WireLength: len(body)})
+			Length: x.reqSize, WireLength: x.reqSize})
 		return nil
 	}
 	reply, err := h.unary(h.impl, ctx, dec, s.l.checks.unary)
 	var r unaryResult
 	if err == nil {
-		if r.reply, err = encode(reply); err == nil {
+		var out proto.Message
+		if out, r.replySize, err = sendable(reply); err == nil {
 			s.l.serverStats.HandleRPC(s.ctx, &stats.OutPayload{SentTime: time.Now(), Payload: reply,
-				Length: len(r.reply), WireLength: len(r.reply)})
+				Length: r.replySize, WireLength: r.replySize})
+			r.replyErr = x.writeReply(out)
 		}
 	}
 	r.err = outcome(err)
@@ -308,37 +366,6 @@ func (localAddr) String() string  { return "in-process" }
 var localPeer = &peer.Peer{Addr: localAddr{}, LocalAddr: localAddr{}}
 
 var _ net.Addr = localAddr{}
-
-// encode marshals a message as gRPC's codec does, within MaxMessageBytes.
-func encode(m any) ([]byte, error) {
-	pm, ok := m.(proto.Message)
-	if !ok {
-		return nil, grpcstatus.Errorf(codes.Internal,
-			"grpc: error while marshaling: failed to marshal, message is %T, want proto.Message", m)
-	}
-	b, err := proto.Marshal(pm)
-	if err != nil {
-		return nil, grpcstatus.Errorf(codes.Internal, "grpc: error while marshaling: %v", err)
-	}
-	if len(b) > MaxMessageBytes {
-		return nil, grpcstatus.Errorf(codes.ResourceExhausted,
-			"grpc: trying to send message larger than max (%d vs. %d)", len(b), MaxMessageBytes)
-	}
-	return b, nil
-}
-
-// decode unmarshals what encode made into m.
-func decode(b []byte, m any) error {
-	pm, ok := m.(proto.Message)
-	if !ok {
-		return grpcstatus.Errorf(codes.Internal,
-			"grpc: failed to unmarshal, message is %T, want proto.Message", m)
-	}
-	if err := proto.Unmarshal(b, pm); err != nil {
-		return grpcstatus.Errorf(codes.Internal, "grpc: failed to unmarshal the received message: %v", err)
-	}
-	return nil
-}
 
 // splitMethod splits "/pkg.Service/Method".
 func splitMethod(full string) (service, method string, ok bool) {

@@ -11,7 +11,25 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 	grpcstatus "google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
+
+// sent is a message in a stream: a copy no one else holds, and the size
+// of its encoding.
+type sent struct {
+	m    proto.Message
+	size int
+}
+
+// send is m as a stream carries it, or the status gRPC's codec refuses it
+// with.
+func send(m any) (sent, error) {
+	pm, size, err := sendable(m)
+	if err != nil {
+		return sent{}, err
+	}
+	return sent{m: proto.Clone(pm), size: size}, nil
+}
 
 // streamBuffer is how many messages a side may send ahead of the other's
 // reading, as HTTP/2's flow-control window lets it over a network.
@@ -19,8 +37,8 @@ const streamBuffer = 16
 
 // pipe is what passes between the two ends of a streaming call.
 type pipe struct {
-	toServer   chan []byte   // the client's messages; closed by CloseSend
-	toClient   chan []byte   // the server's
+	toServer   chan sent     // the client's messages; closed by CloseSend
+	toClient   chan sent     // the server's
 	headerSent chan struct{} // closed once header holds what the server sent
 	header     metadata.MD
 	done       chan struct{} // closed once the handler has returned
@@ -46,8 +64,8 @@ func (l *Local) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.Cl
 		return nil, err
 	}
 	p := &pipe{
-		toServer:   make(chan []byte, streamBuffer),
-		toClient:   make(chan []byte, streamBuffer),
+		toServer:   make(chan sent, streamBuffer),
+		toClient:   make(chan sent, streamBuffer),
 		headerSent: make(chan struct{}),
 		done:       make(chan struct{}),
 	}
@@ -58,7 +76,7 @@ func (l *Local) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.Cl
 	cs.unwatch = context.AfterFunc(c.ctx, func() { cs.finish(grpcstatus.FromContextError(c.ctx.Err()).Err()) })
 	ss := &serverStream{s: s, p: p}
 	ss.ctx = grpc.NewContextWithServerTransportStream(s.ctx, transportStream{ss})
-	go ss.run(h)
+	handlerWorkers.run(func() { ss.run(h) })
 	return cs, nil
 }
 
@@ -110,15 +128,15 @@ func (cs *clientStream) SendMsg(m any) error {
 	if cs.sendClosed {
 		return grpcstatus.Error(codes.Internal, "SendMsg called after CloseSend")
 	}
-	b, err := encode(m)
+	msg, err := send(m)
 	if err != nil {
 		cs.finish(err)
 		return err
 	}
 	select {
-	case cs.p.toServer <- b:
-		cs.l.clientStats.HandleRPC(cs.ctx, &stats.OutPayload{Client: true, Payload: m, Length: len(b),
-			WireLength: len(b), SentTime: time.Now()})
+	case cs.p.toServer <- msg:
+		cs.l.clientStats.HandleRPC(cs.ctx, &stats.OutPayload{Client: true, Payload: m, Length: msg.size,
+			WireLength: msg.size, SentTime: time.Now()})
 		return nil
 	case <-cs.p.done:
 		return io.EOF // the outcome is for RecvMsg to say, as in gRPC
@@ -135,15 +153,15 @@ func (cs *clientStream) RecvMsg(m any) error {
 		return cs.err
 	default:
 	}
-	b, ok, err := cs.next()
+	msg, ok, err := cs.next()
 	if !ok {
 		return cs.finish(err)
 	}
-	if err := decode(b, m); err != nil {
+	if err := moveInto(m, msg.m); err != nil {
 		return cs.finish(err)
 	}
-	cs.l.clientStats.HandleRPC(cs.ctx, &stats.InPayload{Client: true, Payload: m, Length: len(b),
-		WireLength: len(b), RecvTime: time.Now()})
+	cs.l.clientStats.HandleRPC(cs.ctx, &stats.InPayload{Client: true, Payload: m, Length: msg.size,
+		WireLength: msg.size, RecvTime: time.Now()})
 	if cs.desc.ServerStreams {
 		return nil
 	}
@@ -160,20 +178,20 @@ func (cs *clientStream) RecvMsg(m any) error {
 // next is the server's next message; or, once it has returned and its
 // messages are read, ok false with its status (nil when OK); or the
 // caller's context error.
-func (cs *clientStream) next() (b []byte, ok bool, err error) {
+func (cs *clientStream) next() (msg sent, ok bool, err error) {
 	select {
-	case b := <-cs.p.toClient:
-		return b, true, nil
+	case msg := <-cs.p.toClient:
+		return msg, true, nil
 	case <-cs.p.done:
 		// Whatever the handler sent it sent before returning.
 		select {
-		case b := <-cs.p.toClient:
-			return b, true, nil
+		case msg := <-cs.p.toClient:
+			return msg, true, nil
 		default:
-			return nil, false, cs.p.status
+			return sent{}, false, cs.p.status
 		}
 	case <-cs.ctx.Done():
-		return nil, false, grpcstatus.FromContextError(cs.ctx.Err()).Err()
+		return sent{}, false, grpcstatus.FromContextError(cs.ctx.Err()).Err()
 	}
 }
 
@@ -272,7 +290,7 @@ func (ss *serverStream) SetTrailer(md metadata.MD) {
 }
 
 func (ss *serverStream) SendMsg(m any) error {
-	b, err := encode(m)
+	msg, err := send(m)
 	if err != nil {
 		return err
 	}
@@ -282,9 +300,9 @@ func (ss *serverStream) SendMsg(m any) error {
 	}
 	ss.mu.Unlock()
 	select {
-	case ss.p.toClient <- b:
-		ss.s.l.serverStats.HandleRPC(ss.s.ctx, &stats.OutPayload{Payload: m, Length: len(b),
-			WireLength: len(b), SentTime: time.Now()})
+	case ss.p.toClient <- msg:
+		ss.s.l.serverStats.HandleRPC(ss.s.ctx, &stats.OutPayload{Payload: m, Length: msg.size,
+			WireLength: msg.size, SentTime: time.Now()})
 		return nil
 	case <-ss.s.ctx.Done():
 		return grpcstatus.FromContextError(ss.s.ctx.Err()).Err()
@@ -293,15 +311,15 @@ func (ss *serverStream) SendMsg(m any) error {
 
 func (ss *serverStream) RecvMsg(m any) error {
 	select {
-	case b, ok := <-ss.p.toServer:
+	case msg, ok := <-ss.p.toServer:
 		if !ok {
 			return io.EOF
 		}
-		if err := decode(b, m); err != nil {
+		if err := moveInto(m, msg.m); err != nil {
 			return err
 		}
-		ss.s.l.serverStats.HandleRPC(ss.s.ctx, &stats.InPayload{Payload: m, Length: len(b),
-			WireLength: len(b), RecvTime: time.Now()})
+		ss.s.l.serverStats.HandleRPC(ss.s.ctx, &stats.InPayload{Payload: m, Length: msg.size,
+			WireLength: msg.size, RecvTime: time.Now()})
 		return nil
 	case <-ss.s.ctx.Done():
 		return grpcstatus.FromContextError(ss.s.ctx.Err()).Err()

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
 	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/testing/protocmp"
 )
@@ -41,9 +42,25 @@ var testToken = Security{token: "a-service-token-of-32-characters"}
 func bothWays(t *testing.T, server, client Security, srv testgrpc.TestServiceServer) (*GRPC,
 	map[string]grpc.ClientConnInterface) {
 	t.Helper()
-	g := NewGRPC(server.ServerOptions()...)
-	testgrpc.RegisterTestServiceServer(g, srv)
-	g.SetServing("grpc.testing.TestService")
+	return serveBothWays(t, server, client, nil, func(g *GRPC) {
+		testgrpc.RegisterTestServiceServer(g, srv)
+		g.SetServing("grpc.testing.TestService")
+	})
+}
+
+// serveBothWays is bothWays for the services register registers, with rec
+// (when not nil) hearing both ends of every call on both ways in place of
+// the tracing.
+func serveBothWays(t *testing.T, server, client Security, rec stats.Handler, register func(*GRPC)) (*GRPC,
+	map[string]grpc.ClientConnInterface) {
+	t.Helper()
+	opts, dialOpts := server.ServerOptions(), client.DialOptions()
+	if rec != nil {
+		opts = append(opts, grpc.StatsHandler(rec))
+		dialOpts = append(dialOpts, grpc.WithStatsHandler(rec))
+	}
+	g := NewGRPC(opts...)
+	register(g)
 	lis := NewInProcess()
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
@@ -54,13 +71,16 @@ func bothWays(t *testing.T, server, client Security, srv testgrpc.TestServiceSer
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	remote, err := lis.Dial(client.DialOptions()...)
+	remote, err := lis.Dial(dialOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = remote.Close() })
 	local := g.Local(server)
 	local.creds = client
+	if rec != nil {
+		local.clientStats, local.serverStats = rec, rec
+	}
 	return g, map[string]grpc.ClientConnInterface{"network": remote, "local": local}
 }
 

@@ -140,20 +140,22 @@ func (s Security) authorize(ctx context.Context, method string) (context.Context
 	if strings.HasPrefix(method, "/grpc.health.v1.Health/") {
 		return ctx, nil // probes carry no credential; health tells nothing about threads
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
+	// The two keys alone, not a copy of all the metadata.
+	clients, tokens := metadata.ValueFromIncomingContext(ctx, auth.MetadataKey),
+		metadata.ValueFromIncomingContext(ctx, "authorization")
 	if s.token == "" {
 		// Nobody can prove to be a zen role, so nobody may say whom a call
 		// acts for. A caller that tries is a role configured with a token
 		// this one lacks: refuse rather than serve its clients as one
 		// anonymous client who sees everyone's threads.
-		if len(md.Get(auth.MetadataKey)) > 0 || len(md.Get("authorization")) > 0 {
+		if len(clients) > 0 || len(tokens) > 0 {
 			return ctx, errTokenMismatch
 		}
 		return ctx, nil
 	}
 	presented, bearer := "", false
-	if v := md.Get("authorization"); len(v) == 1 {
-		presented, bearer = strings.CutPrefix(v[0], "Bearer ")
+	if len(tokens) == 1 {
+		presented, bearer = strings.CutPrefix(tokens[0], "Bearer ")
 	}
 	if !bearer {
 		return ctx, errNoServiceCredential
@@ -161,9 +163,9 @@ func (s Security) authorize(ctx context.Context, method string) (context.Context
 	if subtle.ConstantTimeCompare([]byte(presented), []byte(s.token)) != 1 {
 		return ctx, errNoServiceCredential
 	}
-	if v := md.Get(auth.MetadataKey); len(v) == 1 {
-		ctx = auth.WithClient(ctx, v[0])
-	} else if len(v) > 1 {
+	if len(clients) == 1 {
+		ctx = auth.WithClient(ctx, clients[0])
+	} else if len(clients) > 1 {
 		return ctx, grpcstatus.Error(codes.InvalidArgument, "a call acts for one client: send zen-client-id once")
 	}
 	return ctx, nil

@@ -29,6 +29,12 @@ func toProtoTurns(turns []memory.Turn) []*memoryv1.Turn {
 // historyTurns converts turns for a model's history: a workflow's state is
 // the executor's to read once, through PrepareCall, not with every turn.
 func historyTurns(turns []memory.Turn) []*memoryv1.Turn {
+	return convertTurns(turns, func(*memory.Turn) bool { return true })
+}
+
+// convertTurns converts turns, with the model metadata of those metadata
+// accepts.
+func convertTurns(turns []memory.Turn, metadata func(*memory.Turn) bool) []*memoryv1.Turn {
 	out := make([]*memoryv1.Turn, len(turns))
 	for i, t := range turns {
 		files := make([]*memoryv1.FileRef, len(t.Files))
@@ -38,7 +44,10 @@ func historyTurns(turns []memory.Turn) []*memoryv1.Turn {
 		out[i] = &memoryv1.Turn{
 			Role: memoryv1.Role(t.Role), Content: t.Content, Timestamp: timestamppb.New(t.Timestamp),
 			Files: files, Images: t.Images, ToolName: t.ToolName, ModelProvider: t.ModelProvider,
-			ModelName: t.ModelName, ModelMetadata: toStruct(t.ModelMetadata),
+			ModelName: t.ModelName,
+		}
+		if metadata(&t) {
+			out[i].ModelMetadata = toStruct(t.ModelMetadata)
 		}
 	}
 	return out

@@ -30,7 +30,7 @@ func (s *Server) PrepareCall(ctx context.Context, req *memoryv1.PrepareCallReque
 	if sel := p.History; sel != nil {
 		resp.History = &memoryv1.History{
 			ModelWindow: &memoryv1.ModelWindow{Model: p.Window.Model, ContextWindow: clamp(p.Window.ContextWindow)},
-			Turns:       historyTurns(sel.Turns), TotalTurns: int32(sel.Total), OmittedTurns: int32(sel.Omitted),
+			Turns:       callTurns(sel.Turns), TotalTurns: int32(sel.Total), OmittedTurns: int32(sel.Omitted),
 			Files: historyFiles(sel.Files), OmittedFiles: int32(sel.OmittedFiles),
 		}
 	}
@@ -54,4 +54,16 @@ func toProtoLimits(l memory.Limits) *memoryv1.Limits {
 
 func fromProtoWindow(w *memoryv1.ModelWindow) memory.ModelWindow {
 	return memory.ModelWindow{Model: w.GetModel(), ContextWindow: int64(w.GetContextWindow())}
+}
+
+// callTurns are historyTurns for the call about to run, which reads no
+// model_metadata from its history (usage and the like are for people
+// inspecting a thread) except the workflow state that threads written
+// before Turn.workflow_state existed keep there: converting every turn's
+// metadata was a sixth of PrepareCall.
+func callTurns(turns []memory.Turn) []*memoryv1.Turn {
+	return convertTurns(turns, func(t *memory.Turn) bool {
+		_, legacy := t.ModelMetadata["workflow"]
+		return legacy
+	})
 }

@@ -234,3 +234,52 @@ func TestAppendAtTheLimitAnswersTheRemainingTurns(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestPrepareCallHistoryCarriesOnlyLegacyWorkflowMetadata: a call reads no
+// model_metadata from its history except the workflow state that threads
+// written before Turn.workflow_state existed keep there; a thread read for
+// inspection keeps all of it.
+func TestPrepareCallHistoryCarriesOnlyLegacyWorkflowMetadata(t *testing.T) {
+	t.Parallel()
+	srv := New(memory.NewService(memstore.New(), time.Hour, 10), slog.New(slog.DiscardHandler))
+	ctx := auth.WithClient(t.Context(), "alice")
+	window := &memoryv1.ModelWindow{Model: "gpt-5", ContextWindow: 400_000}
+	usage := mustStruct(t, map[string]any{"usage": map[string]any{"input_tokens": 3.0}})
+	legacy := mustStruct(t, map[string]any{"workflow": map[string]any{"tool": "debug", "step": 2.0}})
+	created, err := srv.CreateThread(ctx, &memoryv1.CreateThreadRequest{ToolName: "debug", ModelWindow: window,
+		Turns: []*memoryv1.Turn{
+			{Role: memoryv1.Role_ROLE_USER, Content: "q", ToolName: "debug"},
+			{Role: memoryv1.Role_ROLE_ASSISTANT, Content: "old", ToolName: "debug", ModelName: "gpt-5",
+				ModelMetadata: legacy},
+			{Role: memoryv1.Role_ROLE_USER, Content: "q2", ToolName: "chat"},
+			{Role: memoryv1.Role_ROLE_ASSISTANT, Content: "new", ToolName: "chat", ModelName: "gpt-5",
+				ModelMetadata: usage},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.GetThread().GetThreadId()
+	prepared, err := srv.PrepareCall(ctx, &memoryv1.PrepareCallRequest{ThreadId: id, ToolName: "debug"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	metadata := func(turns []*memoryv1.Turn) []*structpb.Struct {
+		var out []*structpb.Struct
+		for _, turn := range turns {
+			out = append(out, turn.GetModelMetadata())
+		}
+		return out
+	}
+	if diff := cmp.Diff([]*structpb.Struct{nil, legacy, nil, nil}, metadata(prepared.GetHistory().GetTurns()),
+		protocmp.Transform()); diff != "" {
+		t.Errorf("PrepareCall history metadata (-want +got):\n%s", diff)
+	}
+	got, err := srv.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]*structpb.Struct{nil, legacy, nil, usage}, metadata(got.GetThread().GetTurns()),
+		protocmp.Transform()); diff != "" {
+		t.Errorf("GetThread metadata (-want +got):\n%s", diff)
+	}
+}

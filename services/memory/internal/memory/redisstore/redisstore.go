@@ -58,7 +58,9 @@ type Store struct {
 	lossWindow time.Duration
 	onLoss     func(at time.Time)
 	lostAt     time.Time // the last loss noticed or read
-	health     *Health   // the last check's result
+
+	cache  *memory.TurnCache
+	health *Health // the last check's result
 }
 
 var _ memory.Store = (*Store)(nil)
@@ -69,7 +71,8 @@ func New(rdb redis.UniversalClient, prefix string, compress bool) *Store {
 		prefix = "zen:"
 	}
 	_, oneServer := rdb.(*redis.Client)
-	return &Store{rdb: rdb, prefix: prefix, compress: compress, oneServer: oneServer, lossWindow: defaultLossWindow}
+	return &Store{rdb: rdb, prefix: prefix, compress: compress, oneServer: oneServer, lossWindow: defaultLossWindow,
+		cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes)}
 }
 
 // Open connects to the Redis at url: a plain redis:// or rediss:// URL for
@@ -168,46 +171,96 @@ type meta struct {
 	ClientID       string         `json:"client_id,omitempty"`
 	CreatedAt      time.Time      `json:"created_at"`
 	InitialContext map[string]any `json:"initial_context,omitempty"`
+	// Rev names this write of the whole thread (see memory.TurnCache).
+	Rev string `json:"rev,omitempty"`
 }
 
+// Get reads the thread's hash and the turns appended since the cache last
+// saw it, in one round trip; a second only when the thread was written anew.
 func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
+	rev, seen := s.cache.Peek(id)
 	pipe := s.rdb.Pipeline()
 	h := pipe.HGetAll(ctx, s.metaKey(id))
-	turns := pipe.LRange(ctx, s.turnsKey(id), 0, -1)
+	turns := pipe.LRange(ctx, s.turnsKey(id), int64(seen), -1)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, unavailable(err)
 	}
 	if len(h.Val()) == 0 {
 		return nil, s.missing(ctx, now) // absent: perhaps lost with Redis's data
 	}
-	return s.decode(id, h.Val(), turns.Val(), now)
+	t, m, err := s.head(id, h.Val(), now)
+	if err != nil {
+		return nil, err
+	}
+	raw := turns.Val()
+	if seen > 0 && m.Rev != rev {
+		// Written anew since the cache saw it: the turns after seen are
+		// not the ones to read.
+		if raw, err = s.rdb.LRange(ctx, s.turnsKey(id), 0, -1).Result(); err != nil {
+			return nil, unavailable(err)
+		}
+		seen = 0
+	}
+	count := seen + len(raw)
+	t.Turns, err = s.cache.Read(id, m.Rev, count, func(from int) ([]memory.Turn, error) {
+		if from >= seen {
+			return decodeTurns(id, raw[from-seen:])
+		}
+		// Another read cached fewer turns meanwhile.
+		more, err := s.rdb.LRange(ctx, s.turnsKey(id), int64(from), int64(seen-1)).Result()
+		if err != nil {
+			return nil, unavailable(err)
+		}
+		return decodeTurns(id, append(more, raw...))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // decode rebuilds a thread; an absent or expired one is not found.
 func (s *Store) decode(id string, h map[string]string, rawTurns []string, now time.Time) (*memory.Thread, error) {
+	t, _, err := s.head(id, h, now)
+	if err != nil {
+		return nil, err
+	}
+	if t.Turns, err = decodeTurns(id, rawTurns); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// head rebuilds a thread without its turns from its hash.
+func (s *Store) head(id string, h map[string]string, now time.Time) (*memory.Thread, meta, error) {
+	var m meta
 	if len(h) == 0 {
-		return nil, memory.ErrNotFound
+		return nil, m, memory.ErrNotFound
 	}
 	expires, _ := strconv.ParseInt(h["expires_ms"], 10, 64)
 	if expires <= now.UnixMilli() {
-		return nil, memory.ErrNotFound
+		return nil, m, memory.ErrNotFound
 	}
-	var m meta
 	if err := json.Unmarshal([]byte(h["meta"]), &m); err != nil {
-		return nil, fmt.Errorf("thread %s: decode: %w", id, err)
+		return nil, m, fmt.Errorf("thread %s: decode: %w", id, err)
 	}
 	updated, _ := strconv.ParseInt(h["updated_ns"], 10, 64)
 	t := &memory.Thread{ID: m.ID, ParentID: m.ParentID, ToolName: m.ToolName, ClientID: m.ClientID,
 		CreatedAt: m.CreatedAt.UTC(), UpdatedAt: time.Unix(0, updated).UTC(), ExpiresAt: time.UnixMilli(expires).UTC(),
 		InitialContext: m.InitialContext}
-	for _, raw := range rawTurns {
-		turn, err := decodeTurn(raw)
+	return t, m, nil
+}
+
+func decodeTurns(id string, raw []string) ([]memory.Turn, error) {
+	out := make([]memory.Turn, 0, len(raw))
+	for _, r := range raw {
+		turn, err := decodeTurn(r)
 		if err != nil {
 			return nil, fmt.Errorf("thread %s: %w", id, err)
 		}
-		t.Turns = append(t.Turns, turn)
+		out = append(out, turn)
 	}
-	return t, nil
+	return out, nil
 }
 
 // Ping reports whether Redis answers.

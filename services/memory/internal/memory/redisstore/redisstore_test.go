@@ -36,6 +36,16 @@ func TestConformanceRedisServer(t *testing.T) {
 	})
 }
 
+// TestReadsSeeOtherProcessesWrites shares one Redis between two stores, as
+// memory's replicas do.
+func TestReadsSeeOtherProcessesWrites(t *testing.T) {
+	storetest.RunShared(t, func(t *testing.T) (memory.Store, memory.Store) {
+		mr := miniredis.RunT(t)
+		return New(redis.NewClient(&redis.Options{Addr: mr.Addr()}), "", false),
+			New(redis.NewClient(&redis.Options{Addr: mr.Addr()}), "", true)
+	})
+}
+
 func TestEveryKeyHasATTL(t *testing.T) {
 	mr := miniredis.RunT(t)
 	s := New(redis.NewClient(&redis.Options{Addr: mr.Addr()}), "", false)

@@ -40,7 +40,7 @@ func (s *Store) encodeTurns(args []any, turns []memory.Turn) ([]any, error) {
 
 func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 	m, err := json.Marshal(meta{ID: t.ID, ParentID: t.ParentID, ToolName: t.ToolName, ClientID: t.ClientID,
-		CreatedAt: t.CreatedAt, InitialContext: t.InitialContext})
+		CreatedAt: t.CreatedAt, InitialContext: t.InitialContext, Rev: memory.NewRevision()})
 	if err != nil {
 		return fmt.Errorf("encode thread %s: %w", t.ID, err)
 	}
@@ -142,6 +142,7 @@ func str(v any) string {
 // (they share a slot, so the read comes first), then removes it from its
 // client's index, which the thread's client names.
 func (s *Store) Delete(ctx context.Context, id string) error {
+	defer s.cache.Forget(id)
 	pipe := s.rdb.Pipeline()
 	owner, deleted := pipe.HGet(ctx, s.metaKey(id), "client"), pipe.Del(ctx, s.threadKeys(id)...)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {

@@ -28,18 +28,22 @@ func listQuery(columns string, p memory.ListParams, now time.Time) (string, []an
 }
 
 func (s *Store) List(ctx context.Context, p memory.ListParams, now time.Time) ([]*memory.Thread, error) {
-	query, args := listQuery(threadColumns, p, now)
+	query, args := listQuery(threadColumns+`, turn_count`, p, now)
 	var out []*memory.Thread
+	var counts []int
 	err := s.query(ctx, query, args, func(rows *sql.Rows) error {
-		t, err := scanThread(rows)
-		out = append(out, t)
+		var n int
+		t, err := scanThread(rows, &n)
+		out, counts = append(out, t), append(counts, n)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range out {
-		if t.Turns, err = s.turns(ctx, t.ID); err != nil {
+	// Listings read threads once each (an export): they go around the
+	// cache, which keeps the threads that calls continue.
+	for i, t := range out {
+		if t.Turns, err = s.turns(ctx, t.ID, 0, counts[i]); err != nil {
 			return nil, err
 		}
 	}

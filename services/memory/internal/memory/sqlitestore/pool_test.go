@@ -49,13 +49,14 @@ func TestConnectionsAreKept(t *testing.T) {
 	}
 }
 
-// A file written before files_until existed gains the column when a store
-// opens it, and its threads read and grow as before.
-func TestAnOlderFileGainsTheColumn(t *testing.T) {
+// A file written before files_until and rev existed gains the columns when
+// a store opens it, its threads get a revision, and they read and grow as
+// before.
+func TestAnOlderFileGainsTheColumns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.db")
-	older := strings.Replace(schema, ",\n\tfiles_until     INTEGER NOT NULL DEFAULT 0", "", 1)
+	older := strings.Replace(schema, ",\n\tfiles_until     INTEGER NOT NULL DEFAULT 0,\n\trev             TEXT NOT NULL DEFAULT ''", "", 1)
 	if older == schema {
-		t.Fatal("the schema no longer declares files_until as this test expects")
+		t.Fatal("the schema no longer declares files_until and rev as this test expects")
 	}
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
@@ -76,6 +77,11 @@ func TestAnOlderFileGainsTheColumn(t *testing.T) {
 
 	s := open(t, path)
 	ctx := context.Background()
+	var unnamed int
+	if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM threads WHERE rev = ''`).Scan(&unnamed); err != nil ||
+		unnamed != 0 {
+		t.Errorf("threads without a revision after opening: %d, %v", unnamed, err)
+	}
 	n, err := s.Append(ctx, id, "", "", []memory.Turn{{Role: memory.RoleAssistant, Content: "after"}}, 10, now,
 		now.Add(time.Hour))
 	if err != nil || n != 2 {

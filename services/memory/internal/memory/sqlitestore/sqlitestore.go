@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS threads (
 	expires_at      INTEGER NOT NULL,
 	initial_context TEXT NOT NULL DEFAULT 'null',
 	turn_count      INTEGER NOT NULL DEFAULT 0,
-	files_until     INTEGER NOT NULL DEFAULT 0
+	files_until     INTEGER NOT NULL DEFAULT 0,
+	rev             TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS threads_recent ON threads (client_id, updated_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS threads_expiry ON threads (expires_at);
@@ -73,17 +74,13 @@ CREATE TABLE IF NOT EXISTS exchanges (
 ) WITHOUT ROWID;
 `
 
-// filesUntil is the column that records how long a thread's files are kept
-// (Unix ns), so most appends leave the files alone; files of threads written
-// before it existed are kept again by their next append.
-const filesUntil = `ALTER TABLE threads ADD COLUMN files_until INTEGER NOT NULL DEFAULT 0`
-
 // Store is a memory.Store in SQLite.
 type Store struct {
 	w      *sql.DB // the writer: one connection
 	r      *sql.DB // the readers
 	writes writeStmts
 	reads  readStmts
+	cache  *memory.TurnCache
 
 	mu        sync.Mutex
 	lastSweep time.Time
@@ -113,7 +110,7 @@ func OpenWithTimeout(path string, busyTimeout time.Duration) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	s := &Store{w: w, r: r, reads: readStmts{db: r}}
+	s := &Store{w: w, r: r, reads: readStmts{db: r}, cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes)}
 	if err := s.init(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -135,30 +132,6 @@ func pool(path string, conns int, txlock string, pragmas ...string) (*sql.DB, er
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
 	return db, nil
-}
-
-// init creates the schema, adds the columns older files lack, and
-// prepares the writer's statements.
-func (s *Store) init(ctx context.Context) error {
-	if _, err := s.w.ExecContext(ctx, schema); err != nil {
-		return describe(err)
-	}
-	// Under the write lock, so that two processes opening an older file
-	// do not both add the column.
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		var n int
-		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('threads') WHERE name = 'files_until'`).
-			Scan(&n)
-		if err == nil && n == 0 {
-			_, err = tx.ExecContext(ctx, filesUntil)
-		}
-		return describe(err)
-	})
-	if err != nil {
-		return err
-	}
-	s.writes, err = prepareWrites(ctx, s.w)
-	return err
 }
 
 // describe adds what to do to the errors people meet: a locked or
@@ -228,7 +201,7 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, t *memory.Thread, replac
 		}
 	}
 	_, err = exec(ctx, tx, s.writes.insertThread, t.ID, t.ParentID, t.ToolName, t.ClientID, nanos(t.CreatedAt),
-		nanos(t.UpdatedAt), nanos(t.ExpiresAt), string(initial), len(t.Turns))
+		nanos(t.UpdatedAt), nanos(t.ExpiresAt), string(initial), len(t.Turns), memory.NewRevision())
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE constraint") {
 			return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)
@@ -262,11 +235,11 @@ func (s *Store) insertTurns(ctx context.Context, tx *sql.Tx, id string, first in
 }
 
 const (
-	getThread = `SELECT ` + threadColumns + ` FROM threads WHERE id = ? AND expires_at > ?`
+	getThread = `SELECT ` + threadColumns + `, turn_count, rev FROM threads WHERE id = ? AND expires_at > ?`
 	// SQLite takes the content out of the turn's JSON faster than
-	// encoding/json reads it, which was most of a read's time.
+	// encoding/json reads it.
 	getTurns = `SELECT json_remove(body, '$.content'), coalesce(json_extract(body, '$.content'), '')
-		FROM turns WHERE thread_id = ? ORDER BY seq`
+		FROM turns WHERE thread_id = ? AND seq >= ? AND seq < ? ORDER BY seq`
 )
 
 func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
@@ -274,14 +247,19 @@ func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thre
 	if err != nil {
 		return nil, err
 	}
-	t, err := scanThread(st.QueryRowContext(ctx, id, nanos(now)))
+	var count int
+	var rev string
+	t, err := scanThread(st.QueryRowContext(ctx, id, nanos(now)), &count, &rev)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memory.ErrNotFound
 	}
 	if err != nil {
 		return nil, describe(err)
 	}
-	if t.Turns, err = s.turns(ctx, id); err != nil {
+	t.Turns, err = s.cache.Read(id, rev, count, func(from int) ([]memory.Turn, error) {
+		return s.turns(ctx, id, from, count)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -289,11 +267,13 @@ func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thre
 
 type scanner interface{ Scan(...any) error }
 
-func scanThread(row scanner) (*memory.Thread, error) {
+// scanThread reads threadColumns, then the extra columns into more.
+func scanThread(row scanner, more ...any) (*memory.Thread, error) {
 	var t memory.Thread
 	var created, updated, expires int64
 	var initial string
-	if err := row.Scan(&t.ID, &t.ParentID, &t.ToolName, &t.ClientID, &created, &updated, &expires, &initial); err != nil {
+	cols := append([]any{&t.ID, &t.ParentID, &t.ToolName, &t.ClientID, &created, &updated, &expires, &initial}, more...)
+	if err := row.Scan(cols...); err != nil {
 		return nil, err
 	}
 	t.CreatedAt, t.UpdatedAt, t.ExpiresAt = fromNanos(created), fromNanos(updated), fromNanos(expires)
@@ -303,13 +283,14 @@ func scanThread(row scanner) (*memory.Thread, error) {
 	return &t, nil
 }
 
-func (s *Store) turns(ctx context.Context, id string) ([]memory.Turn, error) {
-	rows, err := s.reads.query(ctx, getTurns, id)
+// turns reads the thread's turns from index from up to until.
+func (s *Store) turns(ctx context.Context, id string, from, until int) ([]memory.Turn, error) {
+	rows, err := s.reads.query(ctx, getTurns, id, from, until)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []memory.Turn
+	out := make([]memory.Turn, 0, until-from)
 	for rows.Next() {
 		var body sql.RawBytes
 		var content string
@@ -327,6 +308,7 @@ func (s *Store) turns(ctx context.Context, id string) ([]memory.Turn, error) {
 }
 
 func (s *Store) Delete(ctx context.Context, id string) error {
+	defer s.cache.Forget(id)
 	return s.write(ctx, func(tx *sql.Tx) error {
 		res, err := exec(ctx, tx, s.writes.drop, id)
 		if err != nil {

@@ -28,6 +28,15 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) memory.Store { return open(t, filepath.Join(t.TempDir(), "memory.db")) })
 }
 
+// TestReadsSeeOtherProcessesWrites shares one file between two stores, as
+// two zen processes with one data directory do.
+func TestReadsSeeOtherProcessesWrites(t *testing.T) {
+	storetest.RunShared(t, func(t *testing.T) (memory.Store, memory.Store) {
+		path := filepath.Join(t.TempDir(), "memory.db")
+		return open(t, path), open(t, path)
+	})
+}
+
 func TestThreadsSurviveReopening(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.db")
 	now := time.Now().UTC()

@@ -29,7 +29,7 @@ func prepareWrites(ctx context.Context, db *sql.DB) (writeStmts, error) {
 		{&w.owner, `SELECT client_id FROM threads WHERE id = ?`},
 		{&w.drop, `DELETE FROM threads WHERE id = ?`},
 		{&w.insertThread, `INSERT INTO threads (id, parent_id, tool_name, client_id, created_at, updated_at,
-			expires_at, initial_context, turn_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+			expires_at, initial_context, turn_count, rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&w.insertTurn, `INSERT INTO turns (thread_id, seq, body) VALUES (?, ?, ?)`},
 		{&w.insertFile, `INSERT OR IGNORE INTO thread_files (thread_id, sha256) VALUES (?, ?)`},
 		{&w.head, `SELECT turn_count, expires_at, files_until FROM threads WHERE id = ? AND client_id = ?`},

@@ -316,6 +316,7 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 
 	runExchanges(t, newStore)
 	runSummaries(t, newStore)
+	runReads(t, newStore)
 	runContent(t, newStore)
 }
 

@@ -1,0 +1,51 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+)
+
+// added are the columns files written by older versions lack. files_until
+// records how long a thread's files are kept (Unix ns), so most appends
+// leave the files alone; files of threads written before it existed are
+// kept again by their next append. rev names the thread's write as a whole
+// (see memory.TurnCache); older threads get one when it is added.
+var added = []struct{ column, add, fill string }{
+	{"files_until", `ALTER TABLE threads ADD COLUMN files_until INTEGER NOT NULL DEFAULT 0`, ""},
+	{"rev", `ALTER TABLE threads ADD COLUMN rev TEXT NOT NULL DEFAULT ''`,
+		`UPDATE threads SET rev = lower(hex(randomblob(8))) WHERE rev = ''`},
+}
+
+// init creates the schema, adds the columns older files lack, and
+// prepares the writer's statements.
+func (s *Store) init(ctx context.Context) error {
+	if _, err := s.w.ExecContext(ctx, schema); err != nil {
+		return describe(err)
+	}
+	// Under the write lock, so that two processes opening an older file
+	// do not both add the column.
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		for _, a := range added {
+			var n int
+			err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('threads') WHERE name = ?`, a.column).
+				Scan(&n)
+			if err != nil || n > 0 {
+				return describe(err)
+			}
+			if _, err := tx.ExecContext(ctx, a.add); err != nil {
+				return describe(err)
+			}
+			if a.fill != "" {
+				if _, err := tx.ExecContext(ctx, a.fill); err != nil {
+					return describe(err)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.writes, err = prepareWrites(ctx, s.w)
+	return err
+}

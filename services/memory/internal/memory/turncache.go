@@ -1,0 +1,150 @@
+package memory
+
+import (
+	"container/list"
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+)
+
+// DefaultTurnCacheBytes bounds the turns a store keeps decoded: about the
+// text of a thousand 50-turn conversations.
+const DefaultTurnCacheBytes = 64 << 20
+
+// turnOverhead is what a cached turn costs besides its text.
+const turnOverhead = 256
+
+// TurnCache keeps the decoded turns of recently read threads, so that a
+// read decodes only the turns appended since the last one: a continued
+// call reads its thread whole, and decoding every stored turn on each read
+// was most of memory's CPU.
+//
+// A thread's turns never change once written, except when the thread is
+// written anew (an import that replaces it, or a delete and a create with
+// the same id): each such write gives the thread a new revision, and the
+// cache keeps turns by thread id and revision. A store reads the thread's
+// revision and turn count with every read, in the same statement or round
+// trip as the rest of its head, so other processes writing the same store
+// are seen at once.
+type TurnCache struct {
+	mu    sync.Mutex
+	max   int64
+	size  int64
+	lru   list.List // of *cachedTurns, most recently used first
+	byKey map[string]*list.Element
+}
+
+type cachedTurns struct {
+	id, rev string
+	turns   []Turn
+	bytes   int64
+}
+
+// NewTurnCache keeps up to maxBytes of turn text; 0 or less keeps nothing.
+func NewTurnCache(maxBytes int64) *TurnCache {
+	return &TurnCache{max: maxBytes, byKey: map[string]*list.Element{}}
+}
+
+// NewRevision names a new write of a whole thread.
+func NewRevision() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Known returns the turns cached for the thread at rev, at most count of
+// them; none when the thread is not cached at that revision. The slice is
+// shared: callers read it and never change it.
+func (c *TurnCache) Known(id, rev string, count int) []Turn {
+	if c == nil || rev == "" {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byKey[id]
+	if !ok {
+		return nil
+	}
+	ct := e.Value.(*cachedTurns)
+	if ct.rev != rev {
+		return nil
+	}
+	c.lru.MoveToFront(e)
+	return ct.turns[:min(count, len(ct.turns))]
+}
+
+// Peek says which revision of the thread is cached and how many of its
+// turns: a store that reads the head and the turns in one round trip asks
+// for the turns after those.
+func (c *TurnCache) Peek(id string) (rev string, turns int) {
+	if c == nil {
+		return "", 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.byKey[id]; ok {
+		ct := e.Value.(*cachedTurns)
+		return ct.rev, len(ct.turns)
+	}
+	return "", 0
+}
+
+// Read answers a thread's turns from the cache and decodes only the rest:
+// count is the stored turn count read with rev, and rest reads the turns
+// from index from up to count. It returns a slice the caller owns.
+func (c *TurnCache) Read(id, rev string, count int, rest func(from int) ([]Turn, error)) ([]Turn, error) {
+	known := c.Known(id, rev, count)
+	if len(known) == count {
+		return append([]Turn(nil), known...), nil
+	}
+	fresh, err := rest(len(known))
+	if err != nil {
+		return nil, err
+	}
+	all := make([]Turn, 0, len(known)+len(fresh))
+	all = append(append(all, known...), fresh...)
+	c.put(id, rev, all)
+	return append([]Turn(nil), all...), nil
+}
+
+// put caches turns, which the cache then owns, as the thread's at rev.
+func (c *TurnCache) put(id, rev string, turns []Turn) {
+	if c == nil || rev == "" {
+		return
+	}
+	var n int64
+	for i := range turns {
+		n += int64(len(turns[i].Content)) + turnOverhead
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.removeLocked(id)
+	if n > c.max/4 {
+		return // one thread never takes over the cache
+	}
+	c.byKey[id] = c.lru.PushFront(&cachedTurns{id: id, rev: rev, turns: turns, bytes: n})
+	c.size += n
+	for c.size > c.max {
+		c.removeLocked(c.lru.Back().Value.(*cachedTurns).id)
+	}
+}
+
+// Forget drops a thread, when it is deleted.
+func (c *TurnCache) Forget(id string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.removeLocked(id)
+}
+
+func (c *TurnCache) removeLocked(id string) {
+	e, ok := c.byKey[id]
+	if !ok {
+		return
+	}
+	c.size -= e.Value.(*cachedTurns).bytes
+	c.lru.Remove(e)
+	delete(c.byKey, id)
+}
