@@ -18,8 +18,10 @@ MODULES := proto/gen services/platform services/memory services/router services/
 PKGS    := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 GENERATED := proto/gen/zen gateway/openapi
 
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+# The version is the release tag (dev without one); the commit, marked -dirty
+# when the tree has changes, is stamped on its own, so neither repeats it.
+VERSION ?= $(shell git describe --tags --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git describe --always --dirty --exclude='*' 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 .PHONY: help
@@ -47,6 +49,8 @@ gen: $(BIN)/.buf-$(BUF_VERSION) $(BIN)/.plugins-$(PROTOC_GEN_GO)-$(PROTOC_GEN_GO
 	buf lint
 	rm -rf $(GENERATED)
 	buf generate
+# One OpenAPI document: the routes the gateway serves itself join the generated ones.
+	go run ./gateway/internal/openapimerge gateway/openapi/zen.swagger.json gateway/routes.swagger.json
 
 .PHONY: gen-check
 gen-check: gen ## fail when the committed generated code differs from what make gen writes
@@ -64,7 +68,7 @@ run: build ## run every role in one process: MCP on 127.0.0.1:8080/mcp, gateway 
 	$(BIN)/zen serve
 
 .PHONY: cluster
-cluster: build deps ## start redis-server and every role as its own process on loopback (two edges: :8080, :8082; gateway :8081)
+cluster: build deps ## start redis-server and every role as its own process on loopback (two edges: :8080, :8082; gateway :8081; ZEN_REPLICAS_EXECUTOR=2 and the like for more replicas)
 	ZEN_BIN=$(BIN)/zen scripts/cluster.sh up
 
 .PHONY: cluster-down
@@ -72,11 +76,15 @@ cluster-down: ## stop what make cluster started
 	ZEN_BIN=$(BIN)/zen scripts/cluster.sh down
 
 .PHONY: deps
-deps: ## install redis-server (Debian package), which the Redis tests run for real
-	@command -v redis-server >/dev/null || { \
-		echo "installing redis-server from Debian's packages"; \
+deps: ## install redis-server and chromium (Debian packages), which the Redis and thread browser tests run for real
+	@missing=""; \
+	command -v redis-server >/dev/null || missing="redis-server"; \
+	command -v chromium >/dev/null || missing="$$missing chromium fonts-liberation libgl1-mesa-dri"; \
+	[ -z "$$missing" ] || { \
+		echo "installing$$missing from Debian's packages"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; }
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+			--no-install-recommends $$missing >/dev/null; }
 
 # Real MCP clients for the end-to-end tests: the official TypeScript SDK and
 # the conformance suite, with Node 22 itself, all from the npm registry
@@ -95,7 +103,7 @@ node-deps: $(CLIENTS)/node_modules/.installed ## install Node 22 and the MCP cli
 
 .PHONY: test
 test: deps node-deps ## run every test, with the race detector
-	ZEN_REQUIRE_NODE=1 go test -race -shuffle=on -count=1 $(PKGS)
+	ZEN_REQUIRE_NODE=1 ZEN_REQUIRE_CHROMIUM=1 go test -race -shuffle=on -count=1 $(PKGS)
 
 .PHONY: lint
 lint: $(BIN)/.staticcheck-$(STATICCHECK_VERSION) ## gofmt, go vet and staticcheck

@@ -80,7 +80,7 @@ func flagVariables(t *testing.T) []string {
 // the code reads, so the table can vouch for the manifests.
 func TestREADMEVariablesAreRead(t *testing.T) {
 	var source strings.Builder
-	for _, root := range []string{"../services", "../cmd/zen"} {
+	for _, root := range []string{"../services", "../cmd/zen", "../gateway"} {
 		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
 				b, _ := os.ReadFile(p)

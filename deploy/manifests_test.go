@@ -147,12 +147,13 @@ func TestOverlays(t *testing.T) {
 			}
 			// Every address zen dials names a Service with that port.
 			for _, v := range []string{"ZEN_MEMORY_ADDR", "ZEN_ROUTER_ADDR", "ZEN_EXECUTOR_ADDR"} {
-				host, p, _ := net.SplitHostPort(cm.Data[v])
+				host, p, _ := net.SplitHostPort(strings.TrimPrefix(cm.Data[v], "dns:///"))
 				svc := o.services[host]
 				if svc == nil || !slices.ContainsFunc(svc.Spec.Ports, func(sp corev1.ServicePort) bool { return fmt.Sprint(sp.Port) == p }) {
 					t.Errorf("%s=%s names no Service with that port", v, cm.Data[v])
 				}
 			}
+			checkBalancing(t, o, cm)
 			checkAllowedHosts(t, o, cm)
 			checkServiceCredentials(t, o, overlay == "prod")
 			checkServices(t, o)

@@ -1,26 +1,38 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/zenmcp/zen/gateway/internal/openapidoc"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/hostguard"
+	"github.com/zenmcp/zen/services/platform/httperr"
 	"github.com/zenmcp/zen/services/platform/serve"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
+// openAPI is the gateway's one OpenAPI document: generated from the protos
+// and routes.swagger.json by make gen.
+//
 //go:embed openapi/zen.swagger.json
 var openAPI []byte
+
+// routesHint ends the answer to a request for a route the gateway lacks.
+const routesHint = "the gateway's routes are listed at GET /openapi.json"
 
 // Conns are the services the gateway exposes: dialled, or in-process
 // (serve.Local) in zen serve.
@@ -33,8 +45,15 @@ type Conns struct {
 // threads only. Requests naming a Host that is neither loopback nor in
 // hosts, cross-origin browser requests that change something, and
 // changes whose body is not declared JSON are refused (hostguard,
-// jsonOnly), whatever the listener.
-func New(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguard.Hosts) (http.Handler, error) {
+// jsonOnly), whatever the listener. version is zen's build version, which
+// /openapi.json gives as the API's. GET / serves the thread browser, whose
+// thread view links each turn's trace through trace.
+func New(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguard.Hosts,
+	version string, trace TraceURL) (http.Handler, error) {
+	doc, err := versionedDoc(version)
+	if err != nil {
+		return nil, err
+	}
 	mux := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{
 		MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
 		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
@@ -42,7 +61,8 @@ func New(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguard.Hosts
 		// A form POST would otherwise reach GET routes, or any route with
 		// X-HTTP-Method-Override; jsonOnly refuses forms first, this keeps
 		// the generated routes to their own methods regardless.
-		runtime.WithDisablePathLengthFallback(), runtime.WithDisableHTTPMethodOverride())
+		runtime.WithDisablePathLengthFallback(), runtime.WithDisableHTTPMethodOverride(),
+		runtime.WithErrorHandler(writeGatewayError), runtime.WithRoutingErrorHandler(writeRoutingError))
 	if err := memoryv1.RegisterMemoryServiceHandlerClient(ctx, mux, memoryv1.NewMemoryServiceClient(c.Memory)); err != nil {
 		return nil, fmt.Errorf("gateway: memory routes: %w", err)
 	}
@@ -56,14 +76,13 @@ func New(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguard.Hosts
 
 	root := http.NewServeMux()
 	root.Handle("/v1/", withoutCredentials(mux))
-	threads := threadPaths{memory: memoryv1.NewMemoryServiceClient(c.Memory), router: routerv1.NewRouterServiceClient(c.Router)}
-	root.HandleFunc("GET /v1/threads:export", threads.export)
-	root.HandleFunc("POST /v1/threads:import", threads.importThreads)
-	root.HandleFunc("GET /v1/threads/{thread_id}/history", threads.history)
-	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
-	root.Handle("GET /readyz", serve.ReadyHandler(tokens, func(ctx context.Context) error {
+	root.Handle("/", httperr.NotFound(routesHint))
+	threads := threadPaths{
+		memory: memoryv1.NewMemoryServiceClient(c.Memory),
+		router: routerv1.NewRouterServiceClient(c.Router),
+		trace:  trace,
+	}
+	ready := serve.ReadyHandler(tokens, func(ctx context.Context) error {
 		if err := serve.CheckAll(ctx, deps); err != nil {
 			return err
 		}
@@ -74,14 +93,19 @@ func New(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguard.Hosts
 			return nil // memory's health says it serves; a failed question is no warning
 		}
 		return serve.Warn("memory", settings.GetWarnings())
-	}))
-	root.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(openAPI)
 	})
+	for _, r := range ownRoutes(threads, ready, doc) {
+		root.Handle(r.pattern, r.handler)
+	}
+	// The thread browser's page and files hold no data: they need no token
+	// (a browser cannot send one when it opens a page), only an allowed Host.
+	top := http.NewServeMux()
+	top.Handle("GET /{$}", uiHandler())
+	top.Handle("GET /ui/", uiHandler())
+	top.Handle("/", tokens.Require(jsonOnly(root), "/healthz", "/readyz"))
 	// Probes send the pod's IP as Host and get no addresses: they skip the
 	// Host check and the token.
-	h := hosts.Protect(tokens.Require(jsonOnly(root), "/healthz", "/readyz"), "/healthz", "/readyz")
+	h := hosts.Protect(top, "/healthz", "/readyz")
 	return otelhttp.NewHandler(h, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 		return "gateway " + r.Method + " " + r.URL.Path
 	})), nil
@@ -105,8 +129,101 @@ func withoutCredentials(h http.Handler) http.Handler {
 	})
 }
 
+// route is one of the routes the gateway serves itself.
+type route struct {
+	pattern string // as http.ServeMux reads it
+	handler http.Handler
+}
+
+// ownRoutes are the routes the gateway serves itself, beside the ones
+// generated from the protos' HTTP rules; routes.swagger.json describes each
+// of them in the OpenAPI document.
+func ownRoutes(threads threadPaths, ready http.Handler, doc []byte) []route {
+	return []route{
+		{"GET /v1/threads:export", http.HandlerFunc(threads.export)},
+		{"POST /v1/threads:import", http.HandlerFunc(threads.importThreads)},
+		{"GET /v1/threads/{thread_id}/history", http.HandlerFunc(threads.history)},
+		{"GET /v1/threads:browse", http.HandlerFunc(threads.browse)},
+		{"GET /v1/threads/{thread_id}/view", http.HandlerFunc(threads.view)},
+		{"GET /v1/threads/{thread_id}/summary", http.HandlerFunc(threads.summary)},
+		{"GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			writeJSON(w, http.StatusOK, health{Status: "ok"})
+		})},
+		{"GET /readyz", ready},
+		{"GET /openapi.json", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			jsonHeaders(w, "application/json")
+			_, _ = w.Write(doc)
+		})},
+	}
+}
+
+// versionedDoc is the OpenAPI document with version as info.version: the
+// committed document carries a placeholder, since its content must not
+// change with every build.
+func versionedDoc(version string) ([]byte, error) {
+	d, err := openapidoc.Parse(openAPI)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	if err := d.SetVersion(version); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	return d.Encode()
+}
+
+// writeGatewayError answers the generated routes' errors in the one shape
+// (httperr), as the gateway's own routes and guards answer theirs; the
+// default handler would let protojson pick the spacing.
+func writeGatewayError(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter,
+	_ *http.Request, err error) {
+	httpStatus := 0 // the code's
+	if custom := (*runtime.HTTPStatusError)(nil); errors.As(err, &custom) {
+		httpStatus, err = custom.HTTPStatus, custom.Err
+	}
+	httperr.Status(w, httpStatus, status.Convert(err))
+}
+
+// writeRoutingError answers a path under /v1/ that no generated route
+// takes as the root mux answers any other unknown path.
+func writeRoutingError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter,
+	r *http.Request, httpStatus int) {
+	switch httpStatus {
+	case http.StatusNotFound:
+		httperr.NotFound(routesHint).ServeHTTP(w, r)
+	case http.StatusMethodNotAllowed:
+		httperr.Status(w, httpStatus, status.Newf(codes.Unimplemented, "%s takes no %s: %s", r.URL.Path, r.Method,
+			routesHint))
+	default:
+		runtime.DefaultRoutingErrorHandler(ctx, mux, m, w, r, httpStatus) // through writeGatewayError
+	}
+}
+
+// health is the answer of GET /healthz.
+type health struct {
+	Status string `json:"status"`
+}
+
+// writeJSON answers v as JSON. It encodes first: a value that does not
+// encode (a number out of JSON's range) answers 500 in the one error
+// shape, not a 200 with no body. '<', '>' and '&' stay as they are: the
+// answer is JSON, never read as HTML (nosniff), and escaping them made a
+// turn of them six times its size.
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		httperr.Error(w, codes.Internal, "the gateway could not write its answer as JSON; please report this as a bug")
+		return
+	}
+	jsonHeaders(w, "application/json")
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = w.Write(body.Bytes())
+}
+
+// jsonHeaders declares an answer's JSON type, and that browsers must take
+// it as that type alone, as httperr's error answers do.
+func jsonHeaders(w http.ResponseWriter, contentType string) {
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 }

@@ -6,6 +6,10 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/zenmcp/zen/services/platform/httperr"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // importPath reads JSON lines, so it also takes the JSON-lines types.
@@ -42,8 +46,7 @@ func jsonOnly(next http.Handler) http.Handler {
 				msg := fmt.Sprintf("%s %s needs the header Content-Type: %s; got %q (other types are refused "+
 					"so that web pages cannot send this request from a browser)",
 					r.Method, r.URL.Path, strings.Join(accepted, " or "), ct)
-				body := map[string]any{"code": 3, "message": msg, "details": []any{}} // as grpc-gateway's errors
-				writeJSON(w, http.StatusUnsupportedMediaType, body)
+				httperr.Status(w, http.StatusUnsupportedMediaType, status.New(codes.InvalidArgument, msg))
 				return
 			}
 		}

@@ -15,7 +15,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 )
 
-const opsToken = "ops-0123456789abcdef"
+const (
+	opsToken    = "ops-0123456789abcdef"
+	testVersion = "v1.2.3-test"
+)
 
 // newTestGateway is the gateway in front of services that are not there:
 // every request the guards let through fails at the backend (503), so a
@@ -37,7 +40,7 @@ func newTestGateway(t *testing.T, tokens auth.Tokens) (http.Handler, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(t.Context(), Conns{Memory: conn, Router: conn, Executor: conn}, tokens, hosts)
+	h, err := New(t.Context(), Conns{Memory: conn, Router: conn, Executor: conn}, tokens, hosts, testVersion, TraceURL{})
 	if err != nil {
 		t.Fatal(err)
 	}

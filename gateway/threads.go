@@ -3,14 +3,15 @@ package gateway
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
 	"strconv"
 
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/platform/httperr"
 	"github.com/zenmcp/zen/services/platform/serve"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -23,10 +24,12 @@ const maxImportBytes = serve.MaxMessageBytes
 var lineJSON = protojson.MarshalOptions{UseProtoNames: true}
 
 // threadPaths serves what the generated routes cannot: export and import
-// as JSON lines, and the history a model would see.
+// as JSON lines, the history a model would see, and the thread browser's
+// list and thread view (browse.go, view.go).
 type threadPaths struct {
 	memory memoryv1.MemoryServiceClient
 	router routerv1.RouterServiceClient
+	trace  TraceURL // links a turn's trace id in the thread view
 }
 
 // export writes one thread per line (GET /v1/threads:export, or
@@ -42,7 +45,7 @@ func (p threadPaths) export(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/x-ndjson")
+	jsonHeaders(w, "application/x-ndjson")
 	for msg := first; msg != nil; {
 		line, err := lineJSON.Marshal(msg.GetThread())
 		if err != nil {
@@ -92,19 +95,33 @@ func (p threadPaths) importThreads(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]int32{"imported": resp.GetImported()})
+	writeJSON(w, http.StatusOK, importResult{Imported: resp.GetImported()})
+}
+
+// importResult is the answer of POST /v1/threads:import.
+type importResult struct {
+	Imported int32 `json:"imported"`
+}
+
+// threadHistory is the answer of GET /v1/threads/{thread_id}/history.
+type threadHistory struct {
+	ThreadID      string `json:"thread_id"`
+	Model         string `json:"model"` // the model's canonical name
+	ContextWindow int32  `json:"context_window"`
+	// Selection is memory's SelectHistoryResponse as protojson writes it.
+	Selection rawJSON `json:"selection"`
 }
 
 // history shows what a model would see of a thread
-// (GET /v1/threads/{thread_id}/history?model=).
+// (GET /v1/threads/{thread_id}/history?model=): without a model, the
+// thread's own, as a continuation that names none would use.
 func (p threadPaths) history(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("thread_id")
-	resolved, err := p.router.ResolveModel(r.Context(), &routerv1.ResolveModelRequest{Model: r.URL.Query().Get("model")})
+	model, err := p.historyModel(r.Context(), id, r.URL.Query().Get("model"))
 	if err != nil {
 		writeStatus(w, err)
 		return
 	}
-	model := resolved.GetModel()
 	sel, err := p.memory.SelectHistory(r.Context(), &memoryv1.SelectHistoryRequest{ThreadId: id, ContextWindow: model.GetContextWindow(), Model: model.GetName()})
 	if err != nil {
 		writeStatus(w, err)
@@ -115,9 +132,29 @@ func (p threadPaths) history(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"thread_id": id, "model": model.GetName(), "context_window": model.GetContextWindow(), "selection": rawJSON(body),
-	})
+	writeJSON(w, http.StatusOK, threadHistory{ThreadID: id, Model: model.GetName(),
+		ContextWindow: model.GetContextWindow(), Selection: rawJSON(body)})
+}
+
+// historyModel resolves the model a history is shown for: the one named,
+// else the model of the thread's last answer, else (a thread with no answer
+// yet, or whose model is gone) the default or auto mode's pick, as for a
+// continuation.
+func (p threadPaths) historyModel(ctx context.Context, id, named string) (*routerv1.Model, error) {
+	if named == "" {
+		thread, err := p.memory.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id})
+		if err != nil {
+			return nil, err
+		}
+		if last := thread.GetLastModel(); last != "" {
+			resolved, err := p.router.ResolveModel(ctx, &routerv1.ResolveModelRequest{Model: last})
+			if status.Code(err) != codes.NotFound {
+				return resolved.GetModel(), err
+			}
+		}
+	}
+	resolved, err := p.router.ResolveModel(ctx, &routerv1.ResolveModelRequest{Model: named})
+	return resolved.GetModel(), err
 }
 
 type rawJSON []byte
@@ -132,7 +169,4 @@ func defaultString(v, def string) string {
 }
 
 // writeStatus answers a gRPC error as the generated routes do.
-func writeStatus(w http.ResponseWriter, err error) {
-	st := status.Convert(err)
-	writeJSON(w, runtime.HTTPStatusFromCode(st.Code()), map[string]any{"code": int(st.Code()), "message": st.Message(), "details": []any{}})
-}
+func writeStatus(w http.ResponseWriter, err error) { httperr.FromError(w, err) }

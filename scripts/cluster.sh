@@ -6,13 +6,22 @@
 #
 #   scripts/cluster.sh up | down | status | restart <name>
 #
-# Names: redis, memory, router, executor, edge-1, edge-2, gateway.
+# Names: redis, memory, router, executor, edge-1, edge-2, gateway, and the
+# extra replicas memory-2 .. memory-9 (router-K, executor-K likewise).
 # Environment:
 #   ZEN_BIN                the zen binary (default bin/zen)
 #   ZEN_CLUSTER_DIR        state: pids, logs, Redis data (default .cluster)
-#   ZEN_CLUSTER_PORT_BASE  when set, ports are base+0 (redis) .. base+6;
-#                          otherwise redis 6390, memory 9091, router 9092,
-#                          executor 9093, gateway 8081, edge-1 8080, edge-2 8082
+#   ZEN_REPLICAS_MEMORY, ZEN_REPLICAS_ROUTER, ZEN_REPLICAS_EXECUTOR
+#                          replicas of that role, 1 to 9 (default 1). The
+#                          roles that call it get every replica's address as
+#                          a list (ZEN_EXECUTOR_ADDR=127.0.0.1:9093,127.0.0.1:9132)
+#                          and spread their calls over all of them.
+#   ZEN_CLUSTER_PORT_BASE  when set, ports are base+0 (redis) .. base+6, and
+#                          replica K of memory, router, executor base+10+K,
+#                          base+20+K, base+30+K; otherwise redis 6390,
+#                          memory 9091, router 9092, executor 9093, gateway
+#                          8081, edge-1 8080, edge-2 8082, and replica K
+#                          9110+K, 9120+K, 9130+K
 # Provider keys come from the environment or .env, as for zen serve.
 set -euo pipefail
 
@@ -24,15 +33,53 @@ if [[ -n "${ZEN_CLUSTER_PORT_BASE:-}" ]]; then
 else
 	declare -A PORT=([redis]=6390 [memory]=9091 [router]=9092 [executor]=9093 [gateway]=8081 [edge-1]=8080 [edge-2]=8082)
 fi
-ORDER=(redis memory router executor edge-1 edge-2 gateway)
 HOST=127.0.0.1
-
-addr() { echo "$HOST:${PORT[$1]}"; }
 
 die() {
 	echo "cluster: $*" >&2
 	exit 1
 }
+
+# Extra replicas' ports: the tens digit names the role.
+declare -A TENS=([memory]=10 [router]=20 [executor]=30)
+
+port() {
+	local name=$1 k=${1##*-} role=${1%-[2-9]}
+	if [[ $name != "$role" && -n ${TENS[$role]:-} ]]; then
+		echo $((${ZEN_CLUSTER_PORT_BASE:-9100} + TENS[$role] + k))
+	else
+		echo "${PORT[$name]:?unknown member $name}"
+	fi
+}
+
+addr() { echo "$HOST:$(port "$1")"; }
+
+# replicas lists the members of a role: memory, memory-2, ...
+replicas() {
+	local role=$1 var n k
+	var="ZEN_REPLICAS_${role^^}"
+	n=${!var:-1}
+	[[ $n =~ ^[1-9]$ ]] || die "$var=$n: want a number from 1 to 9"
+	echo "$role"
+	for ((k = 2; k <= n; k++)); do echo "$role-$k"; done
+}
+
+# addrs is the comma-separated list of a role's replicas, which zen dials
+# as one target and balances over.
+addrs() {
+	local out="" m
+	for m in $(replicas "$1"); do out+="${out:+,}$(addr "$m")"; done
+	echo "$out"
+}
+
+for role in memory router executor; do replicas "$role" >/dev/null; done # fails here on a bad count
+mapfile -t ORDER < <(
+	echo redis
+	replicas memory
+	replicas router
+	replicas executor
+	printf '%s\n' edge-1 edge-2 gateway
+)
 
 pidfile() { echo "$DIR/pids/$1.pid"; }
 
@@ -63,20 +110,31 @@ service_token() {
 	cat "$f"
 }
 
-# start launches one member in the background and records its pid.
+# answers tells whether something accepts connections on port $1.
+answers() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
+
+# start launches one member in the background and records its pid. A port
+# that already answers is another process's: the member could not bind it,
+# and the cluster's callers, which dial the port, would send that process
+# the service token and every conversation.
 start() {
 	local name=$1 role=${1%-[0-9]}
+	port "$name" >/dev/null
 	running "$name" && { echo "cluster: $name already runs (pid $(cat "$(pidfile "$name")"))"; return; }
+	if answers "$(port "$name")"; then
+		die "$name cannot start: port $(port "$name") on $HOST is held by another process, not this cluster's $name.
+Stop that process, or move the cluster's ports with ZEN_CLUSTER_PORT_BASE."
+	fi
 	local log="$DIR/logs/$name.log"
 	local -a env=(
 		"ZEN_SERVICE_TOKEN=$(service_token)"
 		"ZEN_MEMORY_STORE=redis" "REDIS_URL=redis://$(addr redis)/0"
-		"ZEN_MEMORY_ADDR=$(addr memory)" "ZEN_ROUTER_ADDR=$(addr router)" "ZEN_EXECUTOR_ADDR=$(addr executor)"
+		"ZEN_MEMORY_ADDR=$(addrs memory)" "ZEN_ROUTER_ADDR=$(addrs router)" "ZEN_EXECUTOR_ADDR=$(addrs executor)"
 	)
 	case $role in
 	redis)
 		command -v redis-server >/dev/null || die "redis-server is not installed (make deps installs it)"
-		redis-server --bind "$HOST" --port "${PORT[redis]}" --dir "$DIR/redis" --appendonly yes \
+		redis-server --bind "$HOST" --port "$(port redis)" --dir "$DIR/redis" --appendonly yes \
 			--save '' --daemonize no >"$log" 2>&1 &
 		;;
 	memory | router | executor)
@@ -97,16 +155,20 @@ start() {
 healthy() {
 	local name=$1
 	case ${name%-[0-9]} in
-	redis) (exec 3<>"/dev/tcp/$HOST/${PORT[redis]}" && printf 'PING\r\n' >&3 && read -r -t 1 reply <&3 && [[ $reply == +PONG* ]]) 2>/dev/null ;;
+	redis) (exec 3<>"/dev/tcp/$HOST/$(port redis)" && printf 'PING\r\n' >&3 && read -r -t 1 reply <&3 && [[ $reply == +PONG* ]]) 2>/dev/null ;;
 	memory | router | executor) "$ZEN_BIN" health --grpc "$(addr "$name")" --timeout 1s >/dev/null 2>&1 ;;
 	*) "$ZEN_BIN" health --http "http://$(addr "$name")/readyz" --timeout 1s >/dev/null 2>&1 ;;
 	esac
 }
 
+# wait_healthy waits for the member's own process to answer on its port:
+# healthy alone would take another process's answer there for the member's.
+# A member that cannot bind its port exits at once, so it must still run
+# after its port answered.
 wait_healthy() {
 	local name=$1
 	for _ in $(seq 1 150); do
-		if healthy "$name"; then
+		if running "$name" && healthy "$name" && running "$name"; then
 			echo "cluster: $name ready on $(addr "$name")"
 			return
 		fi
@@ -143,14 +205,23 @@ up)
 	mkdir -p "$DIR/pids" "$DIR/logs" "$DIR/redis"
 	for name in "${ORDER[@]}"; do start "$name"; done
 	echo "cluster: up. MCP on http://$(addr edge-1)/mcp and http://$(addr edge-2)/mcp, gateway on http://$(addr gateway); logs in $DIR/logs"
+	echo "cluster: memory $(addrs memory), router $(addrs router), executor $(addrs executor)"
 	;;
 down)
-	for ((i = ${#ORDER[@]} - 1; i >= 0; i--)); do stop "${ORDER[i]}"; done
+	for ((i = ${#ORDER[@]} - 1; i >= 0; i--)); do
+		# Replicas this call's ZEN_REPLICAS_* leaves out stop with their role.
+		if [[ -n ${TENS[${ORDER[i]}]:-} ]]; then
+			for f in "$DIR/pids/${ORDER[i]}"-[2-9].pid; do
+				[[ -e $f ]] && stop "$(basename "$f" .pid)"
+			done
+		fi
+		stop "${ORDER[i]}"
+	done
 	;;
 status)
 	for name in "${ORDER[@]}"; do
 		if running "$name" && healthy "$name"; then state=ready; elif running "$name"; then state="running, not ready"; else state=stopped; fi
-		printf '%-9s %-22s %s\n' "$name" "$(addr "$name")" "$state"
+		printf '%-11s %-22s %s\n' "$name" "$(addr "$name")" "$state"
 	done
 	;;
 restart)

@@ -79,7 +79,7 @@ func TestDisabledTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	msg := got.Messages[0].Content.(*mcp.TextContent).Text
-	if !strings.Contains(msg, "thinkdeep") || !strings.Contains(msg, "o3") || !strings.Contains(msg, "medium") {
+	if !strings.Contains(msg, "thinkdeep") || !strings.Contains(msg, "o3") || strings.Contains(msg, "thinking mode") {
 		t.Errorf("thinkdeeper prompt = %q", msg)
 	}
 	got, err = st.session.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "continue"})

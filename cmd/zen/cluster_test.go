@@ -40,12 +40,21 @@ func (c *cluster) run(args ...string) string {
 
 func (c *cluster) addr(offset int) string { return fmt.Sprintf("127.0.0.1:%d", c.base+offset) }
 
-// freeBase finds seven consecutive free loopback ports.
+// freeBase finds a base port whose cluster ports are all free: seven
+// consecutive ones for the members, and the extra replicas' (base+12 to
+// base+19 for memory, +22 to +29 for the router, +32 to +39 for the
+// executor; scripts/cluster.sh).
 func freeBase(t testing.TB) int {
+	offsets := []int{0, 1, 2, 3, 4, 5, 6}
+	for _, tens := range []int{10, 20, 30} {
+		for k := 2; k <= 9; k++ {
+			offsets = append(offsets, tens+k)
+		}
+	}
 	for range 50 {
 		base := 20000 + rand.IntN(30000)
 		ok := true
-		for i := range 7 {
+		for _, i := range offsets {
 			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
 			if err != nil {
 				ok = false
@@ -57,7 +66,7 @@ func freeBase(t testing.TB) int {
 			return base
 		}
 	}
-	t.Fatal("no seven free consecutive ports")
+	t.Fatal("no base port with every cluster port free")
 	return 0
 }
 

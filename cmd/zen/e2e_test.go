@@ -88,13 +88,15 @@ func TestChatConversation(t *testing.T) {
 			}
 			offer, _ := got["continuation_offer"].(map[string]any)
 			id, _ := offer["continuation_id"].(string)
-			if got["status"] != "continuation_available" || uuid.Validate(id) != nil || offer["remaining_turns"] != 49.0 {
+			if got["status"] != "continuation_available" || uuid.Validate(id) != nil || offer["remaining_turns"] != 48.0 {
 				t.Fatalf("first call: status %v, offer %v", got["status"], offer)
 			}
 			content, _ := got["content"].(string)
 			meta, _ := got["metadata"].(map[string]any)
+			traceID, _ := meta["trace_id"].(string)
 			if !strings.HasPrefix(content, "first answer from the model") || !strings.Contains(content, "AGENT'S TURN") ||
-				meta["model_used"] != "local-llama" || meta["provider_used"] != "custom" || !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(meta["trace_id"].(string)) {
+				meta["model_used"] != "llama3.2" || meta["requested_model"] != "local-llama" ||
+				meta["provider_used"] != "custom" || !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(traceID) {
 				t.Errorf("first call: content %q, metadata %v", content, meta)
 			}
 			if res.StructuredContent == nil {
@@ -109,8 +111,8 @@ func TestChatConversation(t *testing.T) {
 				t.Fatalf("continuation failed: %s", text(res))
 			}
 			offer, _ = got["continuation_offer"].(map[string]any)
-			if offer["continuation_id"] != id || offer["remaining_turns"] != 47.0 {
-				t.Errorf("continuation offer = %v, want the same id and 47 turns left", offer)
+			if offer["continuation_id"] != id || offer["remaining_turns"] != 46.0 {
+				t.Errorf("continuation offer = %v, want the same id and 46 turns left", offer)
 			}
 			reqs := fake.Requests()
 			if len(reqs) != 2 {
@@ -201,8 +203,8 @@ func TestProviderFailuresAreToolErrorsWithoutAThread(t *testing.T) {
 		reply fakemodel.Reply
 		want  string
 	}{
-		{"500", fakemodel.Reply{Status: 500}, "Error in chat: Custom API API error for model llama3.2: HTTP 500"},
-		{"garbage", fakemodel.Reply{Raw: "this is not json"}, "Error in chat: Custom API API error for model llama3.2"},
+		{"500", fakemodel.Reply{Status: 500}, "Error in chat: Custom API error for model llama3.2: HTTP 500"},
+		{"garbage", fakemodel.Reply{Raw: "this is not json"}, "Error in chat: Custom API error for model llama3.2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := fakemodel.New(t)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/zenmcp/zen/services/platform/fakemodel"
 )
 
 // The steady load of TestFaultsBetweenRoles: MCP clients, each continuing
@@ -39,6 +40,17 @@ const (
 )
 
 var markerRE = regexp.MustCompile(markerPattern)
+
+// answerMarker is the fake model of the load: it answers each question by
+// its marker, the last in the prompt (the history's markers come before
+// the new input), after modelDelay.
+func answerMarker(req fakemodel.Request) fakemodel.Reply {
+	markers := markerRE.FindAllString(req.AllText(), -1)
+	if len(markers) == 0 {
+		return fakemodel.Reply{Content: "no marker"}
+	}
+	return fakemodel.Reply{Content: "answer for " + markers[len(markers)-1], Delay: modelDelay}
+}
 
 // outcome is what one call came to, as its client saw it.
 type outcome struct {

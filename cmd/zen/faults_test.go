@@ -192,15 +192,7 @@ func TestFaultsBetweenRoles(t *testing.T) {
 	report := os.Getenv("ZEN_FAULT_REPORT") == "1"
 	s := faultSpans(report)
 	fake := fakemodel.New(t)
-	fake.SetReply(func(req fakemodel.Request) fakemodel.Reply {
-		// The question's marker is the last one in the prompt: the
-		// history's markers come before the new input.
-		markers := markerRE.FindAllString(req.AllText(), -1)
-		if len(markers) == 0 {
-			return fakemodel.Reply{Content: "no marker"}
-		}
-		return fakemodel.Reply{Content: "answer for " + markers[len(markers)-1], Delay: modelDelay}
-	})
+	fake.SetReply(answerMarker)
 	r := startRig(t, fake)
 	ld := newLoad(r.edgeURLs(), t.TempDir())
 	ld.start(faultClients)

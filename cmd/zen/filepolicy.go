@@ -24,7 +24,7 @@ func fileSettings(c *edgeserver.FileConfig, s *settings, overHTTP bool) {
 	if overHTTP {
 		c.Shared = sharedServer(s.getenv, s.mcpAddr)
 	}
-	c.Own = zenOwnFiles(s.getenv)
+	c.Own = append(zenOwnFiles(s.getenv, s.envFiles), logFiles(s.logFile)...)
 }
 
 // sharedServer says why an edge whose MCP listens at mcpAddr serves
@@ -41,20 +41,33 @@ func sharedServer(getenv config.Getenv, mcpAddr string) string {
 	return ""
 }
 
+// ownServer says whether role serves its one user alone, on this machine,
+// so that its clients may see the paths of zen's own files (the .env
+// files, in the router's setup help): stdio, and serve when sharedServer
+// finds no one else and the gateway and gRPC listeners are on loopback
+// too. A router role serves other roles, which may serve anyone.
+func ownServer(s *settings, role string) bool {
+	switch role {
+	case "stdio":
+		return true
+	case "serve":
+		return sharedServer(s.getenv, s.mcpAddr) == "" && hostguard.Loopback(s.httpAddr) &&
+			hostguard.Loopback(s.grpcAddr)
+	}
+	return false
+}
+
 // ownFileVars name the files zen reads its secrets and configuration from,
 // besides the model catalogues.
 var ownFileVars = []string{"ZEN_AUTH_TOKENS_FILE", "CLI_CLIENTS_CONFIG_PATH", "ZEN_GRPC_TLS_CERT", "ZEN_GRPC_TLS_KEY",
 	"ZEN_GRPC_TLS_CA"}
 
 // zenOwnFiles lists the files and directories zen reads its configuration
-// and secrets from, and the threads it keeps: the .env it loaded, the
-// files the variables name, the user's clink configurations and the
-// SQLite data directory. No client may name them.
-func zenOwnFiles(getenv config.Getenv) []string {
-	var out []string
-	if abs, err := filepath.Abs(dotEnvFile); err == nil {
-		out = append(out, abs)
-	}
+// and secrets from, and the threads it keeps: the .env files it reads
+// (envFiles), the files the variables name, the user's clink
+// configurations and the SQLite data directory. No client may name them.
+func zenOwnFiles(getenv config.Getenv, envFiles []string) []string {
+	out := slices.Clone(envFiles)
 	for _, v := range slices.Concat(ownFileVars, routerserver.CatalogueVars()) {
 		if p := strings.TrimSpace(getenv(v)); p != "" {
 			out = append(out, p)

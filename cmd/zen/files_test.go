@@ -41,6 +41,12 @@ func TestFilesAreEmbeddedOnceAndChangesAreNew(t *testing.T) {
 	if !strings.Contains(third, "second version") || !strings.Contains(third, "=== CONTEXT FILES ===") {
 		t.Errorf("a changed file must be embedded anew:\n%s", third)
 	}
+	// ... and only anew (issue 14 item 6): the history says it changed
+	// instead of showing the old version as if it were current.
+	if strings.Contains(third, "first version") || strings.Count(third, "second version") != 1 ||
+		len(noteLines(third, "FILE CHANGED")) != 1 || strings.Contains(third, "as it reads now") {
+		t.Errorf("a changed file must appear once, at its current version, with a note in the history:\n%s", third)
+	}
 
 	// Gone from disk: the history still has it, from memory.
 	if err := os.Remove(file); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zenmcp/zen/services/platform/config"
 	"github.com/zenmcp/zen/services/platform/serve"
+	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
@@ -53,7 +54,10 @@ func runHealth(ctx context.Context, args []string, getenv config.Getenv, stderr 
 	if err != nil {
 		return err
 	}
-	conn, err := serve.Dial(*grpcAddr, sec.DialOptions()...)
+	// Without the connection's own health checking (serve's service
+	// config), which would refuse to call a server that says NOT_SERVING:
+	// asking it is the point, and its answer says why.
+	conn, err := serve.Dial(*grpcAddr, append(sec.DialOptions(), grpc.WithDisableHealthCheck())...)
 	if err != nil {
 		return fmt.Errorf("--grpc %q: %w", *grpcAddr, err)
 	}

@@ -24,15 +24,24 @@ func TestStartupErrorsNameTheVariable(t *testing.T) {
 		{"bad turn limit", map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1", "MAX_CONVERSATION_TURNS": "-4"}, []string{"serve"}, "MAX_CONVERSATION_TURNS"},
 		{"bad address", map[string]string{"ZEN_GRPC_ADDR": "nine-thousand"}, []string{"memory"}, "ZEN_GRPC_ADDR"},
 		{"bad provider url", map[string]string{"CUSTOM_API_URL": "ftp://models"}, []string{"router"}, "CUSTOM_API_URL"},
-		{"no provider", nil, []string{"router", "--grpc-addr", "127.0.0.1:0"}, "OPENAI_API_KEY"},
-		{"placeholder key", map[string]string{"OPENAI_API_KEY": "your_openai_api_key_here"}, []string{"router", "--grpc-addr", "127.0.0.1:0"}, "at least one model provider"},
 		{"edge without memory", nil, []string{"edge"}, "ZEN_MEMORY_ADDR"},
 		{"bad drain timeout", map[string]string{"ZEN_DRAIN_TIMEOUT": "soon"}, []string{"memory"}, "ZEN_DRAIN_TIMEOUT"},
+		{"bad replica list", map[string]string{"ZEN_MEMORY_ADDR": "127.0.0.1:9091,memory-2"}, []string{"edge"},
+			`ZEN_MEMORY_ADDR="127.0.0.1:9091,memory-2": "memory-2" is not host:port`},
+		{"not a gRPC target", map[string]string{"ZEN_ROUTER_ADDR": "http://router:9090"}, []string{"executor"},
+			"ZEN_ROUTER_ADDR=\"http://router:9090\": zen dials host:port, a list of them, or dns:///name:port"},
+		{"connection age grace within the drain", map[string]string{"ZEN_DRAIN_TIMEOUT": "100s",
+			"ZEN_GRPC_MAX_CONNECTION_AGE_GRACE": "60s"}, []string{"memory"},
+			`ZEN_GRPC_MAX_CONNECTION_AGE_GRACE="60s": must exceed ZEN_DRAIN_TIMEOUT (1m40s)`},
 		{"bad log level", map[string]string{"LOG_LEVEL": "LOUD"}, []string{"memory"}, "LOG_LEVEL"},
 		{"unknown command", nil, []string{"serv"}, `unknown command "serv"`},
 		{"bad thinkdeep default", map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1", "DEFAULT_THINKING_MODE_THINKDEEP": "deep"}, []string{"serve"}, "DEFAULT_THINKING_MODE_THINKDEEP"},
 		{"bad clink config", map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1", "CLI_CLIENTS_CONFIG_PATH": "/nonexistent/clis"}, []string{"serve"}, "CLI_CLIENTS_CONFIG_PATH"},
 		{"short token", map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1", "ZEN_AUTH_TOKEN": "secret"}, []string{"serve"}, "ZEN_AUTH_TOKEN: use at least 16 characters"},
+		{"trace url without its placeholder", map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1",
+			"ZEN_TRACE_URL": "http://localhost:16686/trace/"}, []string{"serve"}, `ZEN_TRACE_URL "http://localhost:16686/trace/" has no {trace_id}`},
+		{"trace url of another scheme", map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1",
+			"ZEN_TRACE_URL": "javascript:alert('{trace_id}')"}, []string{"serve"}, "is not http or https"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,10 +122,10 @@ func TestDependencyDownGivesAClearError(t *testing.T) {
 	cs := connectHTTP(t, "http://"+edge.addr("mcp")+"/mcp")
 	mem.stop()
 
-	_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "chat", Arguments: map[string]any{
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "chat", Arguments: map[string]any{
 		"prompt": "anyone there?", "working_directory_absolute_path": t.TempDir(), "model": "llama3.2"}})
-	if err == nil || !strings.Contains(err.Error(), "memory service is unavailable") {
-		t.Errorf("err = %v, want one saying the memory service is unavailable", err)
+	if err != nil || !res.IsError || !strings.Contains(text(res), "memory service is unavailable") {
+		t.Errorf("err = %v, result %v; want a tool error saying the memory service is unavailable", err, res)
 	}
 	if n := len(fake.Requests()); n != 0 {
 		t.Errorf("the model was called %d times with memory down", n)

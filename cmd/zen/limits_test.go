@@ -103,8 +103,8 @@ func TestTurnLimitStopsOfferingContinuations(t *testing.T) {
 	_, got := callTool(t, st.session, "chat", args)
 	offer := got["continuation_offer"].(map[string]any)
 	id := offer["continuation_id"].(string)
-	if offer["remaining_turns"] != 3.0 {
-		t.Errorf("first offer = %v, want 3 turns left of 4", offer)
+	if offer["remaining_turns"] != 2.0 {
+		t.Errorf("first offer = %v, want 2 turns left of 4", offer)
 	}
 	args = map[string]any{"prompt": "two", "working_directory_absolute_path": wd, "continuation_id": id}
 	_, got = callTool(t, st.session, "chat", args)

@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
-// Set at build time with -ldflags "-X main.version=... -X main.commit=...".
+// Set at build time with -ldflags "-X main.version=... -X main.commit=...":
+// make build stamps the release tag (or dev) and the commit, each once. A
+// plain go build says dev and unknown.
 var (
 	version = "dev"
 	commit  = "unknown"
@@ -18,9 +22,13 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	tuneGC(os.Getenv)
-	if err := run(ctx, os.Args[1:], os.Getenv); err != nil {
+	err := run(ctx, os.Args[1:], os.Getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		return // -h or --help: the flags are printed, as asked
+	}
+	if err != nil {
 		// Scrubbed like every log line: a startup error may quote a value.
-		fmt.Fprintln(os.Stderr, "zen:", loadSecrets(os.Getenv, dotEnvFile).String(err.Error()))
+		fmt.Fprintln(os.Stderr, "zen:", loadSecrets(os.Getenv, dotEnvFiles(os.Getenv)...).String(err.Error()))
 		os.Exit(1)
 	}
 }

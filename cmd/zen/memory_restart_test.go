@@ -56,17 +56,17 @@ func TestMemoryRestartedWithOtherLimitsTakesEffectAtOnce(t *testing.T) {
 	}
 
 	_, got, err := chat(nil)
-	if err != nil || offered(got) != 49 {
-		t.Fatalf("before the restart: %v %v; want an offer of 49 turns of 50", got, err)
+	if err != nil || offered(got) != 48 {
+		t.Fatalf("before the restart: %v %v; want an offer of 48 more turns of 50", got, err)
 	}
 	id := got["continuation_offer"].(map[string]any)["continuation_id"].(string)
 
 	first.stop()
 	memory("4")
 	// The first call that reaches the restarted memory is told its limit.
-	waitFor(t, 30*time.Second, "a new conversation offered 3 turns of 4", func() bool {
+	waitFor(t, 30*time.Second, "a new conversation offered 2 more turns of 4", func() bool {
 		_, got, err := chat(nil)
-		return err == nil && offered(got) == 3
+		return err == nil && offered(got) == 2
 	})
 	res, got, err := chat(map[string]any{"continuation_id": id})
 	if err != nil || res.IsError || got["status"] != "success" || got["continuation_offer"] != nil {

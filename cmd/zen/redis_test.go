@@ -61,10 +61,11 @@ func TestRedisOutageIsClearAndRecovers(t *testing.T) {
 	id := startChat(t, st, "before the outage")
 	rds.Stop()
 
-	_, err := st.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "chat", Arguments: map[string]any{
+	res, err := st.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "chat", Arguments: map[string]any{
 		"prompt": "during the outage", "working_directory_absolute_path": t.TempDir(), "continuation_id": id}})
-	if err == nil || !strings.Contains(err.Error(), "memory service is unavailable") {
-		t.Errorf("continuing during the outage: err = %v, want the memory service named unavailable", err)
+	if err != nil || !res.IsError || !strings.Contains(text(res), "memory service is unavailable") {
+		t.Errorf("continuing during the outage: err = %v, result %v; want a tool error naming the memory service "+
+			"unavailable", err, res)
 	}
 	if code, body := getJSON(t, st.gateway+"/v1/threads/"+id); code != 503 {
 		t.Errorf("GET thread during the outage: %d %v, want 503", code, body)
@@ -90,10 +91,10 @@ func TestRedisDownAtStart(t *testing.T) {
 	if code, _ := getJSON(t, st.gateway+"/readyz"); code != 503 {
 		t.Errorf("readyz with Redis down = %d, want 503", code)
 	}
-	_, err := st.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "chat", Arguments: map[string]any{
+	res, err := st.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "chat", Arguments: map[string]any{
 		"prompt": "too early", "model": "llama3.2", "working_directory_absolute_path": t.TempDir()}})
-	if err == nil || !strings.Contains(err.Error(), "memory service is unavailable") {
-		t.Errorf("a call with Redis down: %v, want the memory service named unavailable", err)
+	if err != nil || !res.IsError || !strings.Contains(text(res), "memory service is unavailable") {
+		t.Errorf("a call with Redis down: %v %v, want a tool error naming the memory service unavailable", err, res)
 	}
 	rds.Restart(t)
 	waitReady(t, st.gateway)

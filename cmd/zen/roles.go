@@ -12,6 +12,7 @@ import (
 	memoryserver "github.com/zenmcp/zen/services/memory/server"
 	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/hostguard"
+	"github.com/zenmcp/zen/services/platform/httperr"
 	"github.com/zenmcp/zen/services/platform/serve"
 	routerserver "github.com/zenmcp/zen/services/router/server"
 	"google.golang.org/grpc"
@@ -26,9 +27,17 @@ func listen(logger *slog.Logger, addr, what string) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen for %s on %s: %w", what, addr, err)
 	}
-	logger.Info("listening", "listener", what, "addr", lis.Addr().String())
+	attrs := []any{"listener", what, "addr", lis.Addr().String()}
+	if path, ok := httpPaths[what]; ok {
+		attrs = append(attrs, "url", "http://"+lis.Addr().String()+path)
+	}
+	logger.Info("listening", attrs...)
 	return lis, nil
 }
+
+// httpPaths are where the HTTP listeners serve, so that the log line gives
+// a URL to paste: an MCP client needs /mcp, not the bare address.
+var httpPaths = map[string]string{"mcp": "/mcp", "gateway": "/", "metrics": "/metrics", "pprof": "/debug/pprof/"}
 
 func buildMemory(s *settings, logger *slog.Logger) (*memoryserver.Server, error) {
 	cfg, err := memoryserver.Load(s.getenv)
@@ -38,10 +47,22 @@ func buildMemory(s *settings, logger *slog.Logger) (*memoryserver.Server, error)
 	return memoryserver.New(cfg, logger.With("service", "memory"))
 }
 
-func buildRouter(s *settings, logger *slog.Logger) (*routerserver.Server, error) {
+// buildRouter builds the router for role (serve, stdio or router).
+func buildRouter(s *settings, logger *slog.Logger, role string) (*routerserver.Server, error) {
 	cfg, err := routerserver.Load(s.getenv)
 	if err != nil {
 		return nil, err
+	}
+	cfg.EnvFiles, cfg.ShowEnvFiles = s.envFiles, ownServer(s, role)
+	if role == "router" && cfg.Policy.Deadline >= s.ageGrace {
+		// A split router's model calls stream over connections that close
+		// at their age once the grace is over, under any call still on
+		// them (serve.MaxConnectionAgeGrace). In one process they do not.
+		logger.Warn("model calls may outlast their connection's grace",
+			"ZEN_PROVIDER_TIMEOUT", cfg.Policy.Deadline.String(),
+			"ZEN_GRPC_MAX_CONNECTION_AGE_GRACE", s.ageGrace.String(),
+			"help", "a call still running when its connection's grace ends is cut: "+
+				"set ZEN_GRPC_MAX_CONNECTION_AGE_GRACE above ZEN_PROVIDER_TIMEOUT")
 	}
 	return routerserver.New(cfg, logger.With("service", "router"))
 }
@@ -81,7 +102,11 @@ func newGateway(ctx context.Context, s *settings, conns gateway.Conns) (http.Han
 	if err != nil {
 		return nil, err
 	}
-	return gateway.New(ctx, conns, tokens, hosts)
+	trace, err := gateway.LoadTraceURL(s.getenv)
+	if err != nil {
+		return nil, err
+	}
+	return gateway.New(ctx, conns, tokens, hosts, version, trace)
 }
 
 // edgeMux serves MCP at /mcp beside liveness and readiness probes.
@@ -90,6 +115,7 @@ func edgeMux(edge *edgeserver.Server, deps []serve.Dependency) http.Handler {
 	mux.Handle("/mcp", edge.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.Handle("GET /readyz", edge.Readiness(deps))
+	mux.Handle("/", httperr.NotFound("MCP is at /mcp")) // not the mux's plain-text 404
 	return mux
 }
 
@@ -111,7 +137,7 @@ func runServe(ctx context.Context, s *settings, logger *slog.Logger) error {
 		return err
 	}
 	defer mem.Close()
-	rt, err := buildRouter(s, logger)
+	rt, err := buildRouter(s, logger, "serve")
 	if err != nil {
 		return err
 	}
@@ -129,6 +155,7 @@ func runServe(ctx context.Context, s *settings, logger *slog.Logger) error {
 	rt.Register(g)
 	ex.Register(g)
 	g.SetServing(routerserver.ServiceName, executorserver.ServiceName)
+	holdRouter(g, rt)
 	g.SetStatus(false, memoryserver.ServiceName) // until its store first answers
 
 	// The edge and the gateway stop first; the services they call stop only
@@ -170,17 +197,21 @@ func serveHTTP(st *stages, logger *slog.Logger, addr, what string, h http.Handle
 }
 
 // runGRPCRole serves one gRPC role until ctx ends. watch, when set,
-// reports the role's health as it changes; otherwise the role serves as
-// soon as it is registered.
+// reports the role's health as it changes; notReady, when set, says why
+// the role cannot work until its configuration changes, and holds it not
+// ready (serve.GRPC.SetNotReady); otherwise the role serves as soon as it
+// is registered.
 func runGRPCRole(ctx context.Context, s *settings, logger *slog.Logger, name string, register func(grpc.ServiceRegistrar),
-	watch func(context.Context, func(bool))) error {
+	watch func(context.Context, func(bool)), notReady string) error {
 	lis, err := listen(logger, s.grpcAddr, "grpc")
 	if err != nil {
 		return err
 	}
 	g := serve.NewGRPC(s.security.ServerOptions()...)
 	register(g)
-	if watch == nil {
+	if notReady != "" {
+		g.SetNotReady(name, notReady)
+	} else if watch == nil {
 		g.SetServing(name)
 	} else {
 		g.SetStatus(false, name) // until the first check says otherwise
@@ -195,15 +226,15 @@ func runMemory(ctx context.Context, s *settings, logger *slog.Logger) error {
 		return err
 	}
 	defer mem.Close()
-	return runGRPCRole(ctx, s, logger, memoryserver.ServiceName, mem.Register, mem.Watch)
+	return runGRPCRole(ctx, s, logger, memoryserver.ServiceName, mem.Register, mem.Watch, "")
 }
 
 func runRouter(ctx context.Context, s *settings, logger *slog.Logger) error {
-	rt, err := buildRouter(s, logger)
+	rt, err := buildRouter(s, logger, "router")
 	if err != nil {
 		return err
 	}
-	return runGRPCRole(ctx, s, logger, routerserver.ServiceName, rt.Register, nil)
+	return runGRPCRole(ctx, s, logger, routerserver.ServiceName, rt.Register, nil, rt.NotReady())
 }
 
 func runExecutor(ctx context.Context, s *settings, logger *slog.Logger) error {
@@ -219,7 +250,7 @@ func runExecutor(ctx context.Context, s *settings, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	return runGRPCRole(ctx, s, logger, executorserver.ServiceName, ex.Register, nil)
+	return runGRPCRole(ctx, s, logger, executorserver.ServiceName, ex.Register, nil, "")
 }
 
 // remoteConns dials the three services a front role (edge, gateway) needs.
@@ -278,6 +309,16 @@ func runGateway(ctx context.Context, s *settings, logger *slog.Logger) error {
 		return err
 	}
 	return serve.HTTP(ctx, lis, gw)
+}
+
+// holdRouter reports an in-process router not ready, with the reason,
+// while it has no model provider. The process serves on: tools/list,
+// listmodels and version work, and the tools that need a model say how to
+// configure one.
+func holdRouter(g *serve.GRPC, rt *routerserver.Server) {
+	if reason := rt.NotReady(); reason != "" {
+		g.SetNotReady(routerserver.ServiceName, reason)
+	}
 }
 
 func closeAll(conns ...*grpc.ClientConn) {

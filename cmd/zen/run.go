@@ -59,7 +59,8 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 	if !ok {
 		return fmt.Errorf("unknown command %q; commands are %s", role, "serve, stdio, edge, memory, router, executor, gateway, health, version")
 	}
-	getenv, err := config.WithDotEnv(dotEnvFile, getenv)
+	envFiles := dotEnvFiles(getenv)
+	getenv, err := config.WithDotEnvFiles(envFiles, getenv)
 	if err != nil {
 		return fmt.Errorf(".env: %w", err)
 	}
@@ -71,12 +72,20 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 		return err
 	}
 	serve.DrainTimeout = s.drain // before anything serves
+	serve.MaxConnectionAge, serve.MaxConnectionAgeGrace = s.age, s.ageGrace
 	level, err := telemetry.ParseLevel(s.logLevel)
 	if err != nil {
 		return err
 	}
-	s.secrets = loadSecrets(getenv, dotEnvFile)
-	logger := telemetry.NewLogger(os.Stderr, level, s.secrets.String).With("role", role)
+	s.envFiles = envFiles
+	s.secrets = loadSecrets(getenv, envFiles...)
+	sink, err := openLog(role, s.logFile, getenv)
+	if err != nil {
+		return err
+	}
+	defer sink.close()
+	logger := telemetry.NewLogger(sink.w, level, s.secrets.String).With("role", role)
+	sink.report(logger)
 	_, shutdown, err := telemetry.Setup(ctx, "zen-"+role, version, getenv)
 	if err != nil {
 		return err

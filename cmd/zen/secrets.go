@@ -10,16 +10,18 @@ import (
 
 // loadSecrets collects zen's secret values, scrubbed from every log line
 // and result. Provider keys are found by name among the variables of the
-// process and of dotEnv, since getenv cannot list them.
-func loadSecrets(getenv config.Getenv, dotEnv string) *secrets.Scrubber {
+// process and of the .env files, since getenv cannot list them.
+func loadSecrets(getenv config.Getenv, dotEnvs ...string) *secrets.Scrubber {
 	var names []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		names = append(names, k)
 	}
-	if values, err := config.ReadDotEnv(dotEnv); err == nil {
-		for k := range values {
-			names = append(names, k)
+	for _, path := range dotEnvs {
+		if values, err := config.ReadDotEnv(path); err == nil {
+			for k := range values {
+				names = append(names, k)
+			}
 		}
 	}
 	return secrets.Load(getenv, names)

@@ -222,6 +222,21 @@ func TestSecurityBrowser(t *testing.T) {
 		{"rebound Host reads a thread's history", func(t *testing.T) *http.Request {
 			return browserReq(t, "GET", v.gateway+"/v1/threads/"+v.id+"/history", "", rebind)
 		}, 403, "ZEN_ALLOWED_HOSTS", anyAddress, v},
+		{"rebound Host opens the thread browser", func(t *testing.T) *http.Request {
+			return browserReq(t, "GET", v.gateway+"/", "", rebind)
+		}, 403, "ZEN_ALLOWED_HOSTS", anyAddress, v},
+		{"rebound Host loads the thread browser's script", func(t *testing.T) *http.Request {
+			return browserReq(t, "GET", v.gateway+"/ui/app.js", "", rebind)
+		}, 403, "ZEN_ALLOWED_HOSTS", anyAddress, v},
+		{"rebound Host browses threads", func(t *testing.T) *http.Request {
+			return browserReq(t, "GET", v.gateway+"/v1/threads:browse", "", rebind)
+		}, 403, "ZEN_ALLOWED_HOSTS", anyAddress, v},
+		{"rebound Host reads a thread's view", func(t *testing.T) *http.Request {
+			return browserReq(t, "GET", v.gateway+"/v1/threads/"+v.id+"/view", "", rebind)
+		}, 403, "ZEN_ALLOWED_HOSTS", anyAddress, v},
+		{"rebound Host polls a thread's summary", func(t *testing.T) *http.Request {
+			return browserReq(t, "GET", v.gateway+"/v1/threads/"+v.id+"/summary", "", rebind)
+		}, 403, "ZEN_ALLOWED_HOSTS", anyAddress, v},
 		{"rebound Host opens an MCP session", func(t *testing.T) *http.Request {
 			return browserReq(t, "POST", v.mcp, mcpInitialize, withHeader(mcpHeaders, "Host", rebindHost))
 		}, 403, "ZEN_ALLOWED_HOSTS", anyAddress, v},

@@ -113,6 +113,16 @@ var fileAttacks = []fileAttack{
 		outside, "add the directory to ZEN_FILE_ROOTS"),
 	refused("an image that links to a private key", local, "chat", chatWith("images", "HOME/proj/shot.png"),
 		"/.ssh/id_rsa) "+keyStore),
+	// A link out of the roots is refused alike whatever lies past it, so
+	// that a client cannot probe what exists outside them.
+	refused("a link to a file outside the roots", local, "chat", chatWith("absolute_file_paths", "HOME/probe/kept.md"),
+		outside),
+	refused("a link to a missing file outside the roots", local, "chat",
+		chatWith("absolute_file_paths", "HOME/probe/gone.md"), outside),
+	refused("a missing file under a link out of the roots", local, "chat",
+		chatWith("absolute_file_paths", "HOME/probe/up/outside/nosuch.go"), outside),
+	refused("a missing directory under a link out of the roots", local, "chat",
+		chatWith("absolute_file_paths", "HOME/probe/up/nosuch/x.go"), outside),
 	refused("a link in the project to aws credentials", local, "chat",
 		chatWith("absolute_file_paths", "HOME/proj/notes.md"), "notes.md (which is ", "/.aws/credentials) is in .aws"),
 	refused("a prompt.txt that links to .netrc", local, "chat", chatWith("absolute_file_paths", "HOME/proj/prompt.txt"),

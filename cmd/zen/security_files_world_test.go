@@ -68,6 +68,12 @@ func newFileWorld(t *testing.T) *fileWorld {
 	link(t, filepath.Join(w.home, ".ssh", "id_rsa"), filepath.Join(w.proj, "shot.png"))
 	link(t, filepath.Join(w.home, ".netrc"), filepath.Join(w.proj, "prompt.txt"))
 	link(t, filepath.Join(w.outside, "victim.txt"), filepath.Join(w.home, "trap", "zen_generated.code"))
+	// Links out of the roots, to probe with: what lies past them must not
+	// change the answer (one to a file that exists, one to none, one to
+	// the directory above the home).
+	link(t, filepath.Join(w.outside, "secret.txt"), filepath.Join(w.home, "probe", "kept.md"))
+	link(t, filepath.Join(w.outside, "missing.txt"), filepath.Join(w.home, "probe", "gone.md"))
+	link(t, base, filepath.Join(w.home, "probe", "up"))
 	for _, d := range []string{"work", "shared-work"} {
 		if err := os.MkdirAll(filepath.Join(w.home, d), 0o755); err != nil {
 			t.Fatal(err)

@@ -64,13 +64,14 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 			return nil
 		})
 	}
+	var localRouter *routerserver.Server
 	if s.routerAddr == "" {
-		r, err := buildRouter(s, logger)
+		r, err := buildRouter(s, logger, "stdio")
 		if err != nil {
 			return err
 		}
 		r.Register(g)
-		serving, anyLocal = append(serving, routerserver.ServiceName), true
+		serving, anyLocal, localRouter = append(serving, routerserver.ServiceName), true, r
 	}
 	if s.executorAddr == "" {
 		e, err := buildExecutor(s, rt, logger)
@@ -81,6 +82,9 @@ func runStdio(ctx context.Context, s *settings, logger *slog.Logger) error {
 		serving, anyLocal = append(serving, executorserver.ServiceName), true
 	}
 	g.SetServing(serving...)
+	if localRouter != nil {
+		holdRouter(g, localRouter)
+	}
 	if anyLocal {
 		st.Back(func(ctx context.Context) error { return g.Serve(ctx, nil) }) // in-process callers only
 	}

@@ -80,7 +80,7 @@ func TestEveryFailureNamesWhoFailedAndWhatToDo(t *testing.T) {
 			seen{200, false, -32603, "zen's executor service failed running chat (an internal error). Try again; " +
 				"if it keeps failing, report it with the server log's details."}},
 		{"memory down", fakeRoles{memoryDown: true}, "",
-			seen{200, false, -32603, "zen's memory service is unavailable right now, so this call was not run: its " +
+			seen{200, true, 0, "zen's memory service is unavailable right now, so this call was not run: its " +
 				"answer could not be saved. Try again shortly; if it keeps failing, check that zen's memory and its " +
 				"store (the SQLite file, or Redis) are up, and memory's log."}},
 		{"provider timeout", fakeRoles{execute: marked(codes.DeadlineExceeded,
@@ -89,15 +89,24 @@ func TestEveryFailureNamesWhoFailedAndWhatToDo(t *testing.T) {
 				"time: context deadline exceeded). The provider is slow or overloaded, not zen: try again, use a " +
 				"lower thinking_mode, or pick a faster model (see listmodels)."}},
 		{"provider 5xx", fakeRoles{execute: marked(codes.Unavailable,
-			"Custom API API error for model llama3.2: HTTP 502: bad gateway after 4 attempt(s)",
-			"PROVIDER_UNAVAILABLE")}, "", seen{200, true, 0, "Error in chat: Custom API API error for model llama3.2: HTTP 502: bad gateway " +
+			"Custom API error for model llama3.2: HTTP 502: bad gateway after 4 attempt(s)",
+			"PROVIDER_UNAVAILABLE")}, "", seen{200, true, 0, "Error in chat: Custom API error for model llama3.2: HTTP 502: bad gateway " +
 			"after 4 attempt(s). The model's provider (Custom API) failed, not zen: try again in a minute, or " +
 			models}},
 		{"provider refused the call", fakeRoles{execute: marked(codes.FailedPrecondition,
-			"Custom API API error for model llama3.2: HTTP 400: context too long after 1 attempt(s)",
-			"PROVIDER_ERROR")}, "", seen{200, true, 0, "Error in chat: Custom API API error for model llama3.2: HTTP 400: context too " +
+			"Custom API error for model llama3.2: HTTP 400: context too long after 1 attempt(s)",
+			"PROVIDER_ERROR")}, "", seen{200, true, 0, "Error in chat: Custom API error for model llama3.2: HTTP 400: context too " +
 			"long after 1 attempt(s). The model's provider (Custom API) refused or garbled this call, not zen: " +
 			"change the request if the message says what is wrong, or " + models}},
+		{"no provider configured", fakeRoles{resolve: marked(codes.FailedPrecondition,
+			"no model provider is configured: set CUSTOM_API_URL in zen's environment, then restart zen",
+			"NO_PROVIDER")}, "", seen{200, true, 0, "Error in chat: no model provider is configured: set " +
+			"CUSTOM_API_URL in zen's environment, then restart zen."}},
+		// Only the router's mark says no provider is configured: another
+		// refusal is the router's failure, not setup help.
+		{"router refused otherwise", fakeRoles{resolve: status.Error(codes.FailedPrecondition, "catalogue not loaded")},
+			"", seen{200, false, -32603, "zen's router service failed running chat (an internal error). Try again; " +
+				"if it keeps failing, report it with the server log's details."}},
 		{"unknown tool", fakeRoles{}, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}`,
 			seen{200, false, -32602, `unknown tool "nope"`}}, // the SDK's own answer
 		{"body too large", fakeRoles{}, fmt.Sprintf(chat, strings.Repeat("x", 5<<20)),
@@ -175,29 +184,21 @@ func (f *fakeRoles) ExecuteTool(*executorv1.ExecuteToolRequest,
 // edgeOver serves the edge's MCP endpoint in front of the fakes.
 func edgeOver(t *testing.T, f *fakeRoles) string {
 	t.Helper()
-	lis := serve.NewInProcess()
-	g := serve.NewGRPC()
-	memoryv1.RegisterMemoryServiceServer(g.Server, f)
-	routerv1.RegisterRouterServiceServer(g.Server, f)
-	executorv1.RegisterExecutorServiceServer(g.Server, f)
-	g.SetStatus(!f.memoryDown, "zen.memory.v1.MemoryService")
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = g.Serve(ctx, lis.Listener())
-	}()
-	conn, err := lis.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		conn.Close()
-		<-done
+	t.Cleanup(cancel)
+	// Memory on a server of its own, as a role is: its health, which says
+	// whether it can store, is its server's (clients call no server that
+	// says NOT_SERVING).
+	memory := serveFake(t, ctx, func(g *serve.GRPC) {
+		memoryv1.RegisterMemoryServiceServer(g.Server, f)
+		g.SetStatus(!f.memoryDown, "zen.memory.v1.MemoryService")
+	})
+	others := serveFake(t, ctx, func(g *serve.GRPC) {
+		routerv1.RegisterRouterServiceServer(g.Server, f)
+		executorv1.RegisterExecutorServiceServer(g.Server, f)
 	})
 	cfg := Config{Version: "test", ProgressInterval: time.Second, MaxOutputTokens: 25_000, Home: t.TempDir()}
-	s, err := New(ctx, cfg, Conns{Memory: conn, Router: conn, Executor: conn}, slog.New(slog.DiscardHandler))
+	s, err := New(ctx, cfg, Conns{Memory: memory, Router: others, Executor: others}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,6 +214,31 @@ func edgeOver(t *testing.T, f *fakeRoles) string {
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// serveFake serves what register registers, in-process, until ctx ends,
+// and dials it.
+func serveFake(t *testing.T, ctx context.Context, register func(*serve.GRPC)) *grpc.ClientConn {
+	t.Helper()
+	lis := serve.NewInProcess()
+	g := serve.NewGRPC()
+	register(g)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = g.Serve(ctx, lis.Listener())
+	}()
+	conn, err := lis.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		conn.Close()
+		<-done
+	})
+	return conn
 }
 
 // post sends one JSON-RPC message as a 2025-11-25 client and reads the

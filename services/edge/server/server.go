@@ -20,8 +20,11 @@ import (
 	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/config"
 	"github.com/zenmcp/zen/services/platform/hostguard"
+	"github.com/zenmcp/zen/services/platform/httperr"
+	"github.com/zenmcp/zen/services/platform/modelrule"
 	"github.com/zenmcp/zen/services/platform/secrets"
 	"github.com/zenmcp/zen/services/platform/serve"
+	"github.com/zenmcp/zen/services/platform/telemetry"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -156,12 +159,16 @@ func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Se
 		MemoryHealth: call.WatchHealth(life, healthpb.NewHealthClient(conns.Memory), call.MemoryService)}
 	runner := call.NewRunner(backends, tools, policy, cfg.MaxOutputTokens, logger)
 	runner.Secrets = cfg.Secrets
-	instructions := mcpserver.AutoInstructions()
-	if !models.GetAutoMode() {
-		instructions = mcpserver.FixedInstructions(models.GetDefaultModel())
-	}
-	s := mcpserver.New(tools, runner, mcpserver.Options{Name: "zen", Version: cfg.Version, Instructions: instructions,
-		Logger: logger, ProgressInterval: cfg.ProgressInterval, Memory: memory})
+	mode := modelrule.Mode{Auto: models.GetAutoMode(), Default: models.GetDefaultModel()}
+	s := mcpserver.New(tools, runner, mcpserver.Options{
+		Name:             "zen",
+		Version:          cfg.Version,
+		Instructions:     mcpserver.Instructions(mode, models.GetSetupHelp() != ""),
+		Models:           mode,
+		Logger:           logger,
+		ProgressInterval: cfg.ProgressInterval,
+		Memory:           memory,
+	})
 	return &Server{mcp: s, tokens: cfg.Tokens, hosts: cfg.AllowedHosts, logger: logger, keepAlive: cfg.ProgressInterval,
 		memoryHealth: backends.MemoryHealth, memory: memory}, nil
 }
@@ -177,7 +184,7 @@ func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Se
 // tokens configured a request needs one.
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		Stateless: true, Logger: s.logger, PropagateRequestCancellation: true,
+		Stateless: true, Logger: telemetry.Demoted(s.logger), PropagateRequestCancellation: true, // see mcpserver.New
 		// hostguard checks Host on every listener; the SDK's check covers
 		// loopback connections only and would refuse allowed names there.
 		DisableLocalhostProtection: true,
@@ -190,7 +197,11 @@ func (s *Server) Handler() http.Handler {
 	if s.tokens.On() {
 		h = mcpauth.RequireBearerToken(s.tokens.Verifier(), nil)(h)
 	}
-	h = s.hosts.Protect(h)
+	// The SDK and mcpauth refuse some requests in plain text (a missing
+	// Accept, no token); those answer in zen's one error shape. JSON-RPC
+	// refusals (too large, above) keep JSON-RPC's own, which clients match
+	// to their call.
+	h = s.hosts.Protect(httperr.ReplacePlainText(h))
 	return otelhttp.NewHandler(h, "mcp")
 }
 

@@ -7,7 +7,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -15,8 +14,9 @@ import (
 	"time"
 
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
-
+	"github.com/zenmcp/zen/services/platform/httperr"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 )
 
@@ -112,9 +112,8 @@ func (t Tokens) Require(h http.Handler, open ...string) http.Handler {
 		client, valid := t.ClientOf(r)
 		if !valid {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="zen"`)
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			_ = json.NewEncoder(w).Encode(map[string]any{"code": 16, "message": "missing or invalid bearer token: send Authorization: Bearer <token> (ZEN_AUTH_TOKEN)"})
+			httperr.Error(w, codes.Unauthenticated,
+				"missing or invalid bearer token: send Authorization: Bearer <token> (ZEN_AUTH_TOKEN)")
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(WithClient(r.Context(), client)))

@@ -1,3 +1,3 @@
-// Package config reads settings from the environment and from a .env file,
+// Package config reads settings from the environment and from .env files,
 // and parses them into typed values whose errors name the bad variable.
 package config

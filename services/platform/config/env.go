@@ -19,17 +19,36 @@ type Getenv func(string) string
 // environment, as the upstream server's variable of the same meaning does.
 const forceOverrideKey = "ZEN_MCP_FORCE_ENV_OVERRIDE"
 
-// WithDotEnv layers the .env file at path under the process environment: a
-// variable set in the process wins unless .env sets ZEN_MCP_FORCE_ENV_OVERRIDE
-// to true, in which case only .env is consulted. A missing file is not an
-// error.
+// WithDotEnv is WithDotEnvFiles with one file.
 func WithDotEnv(path string, getenv Getenv) (Getenv, error) {
-	values, err := ReadDotEnv(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return getenv, nil
+	return WithDotEnvFiles([]string{path}, getenv)
+}
+
+// WithDotEnvFiles layers .env files under the process environment, the
+// first file over the later ones: a variable set in the process wins, then
+// the first file that sets it. When the files set
+// ZEN_MCP_FORCE_ENV_OVERRIDE to true, only the files are consulted (the
+// upstream server's meaning, with its one file). Missing files are skipped.
+func WithDotEnvFiles(paths []string, getenv Getenv) (Getenv, error) {
+	values := map[string]string{}
+	found := false
+	for _, path := range paths {
+		file, err := ReadDotEnv(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		found = true
+		for k, v := range file {
+			if _, set := values[k]; !set {
+				values[k] = v
+			}
+		}
 	}
-	if err != nil {
-		return nil, err
+	if !found {
+		return getenv, nil
 	}
 	if force, _ := strconv.ParseBool(values[forceOverrideKey]); force {
 		return func(k string) string { return values[k] }, nil

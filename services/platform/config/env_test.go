@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func env(m map[string]string) Getenv { return func(k string) string { return m[k] } }
@@ -38,6 +40,50 @@ func TestForceOverrideMakesDotEnvWin(t *testing.T) {
 	}
 	if get("A") != "file" || get("B") != "" {
 		t.Errorf("A=%q B=%q; want .env only", get("A"), get("B"))
+	}
+}
+
+// TestDotEnvFilesLayerInOrder: the process wins, then the first file (the
+// working directory's), then the next (the user's); a missing file is
+// skipped.
+func TestDotEnvFilesLayerInOrder(t *testing.T) {
+	dir := t.TempDir()
+	project, user := filepath.Join(dir, "project.env"), filepath.Join(dir, "user.env")
+	if err := os.WriteFile(project, []byte("A=project\nB=project\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(user, []byte("A=user\nB=user\nC=user\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	get, err := WithDotEnvFiles([]string{project, filepath.Join(dir, "none"), user}, env(map[string]string{"A": "process"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{"A": get("A"), "B": get("B"), "C": get("C"), "D": get("D")}
+	want := map[string]string{"A": "process", "B": "project", "C": "user", "D": ""}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("layered values (-want +got):\n%s", diff)
+	}
+}
+
+// TestForceOverrideInTheUserFile: the override read from any of the files
+// makes the files win, the first one still over the later.
+func TestForceOverrideInTheUserFile(t *testing.T) {
+	dir := t.TempDir()
+	project, user := filepath.Join(dir, "project.env"), filepath.Join(dir, "user.env")
+	if err := os.WriteFile(project, []byte("A=project\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(user, []byte("ZEN_MCP_FORCE_ENV_OVERRIDE=true\nA=user\nB=user\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	get, err := WithDotEnvFiles([]string{project, user}, env(map[string]string{"A": "process", "B": "process", "C": "process"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{"A": get("A"), "B": get("B"), "C": get("C")}
+	if diff := cmp.Diff(map[string]string{"A": "project", "B": "user", "C": ""}, got); diff != "" {
+		t.Errorf("forced values (-want +got):\n%s", diff)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -27,7 +28,8 @@ type Reply struct {
 	// Blocked, for Gemini, answers that the prompt was blocked for this
 	// reason.
 	Blocked string
-	// Raw, when set, is sent as the body as it is, with status 200.
+	// Raw, when set, is sent as the body as it is, with status 200 (or
+	// Status).
 	Raw string
 	// Stall holds the request open until the client cancels it.
 	Stall bool
@@ -36,9 +38,21 @@ type Reply struct {
 	// ResetAfter, when positive, streams that many pieces of the reply and
 	// then drops the connection, as a crashing proxy would.
 	ResetAfter int
+	// StallAfter, when positive, streams that many pieces of the reply and
+	// then holds the stream open until the client cancels it.
+	StallAfter int
 	// PromptTokens and CompletionTokens fill the usage block; zero means a
 	// count derived from the text.
 	PromptTokens, CompletionTokens int
+	// IgnoreStream answers a chat request that asks to stream with a plain
+	// JSON completion, as servers that cannot stream do.
+	IgnoreStream bool
+	// RefuseStream answers a chat request that asks to stream with a 400
+	// saying streaming is not supported (Message replaces the wording).
+	RefuseStream bool
+	// ContentType replaces the Content-Type of a successful chat answer,
+	// as servers that label their replies wrongly do.
+	ContentType string
 }
 
 // Message is one chat message as sent by the client.
@@ -106,12 +120,21 @@ type Server struct {
 	mu       sync.Mutex
 	reply    func(Request) Reply
 	requests []*Request
+	conns    int // TCP connections accepted
 }
 
 // Start starts a fake that echoes a fixed reply until told otherwise.
 func Start() *Server {
 	s := &Server{reply: func(Request) Reply { return Reply{Content: "fake reply"} }}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			s.mu.Lock()
+			s.conns++
+			s.mu.Unlock()
+		}
+	}
+	s.srv.Start()
 	return s
 }
 
@@ -133,6 +156,15 @@ func (s *Server) SetReply(f func(Request) Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reply = f
+}
+
+// Conns is how many TCP connections the server has accepted, so a test
+// can tell a client that reuses its connections from one that dials for
+// every request.
+func (s *Server) Conns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns
 }
 
 // Requests returns copies of the requests received so far, in order.
@@ -200,22 +232,43 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if rep.RetryAfter != "" {
 			w.Header().Set("Retry-After", rep.RetryAfter)
 		}
+		if rep.Raw != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(rep.Status)
+			_, _ = io.WriteString(w, rep.Raw)
+			return
+		}
 		msg := rep.Message
 		if msg == "" {
 			msg = fmt.Sprintf("fake failure %d", rep.Status)
 		}
 		writeError(w, rep.Status, "server_error", msg)
+	case rep.RefuseStream && req.Stream:
+		msg := rep.Message
+		if msg == "" {
+			msg = "streaming is not supported by this server; send \"stream\": false"
+		}
+		writeError(w, http.StatusBadRequest, "invalid_request_error", msg)
 	case rep.Raw != "":
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, rep.Raw)
-	case req.Stream:
+	case req.Stream && !rep.IgnoreStream:
 		if !s.stream(w, r, *req, rep) {
 			cancelled()
 		}
 	default:
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", contentType(rep, "application/json"))
 		_ = json.NewEncoder(w).Encode(completion(*req, rep))
 	}
+}
+
+// contentType is the Content-Type of a successful answer: the reply's own,
+// or def.
+func contentType(rep Reply, def string) string {
+	if rep.ContentType != "" {
+		return rep.ContentType
+	}
+	return def
 }
 
 func writeError(w http.ResponseWriter, status int, typ, msg string) {
@@ -256,7 +309,7 @@ func completion(req Request, rep Reply) map[string]any {
 // stream sends the reply as server-sent events; it reports false when the
 // client went away first.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, rep Reply) bool {
-	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Content-Type", contentType(rep, "text/event-stream"))
 	flusher, _ := w.(http.Flusher)
 	send := func(v any) bool {
 		b, _ := json.Marshal(v)
@@ -281,6 +334,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, rep
 		if rep.ResetAfter > 0 && i == rep.ResetAfter {
 			drop(w)
 			return true
+		}
+		if rep.StallAfter > 0 && i == rep.StallAfter {
+			<-r.Context().Done()
+			return false
 		}
 		if !send(chunk(map[string]any{"content": piece}, nil)) {
 			return false

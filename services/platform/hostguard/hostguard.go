@@ -1,13 +1,15 @@
 package hostguard
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/zenmcp/zen/services/platform/httperr"
+	"google.golang.org/grpc/codes"
 )
 
 // Env names the variable that lists the Host values zen accepts besides
@@ -134,10 +136,6 @@ func (h Hosts) Protect(next http.Handler, open ...string) http.Handler {
 	})
 }
 
-// refuse answers 403 in the gateway's error shape (code 7: permission
+// refuse answers 403 in zen's one error shape (code 7: permission
 // denied), which MCP clients also show as text.
-func refuse(w http.ResponseWriter, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusForbidden)
-	_ = json.NewEncoder(w).Encode(map[string]any{"code": 7, "message": msg, "details": []any{}})
-}
+func refuse(w http.ResponseWriter, msg string) { httperr.Error(w, codes.PermissionDenied, msg) }

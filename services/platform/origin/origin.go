@@ -21,6 +21,9 @@ const (
 	// RouterUnavailable is the executor's call to the router that broke
 	// (the router stopped, or cannot be reached).
 	RouterUnavailable Reason = "ROUTER_UNAVAILABLE"
+	// NoProvider is the router's answer that no model provider is
+	// configured; its message says what to set, for the user.
+	NoProvider Reason = "NO_PROVIDER"
 )
 
 // Metadata keys.

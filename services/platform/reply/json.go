@@ -49,7 +49,7 @@ func (r *Reply) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON writes the metadata object.
 func (m Metadata) MarshalJSON() ([]byte, error) {
-	out := make(map[string]any, len(m.Fields)+4)
+	out := make(map[string]any, len(m.Fields)+7)
 	for k, v := range m.Fields {
 		out[k] = v
 	}
@@ -57,12 +57,18 @@ func (m Metadata) MarshalJSON() ([]byte, error) {
 	put(out, "trace_id", m.TraceID)
 	put(out, "continuation_error", m.ContinuationError)
 	put(out, "generated_code_file", m.GeneratedCodeFile)
+	put(out, "model_used", m.ModelUsed)
+	put(out, "provider_used", m.ProviderUsed)
+	put(out, "requested_model", m.RequestedModel)
 	if m.OutputTruncated {
 		out["output_truncated"] = true
 		out["full_content_chars"] = m.FullContentChars
 	}
 	if m.FilesOmitted != nil {
 		out["files_omitted"] = m.FilesOmitted
+	}
+	if len(m.FilesSkipped) > 0 {
+		out["files_skipped"] = m.FilesSkipped
 	}
 	return json.Marshal(out)
 }
@@ -78,6 +84,8 @@ func (m *Metadata) UnmarshalJSON(data []byte) error {
 		"tool_name": &m.ToolName, "trace_id": &m.TraceID, "continuation_error": &m.ContinuationError,
 		"generated_code_file": &m.GeneratedCodeFile, "output_truncated": &m.OutputTruncated,
 		"full_content_chars": &m.FullContentChars, "files_omitted": &m.FilesOmitted,
+		"files_skipped": &m.FilesSkipped, "model_used": &m.ModelUsed, "provider_used": &m.ProviderUsed,
+		"requested_model": &m.RequestedModel,
 	})
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package reply
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/zenmcp/zen/services/platform/secrets"
 )
@@ -26,7 +27,7 @@ type Reply struct {
 	// it did in Fields.
 	Content     string
 	ContentType string
-	// Error is a workflow failure's message (see WorkflowFailure).
+	// Error repeats a workflow failure's message (see WorkflowFailure).
 	Error string
 	// StepNumber is the step a workflow failure is about.
 	StepNumber *int
@@ -48,6 +49,14 @@ type Offer struct {
 	RemainingTurns int    `json:"remaining_turns"`
 }
 
+// TurnsLeft words how many more turns a thread can hold, in the unit
+// remaining_turns counts: the agent's offer (the edge) and the model's
+// prompt (the executor) both say it so. The reference counted one more
+// and called them exchanges.
+func TurnsLeft(n int) string {
+	return fmt.Sprintf("%d more turns (each follow-up is two: the agent's message and the model's reply)", n)
+}
+
 // Metadata says who answered and what transport did to the answer.
 type Metadata struct {
 	ToolName string
@@ -63,8 +72,26 @@ type Metadata struct {
 	FullContentChars int
 	// FilesOmitted are the files of named directories the edge left out.
 	FilesOmitted *Omitted
-	// Fields are the tool's own: the model used, token usage, ...
+	// FilesSkipped are the files the call named that the edge left out,
+	// each with the reason.
+	FilesSkipped []SkippedFile
+	// ModelUsed is the canonical name of the model that answered (clink:
+	// the CLI's name), so a first call and its continuations agree, and
+	// ProviderUsed its provider. RequestedModel is the name the caller gave
+	// (an alias, or auto) when it differs; SetModel keeps that rule.
+	ModelUsed, ProviderUsed, RequestedModel string
+	// Fields are the tool's own: token usage, a workflow's counters, ...
 	Fields map[string]any
+}
+
+// SetModel records the model that answered, and the name the caller asked
+// for beside it when that differs from the name that answered (not by case
+// alone).
+func (m *Metadata) SetModel(used, provider, requested string) {
+	m.ModelUsed, m.ProviderUsed, m.RequestedModel = used, provider, ""
+	if requested != "" && !strings.EqualFold(requested, used) {
+		m.RequestedModel = requested
+	}
 }
 
 // Omitted says which files of the directories a call named were left out.
@@ -74,6 +101,12 @@ type Omitted struct {
 	Note  string `json:"note"`
 }
 
+// SkippedFile is a file the call named that the edge left out, and why.
+type SkippedFile struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
 // Error is a tool error the agent can act on, in the envelope simple
 // tools answer with: status "error" and the message as content.
 func Error(tool, msg string) *Reply {
@@ -81,9 +114,11 @@ func Error(tool, msg string) *Reply {
 }
 
 // WorkflowFailure is a workflow tool's error: status "<tool>_failed", the
-// message under "error", and the step it was on.
+// message under "content" as every error has it (and under "error", where
+// the reference's workflows put it), and the step it was on.
 func WorkflowFailure(tool string, step int, msg string) *Reply {
-	return &Reply{Status: tool + "_failed", Error: msg, StepNumber: &step, Metadata: Metadata{ToolName: tool}}
+	return &Reply{Status: tool + "_failed", Content: msg, ContentType: Text, Error: msg, StepNumber: &step,
+		Metadata: Metadata{ToolName: tool}}
 }
 
 // ForWorkflow words an Error as its tool's workflow failure at step,
@@ -134,7 +169,7 @@ func (r *Reply) Scrub(s *secrets.Scrubber) {
 		return
 	}
 	for _, p := range []*string{&r.Status, &r.Content, &r.Error, &r.Metadata.ContinuationError,
-		&r.Metadata.GeneratedCodeFile} {
+		&r.Metadata.GeneratedCodeFile, &r.Metadata.ModelUsed, &r.Metadata.ProviderUsed, &r.Metadata.RequestedModel} {
 		*p = s.String(*p)
 	}
 	if o := r.ContinuationOffer; o != nil {
@@ -142,6 +177,10 @@ func (r *Reply) Scrub(s *secrets.Scrubber) {
 	}
 	if o := r.Metadata.FilesOmitted; o != nil {
 		o.Note = s.String(o.Note)
+	}
+	for i := range r.Metadata.FilesSkipped {
+		f := &r.Metadata.FilesSkipped[i]
+		f.Path, f.Reason = s.String(f.Path), s.String(f.Reason)
 	}
 	s.Value(r.Fields)
 	s.Value(r.Metadata.Fields)

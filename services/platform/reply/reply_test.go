@@ -2,6 +2,7 @@ package reply
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -30,12 +31,12 @@ func TestShapes(t *testing.T) {
 			map[string]any{"status": "error", "content": "no prompt", "content_type": "text",
 				"metadata": map[string]any{"tool_name": "chat", "error_type": "validation_error"}}},
 		{"workflow failure", WorkflowFailure("debug", 3, "bad step"),
-			map[string]any{"status": "debug_failed", "error": "bad step", "step_number": 3.0,
-				"metadata": map[string]any{"tool_name": "debug"}}},
+			map[string]any{"status": "debug_failed", "content": "bad step", "content_type": "text", "error": "bad step",
+				"step_number": 3.0, "metadata": map[string]any{"tool_name": "debug"}}},
 		{"an error worded for a workflow keeps its metadata",
 			Error("debug", "bad path").With(map[string]any{"error_type": "validation_error"}).ForWorkflow(2),
-			map[string]any{"status": "debug_failed", "error": "bad path", "step_number": 2.0,
-				"metadata": map[string]any{"tool_name": "debug", "error_type": "validation_error"}}},
+			map[string]any{"status": "debug_failed", "content": "bad path", "content_type": "text", "error": "bad path",
+				"step_number": 2.0, "metadata": map[string]any{"tool_name": "debug", "error_type": "validation_error"}}},
 		{"only errors become workflow failures", (&Reply{Status: "resend_prompt", Content: "too long",
 			ContentType: Text, Metadata: Metadata{ToolName: "debug"}}).ForWorkflow(1),
 			map[string]any{"status": "resend_prompt", "content": "too long", "content_type": "text",
@@ -47,13 +48,17 @@ func TestShapes(t *testing.T) {
 			Fields:            map[string]any{"status": "shadowed", "next_steps": "read"},
 			Metadata: Metadata{ToolName: "chat", TraceID: "abc", ContinuationError: "lost", GeneratedCodeFile: "/w/f",
 				OutputTruncated: true, FullContentChars: 9, FilesOmitted: &Omitted{Count: 1, Bytes: 5, Note: "left"},
-				Fields: map[string]any{"model_used": "m"}},
+				FilesSkipped: []SkippedFile{{Path: "/w/gone.go", Reason: "not found"}},
+				ModelUsed:    "m", ProviderUsed: "p", RequestedModel: "alias",
+				Fields: map[string]any{"usage": "u"}},
 		}, map[string]any{"status": "continuation_available", "content": "cut", "content_type": "text",
 			"step_number": 2.0, "continuation_id": "t1", "next_steps": "read",
 			"continuation_offer": map[string]any{"continuation_id": "t1", "note": "go on", "remaining_turns": 3.0},
 			"metadata": map[string]any{"tool_name": "chat", "trace_id": "abc", "continuation_error": "lost",
 				"generated_code_file": "/w/f", "output_truncated": true, "full_content_chars": 9.0, "model_used": "m",
-				"files_omitted": map[string]any{"count": 1.0, "bytes": 5.0, "note": "left"}}}},
+				"provider_used": "p", "requested_model": "alias", "usage": "u",
+				"files_omitted": map[string]any{"count": 1.0, "bytes": 5.0, "note": "left"},
+				"files_skipped": []any{map[string]any{"path": "/w/gone.go", "reason": "not found"}}}}},
 		{"a simple tool's empty answer keeps its content", &Reply{Status: StatusSuccess, ContentType: Text,
 			Metadata: Metadata{ToolName: "chat"}},
 			map[string]any{"status": "success", "content": "", "content_type": "text",
@@ -73,6 +78,46 @@ func TestShapes(t *testing.T) {
 				t.Errorf("decoded and encoded again (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestSetModel: model_used is always the name that answered, and the name
+// the caller gave goes beside it only when it differs (not by case alone);
+// decoded, the model's keys are typed again.
+func TestSetModel(t *testing.T) {
+	t.Parallel()
+	type model struct{ Used, Provider, Requested string }
+	got := map[string]model{}
+	for name, requested := range map[string]string{"an alias": "pro", "auto": "auto", "the name": "Gemini-3-Pro",
+		"none": ""} {
+		var m Metadata
+		m.SetModel("gemini-3-pro", "google", requested)
+		back, err := Decode((&Reply{Metadata: m}).Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.Metadata.Fields != nil {
+			t.Errorf("%s: decoded model keys left untyped: %v", name, back.Metadata.Fields)
+		}
+		got[name] = model{back.Metadata.ModelUsed, back.Metadata.ProviderUsed, back.Metadata.RequestedModel}
+	}
+	want := map[string]model{
+		"an alias": {"gemini-3-pro", "google", "pro"},
+		"auto":     {"gemini-3-pro", "google", "auto"},
+		"the name": {"gemini-3-pro", "google", ""},
+		"none":     {"gemini-3-pro", "google", ""},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("SetModel (-want +got):\n%s", diff)
+	}
+}
+
+// TestTurnsLeftCountsTurns: the one wording of what is left of a thread
+// counts turns and says a follow-up takes two.
+func TestTurnsLeftCountsTurns(t *testing.T) {
+	t.Parallel()
+	if got, want := TurnsLeft(46), "46 more turns (each follow-up is two: "; !strings.HasPrefix(got, want) {
+		t.Errorf("TurnsLeft(46) = %q, want it to begin %q", got, want)
 	}
 }
 

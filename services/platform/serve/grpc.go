@@ -56,13 +56,14 @@ func clientStats() stats.Handler {
 	return otelgrpc.NewClientHandler(otelgrpc.WithFilter(notHealthCheck))
 }
 
-// NewGRPC returns a server that traces every call but health checks. opts
-// add to its defaults (Security.ServerOptions, for one).
+// NewGRPC returns a server that traces every call but health checks, with
+// zen's keepalive and connection age (balance.go). opts add to its
+// defaults (Security.ServerOptions, for one).
 func NewGRPC(opts ...grpc.ServerOption) *GRPC {
-	s := grpc.NewServer(append([]grpc.ServerOption{
+	s := grpc.NewServer(append(append([]grpc.ServerOption{
 		grpc.StatsHandler(serverStats()),
 		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
-	}, opts...)...)
+	}, serverConnectionOptions()...), opts...)...)
 	h := newHealthService()
 	g := &GRPC{Server: s, Health: h.Server, health: h, local: newRegistry()}
 	healthpb.RegisterHealthServer(g, h)
@@ -95,11 +96,34 @@ func (g *GRPC) SetStatus(serving bool, service string) {
 		g.serving = map[string]bool{}
 	}
 	g.serving[service] = serving
+	g.health.setReason(service, "")
+	g.Health.SetServingStatus(service, status(serving))
+	g.setWhole()
+}
+
+// SetNotReady marks service NOT_SERVING for a reason only a change of its
+// configuration cures (the router without a model provider). Unlike
+// SetStatus(false, ...), the server as a whole keeps serving: startup and
+// liveness probes, which ask about the whole server, pass, so nothing
+// restarts a process a restart would not mend, while readiness, which asks
+// about the service, fails. A Check on the service answers
+// FailedPrecondition with reason, which probes and zen health print.
+func (g *GRPC) SetNotReady(service, reason string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.serving, service)
+	g.health.setReason(service, reason)
+	g.Health.SetServingStatus(service, status(false))
+	g.setWhole()
+}
+
+// setWhole reports the server as a whole serving while every service
+// counted in g.serving does. g.mu is held.
+func (g *GRPC) setWhole() {
 	all := true
 	for _, ok := range g.serving {
 		all = all && ok
 	}
-	g.Health.SetServingStatus(service, status(serving))
 	g.Health.SetServingStatus("", status(all))
 }
 
@@ -164,14 +188,17 @@ var reconnect = grpc.ConnectParams{
 	MinConnectTimeout: 20 * time.Second,
 }
 
-// Dial connects lazily to a gRPC target, tracing every call.
+// Dial connects lazily to a gRPC target (CheckTarget's forms), tracing
+// every call and spreading calls over every replica the target names
+// (balance.go).
 func Dial(target string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
-	opts = append([]grpc.DialOption{
+	target, list := targetOptions(target)
+	opts = append(append(append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithConnectParams(reconnect),
 		grpc.WithStatsHandler(clientStats()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes)),
-	}, append(auth.ClientInterceptor(), opts...)...)
+	}, balanceOptions()...), list...), append(auth.ClientInterceptor(), opts...)...)
 	return grpc.NewClient(target, opts...)
 }
 

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -20,6 +21,41 @@ type healthService struct {
 
 	once     sync.Once
 	draining chan struct{}
+	stopping atomic.Bool // set as drain begins, before anything says NOT_SERVING
+
+	mu      sync.Mutex
+	reasons map[string]string // services held not ready (GRPC.SetNotReady), and why
+}
+
+// setReason holds service not ready for reason, or releases it ("").
+func (h *healthService) setReason(service, reason string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if reason == "" {
+		delete(h.reasons, service)
+		return
+	}
+	if h.reasons == nil {
+		h.reasons = map[string]string{}
+	}
+	h.reasons[service] = reason
+}
+
+// Check answers as health.Server does, except about a service held not
+// ready: that answer is an error carrying the reason, since a status alone
+// cannot say why, and a probe or zen health shows an error's text.
+func (h *healthService) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	h.mu.Lock()
+	reason := h.reasons[req.GetService()]
+	h.mu.Unlock()
+	select {
+	case <-h.draining: // stopping says NOT_SERVING, whatever the reason was
+	default:
+		if reason != "" {
+			return nil, grpcstatus.Error(codes.FailedPrecondition, reason)
+		}
+	}
+	return h.Server.Check(ctx, req)
 }
 
 func newHealthService() *healthService {
@@ -30,6 +66,7 @@ func newHealthService() *healthService {
 // their streams. A client watching again reconnects elsewhere, or finds the
 // server gone.
 func (h *healthService) drain() {
+	h.stopping.Store(true)
 	h.Shutdown()
 	h.once.Do(func() { close(h.draining) })
 }
@@ -45,7 +82,7 @@ func (h *healthService) Watch(req *healthpb.HealthCheckRequest, stream healthpb.
 		case <-ctx.Done():
 		}
 	}()
-	err := h.Server.Watch(req, &watchStream{Health_WatchServer: stream, ctx: ctx})
+	err := h.Server.Watch(req, &watchStream{Health_WatchServer: stream, ctx: ctx, stopping: &h.stopping})
 	select {
 	case <-h.draining:
 		return grpcstatus.Error(codes.Unavailable, "the server is shutting down")
@@ -54,10 +91,26 @@ func (h *healthService) Watch(req *healthpb.HealthCheckRequest, stream healthpb.
 	}
 }
 
-// watchStream is a Watch stream whose context also ends on drain.
+// watchStream is a Watch stream whose context also ends on drain, and that
+// gives no first answer once the server stops. A watcher there before
+// hears NOT_SERVING; one that arrives while the server drains hears
+// nothing, only the stream's end. It came looking for a replica that
+// serves (the edge watching memory), and to it a first answer of
+// NOT_SERVING says the role cannot serve, while only this replica is
+// leaving: the watcher's next stream finds another.
 type watchStream struct {
 	healthpb.Health_WatchServer
-	ctx context.Context
+	ctx      context.Context
+	stopping *atomic.Bool
+	answered bool
 }
 
 func (w *watchStream) Context() context.Context { return w.ctx }
+
+func (w *watchStream) Send(resp *healthpb.HealthCheckResponse) error {
+	if !w.answered && w.stopping.Load() {
+		return grpcstatus.Error(codes.Unavailable, "the server is shutting down")
+	}
+	w.answered = true
+	return w.Health_WatchServer.Send(resp)
+}

@@ -116,13 +116,23 @@ func TestLocalEnforcesTheSizeLimit(t *testing.T) {
 
 // payloadRecorder is a stats handler that notes the size of each message
 // a side sends or receives, and how many bytes framing added on the wire.
+// Like zen's own handlers (notHealthCheck) it leaves out health checks: a
+// network connection checks its server's health on its own (the service
+// config's healthCheckConfig), whenever it connects.
 type payloadRecorder struct {
 	mu      sync.Mutex
 	heard   []string
 	framing map[int]int // WireLength - Length: how many messages had each
 }
 
-func (r *payloadRecorder) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context {
+// healthRPC marks the context of a health check's RPC, which
+// payloadRecorder leaves out.
+type healthRPC struct{}
+
+func (r *payloadRecorder) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
+	if !notHealthCheck(info) {
+		return context.WithValue(ctx, healthRPC{}, true)
+	}
 	return ctx
 }
 func (r *payloadRecorder) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
@@ -130,7 +140,10 @@ func (r *payloadRecorder) TagConn(ctx context.Context, _ *stats.ConnTagInfo) con
 }
 func (r *payloadRecorder) HandleConn(context.Context, stats.ConnStats) {}
 
-func (r *payloadRecorder) HandleRPC(_ context.Context, s stats.RPCStats) {
+func (r *payloadRecorder) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if ctx.Value(healthRPC{}) != nil {
+		return
+	}
 	var line string
 	var framing int
 	switch s := s.(type) {

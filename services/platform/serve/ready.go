@@ -11,7 +11,9 @@ import (
 
 	"github.com/zenmcp/zen/services/platform/auth"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	grpcstatus "google.golang.org/grpc/status"
 )
 
 // Dependency is a gRPC service a role needs to do its work.
@@ -76,6 +78,9 @@ func CheckAll(ctx context.Context, deps []Dependency) error {
 		if t, ok := d.Conn.(interface{ Target() string }); ok {
 			where = "at " + t.Target()
 		}
+		if err != nil && notServing(err) {
+			return &NotReadyError{Role: d.Name, Reason: "is NOT_SERVING", Detail: fmt.Sprintf("%s: %v", where, err)}
+		}
 		if err != nil {
 			return &NotReadyError{Role: d.Name, Reason: "is unreachable", Detail: fmt.Sprintf("%s: %v", where, err)}
 		}
@@ -84,6 +89,16 @@ func CheckAll(ctx context.Context, deps []Dependency) error {
 		}
 	}
 	return nil
+}
+
+// notServing tells whether a call failed because no replica it could reach
+// says it serves: the connection checks its replicas' health (the service
+// config's healthCheckConfig) and calls none that says NOT_SERVING, so a
+// health check of a role whose every replica says so fails before reaching
+// one, with gRPC's own text. Anything else is a role not reached at all.
+func notServing(err error) bool {
+	return grpcstatus.Code(err) == codes.Unavailable && strings.Contains(grpcstatus.Convert(err).Message(),
+		"health check failed")
 }
 
 // ReadyHandler answers readiness probes (GET /readyz): 200

@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/zenmcp/zen/services/platform/auth"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
@@ -103,7 +102,9 @@ func TestCheckAllNamesTheRole(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			conn, err := grpc.NewClient(tc.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			// Dial: what the roles use, which checks health itself and
+			// calls no server that says NOT_SERVING.
+			conn, err := Dial(tc.addr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,8 +115,8 @@ func TestCheckAllNamesTheRole(t *testing.T) {
 				t.Fatalf("CheckAll = %v, want a *NotReadyError", err)
 			}
 			if nr.Role != "memory" || nr.Reason != tc.wantReason || strings.Contains(nr.Public(), "127.0.0.1") {
-				t.Errorf("public part %q (role %q, reason %q) should name the role and no address",
-					nr.Public(), nr.Role, nr.Reason)
+				t.Errorf("public part %q (role %q, reason %q) should name the role, say %q and name no address",
+					nr.Public(), nr.Role, nr.Reason, tc.wantReason)
 			}
 			if !strings.Contains(nr.Error(), tc.addr) {
 				t.Errorf("Error() = %q should say where memory was sought (%s), for logs", nr.Error(), tc.addr)

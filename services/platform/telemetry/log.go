@@ -53,3 +53,33 @@ func (h traceHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 func (h traceHandler) WithGroup(name string) slog.Handler {
 	return traceHandler{h.Handler.WithGroup(name)}
 }
+
+// Demoted returns a logger that writes l's INFO records at DEBUG, keeping
+// warnings and errors as they are: for a library whose routine chatter is
+// INFO to it and detail to zen (the MCP SDK logs every session, which over
+// stateless HTTP is every request).
+func Demoted(l *slog.Logger) *slog.Logger { return slog.New(demoted{l.Handler()}) }
+
+type demoted struct{ slog.Handler }
+
+func (h demoted) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.Handler.Enabled(ctx, demote(l))
+}
+
+func (h demoted) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = demote(r.Level)
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h demoted) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return demoted{h.Handler.WithAttrs(attrs)}
+}
+
+func (h demoted) WithGroup(name string) slog.Handler { return demoted{h.Handler.WithGroup(name)} }
+
+func demote(l slog.Level) slog.Level {
+	if l >= slog.LevelDebug && l < slog.LevelWarn {
+		return slog.LevelDebug
+	}
+	return l
+}

@@ -68,7 +68,9 @@ func TestEstimateCalibration(t *testing.T) {
 			if mae > 0.15 {
 				t.Errorf("mean absolute error %.1f%% is over 15%%", 100*mae)
 			}
-			if float64(under) > 0.1*float64(len(errs)) {
+			// One file in ten, rounded up: a corpus of fewer than ten
+			// documents may hold one table of figures.
+			if under > (len(errs)+9)/10 {
 				t.Errorf("%d of %d files are underestimated by more than 10%%", under, len(errs))
 			}
 		})

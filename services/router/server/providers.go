@@ -64,6 +64,39 @@ func CatalogueVars() []string {
 
 func catalogueVar(provider string) string { return strings.ToUpper(provider) + "_MODELS_CONFIG_PATH" }
 
+// envFilesInGeneral says where zen's .env files are without naming their
+// absolute paths, which only the user running zen may see (see
+// Config.ShowEnvFiles).
+const envFilesInGeneral = ".env in zen's working directory or the user-level zen/.env under XDG_CONFIG_HOME, " +
+	"~/.config by default"
+
+// setupHelp says how to configure a provider: each provider's variable, in
+// priority order, and where zen reads them: files, in precedence order, or
+// envFilesInGeneral when files is empty.
+func setupHelp(files []string) string {
+	var vars []string
+	for _, s := range specs {
+		switch {
+		case s.name == "custom":
+			vars = append(vars, s.urlVars[0]+" (a local server such as Ollama; no key needed)")
+		case s.name == "azure":
+			vars = append(vars, s.keyVar+" with "+s.urlVars[0])
+		case s.name == "openai":
+			vars = append(vars, s.keyVar+" (with "+s.urlVars[0]+" for any OpenAI-compatible server)")
+		default:
+			vars = append(vars, s.keyVar)
+		}
+	}
+	named := envFilesInGeneral
+	if len(files) > 0 {
+		named = strings.Join(files, ", then ")
+	}
+	where := "in zen's environment or in a .env file zen reads (" + named +
+		"; the environment wins over the files, and the first file over the next)"
+	return "set " + strings.Join(vars[:len(vars)-1], ", ") + " or " + vars[len(vars)-1] + " " + where +
+		", then restart zen"
+}
+
 // customKeyless is what the Custom provider sends when CUSTOM_API_KEY is
 // empty: self-hosted servers ignore it, client libraries want one.
 const customKeyless = "dummy-key-for-unauthenticated-endpoint"

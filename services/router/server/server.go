@@ -28,7 +28,22 @@ const ServiceName = "zen.router.v1.RouterService"
 type Config struct {
 	Providers    []ProviderConfig // priority order
 	DefaultModel string           // DEFAULT_MODEL
-	Policy       dispatch.Policy  // ZEN_PROVIDER_TIMEOUT, ZEN_PROVIDER_IDLE_TIMEOUT, ZEN_PROVIDER_ATTEMPTS
+	// ZEN_PROVIDER_TIMEOUT, ZEN_PROVIDER_IDLE_TIMEOUT (else CUSTOM_READ_TIMEOUT), ZEN_PROVIDER_ATTEMPTS
+	Policy dispatch.Policy
+	HTTP   HTTPTimeouts // CUSTOM_CONNECT_TIMEOUT, CUSTOM_POOL_TIMEOUT, CUSTOM_WRITE_TIMEOUT
+	// MaxIdleConns is how many idle connections are kept for each provider
+	// host (ZEN_PROVIDER_MAX_IDLE_CONNS): at least the calls served at once.
+	MaxIdleConns int
+	// EnvFiles are the .env files this process reads, in precedence order,
+	// named when no provider is configured (the binary sets them). The
+	// startup log gives their paths; clients see them only with
+	// ShowEnvFiles.
+	EnvFiles []string
+	// ShowEnvFiles lets the router's clients (listmodels, a tool's error)
+	// see EnvFiles' absolute paths: set by the binary for one person's
+	// own server alone. Otherwise, and always in health's reason, which
+	// needs no token, the files are described without their paths.
+	ShowEnvFiles bool
 }
 
 // Load reads the configuration; errors name the bad variable.
@@ -38,10 +53,14 @@ func Load(getenv config.Getenv) (Config, error) {
 	if c.Policy.Deadline, err = config.Duration(getenv, "ZEN_PROVIDER_TIMEOUT", c.Policy.Deadline, time.Second, 24*time.Hour); err != nil {
 		return c, err
 	}
-	if c.Policy.IdleTimeout, err = config.Duration(getenv, "ZEN_PROVIDER_IDLE_TIMEOUT", c.Policy.IdleTimeout, time.Second, 24*time.Hour); err != nil {
+	if err = loadTimeouts(getenv, &c); err != nil {
 		return c, err
 	}
 	if c.Policy.Attempts, err = config.Int(getenv, "ZEN_PROVIDER_ATTEMPTS", c.Policy.Attempts, 1, 10); err != nil {
+		return c, err
+	}
+	if c.MaxIdleConns, err = config.Int(getenv, "ZEN_PROVIDER_MAX_IDLE_CONNS", provider.DefaultMaxIdleConnsPerHost,
+		1, 100_000); err != nil {
 		return c, err
 	}
 	for _, sp := range specs {
@@ -55,11 +74,15 @@ func Load(getenv config.Getenv) (Config, error) {
 }
 
 // Server is the router role.
-type Server struct{ api *grpcapi.Server }
+type Server struct {
+	api      *grpcapi.Server
+	notReady string // why the router cannot call models; "" when it can
+}
 
 // New loads the catalogues and builds the provider clients.
 func New(c Config, logger *slog.Logger) (*Server, error) {
-	hc := provider.NewHTTPClient(30 * time.Second)
+	hc := provider.NewHTTPClientWith(provider.HTTPOptions{Connect: c.HTTP.Connect, MaxIdleConnsPerHost: c.MaxIdleConns})
+	hc = provider.WithPhaseTimeouts(hc, c.HTTP.Pool, c.HTTP.Write)
 	var providers []*routing.Provider
 	for _, pc := range c.Providers {
 		models, err := catalogue.Load(pc.Name, pc.CatalogPath)
@@ -87,9 +110,33 @@ func New(c Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	logger.Info("router ready", "providers", reg.ConfiguredProviders(), "default_model", reg.DefaultModel(), "auto_mode", reg.AutoMode())
-	return &Server{api: grpcapi.New(reg, c.Policy, logger, telemetry.NewInstruments())}, nil
+	full, general := setupHelp(c.EnvFiles), setupHelp(nil)
+	if c.ShowEnvFiles {
+		reg.WithSetupHelp(full)
+	} else {
+		reg.WithSetupHelp(general)
+	}
+	notReady := ""
+	if len(reg.ConfiguredProviders()) == 0 {
+		notReady = fmt.Sprintf("%v: %s", routing.ErrNoProvider, general)
+		// zen still starts: the agent's tools/list, listmodels and version
+		// work, and say the same to whoever cannot see this log.
+		logger.Warn("router has no model provider: tools that call a model will fail until one is configured",
+			"help", full)
+	} else {
+		logger.Info("router ready", "providers", reg.ConfiguredProviders(), "default_model", reg.DefaultModel(),
+			"auto_mode", reg.AutoMode())
+	}
+	return &Server{api: grpcapi.New(reg, c.Policy, logger, telemetry.NewInstruments()), notReady: notReady}, nil
 }
+
+// NotReady says why the router cannot call models (no provider is
+// configured, and how to configure one), or is "" when it can. The binary
+// reports the router's gRPC health NOT_SERVING with this reason, the
+// process still serving: only a change of configuration helps. Health
+// needs no token, so the reason describes the .env files without their
+// paths.
+func (s *Server) NotReady() string { return s.notReady }
 
 // Register adds the router service to a gRPC server.
 func (s *Server) Register(r grpc.ServiceRegistrar) { routerv1.RegisterRouterServiceServer(r, s.api) }

@@ -1,11 +1,16 @@
 package server
 
 import (
+	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 )
 
 func load(t *testing.T, env map[string]string) (Config, error) {
@@ -90,8 +95,72 @@ func TestAllowListsLimitWhatIsUsable(t *testing.T) {
 	if _, err := New(cfg, logger); err == nil || !strings.Contains(err.Error(), "ALLOWED_MODELS") {
 		t.Errorf("an allow-list leaving nothing: err = %v", err)
 	}
-	cfg, _ = load(t, nil)
-	if _, err := New(cfg, logger); err == nil || !strings.Contains(err.Error(), "at least one model provider") {
-		t.Errorf("no provider: err = %v", err)
+}
+
+// TestNoProviderStartsAndSaysHowToAddOne: with no provider (or only a
+// placeholder key) the router still starts, and says which variables to
+// set and in which files, in the order they are read. The files' paths
+// are for the startup log, and for clients only where the binary says
+// they are the user's own (ShowEnvFiles); health's reason, which needs no
+// token, describes the files without them.
+func TestNoProviderStartsAndSaysHowToAddOne(t *testing.T) {
+	// An absolute path starts a word with "/" ("zen/.env" and "~/.config"
+	// name no one's directory).
+	absolutePath := regexp.MustCompile(`(^|[\s(,;:="'])/[^\s]`)
+	const project, user = "/work/project/.env", "/home/u/.config/zen/.env"
+	vars := []string{"no model provider is configured", "GEMINI_API_KEY", "OPENAI_API_KEY",
+		"AZURE_OPENAI_API_KEY with AZURE_OPENAI_ENDPOINT", "XAI_API_KEY", "DIAL_API_KEY", "CUSTOM_API_URL",
+		"OPENROUTER_API_KEY"}
+	withPaths := append(slices.Clone(vars), project+", then "+user)
+	withoutPaths := append(slices.Clone(vars), envFilesInGeneral)
+	for _, tc := range []struct {
+		name            string
+		env             map[string]string
+		show            bool
+		clientsSee      []string
+		clientsDoNotSee string
+	}{
+		{name: "nothing set", clientsSee: withoutPaths, clientsDoNotSee: "/"},
+		{name: "placeholder key", env: map[string]string{"OPENAI_API_KEY": "your_openai_api_key_here"},
+			clientsSee: withoutPaths, clientsDoNotSee: "/"},
+		{name: "the user's own server", show: true, clientsSee: withPaths},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, _ := load(t, tc.env)
+			cfg.EnvFiles, cfg.ShowEnvFiles = []string{project, user}, tc.show
+			var log bytes.Buffer
+			s, err := New(cfg, slog.New(slog.NewTextHandler(&log, nil)))
+			if err != nil {
+				t.Fatalf("no provider: New = %v, want a router that starts", err)
+			}
+			list, err := s.api.ListModels(t.Context(), &routerv1.ListModelsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct {
+				what, text string
+				want       []string
+				noPath     bool
+			}{
+				{"NotReady() (health's reason)", s.NotReady(), withoutPaths, true},
+				{"the setup help clients see", list.GetSetupHelp(), tc.clientsSee, !tc.show},
+				{"the startup log", log.String(), withPaths[1:], false},
+			} {
+				for _, want := range c.want {
+					if !strings.Contains(c.text, want) {
+						t.Errorf("%s = %q; missing %q", c.what, c.text, want)
+					}
+				}
+				if c.noPath && absolutePath.MatchString(c.text) {
+					t.Errorf("%s = %q; want no absolute path in it", c.what, c.text)
+				}
+			}
+		})
+	}
+	cfg, _ := load(t, map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1"})
+	if s, err := New(cfg, slog.New(slog.DiscardHandler)); err != nil {
+		t.Errorf("with a provider: %v", err)
+	} else if s.NotReady() != "" {
+		t.Errorf("with a provider: NotReady() = %q; want ready", s.NotReady())
 	}
 }

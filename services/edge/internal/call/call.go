@@ -5,18 +5,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/google/uuid"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/edge/internal/files"
+	"github.com/zenmcp/zen/services/platform/origin"
 	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/secrets"
 	"github.com/zenmcp/zen/services/platform/telemetry"
+	"github.com/zenmcp/zen/services/platform/turnmeta"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // Backends are the services a call uses.
@@ -51,6 +55,9 @@ type Outcome struct {
 	Reply   *reply.Reply
 	Text    string
 	IsError bool
+	// Summary says what the call did, for the log; Run fills it even when
+	// the call fails.
+	Summary Summary
 }
 
 // BackendError is a service that failed in a way the agent cannot fix.
@@ -98,9 +105,10 @@ func toolError(tool, msg string, meta map[string]any) Outcome {
 }
 
 // run executes one call for Run. Progress, when set, hears what the call
-// is doing.
+// is doing; sum learns what it did.
 func (r *Runner) run(ctx context.Context, name string, rawArgs json.RawMessage,
-	progress func(string)) (Outcome, error) {
+	progress func(string), sum *Summary) (Outcome, error) {
+	asked := time.Now()
 	if progress == nil {
 		progress = func(string) {}
 	}
@@ -114,6 +122,7 @@ func (r *Runner) run(ctx context.Context, name string, rawArgs json.RawMessage,
 		_ = json.Unmarshal(rawArgs, &loose) // for the step number, when there is one
 		return tool.asWorkflowError(*bad, loose), nil
 	}
+	sum.requested(args)
 	if tool.keepsThreads() {
 		if err := r.memoryReady(); err != nil {
 			return Outcome{}, err
@@ -124,15 +133,41 @@ func (r *Runner) run(ctx context.Context, name string, rawArgs json.RawMessage,
 	if err != nil || out != nil {
 		return tool.asWorkflowError(deref(out), args), err
 	}
+	sum.prepared(req)
 	result, err := r.execute(ctx, req, progress)
 	if err != nil {
 		return Outcome{}, err
 	}
-	done, err := r.finish(ctx, tool, req, result)
+	sum.executed(result)
+	stampTurns(result.GetTurns(), asked, time.Now(), telemetry.TraceID(ctx))
+	done, err := r.finish(ctx, tool, req, result, sum)
 	if err == nil && done.Reply != nil {
 		noteOmitted(done.Reply, req.GetModel(), left)
+		noteSkipped(done.Reply, req.GetSkippedFiles())
 	}
 	return done, err
+}
+
+// stampTurns dates the exchange's turns the executor left undated: the
+// request when the call came in, the rest when the answer was ready.
+// Memory would date them all as it stores them, at one moment. Each turn
+// also keeps the exchange's trace id in its model_metadata, so that a
+// person reading the thread (the gateway's thread browser) can find the
+// trace of the call that wrote it.
+func stampTurns(turns []*memoryv1.Turn, asked, answered time.Time, traceID string) {
+	for _, t := range turns {
+		if traceID != "" {
+			t.ModelMetadata = turnmeta.PutTraceID(t.ModelMetadata, traceID)
+		}
+		if t.GetTimestamp() != nil {
+			continue
+		}
+		at := answered
+		if t.GetRole() == memoryv1.Role_ROLE_USER {
+			at = asked
+		}
+		t.Timestamp = timestamppb.New(at)
+	}
 }
 
 func deref(o *Outcome) Outcome {
@@ -170,9 +205,10 @@ func (r *Runner) execute(ctx context.Context, req *executorv1.ExecuteToolRequest
 }
 
 // finish stores the exchange and adds to the tool's reply what transport
-// knows: the trace id, the continuation, the output cap.
+// knows: the trace id, the continuation, the output cap. sum learns the
+// thread the exchange went to.
 func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.ExecuteToolRequest,
-	res *executorv1.ToolResult) (Outcome, error) {
+	res *executorv1.ToolResult, sum *Summary) (Outcome, error) {
 	out, err := reply.Decode(res.GetReply())
 	if err != nil {
 		r.logger.ErrorContext(ctx, "executor reply", "tool", tool.GetName(), "err", err)
@@ -209,18 +245,19 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 	case executorv1.Continuation_CONTINUATION_OFFER_KEEP_STATUS:
 		if stored && remaining >= 2 {
 			out.ContinuationOffer = &reply.Offer{ContinuationID: threadID, RemainingTurns: remaining,
-				Note: fmt.Sprintf("The %s workflow can continue for %d more exchanges.", tool.GetName(), remaining)}
+				Note: fmt.Sprintf("The %s workflow can continue for %s.", tool.GetName(), reply.TurnsLeft(remaining))}
 		}
 	default:
 		if stored && remaining >= 2 {
-			// The reference counts one more here than for workflows.
 			out.Status = reply.StatusContinuationAvailable
-			out.ContinuationOffer = &reply.Offer{ContinuationID: threadID, RemainingTurns: remaining + 1,
-				Note: fmt.Sprintf("You can continue this conversation for %d more exchanges.", remaining+1)}
+			out.ContinuationOffer = &reply.Offer{ContinuationID: threadID, RemainingTurns: remaining,
+				Note: "You can continue this conversation for " + reply.TurnsLeft(remaining) + "."}
 		}
 	}
 	if !stored {
 		threadID = "" // nothing of this exchange is in the thread to read back
+	} else {
+		sum.ThreadID = threadID
 	}
 	capOutput(out, r.outputTokens, threadID)
 	return Outcome{Reply: out}, nil
@@ -289,6 +326,16 @@ func saveFailure(err error) string {
 
 // isNotFound tells a missing thread from a failing memory service.
 func isNotFound(err error) bool { return status.Code(err) == codes.NotFound }
+
+// noProvider is the router's message when its answer is that no model
+// provider is configured, and whether it is: the router marks that answer
+// (origin.NoProvider), so no other refusal passes for setup help.
+func noProvider(err error) (string, bool) {
+	if reason, _ := origin.Of(err); reason != origin.NoProvider {
+		return "", false
+	}
+	return status.Convert(err).Message(), true
+}
 
 // UnknownToolError is a call to a tool zen does not have.
 type UnknownToolError struct{ Name string }

@@ -47,7 +47,8 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 	req := &executorv1.ExecuteToolRequest{ToolName: name, RemainingTurns: -1, Model: su.model,
 		ModelRequested: su.requested, WorkflowState: su.prep.GetWorkflowState()}
 	if su.prep != nil {
-		req.RemainingTurns = su.prep.GetRemainingTurns() - 1 // after this call's user turn
+		// After this exchange's request and reply, as the offer will say.
+		req.RemainingTurns = su.prep.GetRemainingTurns() - 2
 	}
 	if su.model != nil {
 		progress("using " + su.model.GetName())
@@ -57,12 +58,12 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 		paths = nil // named, not read, until the final step
 	}
 	if len(paths) > 0 {
-		read, omitted, out := r.readFiles(name, req.GetModel(), paths)
+		set, out := r.readFiles(name, req.GetModel(), paths, tool.GetWorkflow())
 		if out != nil {
 			return nil, out, nil
 		}
-		*left = omitted
-		req.Files = toFileContents(read)
+		*left = set.omitted
+		req.Files, req.SkippedFiles = toFileContents(set.read), skippedFiles(set.skipped)
 	}
 	if refs := stringList(args["images"]); len(refs) > 0 {
 		images, out := r.readImages(name, req.GetModel(), refs)
@@ -199,7 +200,9 @@ func (r *Runner) checkPaths(tool string, args map[string]any, workflow bool) *Ou
 			return ptr(toolError(tool, "Error: "+err.Error()+" (in "+key+")", nil))
 		}
 		for _, p := range paths {
-			if _, err := r.files.Resolve(p); err != nil {
+			// A file that cannot be read is left out when it is read (see
+			// readFiles); only the policy's refusals end the call here.
+			if _, err := r.files.Resolve(p); err != nil && !files.IsSkipped(err) {
 				return ptr(toolError(tool, "Error: "+err.Error()+" (in "+key+")", nil))
 			}
 		}
@@ -256,6 +259,10 @@ func (r *Runner) resolveModel(ctx context.Context, tool *Tool, args map[string]a
 	if isNotFound(err) {
 		return nil, "", ptr(r.unknownModel(ctx, tool, ask)), nil
 	}
+	if help, ok := noProvider(err); ok {
+		// The router's message says which variables to set, and where.
+		return nil, "", ptr(toolError(tool.GetName(), fmt.Sprintf("Error in %s: %s.", tool.GetName(), help), nil)), nil
+	}
 	if err != nil {
 		return nil, "", nil, &BackendError{"router", err}
 	}
@@ -279,7 +286,9 @@ func (r *Runner) unknownModel(ctx context.Context, tool *Tool, name string) Outc
 	if pick, err := r.b.Router.ResolveModel(ctx, &routerv1.ResolveModelRequest{Model: "auto", Category: tool.GetCategory()}); err == nil {
 		msg += fmt.Sprintf(" Suggested model for %s: '%s' (category: %s)", tool.GetName(), pick.GetModel().GetName(), strings.ToLower(tool.GetCategory()))
 	}
-	return toolError(tool.GetName(), msg, map[string]any{"requested_model": name})
+	out := toolError(tool.GetName(), msg, nil)
+	out.Reply.Metadata.RequestedModel = name
+	return out
 }
 
 func toFileContents(fs []files.File) []*executorv1.FileContent {

@@ -137,7 +137,7 @@ func TestSaveRetriesUnavailable(t *testing.T) {
 			if tc.existing {
 				req.Conversation = &executorv1.Conversation{ThreadId: "old-thread"}
 			}
-			out, err := r.finish(ctx, &Tool{Tool: &executorv1.Tool{Name: "chat"}}, req, chatResult(t))
+			out, err := r.finish(ctx, &Tool{Tool: &executorv1.Tool{Name: "chat"}}, req, chatResult(t), &Summary{})
 			if err != nil {
 				t.Fatalf("finish: %v", err)
 			}

@@ -8,11 +8,15 @@ import (
 )
 
 // Run executes one call. Progress, when set, hears what the call is doing.
-// Both what it hears and what Run returns are scrubbed of r.Secrets.
+// Both what it hears and what Run returns are scrubbed of r.Secrets. The
+// outcome's Summary is set even when the call fails.
 func (r *Runner) Run(ctx context.Context, name string, rawArgs json.RawMessage,
 	progress func(string)) (Outcome, error) {
-	out, err := r.run(ctx, name, rawArgs, scrubProgress(r.Secrets, progress))
-	return scrubbed(r.Secrets, out), err
+	var sum Summary
+	out, err := r.run(ctx, name, rawArgs, scrubProgress(r.Secrets, progress), &sum)
+	out = scrubbed(r.Secrets, out)
+	out.Summary = sum
+	return out, err
 }
 
 // scrubbed removes zen's secrets from what a call returns: the edge is the

@@ -30,7 +30,7 @@ func (r *Runner) prepareMemory(ctx context.Context, tool *Tool, id string,
 		}
 		return resp, nil, nil
 	}
-	if out := missingThread(id, err); out != nil {
+	if out := missingThread(tool, id, err); out != nil {
 		return nil, out, nil
 	}
 	if err != nil {
@@ -45,13 +45,14 @@ func (r *Runner) prepareMemory(ctx context.Context, tool *Tool, id string,
 // missingThread is the answer to a continuation whose thread memory does
 // not have: lost with the store's data (DataLoss, whose message says when),
 // or not found (worded with the limits memory attached). Nil for any other
-// result.
-func missingThread(id string, err error) *Outcome {
+// result. Like every refusal it is the tool's error envelope (the reference
+// sent plain text here).
+func missingThread(tool *Tool, id string, err error) *Outcome {
 	switch st := status.Convert(err); st.Code() {
 	case codes.DataLoss:
-		return &Outcome{IsError: true, Text: fmt.Sprintf("Conversation thread '%s' is gone: %s. Its history "+
+		return ptr(toolError(tool.GetName(), fmt.Sprintf("Conversation thread '%s' is gone: %s. Its history "+
 			"cannot be recovered. Start a new conversation by calling the tool again without continuation_id, and "+
-			"include the context it needs.", id, st.Message())}
+			"include the context it needs.", id, st.Message()), nil))
 	case codes.NotFound:
 		var ttl float64
 		for _, d := range st.Details() {
@@ -59,7 +60,7 @@ func missingThread(id string, err error) *Outcome {
 				ttl = l.GetTtlSeconds()
 			}
 		}
-		return &Outcome{Text: notFoundMessage(id, ttl), IsError: true}
+		return ptr(toolError(tool.GetName(), notFoundMessage(id, ttl), nil))
 	}
 	return nil
 }
@@ -93,11 +94,11 @@ func fullThread(tool *Tool, id string, prep *memoryv1.PrepareCallResponse) *Outc
 	if need <= remaining {
 		return nil
 	}
-	return &Outcome{IsError: true, Text: fmt.Sprintf("Conversation thread '%s' has reached its limit of %d turns "+
+	return ptr(toolError(tool.GetName(), fmt.Sprintf("Conversation thread '%s' has reached its limit of %d turns "+
 		"(MAX_CONVERSATION_TURNS): it holds %d and this exchange needs %d more, so it could not be kept, and no "+
 		"model was called. Start a new conversation by calling the tool again without continuation_id, and include "+
 		"the context it needs: a summary of this conversation and the files it used.",
-		id, limit, limit-remaining, need)}
+		id, limit, limit-remaining, need), nil))
 }
 
 // noModelWindow is the context assumed for tools that resolve no model at

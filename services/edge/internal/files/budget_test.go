@@ -1,11 +1,14 @@
 package files
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -46,11 +49,13 @@ func TestExpandWithinStopsAtTheBudget(t *testing.T) {
 		}},
 		{"the named file's room is kept first", []string{dir, named}, 260, Expansion{
 			Paths:   []string{filepath.Join(dir, "a.go"), filepath.Join(dir, "b.go"), named},
+			Labels:  map[string]string{named: named},
 			Bytes:   250,
 			Omitted: Omitted{Files: 3, Bytes: 200 + MaxFileBytes + 1},
 		}},
 		{"named files are kept past the budget", []string{named, dir}, 10, Expansion{
 			Paths:   []string{named},
+			Labels:  map[string]string{named: named},
 			Bytes:   50,
 			Omitted: Omitted{Files: 5, Bytes: 400 + MaxFileBytes + 1},
 		}},
@@ -58,7 +63,7 @@ func TestExpandWithinStopsAtTheBudget(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := pol.ExpandWithin(tt.paths, tt.maxBytes)
+			got, err := pol.ExpandWithin(tt.paths, tt.maxBytes, AllNamed)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,11 +82,82 @@ func TestExpandWithinCountsPastTheFileCap(t *testing.T) {
 	for i := range MaxFiles + 3 {
 		write(t, filepath.Join(dir, fmt.Sprintf("f%05d.go", i)), "")
 	}
-	got, err := NewPolicy(Config{Roots: []string{dir}}).ExpandWithin([]string{dir}, 1<<20)
+	got, err := NewPolicy(Config{Roots: []string{dir}}).ExpandWithin([]string{dir}, 1<<20, AllNamed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(Omitted{Files: 3}, got.Omitted); diff != "" || len(got.Paths) != MaxFiles {
 		t.Errorf("%d files taken; omitted (-want +got):\n%s", len(got.Paths), diff)
+	}
+}
+
+// TestExpandWithinSkipsProblemFiles: a file named outright that cannot be
+// read, is not a regular file or is over MaxFileBytes is listed with the
+// reason, by the path as given, and a walk that meets it does not count it
+// again; a path the policy refuses fails the expansion.
+func TestExpandWithinSkipsProblemFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.go")
+	write(t, good, "package good")
+	huge := filepath.Join(dir, "huge.json")
+	if err := os.WriteFile(huge, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(huge, MaxFileBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.go")
+	pol := NewPolicy(Config{Roots: []string{dir}})
+	got, err := pol.ExpandWithin([]string{missing, huge, dir, missing}, 1<<20, AllNamed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Expansion{Paths: []string{good}, Bytes: 12, Skipped: []Skipped{
+		{Path: missing, Reason: "not found"},
+		{Path: huge, Reason: "1000001 bytes, over the 1000000-byte limit for one file"},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ExpandWithin (-want +got):\n%s", diff)
+	}
+	secret := filepath.Join(dir, ".env.local")
+	write(t, secret, "KEY=v")
+	if _, err := pol.ExpandWithin([]string{missing, secret}, 1<<20, AllNamed); !errors.Is(err, ErrDenied) {
+		t.Errorf("a denied path: %v, want ErrDenied", err)
+	}
+}
+
+// TestExpandWithinNewestFirst: a workflow's final step takes the files it
+// names newest first while they fit, skipping (not stopping at) one that
+// does not, and walks its directories in the room left.
+func TestExpandWithinNewestFirst(t *testing.T) {
+	t.Parallel()
+	dir, tree := t.TempDir(), t.TempDir()
+	base := time.Now().Add(-time.Hour)
+	var named []string
+	for i, size := range []int{100, 250, 150} { // oldest first
+		p := filepath.Join(dir, fmt.Sprintf("f%d.go", i))
+		write(t, p, strings.Repeat("x", size))
+		if err := os.Chtimes(p, base, base.Add(time.Duration(i)*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		named = append(named, p)
+	}
+	write(t, filepath.Join(tree, "a.go"), strings.Repeat("y", 40))
+	write(t, filepath.Join(tree, "b.go"), strings.Repeat("y", 20))
+	pol := NewPolicy(Config{Roots: []string{dir, tree}})
+	got, err := pol.ExpandWithin(append(slices.Clone(named), tree), 300, NewestFirst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Expansion{
+		Paths:   []string{named[2], named[0], filepath.Join(tree, "a.go")},
+		Labels:  map[string]string{named[2]: named[2], named[0]: named[0]},
+		Bytes:   290,
+		Omitted: Omitted{Files: 1, Bytes: 20},
+		Skipped: []Skipped{{Path: named[1], Reason: ReasonOverBudget}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ExpandWithin (-want +got):\n%s", diff)
 	}
 }

@@ -3,7 +3,6 @@ package files
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io/fs"
 	"math"
@@ -74,7 +73,7 @@ var sourceExts = []string{
 // Duplicates are dropped; order is kept. ExpandWithin is the same under a
 // budget.
 func (pol Policy) Expand(paths []string) ([]string, error) {
-	exp, err := pol.ExpandWithin(paths, math.MaxInt64)
+	exp, err := pol.ExpandWithin(paths, math.MaxInt64, AllNamed)
 	return exp.Paths, err
 }
 
@@ -128,43 +127,51 @@ func (pol Policy) walk(dir string, found func(path string, size int64) bool) err
 
 // Read reads one file after checking it against the policy, normalising
 // line endings and replacing invalid UTF-8. The file keeps the path it was
-// given as its label.
+// given as its label. A file the call can go on without (missing,
+// unreadable, not a regular file, over MaxFileBytes) is a *Skipped error;
+// a path the policy refuses is not.
 func (pol Policy) Read(path string) (File, error) {
 	resolved, err := pol.Resolve(path)
 	if err != nil {
 		return File{}, err
 	}
-	info, err := os.Stat(resolved)
+	info, err := checkFile(path, resolved, false)
 	if err != nil {
-		return File{}, fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
-	}
-	if !info.Mode().IsRegular() {
-		return File{}, fmt.Errorf("%s is not a regular file", path)
-	}
-	if info.Size() > MaxFileBytes {
-		return File{}, fmt.Errorf("%s is %d bytes, over the %d-byte limit for one file", path, info.Size(), MaxFileBytes)
+		return File{}, err
 	}
 	raw, err := os.ReadFile(resolved)
 	if err != nil {
-		return File{}, fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
+		return File{}, statFailure(path, err)
 	}
 	sum := sha256.Sum256(raw)
 	text := strings.ReplaceAll(strings.ReplaceAll(string(raw), "\r\n", "\n"), "\r", "\n")
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
-	return File{Path: path, SHA256: hex.EncodeToString(sum[:]), Content: text, Size: info.Size(), Modified: info.ModTime()}, nil
+	return File{Path: path, SHA256: hex.EncodeToString(sum[:]), Content: text, Size: info.Size(),
+		Modified: info.ModTime()}, nil
 }
 
-// ReadAll reads every path, failing on the first that cannot be read.
-func (pol Policy) ReadAll(paths []string) ([]File, error) {
-	out := make([]File, 0, len(paths))
-	for _, p := range paths {
+// ReadEach reads an expansion's files, listing those it goes without (see
+// Read) under the paths the call gave (exp.Labels). It fails only on a
+// path the policy refuses: a link may have moved since the path was
+// checked.
+func (pol Policy) ReadEach(exp Expansion) ([]File, []Skipped, error) {
+	out := make([]File, 0, len(exp.Paths))
+	var skipped []Skipped
+	for _, p := range exp.Paths {
 		f, err := pol.Read(p)
+		if s, ok := asSkipped(err); ok {
+			if label, named := exp.Labels[p]; named {
+				s.Path = label
+			}
+			skipped = append(skipped, s)
+			continue
+		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, f)
 	}
-	return out, nil
+	return out, skipped, nil
 }

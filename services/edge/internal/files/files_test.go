@@ -1,10 +1,13 @@
 package files
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func write(t *testing.T, path, content string) {
@@ -50,26 +53,77 @@ func TestReadHashesAndNormalises(t *testing.T) {
 	}
 }
 
-func TestReadRefusesLargeFilesAndDirectories(t *testing.T) {
+// TestReadSkipsWhatItCannotRead: a file the call can go on without is a
+// *Skipped error naming the path as given and why; a denied path is not.
+func TestReadSkipsWhatItCannotRead(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.txt")
 	write(t, big, strings.Repeat("x", MaxFileBytes+1))
-	for _, p := range []string{big, dir, filepath.Join(dir, "missing")} {
-		if _, err := rootedAt(dir).Read(p); err == nil {
-			t.Errorf("Read(%s) succeeded", p)
+	loop := filepath.Join(dir, "loop.go")
+	if err := os.Symlink(loop, loop); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path, reason string
+	}{
+		{big, "1000001 bytes, over the 1000000-byte limit for one file"},
+		{dir, "not a regular file"},
+		{filepath.Join(dir, "missing"), "not found"},
+		{loop, "cannot be read: too many links"},
+		{filepath.Join(dir, strings.Repeat("x", 300)+".go"), "cannot be read: file name too long"},
+	}
+	for _, tt := range tests {
+		_, err := rootedAt(dir).Read(tt.path)
+		var got *Skipped
+		if !errors.As(err, &got) {
+			t.Errorf("Read(%s) = %v, want a *Skipped", tt.path, err)
+			continue
 		}
+		if diff := cmp.Diff(&Skipped{Path: tt.path, Reason: tt.reason}, got); diff != "" {
+			t.Errorf("Read(%s) (-want +got):\n%s", tt.path, diff)
+		}
+	}
+	envLoop := filepath.Join(dir, ".env")
+	if err := os.Symlink(envLoop, envLoop); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rootedAt(dir).Read(envLoop); !errors.Is(err, ErrDenied) || IsSkipped(err) {
+		t.Errorf("an unresolvable link with a denied name: %v, want ErrDenied", err)
 	}
 }
 
-func TestReadAllFailsOnTheFirstUnreadable(t *testing.T) {
+// TestReadEachGoesOnWithoutProblemFiles: the files that can be read are
+// read, the others listed, a file named outright under the path the call
+// gave, as ExpandWithin lists its own; a path the policy refuses fails the
+// lot.
+func TestReadEachGoesOnWithoutProblemFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	a := filepath.Join(dir, "a")
+	a, gone := filepath.Join(dir, "a"), filepath.Join(dir, "gone")
 	write(t, a, "x")
-	if got, err := rootedAt(dir).ReadAll([]string{a}); err != nil || len(got) != 1 {
-		t.Errorf("ReadAll = %v, %v", got, err)
+	write(t, gone, "y")
+	given := filepath.Join(dir, "sub", "..", "gone") // resolves to gone
+	write(t, filepath.Join(dir, "sub", "keep"), "")
+	exp, err := rootedAt(dir).ExpandWithin([]string{given, a}, 1<<20, AllNamed)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := rootedAt(dir).ReadAll([]string{a, filepath.Join(dir, "missing")}); err == nil {
-		t.Error("a missing file should fail the read")
+	// Deleted between the expansion and the read, as an agent's edit may.
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	got, skipped, err := rootedAt(dir).ReadEach(exp)
+	if err != nil || len(got) != 1 || got[0].Path != a {
+		t.Fatalf("ReadEach = %v, %v", got, err)
+	}
+	if diff := cmp.Diff([]Skipped{{Path: given, Reason: "not found"}}, skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	secret := filepath.Join(dir, ".env")
+	write(t, secret, "KEY=v")
+	if _, _, err := rootedAt(dir).ReadEach(Expansion{Paths: []string{a, secret}}); !errors.Is(err, ErrDenied) {
+		t.Errorf("a denied path: %v, want ErrDenied", err)
 	}
 }
 

@@ -3,7 +3,6 @@ package files
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -129,14 +128,26 @@ func (p Policy) Resolve(path string) (string, error) {
 	}
 	resolved, err := filepath.EvalSymlinks(expanded)
 	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
+		// The path, or a link on its way, leads to nothing (yet). It is
+		// checked as far as it exists, links followed even to missing
+		// targets, so that what lies past a link out of the roots does not
+		// change the answer: a link to a missing file out there is refused
+		// as one to an existing file is, never "not found".
+		partial, perr := resolveAsFarAsExists(filepath.Clean(expanded))
+		switch {
+		case perr == nil:
+			resolved = partial
+		case !p.inRoots(partial):
+			return "", p.outsideRoots(describePath(path, partial))
+		default:
+			// Where it leads is unknown (a loop, a name that cannot be
+			// looked up), so nothing is read; a name the policy denies is
+			// still refused, not merely skipped.
+			if reason := p.denied(filepath.Clean(expanded)); reason != "" {
+				return "", fmt.Errorf("%w: %s %s; pass files inside your project instead", ErrDenied, path, reason)
+			}
+			return "", statFailure(path, err)
 		}
-		dir, rerr := filepath.EvalSymlinks(filepath.Dir(filepath.Clean(expanded)))
-		if rerr != nil {
-			dir = filepath.Dir(filepath.Clean(expanded))
-		}
-		resolved = filepath.Join(dir, filepath.Base(expanded))
 	}
 	if reason := p.denied(resolved); reason != "" {
 		return "", fmt.Errorf("%w: %s %s; pass files inside your project instead", ErrDenied,

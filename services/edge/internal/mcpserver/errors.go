@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -82,9 +81,11 @@ func roleFailure(role string, code codes.Code, tool, trace string) answer {
 	var msg string
 	switch {
 	case code == codes.Unavailable && role == "memory":
-		msg = fmt.Sprintf("zen's memory service is unavailable right now%s, so this call was not run: its answer "+
-			"could not be saved. Try again shortly; if it keeps failing, check that zen's memory and its store "+
-			"(the SQLite file, or Redis) are up, and memory's log.", trace)
+		// A tool error, not a JSON-RPC one: agents show a JSON-RPC error as
+		// little more than "tool failed", and this one the agent can act on.
+		return answer{ToolError: true, Message: fmt.Sprintf("zen's memory service is unavailable right now%s, "+
+			"so this call was not run: its answer could not be saved. Try again shortly; if it keeps failing, "+
+			"check that zen's memory and its store (the SQLite file, or Redis) are up, and memory's log.", trace)}
 	case code == codes.Unavailable:
 		msg = fmt.Sprintf("zen's %s service is unavailable right now%s, so this call failed. Try again shortly; if "+
 			"it keeps failing, check that zen's %s is running and reachable, and its log.", role, trace, role)
@@ -100,22 +101,12 @@ func roleFailure(role string, code codes.Code, tool, trace string) answer {
 
 // failureReply answers a failed call: a tool error, or a JSON-RPC error.
 // A cancelled or expired call stays a context error, which the SDK turns
-// into its own reply. The failure is logged here, once, with its detail.
-func failureReply(ctx context.Context, logger *slog.Logger, tool string, err error,
-	scrub func(string) string) (*mcp.CallToolResult, error) {
+// into its own reply. The failure's detail goes to the log in the call's
+// one line (logCall).
+func failureReply(ctx context.Context, tool string, err error, scrub func(string) string) (*mcp.CallToolResult, error) {
 	a := describe(ctx, tool, err)
-	var be *call.BackendError
-	switch {
-	case a.Code == codeRequestCancelled:
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+	if a.Code != codeRequestCancelled && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return nil, err
-	case errors.As(err, &be):
-		reason, _ := origin.Of(be.Err)
-		st := status.Convert(be.Err)
-		logger.ErrorContext(ctx, "tool call failed", "tool", tool, "role", be.Role, "origin", string(reason),
-			"code", st.Code().String(), "err", st.Message())
-	default:
-		logger.ErrorContext(ctx, "tool call failed", "tool", tool, "err", err)
 	}
 	if a.ToolError {
 		return result(call.Outcome{IsError: true, Reply: reply.Error(tool, scrub(a.Message))}), nil

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/zenmcp/zen/services/edge/internal/call"
 	"github.com/zenmcp/zen/services/edge/internal/streamhttp"
 	"github.com/zenmcp/zen/services/platform/auth"
+	"github.com/zenmcp/zen/services/platform/modelrule"
 	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"go.opentelemetry.io/otel"
@@ -24,21 +24,13 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Instructions for the handshake, by model selection mode.
-const (
-	autoInstructions = "zen lets you consult other AI models. No default model is set: when the user names a " +
-		"model, pass it as `model`; otherwise call `listmodels` first and pick one that fits the task. Pass a " +
-		"returned continuation_id back to keep a conversation going, in any zen tool."
-	fixedInstructions = "zen lets you consult other AI models. Calls without a `model` use %s; pass `model` only " +
-		"when the user asks for another. Pass a returned continuation_id back to keep a conversation going, in any zen tool."
-)
-
 // Options configure the MCP server.
 type Options struct {
 	// Memory, when set, serves the zen://threads resources.
 	Memory           memoryv1.MemoryServiceClient
 	Name, Version    string
-	Instructions     string
+	Instructions     string         // see Instructions
+	Models           modelrule.Mode // how calls get their model, for the slash commands
 	Logger           *slog.Logger
 	ProgressInterval time.Duration
 }
@@ -46,7 +38,9 @@ type Options struct {
 // New returns an MCP server offering tools, each run by runner.
 func New(tools []*call.Tool, runner *call.Runner, o Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
-		Instructions: o.Instructions, Logger: o.Logger,
+		// The SDK logs each session at INFO: over stateless HTTP that is
+		// every request, so its INFO is zen's DEBUG.
+		Instructions: o.Instructions, Logger: telemetry.Demoted(o.Logger),
 	})
 	tracer := otel.Tracer("zen/edge")
 	metrics := telemetry.NewInstruments()
@@ -54,7 +48,7 @@ func New(tools []*call.Tool, runner *call.Runner, o Options) *mcp.Server {
 	if o.Memory != nil {
 		addThreadResources(s, o.Memory)
 	}
-	addSlashCommands(s, tools)
+	addSlashCommands(s, tools, o.Models)
 	for _, t := range tools {
 		tool := &mcp.Tool{
 			Name: t.GetName(), Title: t.GetTitle(), Description: t.GetDescription(),
@@ -69,11 +63,17 @@ func New(tools []*call.Tool, runner *call.Runner, o Options) *mcp.Server {
 	return s
 }
 
-// FixedInstructions words the handshake for a default model.
-func FixedInstructions(model string) string { return fmt.Sprintf(fixedInstructions, model) }
-
-// AutoInstructions words the handshake for auto mode.
-func AutoInstructions() string { return autoInstructions }
+// Instructions words the handshake: what zen is, the model rule in
+// modelrule's words, continuations, and, while no model provider is
+// configured, where the agent learns how to add one.
+func Instructions(mode modelrule.Mode, noProvider bool) string {
+	s := "zen lets you consult other AI models. " + mode.Rule() +
+		" Pass a returned continuation_id back to keep a conversation going, in any zen tool."
+	if noProvider {
+		s += " No model provider is configured yet: `listmodels` says how to add one."
+	}
+	return s
+}
 
 func handler(name string, runner *call.Runner, tracer trace.Tracer, metrics telemetry.Instruments, o Options) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
@@ -82,19 +82,24 @@ func handler(name string, runner *call.Runner, tracer trace.Tracer, metrics tele
 		defer unlink()
 		// Runs before unlink, so ctx still tells a cancelled call apart.
 		started := time.Now()
+		var out call.Outcome
+		var failure error // the call's own error, before it is worded for the client
 		defer func() {
-			outcome := "ok"
+			outcome := outcomeOK
 			switch {
 			case ctx.Err() != nil:
-				outcome = "cancelled"
+				outcome = outcomeCancelled
 			case err != nil:
-				outcome = "error"
+				outcome = outcomeError
 			case res != nil && res.IsError:
-				outcome = "tool_error"
+				outcome = outcomeToolError
 			}
+			took := time.Since(started)
 			attrs := metric.WithAttributes(attribute.String("tool", name), attribute.String("outcome", outcome))
 			metrics.ToolCalls.Add(context.WithoutCancel(ctx), 1, attrs)
-			metrics.ToolDuration.Record(context.WithoutCancel(ctx), time.Since(started).Seconds(), attrs)
+			metrics.ToolDuration.Record(context.WithoutCancel(ctx), took.Seconds(), attrs)
+			logCall(ctx, o.Logger, callRecord{tool: name, outcome: outcome, took: took, sum: out.Summary,
+				req: req, failure: failure})
 		}()
 		ctx, span := tracer.Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("mcp.tool", name)))
@@ -105,10 +110,10 @@ func handler(name string, runner *call.Runner, tracer trace.Tracer, metrics tele
 			defer hb.stop()
 			progress = hb.update
 		}
-		out, err := runner.Run(ctx, name, req.Params.Arguments, progress)
-		if err != nil {
-			span.SetStatus(codes.Error, err.Error())
-			return failureReply(ctx, o.Logger, name, err, runner.Secrets.String)
+		out, failure = runner.Run(ctx, name, req.Params.Arguments, progress)
+		if failure != nil {
+			span.SetStatus(codes.Error, failure.Error())
+			return failureReply(ctx, name, failure, runner.Secrets.String)
 		}
 		if out.IsError {
 			span.SetStatus(codes.Error, "tool error")

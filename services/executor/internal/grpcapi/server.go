@@ -66,7 +66,7 @@ func (s *Server) ExecuteTool(req *executorv1.ExecuteToolRequest, stream grpc.Ser
 	call := &tools.Call{
 		Args: req.GetArguments().AsMap(), Model: req.GetModel(), ModelRequested: req.GetModelRequested(),
 		Conversation: req.GetConversation(), Files: req.GetFiles(), Images: req.GetImages(), RemainingTurns: int(req.GetRemainingTurns()),
-		WorkflowState: req.GetWorkflowState(),
+		WorkflowState: req.GetWorkflowState(), Skipped: req.GetSkippedFiles(),
 		Progress: func(msg string, tokens int64) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -86,6 +86,7 @@ func (s *Server) ExecuteTool(req *executorv1.ExecuteToolRequest, stream grpc.Ser
 		s.logger.ErrorContext(ctx, "tool failed", "tool", tool.Name, "err", err)
 		return status.Error(codes.Internal, "executor: internal error")
 	}
+	result.Usage = call.Usage()
 	s.scrub.Message(result)
 	if result.Reply, err = reply.ScrubJSON(result.GetReply(), s.scrub); err != nil {
 		s.logger.ErrorContext(ctx, "tool reply", "tool", tool.Name, "err", err)

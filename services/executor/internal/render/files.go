@@ -32,6 +32,16 @@ func File(f *executorv1.FileContent) string {
 		f.GetPath(), modified, NumberLines(f.GetContent()), f.GetPath())
 }
 
+// Skipped says which files the call named were left out, and why: one line
+// each, where the files would have been.
+func Skipped(skipped []*executorv1.SkippedFile) string {
+	var b strings.Builder
+	for _, s := range skipped {
+		fmt.Fprintf(&b, "--- FILE SKIPPED: %s (%s) ---\n", s.GetPath(), s.GetReason())
+	}
+	return b.String()
+}
+
 // Files embeds several files, one after another.
 func Files(files []*executorv1.FileContent) string {
 	var b strings.Builder

@@ -9,21 +9,26 @@ import (
 )
 
 // History renders the block that opens a continued call: the thread, the
-// files it used (each once) and its turns in order.
-func History(c *executorv1.Conversation) string {
+// files it used (each once, as last shared) and its turns in order. current
+// are the call's own files: one the history holds with other contents has
+// changed since it was shared, and a note stands in for its old contents,
+// so the model reads the file once, as it is now, with the new request.
+func History(c *executorv1.Conversation, current []*executorv1.FileContent) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "=== CONVERSATION HISTORY (CONTINUATION) ===\nThread: %s\nTool: %s\nTurn %d/%d\n",
-		c.GetThreadId(), c.GetToolName(), c.GetTotalTurns(), c.GetMaxTurns())
+	// Turns so far, then "This is turn N+1" at the end: one count, never
+	// a header that reads as the turn the new input is.
+	fmt.Fprintf(&b, "=== CONVERSATION HISTORY (CONTINUATION) ===\nThread: %s\nTool: %s\n"+
+		"Turns so far: %d of at most %d\n", c.GetThreadId(), c.GetToolName(), c.GetTotalTurns(), c.GetMaxTurns())
 	b.WriteString("You are continuing this conversation thread from where it left off.\n\n")
 
 	if len(c.GetFiles()) > 0 || c.GetOmittedFiles() > 0 {
 		b.WriteString("=== FILES REFERENCED IN THIS CONVERSATION ===\n")
-		b.WriteString("These files were shared earlier in the conversation; each appears once, as it reads now.\n")
+		b.WriteString("These files were shared earlier in the conversation; each appears once, as it was last shared.\n")
 		if n := c.GetOmittedFiles(); n > 0 {
 			fmt.Fprintf(&b, "[NOTE: %d older file(s) left out to fit the context budget]\n", n)
 		}
 		b.WriteString("Refer to them for the turns below and for the new request.\n\n")
-		b.WriteString(Files(c.GetFiles()))
+		b.WriteString(historyFiles(c.GetFiles(), current))
 		b.WriteString("=== END REFERENCED FILES ===\n\n")
 	}
 
@@ -47,6 +52,28 @@ func History(c *executorv1.Conversation) string {
 	b.WriteString("\n=== END CONVERSATION HISTORY ===\n")
 	b.WriteString("IMPORTANT: You are continuing an existing conversation. Build on what was said above; do not repeat or summarise earlier answers, and keep to the decisions already made unless the new input changes them.\n")
 	fmt.Fprintf(&b, "This is turn %d of the conversation - use the history above to answer the new input below.\n", c.GetTotalTurns()+1)
+	return b.String()
+}
+
+// historyFiles embeds the history's files, with a note in place of each
+// that current holds with other contents.
+func historyFiles(files, current []*executorv1.FileContent) string {
+	now := make(map[string]string, len(current))
+	for _, f := range current {
+		now[f.GetPath()] = f.GetSha256()
+	}
+	var b strings.Builder
+	for i, f := range files {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		if sum, ok := now[f.GetPath()]; ok && sum != f.GetSha256() {
+			fmt.Fprintf(&b, "--- FILE CHANGED: %s has changed since it was shared; its current version comes with "+
+				"the new request below, and earlier turns refer to the version before ---\n", f.GetPath())
+			continue
+		}
+		b.WriteString(File(f))
+	}
 	return b.String()
 }
 

@@ -29,9 +29,9 @@ func TestHistoryShowsTurnsInOrderWithLabels(t *testing.T) {
 		},
 		Files: []*executorv1.FileContent{{Path: "/src/a.go", Content: "package a\n", ModifiedAt: "2026-01-02T03:04:05Z"}},
 	}
-	got := History(c)
+	got := History(c, nil)
 	for _, want := range []string{
-		"=== CONVERSATION HISTORY (CONTINUATION) ===\nThread: t-1\nTool: chat\nTurn 4/50\n",
+		"=== CONVERSATION HISTORY (CONTINUATION) ===\nThread: t-1\nTool: chat\nTurns so far: 4 of at most 50\n",
 		"--- BEGIN FILE: /src/a.go (Last modified: 2026-01-02 03:04:05 UTC) ---\n   1│ package a\n--- END FILE: /src/a.go ---",
 		"--- Turn 3 (Agent using chat) ---\nFiles used in this turn: /src/a.go\n\nsecond question",
 		"--- Turn 4 (llama3.2 using chat via custom) ---\nsecond answer",
@@ -47,5 +47,39 @@ func TestHistoryShowsTurnsInOrderWithLabels(t *testing.T) {
 	}
 	if strings.Count(got, "package a") != 1 {
 		t.Error("a file must be embedded exactly once")
+	}
+}
+
+// TestHistoryNotesAChangedFile: a file the call brings with other contents
+// than the history holds is shown once, by the call; the history says it
+// changed instead of showing the old version. An unchanged one stays.
+func TestHistoryNotesAChangedFile(t *testing.T) {
+	c := &executorv1.Conversation{ThreadId: "t-1", ToolName: "chat", TotalTurns: 2, MaxTurns: 50,
+		Files: []*executorv1.FileContent{
+			{Path: "/src/a.go", Sha256: "old", Content: "package a // OLD\n"},
+			{Path: "/src/b.go", Sha256: "same", Content: "package b // SAME\n"},
+		},
+	}
+	current := []*executorv1.FileContent{
+		{Path: "/src/a.go", Sha256: "new", Content: "package a // NEW\n"},
+		{Path: "/src/b.go", Sha256: "same", Content: "package b // SAME\n"},
+	}
+	got := History(c, current)
+	if strings.Contains(got, "OLD") || !strings.Contains(got, "SAME") {
+		t.Errorf("the history should drop the old a.go and keep b.go:\n%s", got)
+	}
+	want := "--- FILE CHANGED: /src/a.go has changed since it was shared; its current version comes with the new " +
+		"request below, and earlier turns refer to the version before ---\n"
+	if !strings.Contains(got, want) {
+		t.Errorf("history lacks %q\n--- got ---\n%s", want, got)
+	}
+}
+
+func TestSkippedIsOneLineEach(t *testing.T) {
+	got := Skipped([]*executorv1.SkippedFile{{Path: "/src/gone.go", Reason: "not found"},
+		{Path: "/src/big.json", Reason: "too big"}})
+	want := "--- FILE SKIPPED: /src/gone.go (not found) ---\n--- FILE SKIPPED: /src/big.json (too big) ---\n"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

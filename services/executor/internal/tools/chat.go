@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"regexp"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/zenmcp/zen/services/executor/internal/prompts"
 	"github.com/zenmcp/zen/services/executor/internal/render"
 	"github.com/zenmcp/zen/services/platform/reply"
+	"github.com/zenmcp/zen/services/platform/turnmeta"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -43,7 +43,7 @@ func chatTool() Tool {
 				"continuation_id":                 str(""),
 			}
 			maps.Copy(props, modelSettings(c))
-			return object(props, requiredWithModel(c, "prompt", "working_directory_absolute_path")...)
+			return object(props, "prompt", "working_directory_absolute_path")
 		},
 		Output: envelopeSchema(),
 		Run:    runChat,
@@ -76,27 +76,17 @@ func runChat(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, er
 		answer, code = extractGeneratedCode(answer)
 	}
 	content := answer + "\n\n" + prompts.Text("agent_turn")
-	usage := map[string]any{
-		"input_tokens": done.GetUsage().GetInputTokens(), "output_tokens": done.GetUsage().GetOutputTokens(),
-		"total_tokens": done.GetUsage().GetTotalTokens(),
-	}
-	if cost := done.GetUsage().GetCostUsd(); cost > 0 {
-		usage["cost_usd"] = cost
-	}
-	modelUsed := c.ModelRequested
-	if modelUsed == "" || strings.EqualFold(modelUsed, "auto") {
-		modelUsed = done.GetModelName()
-	}
+	usage := usageMeta(done)
+	meta := reply.Metadata{ToolName: "chat", Fields: map[string]any{"conversation_ready": true, "usage": usage}}
+	c.setModel(&meta, done.GetModelName(), done.GetProvider())
 	return &executorv1.ToolResult{
 		OffersContinuation: true, GeneratedCode: code,
 		Reply: (&reply.Reply{Status: reply.StatusSuccess, Content: content, ContentType: reply.Text,
-			Metadata: reply.Metadata{ToolName: "chat", Fields: map[string]any{
-				"conversation_ready": true, "model_used": modelUsed, "provider_used": done.GetProvider(), "usage": usage,
-			}}}).Encode(),
+			Metadata: meta}).Encode(),
 		Turns: []*memoryv1.Turn{
 			{Role: memoryv1.Role_ROLE_USER, Content: prompt, ToolName: "chat", Files: fileRefs(c.Files), Images: a.Images},
 			{Role: memoryv1.Role_ROLE_ASSISTANT, Content: done.GetContent(), ToolName: "chat", ModelName: done.GetModelName(),
-				ModelProvider: done.GetProvider(), ModelMetadata: payload(map[string]any{"usage": usage})},
+				ModelProvider: done.GetProvider(), ModelMetadata: turnmeta.PutUsage(nil, usage)},
 		},
 		InitialContext: initialContext(c.Args),
 	}, nil
@@ -108,7 +98,7 @@ func chatUserMessage(prompt string, c *Call) string {
 	var b strings.Builder
 	b.WriteString("=== USER REQUEST ===\n")
 	if c.Conversation != nil {
-		b.WriteString(render.History(c.Conversation))
+		b.WriteString(render.History(c.Conversation, c.Files))
 		b.WriteString("\n=== NEW USER INPUT ===\n")
 		b.WriteString(prompt)
 		b.WriteString("\n\n")
@@ -118,9 +108,10 @@ func chatUserMessage(prompt string, c *Call) string {
 	}
 	b.WriteString("\n")
 	fresh, known := splitKnownFiles(c)
-	if len(fresh) > 0 {
+	if len(fresh) > 0 || len(c.Skipped) > 0 {
 		b.WriteString("\n=== CONTEXT FILES ===\n")
 		b.WriteString(render.Files(fresh))
+		b.WriteString(render.Skipped(c.Skipped))
 	}
 	if len(known) > 0 {
 		b.WriteString("\n--- NOTE: Files already in the conversation history above ---\nThese files are embedded in the history and were not repeated:\n")
@@ -138,11 +129,14 @@ func chatUserMessage(prompt string, c *Call) string {
 	return b.String()
 }
 
+// continuationNote tells the model how many turns the thread holds after
+// its answer; with fewer than two (a follow-up and its reply) none is
+// offered, so its answer is the last.
 func continuationNote(c *Call, name string) string {
-	if c.RemainingTurns <= 0 {
+	if c.RemainingTurns < 2 {
 		return prompts.Text("last_exchange")
 	}
-	return strings.ReplaceAll(prompts.Text(name), "{remaining}", fmt.Sprint(c.RemainingTurns))
+	return strings.ReplaceAll(prompts.Text(name), "{turns_left}", reply.TurnsLeft(int(c.RemainingTurns)))
 }
 
 // splitKnownFiles separates requested files from those the history already

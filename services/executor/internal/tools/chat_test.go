@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/serve"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/testing/protocmp"
 )
 
 // fakeRouter records Generate requests and answers with reply or err.
@@ -32,7 +34,7 @@ func (f *fakeRouter) Generate(req *routerv1.GenerateRequest, stream grpc.ServerS
 	}}})
 }
 
-func newEnv(t *testing.T, f *fakeRouter) *Env {
+func newEnv(t *testing.T, f routerv1.RouterServiceServer) *Env {
 	lis := serve.NewInProcess()
 	srv := grpc.NewServer()
 	routerv1.RegisterRouterServiceServer(srv, f)
@@ -50,7 +52,7 @@ func TestChatNewConversationLayout(t *testing.T) {
 	f := &fakeRouter{reply: "an answer"}
 	res, err := runChat(context.Background(), newEnv(t, f), &Call{
 		Args:  map[string]any{"prompt": "why?", "temperature": 0.2},
-		Model: &routerv1.Model{Name: "llama3.2"}, ModelRequested: "local-llama", RemainingTurns: 49,
+		Model: &routerv1.Model{Name: "llama3.2"}, ModelRequested: "local-llama", RemainingTurns: 48,
 		Files: []*executorv1.FileContent{{Path: "/p/a.go", Sha256: "aa", Content: "package a\n"}},
 	})
 	if err != nil || res.GetIsError() {
@@ -60,7 +62,7 @@ func TestChatNewConversationLayout(t *testing.T) {
 	user := req.GetMessages()[0].GetContent()
 	for _, want := range []string{
 		"=== USER REQUEST ===\nwhy?\n", "=== CONTEXT FILES ===\n--- BEGIN FILE: /p/a.go", "   1│ package a",
-		"=== END REQUEST ===", "49 more exchanges",
+		"=== END REQUEST ===", "hold 48 more turns",
 	} {
 		if !strings.Contains(user, want) {
 			t.Errorf("user message lacks %q:\n%s", want, user)
@@ -70,7 +72,8 @@ func TestChatNewConversationLayout(t *testing.T) {
 		t.Errorf("system prompt %q..., temperature %v", req.GetSystemPrompt()[:30], req.GetTemperature())
 	}
 	p := decodeReply(t, res)
-	if p.Status != "success" || p.Metadata.Fields["model_used"] != "local-llama" ||
+	if p.Status != "success" || p.Metadata.ModelUsed != "llama3.2" || p.Metadata.ProviderUsed != "custom" ||
+		p.Metadata.RequestedModel != "local-llama" ||
 		!strings.HasPrefix(p.Content, "an answer\n\n---\n\nAGENT'S TURN") {
 		t.Errorf("reply = %+v", p)
 	}
@@ -88,7 +91,7 @@ func TestChatContinuationEmbedsHistoryOnceAndSkipsKnownFiles(t *testing.T) {
 	f := &fakeRouter{reply: "again"}
 	file := &executorv1.FileContent{Path: "/p/a.go", Sha256: "aa", Content: "package a\n"}
 	_, err := runChat(context.Background(), newEnv(t, f), &Call{
-		Args: map[string]any{"prompt": "and now?"}, Model: &routerv1.Model{Name: "llama3.2"}, RemainingTurns: 47,
+		Args: map[string]any{"prompt": "and now?"}, Model: &routerv1.Model{Name: "llama3.2"}, RemainingTurns: 46,
 		Files: []*executorv1.FileContent{file, {Path: "/p/b.go", Sha256: "bb", Content: "package b\n"}},
 		Conversation: &executorv1.Conversation{ThreadId: "t", ToolName: "chat", TotalTurns: 2, MaxTurns: 50,
 			Files: []*executorv1.FileContent{file},
@@ -101,7 +104,14 @@ func TestChatContinuationEmbedsHistoryOnceAndSkipsKnownFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	user := f.got[0].GetMessages()[0].GetContent()
-	checks := map[string]int{"package a": 1, "package b": 1, "because": 1, "=== NEW USER INPUT ===\nand now?": 1, "- /p/a.go": 1, "47 exchanges remain": 1}
+	checks := map[string]int{
+		"package a":                        1,
+		"package b":                        1,
+		"because":                          1,
+		"=== NEW USER INPUT ===\nand now?": 1,
+		"- /p/a.go":                        1,
+		"hold 46 more turns":               1,
+	}
 	for s, want := range checks {
 		if got := strings.Count(user, s); got != want {
 			t.Errorf("%q appears %d times, want %d:\n%s", s, got, want, user)
@@ -117,4 +127,23 @@ func decodeReply(t *testing.T, res *executorv1.ToolResult) *reply.Reply {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// A call's usage adds up its model calls; the last to answer names it.
+func TestCallUsageAddsUpModelCalls(t *testing.T) {
+	f := &fakeRouter{reply: "an answer"}
+	env := newEnv(t, f)
+	c := &Call{Model: &routerv1.Model{Name: "llama3.2"}}
+	if c.Usage() != nil {
+		t.Fatalf("usage before any model call: %v", c.Usage())
+	}
+	for range 2 {
+		if _, err := generate(context.Background(), env, c, modelArgs{}, "system", "user", 0.5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := &executorv1.ModelUsage{Model: "llama3.2", Provider: "custom", InputTokens: 20, OutputTokens: 4}
+	if diff := cmp.Diff(want, c.Usage(), protocmp.Transform()); diff != "" {
+		t.Errorf("usage (-want +got):\n%s", diff)
+	}
 }

@@ -110,10 +110,11 @@ func runClink(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, e
 			map[string]any{"cli_name": cli.Name}), nil
 	}
 	content, capNote := capCLIOutput(parsed.Content)
+	c.used(cli.Name, cli.Name, 0, 0) // CLIs report tokens in forms of their own, if at all
 	meta := map[string]any{
 		"cli_name": cli.Name, "role": roleName, "command": anyList(run.Command),
 		"duration_seconds": float64(run.Duration.Round(10*time.Millisecond)) / float64(time.Second), "parser": clink.ParserName(cli),
-		"return_code": run.ReturnCode, "model_used": cli.Name, "provider_used": cli.Name,
+		"return_code": run.ReturnCode,
 	}
 	for k, v := range parsed.Metadata {
 		meta[k] = v
@@ -124,10 +125,12 @@ func runClink(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, e
 	if s := strings.TrimSpace(run.Stderr); s != "" {
 		meta["stderr"] = tail(s, 2000)
 	}
+	// The CLI is both the model and its provider, whatever it runs on.
+	r := (&reply.Reply{Status: reply.StatusSuccess, Content: content, ContentType: reply.Text,
+		Metadata: reply.Metadata{ToolName: "clink", ModelUsed: cli.Name, ProviderUsed: cli.Name}}).With(meta)
 	return &executorv1.ToolResult{
 		OffersContinuation: true,
-		Reply: (&reply.Reply{Status: reply.StatusSuccess, Content: content, ContentType: reply.Text,
-			Metadata: reply.Metadata{ToolName: "clink"}}).With(meta).Encode(),
+		Reply:              r.Encode(),
 		Turns: []*memoryv1.Turn{
 			{Role: memoryv1.Role_ROLE_USER, Content: a.Prompt, ToolName: "clink", Files: fileRefs(c.Files)},
 			{Role: memoryv1.Role_ROLE_ASSISTANT, Content: parsed.Content, ToolName: "clink", ModelName: cli.Name, ModelProvider: cli.Name},
@@ -167,14 +170,15 @@ func clinkPrompt(c *Call, prompt, cli, system string, systemByFlag bool) string 
 	fmt.Fprintf(&b, "You are running as the %s CLI agent, called through zen by another AI agent. Use your own file "+
 		"and search tools to read what you need; the calling agent cannot run them for you.\n\n", cli)
 	if c.Conversation != nil {
-		b.WriteString(render.History(c.Conversation) + "\n")
+		b.WriteString(render.History(c.Conversation, c.Files) + "\n")
 	}
 	b.WriteString("=== USER REQUEST ===\n" + prompt + "\n=== END REQUEST ===\n")
-	if len(c.Files) > 0 {
+	if len(c.Files) > 0 || len(c.Skipped) > 0 {
 		b.WriteString("\n=== FILE REFERENCES ===\n")
 		for _, f := range c.Files {
 			fmt.Fprintf(&b, "- %s (last modified %s, %d bytes)\n", f.GetPath(), f.GetModifiedAt(), f.GetSizeBytes())
 		}
+		b.WriteString(render.Skipped(c.Skipped))
 		b.WriteString("=== END FILE REFERENCES ===\n")
 	}
 	return b.String()

@@ -13,6 +13,8 @@ import (
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/executor/internal/prompts"
 	"github.com/zenmcp/zen/services/executor/internal/render"
+	"github.com/zenmcp/zen/services/platform/reply"
+	"github.com/zenmcp/zen/services/platform/turnmeta"
 	"google.golang.org/grpc/status"
 )
 
@@ -105,7 +107,7 @@ func runConsensus(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResul
 		"model_consulted": name, "model_stance": stance, "model_response": answer, "current_model_index": idx + 1,
 		"accumulated_responses": anyList(st.Responses), "consensus_workflow_status": "consulting_models",
 	}
-	meta := map[string]any{"tool_name": "consensus", "workflow_type": "multi_model_consensus", "consultation_step": a.StepNumber}
+	meta := map[string]any{"workflow_type": "multi_model_consensus", "consultation_step": a.StepNumber}
 	if a.StepNumber == 1 {
 		resp["status"] = "analysis_and_first_model_consulted"
 		resp["consensus_workflow_status"] = "initial_analysis_complete"
@@ -130,7 +132,7 @@ func runConsensus(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResul
 			"consult %s (%s).", name, a.StepNumber+1, next.Model, next.Stance)
 		meta["models_to_consult"], meta["total_consultation_steps"] = anyList(modelNames(st.Models)), total
 	}
-	resp["metadata"] = meta
+	resp["metadata"] = &reply.Metadata{ToolName: "consensus", Fields: meta}
 	out := stepResult(c, st, resp, a, turn)
 	out.Continuation = executorv1.Continuation_CONTINUATION_OFFER_KEEP_STATUS
 	return out, nil
@@ -186,8 +188,9 @@ func consult(ctx context.Context, env *Env, c *Call, st *workflowState, entry co
 		return failed(fmt.Sprintf("model %s is not available: %s", name, status.Convert(err).Message()))
 	}
 	user := "=== PROPOSAL ===\n" + st.Proposal + "\n=== END PROPOSAL ===\n"
-	if len(c.Files) > 0 {
-		user += "\n=== CONTEXT FILES ===\n" + render.Files(c.Files) + "=== END CONTEXT FILES ===\n"
+	if len(c.Files) > 0 || len(c.Skipped) > 0 {
+		user += "\n=== CONTEXT FILES ===\n" + render.Files(c.Files) + render.Skipped(c.Skipped) +
+			"=== END CONTEXT FILES ===\n"
 	}
 	g := generation{model: res.GetModel(), system: stancePrompt(entry, env.Locale), user: user, images: c.Images,
 		temperature: defaultTemperature, thinkingMode: "medium", label: stance + " stance"}
@@ -197,7 +200,7 @@ func consult(ctx context.Context, env *Env, c *Call, st *workflowState, entry co
 	if entry.ThinkingMode != "" {
 		g.thinkingMode = entry.ThinkingMode
 	}
-	done, err := run(ctx, env, c.Progress, g)
+	done, err := run(ctx, env, c, g)
 	if err != nil {
 		if stop := aborted(ctx, err); stop != nil {
 			return nil, nil, stop
@@ -207,7 +210,8 @@ func consult(ctx context.Context, env *Env, c *Call, st *workflowState, entry co
 	answer := map[string]any{"model": name, "stance": stance, "status": "success", "verdict": done.GetContent(),
 		"metadata": map[string]any{"provider": done.GetProvider(), "model_name": done.GetModelName()}}
 	turn := &memoryv1.Turn{Role: memoryv1.Role_ROLE_ASSISTANT, ToolName: "consensus", Content: fmt.Sprintf("[%s, %s stance]\n%s", name, stance, done.GetContent()),
-		ModelName: done.GetModelName(), ModelProvider: done.GetProvider()}
+		ModelName: done.GetModelName(), ModelProvider: done.GetProvider(),
+		ModelMetadata: turnmeta.PutUsage(nil, usageMeta(done))}
 	return answer, turn, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/zenmcp/zen/services/executor/internal/prompts"
 	"github.com/zenmcp/zen/services/executor/internal/render"
 	"github.com/zenmcp/zen/services/platform/reply"
+	"github.com/zenmcp/zen/services/platform/turnmeta"
 	"google.golang.org/grpc/status"
 )
 
@@ -45,7 +46,7 @@ func expertStep(ctx context.Context, env *Env, c *Call, w workflowSpec, st *work
 	if g.thinkingMode == "" {
 		g.thinkingMode = "high"
 	}
-	done, err := run(ctx, env, c.Progress, g)
+	done, err := run(ctx, env, c, g)
 	if err != nil {
 		if stop := aborted(ctx, err); stop != nil {
 			return nil, stop
@@ -54,8 +55,8 @@ func expertStep(ctx context.Context, env *Env, c *Call, w workflowSpec, st *work
 		// step again.
 		r := reply.Error(w.name, fmt.Sprintf("The expert analysis failed: %s. The investigation is kept; call %s "+
 			"again with the same final step to retry, or set use_assistant_model to false.",
-			status.Convert(err).Message(), w.name)).With(workflowMeta(w.name, c))
-		r.StepNumber = &a.StepNumber
+			status.Convert(err).Message(), w.name))
+		r.Metadata, r.StepNumber = *workflowMeta(w.name, c), &a.StepNumber
 		return &executorv1.ToolResult{IsError: true, Reply: r.Encode()}, nil
 	}
 	text := done.GetContent()
@@ -64,8 +65,7 @@ func expertStep(ctx context.Context, env *Env, c *Call, w workflowSpec, st *work
 	resp["expert_analysis"] = analysis
 	resp["file_context"] = map[string]any{"type": "fully_embedded", "files_embedded": len(files),
 		"context_optimization": "Each relevant file was sent once, with line numbers."}
-	meta := resp["metadata"].(map[string]any)
-	meta["model_used"], meta["provider_used"] = done.GetModelName(), done.GetProvider()
+	c.setModel(resp["metadata"].(*reply.Metadata), done.GetModelName(), done.GetProvider())
 	if s, _ := analysis["status"].(string); slices.Contains(promotedStatuses, s) {
 		resp["status"] = s
 		resp["content"] = text
@@ -77,7 +77,7 @@ func expertStep(ctx context.Context, env *Env, c *Call, w workflowSpec, st *work
 		resp["important_considerations"] = w.considerations
 	}
 	turn := &memoryv1.Turn{Role: memoryv1.Role_ROLE_ASSISTANT, Content: text, ToolName: w.name, ModelName: done.GetModelName(),
-		ModelProvider: done.GetProvider()}
+		ModelProvider: done.GetProvider(), ModelMetadata: turnmeta.PutUsage(nil, usageMeta(done))}
 	return w.result(c, st, resp, a.stepArgs, turn), nil
 }
 
@@ -112,12 +112,13 @@ func expertPrompt(c *Call, w workflowSpec, a *workflowArgs, st *workflowState, f
 		b.WriteString(render.Turns(earlier))
 		b.WriteString("=== END EARLIER CONVERSATION ===\n")
 	}
-	if len(files) > 0 {
+	if len(files) > 0 || len(c.Skipped) > 0 {
 		header := w.filesHeader
 		if header == "" {
 			header = "ESSENTIAL FILES"
 		}
-		fmt.Fprintf(&b, "\n=== %s ===\n%s=== END %s ===\n", header, render.Files(files), header)
+		fmt.Fprintf(&b, "\n=== %s ===\n%s%s=== END %s ===\n", header, render.Files(files), render.Skipped(c.Skipped),
+			header)
 	}
 	b.WriteString("\nGive your analysis in the format your instructions describe.\n")
 	return b.String()

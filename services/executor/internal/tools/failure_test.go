@@ -30,7 +30,7 @@ type failed struct {
 // stays a tool error the agent can act on.
 func TestFailuresBeyondTheExecutorReachTheEdgeMarked(t *testing.T) {
 	t.Parallel()
-	providerDown := origin.Error(codes.Unavailable, "Custom API API error for model llama3.2: HTTP 503",
+	providerDown := origin.Error(codes.Unavailable, "Custom API error for model llama3.2: HTTP 503",
 		origin.ProviderUnavailable, map[string]string{origin.KeyProvider: "Custom API"})
 	slow := origin.Error(codes.DeadlineExceeded, "the model call ran out of time", origin.ProviderTimeout, nil)
 	tests := []struct {
@@ -39,7 +39,7 @@ func TestFailuresBeyondTheExecutorReachTheEdgeMarked(t *testing.T) {
 		want   failed
 	}{
 		{"provider failed", providerDown, failed{Code: codes.Unavailable, Origin: origin.ProviderUnavailable,
-			Message: "Custom API API error for model llama3.2: HTTP 503"}},
+			Message: "Custom API error for model llama3.2: HTTP 503"}},
 		{"provider too slow", slow, failed{Code: codes.DeadlineExceeded, Origin: origin.ProviderTimeout,
 			Message: "the model call ran out of time"}},
 		{"router gone", nil, failed{Code: codes.Unavailable, Origin: origin.RouterUnavailable,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
@@ -36,11 +37,13 @@ func generate(ctx context.Context, env *Env, c *Call, m modelArgs, system, user 
 	if m.Temperature != nil {
 		g.temperature = *m.Temperature
 	}
-	return run(ctx, env, c.Progress, g)
+	return run(ctx, env, c, g)
 }
 
-// run makes one model call, reporting progress as the reply streams in.
-func run(ctx context.Context, env *Env, progress func(string, int64), g generation) (*routerv1.GenerateDone, error) {
+// run makes one model call for c, reporting progress as the reply streams
+// in, and adds what it used to c's usage.
+func run(ctx context.Context, env *Env, c *Call, g generation) (*routerv1.GenerateDone, error) {
+	progress := c.Progress
 	req := &routerv1.GenerateRequest{
 		Model: g.model.GetName(), SystemPrompt: g.system,
 		Messages:    []*routerv1.Message{{Role: "user", Content: g.user, Images: g.images}},
@@ -72,13 +75,19 @@ func run(ctx context.Context, env *Env, progress func(string, int64), g generati
 			return nil, fromRouter(ctx, err)
 		}
 		if done := msg.GetDone(); done != nil {
+			c.used(done.GetModelName(), done.GetProvider(), done.GetUsage().GetInputTokens(),
+				done.GetUsage().GetOutputTokens())
 			return done, nil
 		}
 		chars += int64(len(msg.GetDelta()))
 		if time.Since(last) >= progressEvery {
 			last = time.Now()
 			tokens := chars / 4
-			progress(fmt.Sprintf("%s is answering: about %d tokens so far", what, tokens), tokens)
+			unit := "tokens"
+			if tokens == 1 {
+				unit = "token"
+			}
+			progress(fmt.Sprintf("%s is answering: about %d %s so far", what, tokens, unit), tokens)
 		}
 	}
 }
@@ -113,4 +122,32 @@ func aborted(ctx context.Context, err error) error {
 		return err
 	}
 	return nil
+}
+
+// usage adds up what one call's model calls used.
+type usage struct {
+	mu sync.Mutex
+	u  *executorv1.ModelUsage
+}
+
+// used records one model call (or clink's CLI run): the last model to
+// answer names the call's model, and the tokens add up.
+func (c *Call) used(model, provider string, in, out int32) {
+	c.usage.mu.Lock()
+	defer c.usage.mu.Unlock()
+	u := c.usage.u
+	if u == nil {
+		u = &executorv1.ModelUsage{}
+		c.usage.u = u
+	}
+	u.Model, u.Provider = model, provider
+	u.InputTokens += int64(in)
+	u.OutputTokens += int64(out)
+}
+
+// Usage is what the call's model calls used; nil when it made none.
+func (c *Call) Usage() *executorv1.ModelUsage {
+	c.usage.mu.Lock()
+	defer c.usage.mu.Unlock()
+	return c.usage.u
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
+	"github.com/zenmcp/zen/services/platform/reply"
 )
 
 // planner builds a plan one step at a time with no model: steps can revise
@@ -78,12 +79,12 @@ func runPlanner(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, err
 		"step_content":   a.Step,
 		"planner_status": map[string]any{"step_history_length": len(st.History), "branches": anyList(branches)},
 		"plan":           planView(st),
-		"metadata": map[string]any{
-			"tool_name": "planner", "branches": anyList(branches), "step_history_length": len(st.History),
+		"metadata": &reply.Metadata{ToolName: "planner", Fields: map[string]any{
+			"branches": anyList(branches), "step_history_length": len(st.History),
 			"is_step_revision": revised, "revises_step_number": revises, "is_branch_point": rec.Branch != "",
 			"branch_from_step": args.BranchFromStep, "branch_id": branch,
 			"more_steps_needed": args.MoreStepsNeeded,
-		},
+		}},
 	}
 	switch {
 	case a.NextStepRequired && a.TotalSteps >= 5 && a.StepNumber <= 3:

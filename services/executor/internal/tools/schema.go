@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/platform/modelrule"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -122,22 +123,32 @@ func statusSchema(fields ...string) *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", Properties: props, Required: []string{"status"}}
 }
 
-// modelField describes the model argument: in auto mode it lists the best
-// models so the agent can choose without a listmodels round trip.
+// modelField describes the model argument in modelrule's words: in auto
+// mode it lists the best models so the agent can choose without a
+// listmodels round trip.
 func modelField(c Catalog) *jsonschema.Schema {
-	if !c.AutoMode {
-		return str(fmt.Sprintf("Default %s; name another only if the user asks.", c.DefaultModel))
+	mode := c.modelMode()
+	if !mode.Auto {
+		return str(mode.Field())
+	}
+	if len(c.Ranked) == 0 {
+		return str(mode.Field() + modelrule.FieldNoModels)
 	}
 	const shown = 5
 	var parts []string
 	for _, m := range c.Ranked[:min(shown, len(c.Ranked))] {
 		parts = append(parts, modelSummary(m))
 	}
-	desc := "Best available: " + strings.Join(parts, "; ")
+	desc := mode.Field() + " " + strings.Join(parts, "; ")
 	if extra := len(c.Ranked) - shown; extra > 0 {
 		desc += fmt.Sprintf("; +%d more via `listmodels`", extra)
 	}
 	return str(desc + ".")
+}
+
+// modelMode is the catalogue's model selection mode, for modelrule.
+func (c Catalog) modelMode() modelrule.Mode {
+	return modelrule.Mode{Auto: c.AutoMode, Default: c.DefaultModel}
 }
 
 func modelSummary(m *routerv1.Model) string {
@@ -162,16 +173,9 @@ func tokensShort(n int32) string {
 	return fmt.Sprint(n)
 }
 
-// requiredWithModel adds "model" to the required list in auto mode.
-func requiredWithModel(c Catalog, names ...string) []string {
-	if c.AutoMode {
-		return append(names, "model")
-	}
-	return names
-}
-
 // modelSettings are the model, temperature and thinking_mode arguments;
-// the range and the enum say what the last two take.
+// the range and the enum say what the last two take. None is required:
+// without `model` zen picks (auto mode) or uses DEFAULT_MODEL (modelrule).
 func modelSettings(c Catalog) map[string]*jsonschema.Schema {
 	return map[string]*jsonschema.Schema{
 		"model":         modelField(c),

@@ -66,8 +66,9 @@ func compareGolden(t *testing.T, path string, got []byte) {
 }
 
 // TestSchemaBasics: every schema is a closed object (apilookup aside, as in
-// the reference), model is required only in auto mode and only where the
-// tool resolves one, and every required field is declared.
+// the reference), every required field is declared, and `model` is never
+// required: leaving it out lets zen pick (auto mode) or uses DEFAULT_MODEL,
+// as modelrule says.
 func TestSchemaBasics(t *testing.T) {
 	for _, auto := range []bool{true, false} {
 		for _, tool := range All() {
@@ -76,19 +77,13 @@ func TestSchemaBasics(t *testing.T) {
 			if tool.Name != "apilookup" && !closed {
 				t.Errorf("%s: additionalProperties is not false", tool.Name)
 			}
-			req := s.Required
-			for _, r := range req {
+			for _, r := range s.Required {
 				if _, ok := s.Properties[r]; !ok {
 					t.Errorf("%s requires undeclared %v", tool.Name, r)
 				}
-				if r == "model" && (!auto || !tool.RequiresModel) {
-					t.Errorf("%s requires model (auto=%v, resolves one=%v)", tool.Name, auto, tool.RequiresModel)
-				}
 			}
-			wantModel := auto && tool.RequiresModel
-			hasModel := slices.Contains(req, "model")
-			if hasModel != wantModel {
-				t.Errorf("%s auto=%v: model required = %v, want %v", tool.Name, auto, hasModel, wantModel)
+			if slices.Contains(s.Required, "model") {
+				t.Errorf("%s auto=%v: model is required; leaving it out is part of the rule", tool.Name, auto)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
+	"github.com/zenmcp/zen/services/platform/reply"
 )
 
 // tracer and docgen are workflows the agent does alone: zen keeps the
@@ -47,7 +48,7 @@ func runTracer(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, erro
 			},
 			"next_steps": "Ask the user which trace mode they want (precision or dependencies), then call tracer again " +
 				"with step_number: 1 and that trace_mode.",
-			"metadata": map[string]any{"tool_name": "tracer", "trace_mode": "ask"},
+			"metadata": &reply.Metadata{ToolName: "tracer", Fields: map[string]any{"trace_mode": "ask"}},
 		}).Encode()}, nil
 	}
 	st := stateFor("tracer", c, a.StepNumber)
@@ -58,7 +59,7 @@ func runTracer(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, erro
 		"tracer_status": map[string]any{"files_checked": len(st.FilesChecked), "relevant_files": len(st.RelevantFiles),
 			"relevant_context": len(st.RelevantContext), "current_confidence": st.Confidence, "trace_mode": mode},
 		"trace_config": map[string]any{"trace_mode": mode, "target_description": args.TargetDescription},
-		"metadata":     map[string]any{"tool_name": "tracer", "trace_mode": mode},
+		"metadata":     &reply.Metadata{ToolName: "tracer", Fields: map[string]any{"trace_mode": mode}},
 	}
 	if a.NextStepRequired {
 		actions := traceActions[mode]
@@ -133,7 +134,7 @@ func runDocgen(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, erro
 		"documentation_analysis_status": map[string]any{"files_checked": len(st.FilesChecked), "relevant_files": len(st.RelevantFiles),
 			"num_files_documented": done, "total_files_to_document": total,
 			"documentation_strategies": docStrategies(args)},
-		"metadata": map[string]any{"tool_name": "docgen"},
+		"metadata": &reply.Metadata{ToolName: "docgen"},
 	}
 	switch {
 	case !a.NextStepRequired && done < total:

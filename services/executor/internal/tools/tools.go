@@ -47,6 +47,8 @@ type Call struct {
 	ModelRequested string
 	Conversation   *executorv1.Conversation // nil for a new conversation
 	Files          []*executorv1.FileContent
+	// Skipped are the files the call named that the edge left out.
+	Skipped        []*executorv1.SkippedFile
 	Images         []string // data URLs
 	RemainingTurns int
 	// WorkflowState is what this tool stored with its last step in the
@@ -55,6 +57,8 @@ type Call struct {
 	// Progress reports what the call is doing; outputTokens counts the
 	// reply so far.
 	Progress func(msg string, outputTokens int64)
+	// usage adds up what the call's model calls used (see Usage).
+	usage usage
 }
 
 // Catalog is what schemas describe about the models on offer.

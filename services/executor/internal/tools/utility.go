@@ -49,6 +49,11 @@ var providerTitles = map[string]string{
 func modelListing(resp *routerv1.ListModelsResponse) string {
 	var b strings.Builder
 	b.WriteString("# Available AI Models\n")
+	if help := resp.GetSetupHelp(); help != "" {
+		// A first contact: say how to add a provider before the list of
+		// what one would bring.
+		fmt.Fprintf(&b, "\n**Setup needed**: %s.\n", help)
+	}
 	var order []string
 	byProvider := map[string][]*routerv1.Model{}
 	for _, m := range resp.GetModels() {
@@ -92,11 +97,8 @@ func modelListing(resp *routerv1.ListModelsResponse) string {
 	b.WriteString("\n## Summary\n")
 	fmt.Fprintf(&b, "**Configured Providers**: %d (%s)\n", len(resp.GetConfiguredProviders()), strings.Join(resp.GetConfiguredProviders(), ", "))
 	fmt.Fprintf(&b, "**Total Available Models**: %d\n", available)
-	if resp.GetAutoMode() {
-		b.WriteString("**Model selection**: auto mode: name a model from this list, or pass \"auto\" to let zen pick.\n")
-	} else {
-		fmt.Fprintf(&b, "**Model selection**: calls without a model use %s.\n", resp.GetDefaultModel())
-	}
+	mode := NewCatalog(resp).modelMode()
+	fmt.Fprintf(&b, "**Model selection**: %s\n", mode.Rule())
 	return b.String()
 }
 

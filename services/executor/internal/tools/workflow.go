@@ -12,6 +12,7 @@ import (
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/platform/reply"
+	"github.com/zenmcp/zen/services/platform/turnmeta"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -151,11 +152,12 @@ func workflowFailure(tool string, step int, msg string) *executorv1.ToolResult {
 	return &executorv1.ToolResult{IsError: true, Reply: reply.WorkflowFailure(tool, step, msg).Encode()}
 }
 
-func workflowMeta(tool string, c *Call) map[string]any {
-	meta := map[string]any{"tool_name": tool}
+// workflowMeta is a step's metadata: the tool, and the model resolved for
+// it when there is one (the expert's answer names the model that answered).
+func workflowMeta(tool string, c *Call) *reply.Metadata {
+	meta := &reply.Metadata{ToolName: tool}
 	if c.Model != nil {
-		meta["model_used"] = c.Model.GetName()
-		meta["provider_used"] = c.Model.GetProvider()
+		c.setModel(meta, c.Model.GetName(), c.Model.GetProvider())
 	}
 	return meta
 }
@@ -235,7 +237,7 @@ func workSummary(st *workflowState, tool string) string {
 // the expert's answer when there was one) and the state with the last turn.
 func stepResult(c *Call, st *workflowState, resp map[string]any, a stepArgs, expert *memoryv1.Turn) *executorv1.ToolResult {
 	user := &memoryv1.Turn{Role: memoryv1.Role_ROLE_USER, ToolName: st.Tool, Content: stepTurnText(a), Files: fileRefs(c.Files),
-		Images: a.Images}
+		Images: a.Images, ModelMetadata: stepMeta(a, resp)}
 	turns := []*memoryv1.Turn{user}
 	if expert != nil {
 		turns = append(turns, expert)
@@ -247,18 +249,27 @@ func stepResult(c *Call, st *workflowState, resp map[string]any, a stepArgs, exp
 	}
 }
 
-// stepReply types a step's response: its status and metadata; the rest
-// are the workflow's own keys.
+// stepReply types a step's response: its status and metadata (a
+// *reply.Metadata under "metadata"); the rest are the workflow's own keys.
 func stepReply(resp map[string]any) *reply.Reply {
 	r := &reply.Reply{Fields: maps.Clone(resp)}
 	r.Status, _ = resp["status"].(string)
-	meta, _ := resp["metadata"].(map[string]any)
-	r.Metadata.ToolName, _ = meta["tool_name"].(string)
-	r.Metadata.Fields = maps.Clone(meta)
-	delete(r.Metadata.Fields, "tool_name")
+	if meta, ok := resp["metadata"].(*reply.Metadata); ok {
+		r.Metadata = *meta
+	}
 	delete(r.Fields, "status")
 	delete(r.Fields, "metadata")
 	return r
+}
+
+// stepMeta is the step as people inspecting the thread see it (the
+// gateway's thread view), in the model_metadata of the step's user turn:
+// unlike the workflow state, which only this package reads, its keys are
+// a promise to readers outside the executor.
+func stepMeta(a stepArgs, resp map[string]any) *structpb.Struct {
+	status, _ := resp["status"].(string)
+	return turnmeta.PutStep(nil, turnmeta.Step{StepNumber: int32(a.StepNumber), TotalSteps: int32(a.TotalSteps),
+		NextStepRequired: a.NextStepRequired, Status: status, Confidence: a.Confidence, Findings: a.Findings})
 }
 
 func stepTurnText(a stepArgs) string {
@@ -277,9 +288,14 @@ func stepTurnText(a stepArgs) string {
 }
 
 // filesOnce joins the files read for this step and the thread's files,
-// each path once (the newest content wins).
+// each path once (the newest content wins). A file this step named but
+// went without (c.Skipped) is not taken from the thread either: the expert
+// reads why it is missing, not a version that may be out of date.
 func filesOnce(c *Call) []*executorv1.FileContent {
 	seen := map[string]bool{}
+	for _, s := range c.Skipped {
+		seen[s.GetPath()] = true
+	}
 	var out []*executorv1.FileContent
 	for _, f := range slices.Concat(c.Files, c.Conversation.GetFiles()) {
 		if !seen[f.GetPath()] {

@@ -71,9 +71,6 @@ func workflowSchema(c Catalog, fields map[string]*jsonschema.Schema, required, o
 	for _, k := range omit {
 		delete(props, k)
 	}
-	req := append([]string{"step", "step_number", "total_steps", "next_step_required", "findings"}, required...)
-	if withModel {
-		req = requiredWithModel(c, req...)
-	}
-	return object(props, req...)
+	return object(props, append([]string{"step", "step_number", "total_steps", "next_step_required", "findings"},
+		required...)...)
 }

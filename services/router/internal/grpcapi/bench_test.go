@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,26 +51,53 @@ func routerOverTCP(b *testing.B, fake *fakemodel.Server) routerv1.RouterServiceC
 var benchReq = &routerv1.GenerateRequest{Model: "llama3.2", SystemPrompt: "be brief",
 	Messages: []*routerv1.Message{{Role: "user", Content: "How fast is the router?"}}}
 
+// directReq is benchReq as the router sends it to the provider.
+var directReq = provider.Request{Model: "llama3.2", Stream: true, Messages: []provider.Message{
+	{Role: "system", Content: "be brief"}, {Role: "user", Content: "How fast is the router?"}}}
+
+// productionTelemetry installs what the router role runs with: spans
+// always recorded (telemetry.Setup, no exporter) and, as with
+// ZEN_METRICS_ADDR, metrics read by the Prometheus registry. Without them
+// otel's globals are no-ops and a benchmark would not see what telemetry
+// costs.
+var productionTelemetry = sync.OnceValue(func() error {
+	noEnv := func(string) string { return "" }
+	if _, _, err := telemetry.Setup(context.Background(), "zen-router", "bench", noEnv); err != nil {
+		return err
+	}
+	_, err := telemetry.SetupMetrics("zen-router", "bench")
+	return err
+})
+
+func withProductionTelemetry(b *testing.B) {
+	if err := productionTelemetry(); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkRouterOverhead compares a streaming generate through the router
 // (gRPC on loopback, retries, tracing) with the same call made straight to
 // the fake by the provider client. The difference is the router's cost.
+// cpu-ms/call is the whole process's CPU (caller, router and fake): the
+// router's own is the difference between the two. other-cpu-ms/call is the
+// rest of the machine's: a run where it is not near zero shared the cores.
 //
 //	go test -run '^$' -bench RouterOverhead -benchtime 3000x ./services/router/internal/grpcapi
 func BenchmarkRouterOverhead(b *testing.B) {
+	withProductionTelemetry(b)
 	fake := fakemodel.New(b)
 	fake.SetReply(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Content: "zero latency reply"} })
 	b.Run("direct", func(b *testing.B) {
 		c := provider.NewCompat("Custom API", fake.URL(), "k", provider.NewHTTPClient(5*time.Second))
-		req := provider.Request{Model: "llama3.2", Stream: true, Messages: []provider.Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "How fast is the router?"}}}
-		latency.Measure(b, 50, func() {
-			if _, err := c.Generate(context.Background(), req, nil); err != nil {
+		measure(b, func() {
+			if _, err := c.Generate(context.Background(), directReq, nil); err != nil {
 				b.Fatal(err)
 			}
 		})
 	})
 	b.Run("router", func(b *testing.B) {
 		c := routerOverTCP(b, fake)
-		latency.Measure(b, 50, func() {
+		measure(b, func() {
 			if _, _, err := generate(context.Background(), c, benchReq); err != nil {
 				b.Fatal(err)
 			}
@@ -77,24 +105,61 @@ func BenchmarkRouterOverhead(b *testing.B) {
 	})
 }
 
+// measure warms up, then times b.N calls of fn one after another and
+// reports their percentiles and CPU per call.
+func measure(b *testing.B, fn func()) {
+	for range 50 {
+		fn()
+	}
+	cpu := latency.StartCPU(b)
+	latency.Measure(b, 0, fn)
+	cpu.Report(b, b.N)
+}
+
+// callers is how many calls BenchmarkRouterThroughput keeps in flight.
+const callers = 64
+
 // BenchmarkRouterThroughput drives the router role with 64 concurrent
-// callers.
+// callers, and the provider client straight to the fake ("direct") for
+// the part of the CPU that is not the router's.
 //
 //	go test -run '^$' -bench RouterThroughput -benchtime 5s ./services/router/internal/grpcapi
 func BenchmarkRouterThroughput(b *testing.B) {
+	withProductionTelemetry(b)
 	fake := fakemodel.New(b)
 	fake.SetReply(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Content: "zero latency reply"} })
-	c := routerOverTCP(b, fake)
-	b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+	b.Run("direct", func(b *testing.B) {
+		c := provider.NewCompat("Custom API", fake.URL(), "k", provider.NewHTTPClient(5*time.Second))
+		throughput(b, func() error {
+			_, err := c.Generate(context.Background(), directReq, nil)
+			return err
+		})
+	})
+	b.Run("router", func(b *testing.B) {
+		c := routerOverTCP(b, fake)
+		throughput(b, func() error {
+			_, _, err := generate(context.Background(), c, benchReq)
+			return err
+		})
+	})
+}
+
+// throughput runs fn b.N times from 64 goroutines and reports calls/s and
+// CPU per call.
+func throughput(b *testing.B, fn func() error) {
+	b.SetParallelism(max(1, callers/runtime.GOMAXPROCS(0)))
+	cpu := latency.StartCPU(b)
 	start := time.Now()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, _, err := generate(context.Background(), c, benchReq); err != nil {
+			if err := fn(); err != nil {
 				b.Error(err)
 				return
 			}
 		}
 	})
+	b.StopTimer()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+	cpu.Report(b, b.N)
 }

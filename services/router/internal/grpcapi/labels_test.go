@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
-	"github.com/zenmcp/zen/services/platform/serve"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"github.com/zenmcp/zen/services/router/internal/catalogue"
 	"github.com/zenmcp/zen/services/router/internal/grpcapi"
@@ -21,7 +20,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	"google.golang.org/grpc"
 )
 
 // openRouterWithMetrics serves a router whose only provider is OpenRouter
@@ -38,17 +36,7 @@ func openRouterWithMetrics(t *testing.T, fake *fakemodel.Server, reader sdkmetri
 		t.Fatal(err)
 	}
 	in := telemetry.NewInstrumentsOn(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("test"))
-	lis := serve.NewInProcess()
-	srv := grpc.NewServer()
-	routerv1.RegisterRouterServiceServer(srv, grpcapi.New(reg, fastPolicy, slog.New(slog.DiscardHandler), in))
-	go func() { _ = srv.Serve(lis.Listener()) }()
-	t.Cleanup(srv.Stop)
-	conn, err := lis.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return routerv1.NewRouterServiceClient(conn)
+	return serveRouter(t, grpcapi.New(reg, fastPolicy, slog.New(slog.DiscardHandler), in))
 }
 
 // modelLabels reads, for each zen.model.* instrument, its series count and

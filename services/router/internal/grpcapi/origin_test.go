@@ -10,13 +10,11 @@ import (
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
 	"github.com/zenmcp/zen/services/platform/origin"
-	"github.com/zenmcp/zen/services/platform/serve"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"github.com/zenmcp/zen/services/router/internal/catalogue"
 	"github.com/zenmcp/zen/services/router/internal/grpcapi"
 	"github.com/zenmcp/zen/services/router/internal/provider"
 	"github.com/zenmcp/zen/services/router/internal/routing"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -82,16 +80,5 @@ func impatientRouter(t *testing.T, fake *fakemodel.Server, deadline,
 	}
 	policy := fastPolicy
 	policy.Attempts, policy.Deadline, policy.IdleTimeout = 1, deadline, idle
-	lis := serve.NewInProcess()
-	srv := grpc.NewServer()
-	routerv1.RegisterRouterServiceServer(srv, grpcapi.New(reg, policy, slog.New(slog.DiscardHandler),
-		telemetry.NewInstruments()))
-	go func() { _ = srv.Serve(lis.Listener()) }()
-	t.Cleanup(srv.Stop)
-	conn, err := lis.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return routerv1.NewRouterServiceClient(conn)
+	return serveRouter(t, grpcapi.New(reg, policy, slog.New(slog.DiscardHandler), telemetry.NewInstruments()))
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/zenmcp/zen/services/router/internal/provider"
 	"github.com/zenmcp/zen/services/router/internal/routing"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -33,6 +32,7 @@ type Server struct {
 	// catalogued holds each provider's catalogue names: the only model
 	// label values, whatever names clients send.
 	catalogued map[catalogueName]bool
+	series     seriesCache // the attribute sets of the model metrics
 }
 
 type catalogueName struct{ provider, model string }
@@ -46,31 +46,6 @@ func New(reg *routing.Registry, policy dispatch.Policy, logger *slog.Logger, in 
 		s.catalogued[catalogueName{e.Provider.Name, e.Name}] = true
 	}
 	return s
-}
-
-// otherModel is the model label of every model no catalogue lists, such as
-// the vendor/model names OpenRouter accepts: a label per name would let
-// clients make series without end.
-const otherModel = "other"
-
-// record counts a model call, its duration and its tokens.
-func (s *Server) record(ctx context.Context, e routing.Entry, started time.Time, err error, u provider.Usage) {
-	outcome := "ok"
-	if err != nil {
-		outcome = strings.ToLower(status.Code(err).String())
-	}
-	model := otherModel
-	if s.catalogued[catalogueName{e.Provider.Name, e.Name}] {
-		model = e.Name
-	}
-	pm := []attribute.KeyValue{attribute.String("provider", e.Provider.Name), attribute.String("model", model)}
-	attrs := metric.WithAttributes(append(pm, attribute.String("outcome", outcome))...)
-	s.metrics.ModelCalls.Add(ctx, 1, attrs)
-	s.metrics.ModelDuration.Record(ctx, time.Since(started).Seconds(), attrs)
-	if err == nil {
-		s.metrics.ModelTokens.Add(ctx, u.InputTokens, metric.WithAttributes(append(pm, attribute.String("direction", "input"))...))
-		s.metrics.ModelTokens.Add(ctx, u.OutputTokens, metric.WithAttributes(append(pm, attribute.String("direction", "output"))...))
-	}
 }
 
 func toProto(e routing.Entry) *routerv1.Model {
@@ -91,6 +66,7 @@ func toProto(e routing.Entry) *routerv1.Model {
 func (s *Server) ListModels(_ context.Context, req *routerv1.ListModelsRequest) (*routerv1.ListModelsResponse, error) {
 	resp := &routerv1.ListModelsResponse{
 		ConfiguredProviders: s.reg.ConfiguredProviders(), DefaultModel: s.reg.DefaultModel(), AutoMode: s.reg.AutoMode(),
+		SetupHelp: s.reg.SetupHelp(),
 	}
 	for _, e := range s.reg.Entries() {
 		if req.GetConfiguredOnly() && !e.Configured {
@@ -114,6 +90,9 @@ func (s *Server) ResolveModel(_ context.Context, req *routerv1.ResolveModelReque
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	e, why, err := s.reg.Resolve(req.GetModel(), req.GetCategory())
+	if errors.Is(err, routing.ErrNoProvider) {
+		return nil, origin.Error(codes.FailedPrecondition, err.Error(), origin.NoProvider, nil)
+	}
 	if errors.Is(err, routing.ErrNotAvailable) {
 		return nil, status.Errorf(codes.NotFound, "model %q is not available with the configured providers", req.GetModel())
 	}
@@ -133,21 +112,32 @@ func (s *Server) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStrea
 	if !notServed {
 		e, _, err = s.reg.Resolve(req.GetModel(), "")
 	}
+	if errors.Is(err, routing.ErrNoProvider) {
+		return origin.Error(codes.FailedPrecondition, err.Error(), origin.NoProvider, nil)
+	}
 	if notServed || err != nil {
 		return status.Errorf(codes.NotFound, "model %q is not available with the configured providers", req.GetModel())
 	}
 	if err := checkImages(req, e); err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
+	// A delta that cannot be sent ends the provider's request: nobody will
+	// read the rest of the reply.
+	callCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	var sendErr error
 	started := time.Now()
-	out, err := s.calls.Generate(ctx, e, func(served routing.Entry) provider.Request { return request(req, served) }, func(delta string) {
+	build := func(served routing.Entry) provider.Request { return request(req, served) }
+	out, err := s.calls.Generate(callCtx, e, build, func(delta string) {
 		if sendErr == nil {
 			sendErr = stream.Send(&routerv1.GenerateResponse{Event: &routerv1.GenerateResponse_Delta{Delta: delta}})
+			if sendErr != nil {
+				stop(sendErr)
+			}
 		}
 	})
-	if err == nil {
-		err = sendErr
+	if sendErr != nil {
+		err = sendErr // what ended the call, whatever the provider made of it
 	}
 	if err != nil {
 		err = s.toStatus(ctx, err)
@@ -227,35 +217,22 @@ func request(req *routerv1.GenerateRequest, e routing.Entry) provider.Request {
 var thinkingShare = map[string]float64{"minimal": 0.005, "low": 0.08, "medium": 0.33, "high": 0.67, "max": 1.0}
 
 // thinking maps thinking_mode to the provider's own knob: Gemini's
-// thinking budget, OpenAI's reasoning effort (which the reference
-// ignores). Models that cannot think get nothing.
+// thinking budget, or a reasoning effort for the models that take one (the
+// catalogue says which; the reference ignores thinking_mode there).
 func thinking(preq *provider.Request, mode string, e routing.Entry) {
-	if !e.SupportsExtendedThinking && e.DefaultReasoningEffort == "" {
+	if e.Provider.Name != "gemini" {
+		preq.ReasoningEffort = e.ReasoningEffort(e.Provider.Name, mode)
 		return
 	}
-	switch e.Provider.Name {
-	case "gemini":
-		share, ok := thinkingShare[mode]
-		if !ok || e.MaxThinkingTokens == 0 {
-			return
-		}
-		if mode == "medium" && strings.HasPrefix(e.Name, "gemini-3-pro") {
-			share = thinkingShare["high"] // this model thinks poorly on less
-		}
-		budget := int32(float64(e.MaxThinkingTokens) * share)
-		preq.ThinkingBudget = &budget
-	case "openai", "azure", "openrouter":
-		switch mode {
-		case "minimal", "low":
-			preq.ReasoningEffort = "low"
-		case "medium":
-			preq.ReasoningEffort = "medium"
-		case "high", "max":
-			preq.ReasoningEffort = "high"
-		default:
-			preq.ReasoningEffort = e.DefaultReasoningEffort
-		}
+	share, ok := thinkingShare[mode]
+	if !e.SupportsExtendedThinking || !ok || e.MaxThinkingTokens == 0 {
+		return
 	}
+	if mode == "medium" && strings.HasPrefix(e.Name, "gemini-3-pro") {
+		share = thinkingShare["high"] // this model thinks poorly on less
+	}
+	budget := int32(float64(e.MaxThinkingTokens) * share)
+	preq.ThinkingBudget = &budget
 }
 
 func clamp(n int64) int32 { return int32(min(n, 1<<31-1)) }
@@ -284,13 +261,16 @@ func providerOf(failed *dispatch.Failed) map[string]string {
 }
 
 // toStatus is the one place provider failures become status codes. The
-// provider's own message is meant for people, so it is passed on.
+// provider's own message is meant for people, so it is passed on. A caller
+// that went away shows as its context's error, from the provider call it
+// ended, or as the status of a send to it that failed.
 func (s *Server) toStatus(ctx context.Context, err error) error {
 	var failed *dispatch.Failed
 	switch {
-	case errors.Is(err, context.Canceled):
+	case errors.Is(err, context.Canceled) || status.Code(err) == codes.Canceled:
+		s.logger.DebugContext(ctx, "caller went away", "err", err)
 		return status.Error(codes.Canceled, "the caller cancelled the model call")
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded:
 		// Marked with their origin (the provider), so that the edge blames
 		// the provider, not the roles that passed the failure on.
 		return origin.Error(codes.DeadlineExceeded, "the model call ran out of time: "+err.Error(),

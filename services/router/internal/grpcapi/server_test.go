@@ -47,9 +47,15 @@ func newRouterWith(t *testing.T, fake *fakemodel.Server, defaultModel string, cu
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveRouter(t, grpcapi.New(reg, fastPolicy, slog.New(slog.DiscardHandler), telemetry.NewInstruments()))
+}
+
+// serveRouter serves api on an in-process gRPC server built with opts and
+// returns a client of it; both stop when the test ends.
+func serveRouter(t *testing.T, api *grpcapi.Server, opts ...grpc.ServerOption) routerv1.RouterServiceClient {
+	t.Helper()
 	lis := serve.NewInProcess()
-	srv := grpc.NewServer()
-	api := grpcapi.New(reg, fastPolicy, slog.New(slog.DiscardHandler), telemetry.NewInstruments())
+	srv := grpc.NewServer(opts...)
 	routerv1.RegisterRouterServiceServer(srv, api)
 	go func() { _ = srv.Serve(lis.Listener()) }()
 	t.Cleanup(srv.Stop)
@@ -119,7 +125,8 @@ func TestGenerateMapsProviderFailures(t *testing.T) {
 		code  codes.Code
 		text  string
 	}{
-		{"500 is retried, then unavailable", fakemodel.Reply{Status: 500}, codes.Unavailable, "Custom API API error for model llama3.2: HTTP 500: fake failure 500 after 4 attempt(s)"},
+		{"500 is retried, then unavailable", fakemodel.Reply{Status: 500}, codes.Unavailable,
+			"Custom API error for model llama3.2: HTTP 500: fake failure 500 after 4 attempt(s)"},
 		{"400 is not", fakemodel.Reply{Status: 400}, codes.FailedPrecondition, "HTTP 400"},
 		{"garbage", fakemodel.Reply{Raw: "data: {not json\n\n"}, codes.FailedPrecondition, "could not be read"},
 		{"empty reply", fakemodel.Reply{Content: "", FinishReason: "length"}, codes.FailedPrecondition, "Finish reason: length"},

@@ -11,6 +11,7 @@ import (
 func TestThinkingModeMapsToEachProvidersKnob(t *testing.T) {
 	gemini := &routing.Provider{Name: "gemini"}
 	openai := &routing.Provider{Name: "openai"}
+	dial := &routing.Provider{Name: "dial"}
 	tests := []struct {
 		name       string
 		entry      routing.Entry
@@ -24,6 +25,10 @@ func TestThinkingModeMapsToEachProvidersKnob(t *testing.T) {
 		{"no thinking", routing.Entry{Model: catalogue.Model{Name: "gemini-2.0-flash-lite"}, Provider: gemini}, "high", -1, ""},
 		{"openai max", routing.Entry{Model: catalogue.Model{Name: "o3", SupportsExtendedThinking: true}, Provider: openai}, "max", -1, "high"},
 		{"openai default", routing.Entry{Model: catalogue.Model{Name: "gpt-5.2", SupportsExtendedThinking: true, DefaultReasoningEffort: "medium"}, Provider: openai}, "", -1, "medium"},
+		{"dial o3", routing.Entry{Model: catalogue.Model{Name: "o3-2025-04-16", SupportsExtendedThinking: true,
+			DefaultReasoningEffort: "medium"}, Provider: dial}, "high", -1, "high"},
+		{"openai gpt-4.1 takes none", routing.Entry{Model: catalogue.Model{Name: "gpt-4.1"}, Provider: openai},
+			"high", -1, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,11 +8,10 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"syscall"
-	"time"
 
 	openai "github.com/sashabaranov/go-openai"
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 )
 
 // Compat is a client for an OpenAI-compatible chat completions endpoint.
@@ -21,25 +20,16 @@ type Compat struct {
 	key       string // only to keep it out of error text
 	client    *openai.Client
 	omitStore bool // OpenRouter refuses "store" on /responses
-}
-
-// NewHTTPClient returns the traced HTTP client provider calls use. There is
-// no overall timeout: streams are bounded by the caller's context.
-func NewHTTPClient(connectTimeout time.Duration) *http.Client {
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.Proxy = nil
-	transport.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
-	return &http.Client{Transport: otelhttp.NewTransport(retryAfterTransport{replyCapTransport{transport}},
-		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
-			return "provider " + r.Method + " " + r.URL.Path
-		}))}
+	// unstreamed holds the models whose server answers them whole: they
+	// are asked without streaming (see nostream.go).
+	unstreamed sync.Map
 }
 
 // NewCompat returns a client for baseURL (ending in /v1 for most servers).
 func NewCompat(label, baseURL, apiKey string, hc *http.Client) *Compat {
 	cfg := openai.DefaultConfig(apiKey)
 	cfg.BaseURL = strings.TrimRight(baseURL, "/")
-	cfg.HTTPClient = hc
+	cfg.HTTPClient = withStreamTap(hc)
 	return &Compat{label: label, key: apiKey, client: openai.NewClientWithConfig(cfg)}
 }
 
@@ -76,8 +66,10 @@ func (c *Compat) request(req Request) openai.ChatCompletionRequest {
 	return out
 }
 
-// Generate calls the endpoint, streaming when req.Stream is set.
+// Generate calls the endpoint, streaming when req.Stream is set and the
+// model's server has not shown it answers whole.
 func (c *Compat) Generate(ctx context.Context, req Request, onDelta func(string)) (Result, error) {
+	req.Stream = req.Stream && c.streams(req.Model)
 	return tidy(ctx, c.key, func(ctx context.Context) (Result, error) {
 		return capReply(ctx, c.label, req, func(ctx context.Context) (Result, error) {
 			return c.generate(ctx, req, onDelta)
@@ -86,29 +78,49 @@ func (c *Compat) Generate(ctx context.Context, req Request, onDelta func(string)
 }
 
 func (c *Compat) generate(ctx context.Context, req Request, onDelta func(string)) (Result, error) {
-	if req.Responses {
+	switch {
+	case req.Responses:
 		return c.respond(ctx, req, onDelta)
+	case !req.Stream:
+		return c.complete(ctx, req, onDelta)
 	}
-	if !req.Stream {
-		resp, err := c.client.CreateChatCompletion(ctx, c.request(req))
-		if err != nil {
-			return Result{}, c.wrap(ctx, req.Model, err)
+	res, err := c.stream(ctx, req, onDelta)
+	if errors.Is(err, errStreamRefused) {
+		req.Stream = false
+		readWhole(ctx)
+		if res, err = c.complete(ctx, req, onDelta); err == nil {
+			c.unstreamed.Store(req.Model, true)
 		}
-		if len(resp.Choices) == 0 {
-			return Result{}, &Error{Provider: c.label, Model: req.Model, Msg: "the response had no choices"}
-		}
-		res := Result{Content: resp.Choices[0].Message.Content, FinishReason: string(resp.Choices[0].FinishReason),
-			Usage: Usage{InputTokens: int64(resp.Usage.PromptTokens), OutputTokens: int64(resp.Usage.CompletionTokens)}}
-		if onDelta != nil && res.Content != "" {
-			onDelta(res.Content)
-		}
-		return res, nil
 	}
-	stream, err := c.client.CreateChatCompletionStream(ctx, c.request(req))
+	return res, err
+}
+
+// complete asks for the whole reply at once.
+func (c *Compat) complete(ctx context.Context, req Request, onDelta func(string)) (Result, error) {
+	resp, err := c.client.CreateChatCompletion(ctx, c.request(req))
 	if err != nil {
 		return Result{}, c.wrap(ctx, req.Model, err)
 	}
+	return c.completed(req.Model, resp, onDelta)
+}
+
+// stream asks for the reply as a stream of events, and reads a whole
+// completion when that is what comes back.
+func (c *Compat) stream(ctx context.Context, req Request, onDelta func(string)) (Result, error) {
+	tap := &streamTap{}
+	stream, err := c.client.CreateChatCompletionStream(context.WithValue(ctx, streamTapKey{}, tap), c.request(req))
+	if err != nil {
+		if ctx.Err() == nil && refusesStreaming(err) {
+			return Result{}, errStreamRefused
+		}
+		return Result{}, c.wrap(ctx, req.Model, err)
+	}
 	defer stream.Close()
+	if tap.body != nil {
+		defer tap.body.Close()
+		c.unstreamed.Store(req.Model, true)
+		return c.readCompletion(ctx, req.Model, tap.body, onDelta)
+	}
 	var res Result
 	var text strings.Builder
 	chunks := 0
@@ -230,7 +242,7 @@ func NewCompatWith(label, baseURL, apiKey string, hc *http.Client, o CompatOptio
 	cfg := openai.DefaultAzureConfig(apiKey, strings.TrimRight(baseURL, "/"))
 	cfg.APIVersion = o.APIVersion
 	cfg.AzureModelMapperFunc = o.Deployment
-	cfg.HTTPClient = hc
+	cfg.HTTPClient = withStreamTap(hc)
 	return &Compat{label: label, key: apiKey, client: openai.NewClientWithConfig(cfg)}
 }
 

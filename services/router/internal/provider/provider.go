@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -57,7 +58,8 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("%s API error for model %s: %s", e.Provider, e.Model, e.Msg)
+	// "Custom API" is already an API: "Custom API error", not "Custom API API error".
+	return fmt.Sprintf("%s API error for model %s: %s", strings.TrimSuffix(e.Provider, " API"), e.Model, e.Msg)
 }
 
 // ErrEmpty is a reply with no text.

@@ -38,11 +38,14 @@ var errReplyTooLarge = errors.New("reply too large")
 // replyGuard holds one call's limits, in its context, for the transport
 // that reads the body and for the loops that gather streamed text.
 type replyGuard struct {
-	tokens  int64 // the output limit the bound derives from
-	text    int64 // most bytes of text
-	body    int64 // most bytes of body
-	line    int64 // most bytes of one line of body (one stream event); 0 for no limit
-	tripped atomic.Bool
+	tokens int64 // the output limit the bound derives from
+	text   int64 // most bytes of text
+	// body and line are the most bytes of body and of one line of it (one
+	// stream event; 0 for no limit). A streaming call starts with a
+	// stream's and gets a whole answer's (readWhole) before it reads a body
+	// whole; atomic, as the transport reads them while the call sets them.
+	body, line atomic.Int64
+	tripped    atomic.Bool
 }
 
 type replyGuardKey struct{}
@@ -53,11 +56,31 @@ func newReplyGuard(req Request) *replyGuard {
 		tokens = unknownOutputTokens
 	}
 	g := &replyGuard{tokens: tokens, text: max(tokens*bytesPerToken, minReplyBytes)}
-	g.body = g.text * envelope
 	if req.Stream {
-		g.body, g.line = g.text*streamFraming, g.text*envelope
+		g.body.Store(g.text * streamFraming)
+		g.line.Store(g.text * envelope)
+	} else {
+		g.readWhole()
 	}
 	return g
+}
+
+// readWhole gives the call a whole answer's limits, the ones it has when
+// asked without streaming. A streaming call takes them before it reads
+// anything but an event stream: a JSON completion that came back anyway,
+// an error, the call made again after a refusal to stream. Read under a
+// stream's limits, such a body (decoded whole, into memory) could run to
+// 64 times the text in short lines.
+func (g *replyGuard) readWhole() {
+	g.body.Store(g.text * envelope)
+	g.line.Store(0)
+}
+
+// readWhole is the guard's readWhole for the call in ctx, if it has one.
+func readWhole(ctx context.Context) {
+	if g, ok := ctx.Value(replyGuardKey{}).(*replyGuard); ok {
+		g.readWhole()
+	}
 }
 
 // allow says whether text of n bytes is within the limit, and marks the
@@ -99,6 +122,9 @@ type replyCapTransport struct{ next http.RoundTripper }
 func (t replyCapTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(r)
 	if g, ok := r.Context().Value(replyGuardKey{}).(*replyGuard); ok && err == nil {
+		if resp.StatusCode >= http.StatusBadRequest {
+			g.readWhole() // an error is read whole, whatever was asked
+		}
 		resp.Body = &cappedBody{ReadCloser: resp.Body, g: g}
 	}
 	return resp, err
@@ -125,8 +151,12 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 		longest = max(longest, b.run+int64(i))
 		b.run, chunk = 0, chunk[i+1:]
 	}
-	if b.total > b.g.body || b.g.line > 0 && longest > b.g.line {
+	if line := b.g.line.Load(); b.total > b.g.body.Load() || line > 0 && longest > line {
 		b.g.tripped.Store(true)
+		// Closed here, as not every reader closes a body whose read
+		// failed (go-openai leaves an error's open): the connection goes
+		// rather than the server writing into it for ever.
+		_ = b.ReadCloser.Close()
 		return n, errReplyTooLarge
 	}
 	return n, err

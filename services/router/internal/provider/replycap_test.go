@@ -79,7 +79,7 @@ func TestTheModelsOutputLimitBoundsACallThatSetsNone(t *testing.T) {
 	fake.SetReply(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Content: strings.Repeat("x", 1<<20)} })
 	g := NewCompat("Custom API", fake.URL(), "k", NewHTTPClient(5*time.Second))
 	_, _, err := ask(t, g, Request{Model: "m", MaxOutputTokens: 32_000})
-	want := "Custom API API error for model m: the reply was cut off past 500 KiB: more than the model's output " +
+	want := "Custom API error for model m: the reply was cut off past 500 KiB: more than the model's output " +
 		"limit of 32000 tokens allows (with a wide margin). Ask for a shorter answer, or split the work into " +
 		"smaller requests"
 	if err == nil || err.Error() != want {

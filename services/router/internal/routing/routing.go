@@ -14,6 +14,10 @@ import (
 // ErrNotAvailable is a model no configured provider serves.
 var ErrNotAvailable = errors.New("model not available")
 
+// ErrNoProvider is asking for a model while no provider is configured: the
+// error wraps it with the registry's setup help.
+var ErrNoProvider = errors.New("no model provider is configured")
+
 // Categories of tools for auto mode.
 const (
 	ExtendedReasoning = "EXTENDED_REASONING"
@@ -77,21 +81,53 @@ type Entry struct {
 type Registry struct {
 	providers    []*Provider
 	defaultModel string
+	setupHelp    string // how to configure a provider (WithSetupHelp)
 }
 
 // New returns a registry; defaultModel is DEFAULT_MODEL ("auto" when empty).
+// With no provider configured it still answers what needs none (the
+// catalogue, the settings), so zen starts and can say how to add one;
+// resolving a model then fails with ErrNoProvider.
 func New(providers []*Provider, defaultModel string) (*Registry, error) {
 	if defaultModel == "" {
 		defaultModel = "auto"
 	}
 	r := &Registry{providers: providers, defaultModel: defaultModel}
 	if len(r.ConfiguredProviders()) == 0 {
-		return nil, errors.New("at least one model provider must be configured: set GEMINI_API_KEY, OPENAI_API_KEY (with OPENAI_BASE_URL for any OpenAI-compatible server), XAI_API_KEY, OPENROUTER_API_KEY, DIAL_API_KEY, AZURE_OPENAI_API_KEY with AZURE_OPENAI_ENDPOINT, or CUSTOM_API_URL for a local server")
+		return r, nil
 	}
 	if !slices.ContainsFunc(r.Entries(), func(e Entry) bool { return e.Configured }) && !r.servesOpenRouterFreely() {
 		return nil, errors.New("no models are available: the *_ALLOWED_MODELS lists leave none of the configured providers' models; check the names against listmodels or GET /v1/models")
 	}
 	return r, nil
+}
+
+// WithSetupHelp sets what the registry tells a caller asking for a model
+// while no provider is configured: which variables to set, and where.
+func (r *Registry) WithSetupHelp(help string) *Registry {
+	r.setupHelp = help
+	return r
+}
+
+// SetupHelp says that no provider is configured and how to configure one,
+// or is "" once one is.
+func (r *Registry) SetupHelp() string {
+	if err := r.noProvider(); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// noProvider is ErrNoProvider with the setup help while no provider is
+// configured, else nil.
+func (r *Registry) noProvider() error {
+	switch {
+	case len(r.ConfiguredProviders()) > 0:
+		return nil
+	case r.setupHelp == "":
+		return ErrNoProvider
+	}
+	return fmt.Errorf("%w: %s", ErrNoProvider, r.setupHelp)
 }
 
 // DefaultModel is DEFAULT_MODEL as configured.
@@ -201,6 +237,9 @@ func genericOpenRouterModel(name string) catalogue.Model {
 // Resolve turns name into a served model for a tool of the given category,
 // and says why it chose it.
 func (r *Registry) Resolve(name, category string) (Entry, string, error) {
+	if err := r.noProvider(); err != nil {
+		return Entry{}, "", err
+	}
 	name = strings.TrimSpace(name)
 	if name == "" {
 		if r.AutoMode() {

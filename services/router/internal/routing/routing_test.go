@@ -36,7 +36,7 @@ func TestAutoModePicksByCategoryAndRank(t *testing.T) {
 		{"custom only", map[string][]string{"custom": nil}, map[string]string{ExtendedReasoning: "llama3.2", FastResponse: "llama3.2"}},
 		// Upstream picked the alias "5.1" alphabetically; zen ranks.
 		{"openrouter only", map[string][]string{"openrouter": nil}, map[string]string{
-			ExtendedReasoning: "openai/gpt-5.1", FastResponse: "openai/gpt-5-mini"}},
+			ExtendedReasoning: "openai/gpt-5.1-codex", FastResponse: "openai/gpt-5.1-codex-mini"}},
 		{"allow-list", map[string][]string{"openai": {"o3", "o4-mini"}}, map[string]string{
 			ExtendedReasoning: "o3", FastResponse: "o4-mini"}},
 	}
@@ -67,8 +67,8 @@ func TestResolutionFollowsPriorityAndAllowLists(t *testing.T) {
 	}{
 		{"GPT5", "openai", "gpt-5", false},
 		{"mini", "openai", "gpt-5-mini", false},
-		{"o3", "", "", true},                            // OpenAI does not allow it, OpenRouter calls it openai/o3
-		{"openai/o3", "openrouter", "openai/o3", false}, // ...which works
+		{"o3", "openrouter", "openai/o3", false},        // OpenAI does not allow it; OpenRouter's alias serves it
+		{"openai/o3", "openrouter", "openai/o3", false}, // as does its own name
 		{"sonnet", "openrouter", "anthropic/claude-sonnet-4.5", false},
 		{"someone/new-model", "openrouter", "someone/new-model", false}, // generic capabilities
 		{"new-model", "", "", true},                                     // OpenRouter wants vendor/model

@@ -492,10 +492,12 @@ type ExecuteToolRequest struct {
 	// conversation is set when the call continues a thread.
 	Conversation *Conversation  `protobuf:"bytes,4,opt,name=conversation,proto3" json:"conversation,omitempty"`
 	Files        []*FileContent `protobuf:"bytes,5,rep,name=files,proto3" json:"files,omitempty"`
-	// remaining_turns is what the continuation offer will say, for prompts
+	// remaining_turns is what the continuation offer will say: the turns
+	// the thread holds after this exchange's request and reply, for prompts
 	// that tell the model how long the conversation may go on.
 	RemainingTurns int32 `protobuf:"varint,6,opt,name=remaining_turns,json=remainingTurns,proto3" json:"remaining_turns,omitempty"`
-	// model_requested is the name the caller used, reported back as model_used.
+	// model_requested is the name the caller used, reported beside
+	// model_used (the canonical name) as requested_model when they differ.
 	ModelRequested string `protobuf:"bytes,7,opt,name=model_requested,json=modelRequested,proto3" json:"model_requested,omitempty"`
 	// images are the call's images as data URLs, read by the edge; the
 	// arguments keep the paths the caller gave.
@@ -504,6 +506,10 @@ type ExecuteToolRequest struct {
 	// thread (Turn.workflow_state, as memory returns it); empty when the tool
 	// starts afresh. Only the executor reads it: the edge carries it.
 	WorkflowState *structpb.Struct `protobuf:"bytes,9,opt,name=workflow_state,json=workflowState,proto3" json:"workflow_state,omitempty"`
+	// skipped_files are files the call named that the edge left out
+	// (missing, unreadable, too large, past the file budget); the model reads
+	// one line for each.
+	SkippedFiles  []*SkippedFile `protobuf:"bytes,10,rep,name=skipped_files,json=skippedFiles,proto3" json:"skipped_files,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -601,6 +607,68 @@ func (x *ExecuteToolRequest) GetWorkflowState() *structpb.Struct {
 	return nil
 }
 
+func (x *ExecuteToolRequest) GetSkippedFiles() []*SkippedFile {
+	if x != nil {
+		return x.SkippedFiles
+	}
+	return nil
+}
+
+// SkippedFile is a file a call goes on without, and why.
+type SkippedFile struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// path is the path as the call gave it.
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// reason is worded for the model and the agent alike.
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SkippedFile) Reset() {
+	*x = SkippedFile{}
+	mi := &file_zen_executor_v1_executor_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SkippedFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SkippedFile) ProtoMessage() {}
+
+func (x *SkippedFile) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_executor_v1_executor_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SkippedFile.ProtoReflect.Descriptor instead.
+func (*SkippedFile) Descriptor() ([]byte, []int) {
+	return file_zen_executor_v1_executor_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *SkippedFile) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SkippedFile) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // Progress tells the caller what a long call is doing.
 type Progress struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -612,7 +680,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_zen_executor_v1_executor_proto_msgTypes[6]
+	mi := &file_zen_executor_v1_executor_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -624,7 +692,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_executor_v1_executor_proto_msgTypes[6]
+	mi := &file_zen_executor_v1_executor_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -637,7 +705,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_zen_executor_v1_executor_proto_rawDescGZIP(), []int{6}
+	return file_zen_executor_v1_executor_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Progress) GetMessage() string {
@@ -679,13 +747,16 @@ type ToolResult struct {
 	// (chat's <GENERATED-CODE> block); the edge writes it to
 	// zen_generated.code in the working directory.
 	GeneratedCode string `protobuf:"bytes,7,opt,name=generated_code,json=generatedCode,proto3" json:"generated_code,omitempty"`
+	// usage is what the tool's model calls used, for the edge's log line of
+	// the call; unset when the tool called no model.
+	Usage         *ModelUsage `protobuf:"bytes,9,opt,name=usage,proto3" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_zen_executor_v1_executor_proto_msgTypes[7]
+	mi := &file_zen_executor_v1_executor_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -697,7 +768,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_executor_v1_executor_proto_msgTypes[7]
+	mi := &file_zen_executor_v1_executor_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -710,7 +781,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_zen_executor_v1_executor_proto_rawDescGZIP(), []int{7}
+	return file_zen_executor_v1_executor_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ToolResult) GetReply() []byte {
@@ -762,6 +833,86 @@ func (x *ToolResult) GetGeneratedCode() string {
 	return ""
 }
 
+func (x *ToolResult) GetUsage() *ModelUsage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+// ModelUsage is what one tool call's model calls used.
+type ModelUsage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// model and provider answered the call's last model call (for clink, the
+	// CLI).
+	Model    string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	Provider string `protobuf:"bytes,2,opt,name=provider,proto3" json:"provider,omitempty"`
+	// input_tokens and output_tokens add up every model call of the tool
+	// call (consensus asks several models).
+	InputTokens   int64 `protobuf:"varint,3,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens  int64 `protobuf:"varint,4,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelUsage) Reset() {
+	*x = ModelUsage{}
+	mi := &file_zen_executor_v1_executor_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelUsage) ProtoMessage() {}
+
+func (x *ModelUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_zen_executor_v1_executor_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelUsage.ProtoReflect.Descriptor instead.
+func (*ModelUsage) Descriptor() ([]byte, []int) {
+	return file_zen_executor_v1_executor_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ModelUsage) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *ModelUsage) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *ModelUsage) GetInputTokens() int64 {
+	if x != nil {
+		return x.InputTokens
+	}
+	return 0
+}
+
+func (x *ModelUsage) GetOutputTokens() int64 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
 type ExecuteToolResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Event:
@@ -775,7 +926,7 @@ type ExecuteToolResponse struct {
 
 func (x *ExecuteToolResponse) Reset() {
 	*x = ExecuteToolResponse{}
-	mi := &file_zen_executor_v1_executor_proto_msgTypes[8]
+	mi := &file_zen_executor_v1_executor_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -787,7 +938,7 @@ func (x *ExecuteToolResponse) String() string {
 func (*ExecuteToolResponse) ProtoMessage() {}
 
 func (x *ExecuteToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_zen_executor_v1_executor_proto_msgTypes[8]
+	mi := &file_zen_executor_v1_executor_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -800,7 +951,7 @@ func (x *ExecuteToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteToolResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteToolResponse) Descriptor() ([]byte, []int) {
-	return file_zen_executor_v1_executor_proto_rawDescGZIP(), []int{8}
+	return file_zen_executor_v1_executor_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ExecuteToolResponse) GetEvent() isExecuteToolResponse_Event {
@@ -882,7 +1033,7 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\n" +
 	"size_bytes\x18\x04 \x01(\x05R\tsizeBytes\x12\x1f\n" +
 	"\vmodified_at\x18\x05 \x01(\tR\n" +
-	"modifiedAt\"\xb5\x03\n" +
+	"modifiedAt\"\xf8\x03\n" +
 	"\x12ExecuteToolRequest\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x125\n" +
 	"\targuments\x18\x02 \x01(\v2\x17.google.protobuf.StructR\targuments\x12*\n" +
@@ -892,10 +1043,15 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\x0fremaining_turns\x18\x06 \x01(\x05R\x0eremainingTurns\x12'\n" +
 	"\x0fmodel_requested\x18\a \x01(\tR\x0emodelRequested\x12\x16\n" +
 	"\x06images\x18\b \x03(\tR\x06images\x12>\n" +
-	"\x0eworkflow_state\x18\t \x01(\v2\x17.google.protobuf.StructR\rworkflowState\"I\n" +
+	"\x0eworkflow_state\x18\t \x01(\v2\x17.google.protobuf.StructR\rworkflowState\x12A\n" +
+	"\rskipped_files\x18\n" +
+	" \x03(\v2\x1c.zen.executor.v1.SkippedFileR\fskippedFiles\"9\n" +
+	"\vSkippedFile\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"I\n" +
 	"\bProgress\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12#\n" +
-	"\routput_tokens\x18\x02 \x01(\x05R\foutputTokens\"\xd4\x02\n" +
+	"\routput_tokens\x18\x02 \x01(\x05R\foutputTokens\"\x87\x03\n" +
 	"\n" +
 	"ToolResult\x12\x14\n" +
 	"\x05reply\x18\b \x01(\fR\x05reply\x12\x19\n" +
@@ -904,7 +1060,14 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\x13offers_continuation\x18\x04 \x01(\bR\x12offersContinuation\x12@\n" +
 	"\x0finitial_context\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x0einitialContext\x12A\n" +
 	"\fcontinuation\x18\x06 \x01(\x0e2\x1d.zen.executor.v1.ContinuationR\fcontinuation\x12%\n" +
-	"\x0egenerated_code\x18\a \x01(\tR\rgeneratedCodeJ\x04\b\x01\x10\x02R\apayload\"\x8e\x01\n" +
+	"\x0egenerated_code\x18\a \x01(\tR\rgeneratedCode\x121\n" +
+	"\x05usage\x18\t \x01(\v2\x1b.zen.executor.v1.ModelUsageR\x05usageJ\x04\b\x01\x10\x02R\apayload\"\x86\x01\n" +
+	"\n" +
+	"ModelUsage\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x12\x1a\n" +
+	"\bprovider\x18\x02 \x01(\tR\bprovider\x12!\n" +
+	"\finput_tokens\x18\x03 \x01(\x03R\vinputTokens\x12#\n" +
+	"\routput_tokens\x18\x04 \x01(\x03R\foutputTokens\"\x8e\x01\n" +
 	"\x13ExecuteToolResponse\x127\n" +
 	"\bprogress\x18\x01 \x01(\v2\x19.zen.executor.v1.ProgressH\x00R\bprogress\x125\n" +
 	"\x06result\x18\x02 \x01(\v2\x1b.zen.executor.v1.ToolResultH\x00R\x06resultB\a\n" +
@@ -930,7 +1093,7 @@ func file_zen_executor_v1_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_zen_executor_v1_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_zen_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_zen_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_zen_executor_v1_executor_proto_goTypes = []any{
 	(Continuation)(0),           // 0: zen.executor.v1.Continuation
 	(*Tool)(nil),                // 1: zen.executor.v1.Tool
@@ -939,38 +1102,42 @@ var file_zen_executor_v1_executor_proto_goTypes = []any{
 	(*Conversation)(nil),        // 4: zen.executor.v1.Conversation
 	(*FileContent)(nil),         // 5: zen.executor.v1.FileContent
 	(*ExecuteToolRequest)(nil),  // 6: zen.executor.v1.ExecuteToolRequest
-	(*Progress)(nil),            // 7: zen.executor.v1.Progress
-	(*ToolResult)(nil),          // 8: zen.executor.v1.ToolResult
-	(*ExecuteToolResponse)(nil), // 9: zen.executor.v1.ExecuteToolResponse
-	(*structpb.Struct)(nil),     // 10: google.protobuf.Struct
-	(*v1.Turn)(nil),             // 11: zen.memory.v1.Turn
-	(*v11.Model)(nil),           // 12: zen.router.v1.Model
+	(*SkippedFile)(nil),         // 7: zen.executor.v1.SkippedFile
+	(*Progress)(nil),            // 8: zen.executor.v1.Progress
+	(*ToolResult)(nil),          // 9: zen.executor.v1.ToolResult
+	(*ModelUsage)(nil),          // 10: zen.executor.v1.ModelUsage
+	(*ExecuteToolResponse)(nil), // 11: zen.executor.v1.ExecuteToolResponse
+	(*structpb.Struct)(nil),     // 12: google.protobuf.Struct
+	(*v1.Turn)(nil),             // 13: zen.memory.v1.Turn
+	(*v11.Model)(nil),           // 14: zen.router.v1.Model
 }
 var file_zen_executor_v1_executor_proto_depIdxs = []int32{
-	10, // 0: zen.executor.v1.Tool.input_schema:type_name -> google.protobuf.Struct
-	10, // 1: zen.executor.v1.Tool.output_schema:type_name -> google.protobuf.Struct
+	12, // 0: zen.executor.v1.Tool.input_schema:type_name -> google.protobuf.Struct
+	12, // 1: zen.executor.v1.Tool.output_schema:type_name -> google.protobuf.Struct
 	1,  // 2: zen.executor.v1.ListToolsResponse.tools:type_name -> zen.executor.v1.Tool
-	11, // 3: zen.executor.v1.Conversation.turns:type_name -> zen.memory.v1.Turn
+	13, // 3: zen.executor.v1.Conversation.turns:type_name -> zen.memory.v1.Turn
 	5,  // 4: zen.executor.v1.Conversation.files:type_name -> zen.executor.v1.FileContent
-	10, // 5: zen.executor.v1.ExecuteToolRequest.arguments:type_name -> google.protobuf.Struct
-	12, // 6: zen.executor.v1.ExecuteToolRequest.model:type_name -> zen.router.v1.Model
+	12, // 5: zen.executor.v1.ExecuteToolRequest.arguments:type_name -> google.protobuf.Struct
+	14, // 6: zen.executor.v1.ExecuteToolRequest.model:type_name -> zen.router.v1.Model
 	4,  // 7: zen.executor.v1.ExecuteToolRequest.conversation:type_name -> zen.executor.v1.Conversation
 	5,  // 8: zen.executor.v1.ExecuteToolRequest.files:type_name -> zen.executor.v1.FileContent
-	10, // 9: zen.executor.v1.ExecuteToolRequest.workflow_state:type_name -> google.protobuf.Struct
-	11, // 10: zen.executor.v1.ToolResult.turns:type_name -> zen.memory.v1.Turn
-	10, // 11: zen.executor.v1.ToolResult.initial_context:type_name -> google.protobuf.Struct
-	0,  // 12: zen.executor.v1.ToolResult.continuation:type_name -> zen.executor.v1.Continuation
-	7,  // 13: zen.executor.v1.ExecuteToolResponse.progress:type_name -> zen.executor.v1.Progress
-	8,  // 14: zen.executor.v1.ExecuteToolResponse.result:type_name -> zen.executor.v1.ToolResult
-	2,  // 15: zen.executor.v1.ExecutorService.ListTools:input_type -> zen.executor.v1.ListToolsRequest
-	6,  // 16: zen.executor.v1.ExecutorService.ExecuteTool:input_type -> zen.executor.v1.ExecuteToolRequest
-	3,  // 17: zen.executor.v1.ExecutorService.ListTools:output_type -> zen.executor.v1.ListToolsResponse
-	9,  // 18: zen.executor.v1.ExecutorService.ExecuteTool:output_type -> zen.executor.v1.ExecuteToolResponse
-	17, // [17:19] is the sub-list for method output_type
-	15, // [15:17] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	12, // 9: zen.executor.v1.ExecuteToolRequest.workflow_state:type_name -> google.protobuf.Struct
+	7,  // 10: zen.executor.v1.ExecuteToolRequest.skipped_files:type_name -> zen.executor.v1.SkippedFile
+	13, // 11: zen.executor.v1.ToolResult.turns:type_name -> zen.memory.v1.Turn
+	12, // 12: zen.executor.v1.ToolResult.initial_context:type_name -> google.protobuf.Struct
+	0,  // 13: zen.executor.v1.ToolResult.continuation:type_name -> zen.executor.v1.Continuation
+	10, // 14: zen.executor.v1.ToolResult.usage:type_name -> zen.executor.v1.ModelUsage
+	8,  // 15: zen.executor.v1.ExecuteToolResponse.progress:type_name -> zen.executor.v1.Progress
+	9,  // 16: zen.executor.v1.ExecuteToolResponse.result:type_name -> zen.executor.v1.ToolResult
+	2,  // 17: zen.executor.v1.ExecutorService.ListTools:input_type -> zen.executor.v1.ListToolsRequest
+	6,  // 18: zen.executor.v1.ExecutorService.ExecuteTool:input_type -> zen.executor.v1.ExecuteToolRequest
+	3,  // 19: zen.executor.v1.ExecutorService.ListTools:output_type -> zen.executor.v1.ListToolsResponse
+	11, // 20: zen.executor.v1.ExecutorService.ExecuteTool:output_type -> zen.executor.v1.ExecuteToolResponse
+	19, // [19:21] is the sub-list for method output_type
+	17, // [17:19] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_zen_executor_v1_executor_proto_init() }
@@ -978,7 +1145,7 @@ func file_zen_executor_v1_executor_proto_init() {
 	if File_zen_executor_v1_executor_proto != nil {
 		return
 	}
-	file_zen_executor_v1_executor_proto_msgTypes[8].OneofWrappers = []any{
+	file_zen_executor_v1_executor_proto_msgTypes[10].OneofWrappers = []any{
 		(*ExecuteToolResponse_Progress)(nil),
 		(*ExecuteToolResponse_Result)(nil),
 	}
@@ -988,7 +1155,7 @@ func file_zen_executor_v1_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_zen_executor_v1_executor_proto_rawDesc), len(file_zen_executor_v1_executor_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   9,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -320,7 +320,10 @@ type ListModelsResponse struct {
 	DefaultModel string `protobuf:"bytes,3,opt,name=default_model,json=defaultModel,proto3" json:"default_model,omitempty"`
 	// auto_mode is true when callers must name a model: DEFAULT_MODEL is auto
 	// or names a model no configured provider serves.
-	AutoMode      bool `protobuf:"varint,4,opt,name=auto_mode,json=autoMode,proto3" json:"auto_mode,omitempty"`
+	AutoMode bool `protobuf:"varint,4,opt,name=auto_mode,json=autoMode,proto3" json:"auto_mode,omitempty"`
+	// setup_help, set only while no provider is configured, says so and how to
+	// configure one: the variables, and the .env files the router reads.
+	SetupHelp     string `protobuf:"bytes,5,opt,name=setup_help,json=setupHelp,proto3" json:"setup_help,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -381,6 +384,13 @@ func (x *ListModelsResponse) GetAutoMode() bool {
 		return x.AutoMode
 	}
 	return false
+}
+
+func (x *ListModelsResponse) GetSetupHelp() string {
+	if x != nil {
+		return x.SetupHelp
+	}
+	return ""
 }
 
 type GetModelRequest struct {
@@ -1003,12 +1013,14 @@ const file_zen_router_v1_router_proto_rawDesc = "" +
 	"\x1dinput_cost_per_million_tokens\x18\x18 \x01(\x01R\x19inputCostPerMillionTokens\x12B\n" +
 	"\x1eoutput_cost_per_million_tokens\x18\x19 \x01(\x01R\x1aoutputCostPerMillionTokens\"<\n" +
 	"\x11ListModelsRequest\x12'\n" +
-	"\x0fconfigured_only\x18\x01 \x01(\bR\x0econfiguredOnly\"\xb7\x01\n" +
+	"\x0fconfigured_only\x18\x01 \x01(\bR\x0econfiguredOnly\"\xd6\x01\n" +
 	"\x12ListModelsResponse\x12,\n" +
 	"\x06models\x18\x01 \x03(\v2\x14.zen.router.v1.ModelR\x06models\x121\n" +
 	"\x14configured_providers\x18\x02 \x03(\tR\x13configuredProviders\x12#\n" +
 	"\rdefault_model\x18\x03 \x01(\tR\fdefaultModel\x12\x1b\n" +
-	"\tauto_mode\x18\x04 \x01(\bR\bautoMode\"%\n" +
+	"\tauto_mode\x18\x04 \x01(\bR\bautoMode\x12\x1d\n" +
+	"\n" +
+	"setup_help\x18\x05 \x01(\tR\tsetupHelp\"%\n" +
 	"\x0fGetModelRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\">\n" +
 	"\x10GetModelResponse\x12*\n" +
