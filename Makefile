@@ -68,7 +68,8 @@ run: build ## run every role in one process: MCP on 127.0.0.1:8080/mcp, gateway 
 	$(BIN)/zen serve
 
 .PHONY: cluster
-cluster: build deps ## start redis-server and every role as its own process on loopback (two edges: :8080, :8082; gateway :8081; ZEN_REPLICAS_EXECUTOR=2 and the like for more replicas)
+# Two edges (:8080, :8082) and the gateway (:8081); ZEN_REPLICAS_EXECUTOR=2 and the like start more replicas.
+cluster: build deps ## start redis-server and every role as its own process on loopback
 	ZEN_BIN=$(BIN)/zen scripts/cluster.sh up
 
 .PHONY: cluster-down

@@ -155,7 +155,10 @@ Stop that process, or move the cluster's ports with ZEN_CLUSTER_PORT_BASE."
 healthy() {
 	local name=$1
 	case ${name%-[0-9]} in
-	redis) (exec 3<>"/dev/tcp/$HOST/$(port redis)" && printf 'PING\r\n' >&3 && read -r -t 1 reply <&3 && [[ $reply == +PONG* ]]) 2>/dev/null ;;
+	redis)
+		(exec 3<>"/dev/tcp/$HOST/$(port redis)" && printf 'PING\r\n' >&3 &&
+			read -r -t 1 reply <&3 && [[ $reply == +PONG* ]]) 2>/dev/null
+		;;
 	memory | router | executor) "$ZEN_BIN" health --grpc "$(addr "$name")" --timeout 1s >/dev/null 2>&1 ;;
 	*) "$ZEN_BIN" health --http "http://$(addr "$name")/readyz" --timeout 1s >/dev/null 2>&1 ;;
 	esac

@@ -81,7 +81,8 @@ func (m *gatedModel) waitArrived(t *testing.T, marker string) {
 // waitCancelled waits until zen dropped the model request holding marker.
 func (m *gatedModel) waitCancelled(t *testing.T, marker string) {
 	t.Helper()
-	waitFor(t, 20*time.Second, "the cancellation of the model request for "+marker, func() bool { return m.find(marker, true) })
+	waitFor(t, 20*time.Second, "the cancellation of the model request for "+marker,
+		func() bool { return m.find(marker, true) })
 }
 
 func (m *gatedModel) find(marker string, cancelled bool) bool {

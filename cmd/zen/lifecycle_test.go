@@ -38,8 +38,12 @@ func TestStartupErrorsNameTheVariable(t *testing.T) {
 		{"bad thinkdeep default", map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1", "DEFAULT_THINKING_MODE_THINKDEEP": "deep"}, []string{"serve"}, "DEFAULT_THINKING_MODE_THINKDEEP"},
 		{"bad clink config", map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1", "CLI_CLIENTS_CONFIG_PATH": "/nonexistent/clis"}, []string{"serve"}, "CLI_CLIENTS_CONFIG_PATH"},
 		{"short token", map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1", "ZEN_AUTH_TOKEN": "secret"}, []string{"serve"}, "ZEN_AUTH_TOKEN: use at least 16 characters"},
-		{"trace url without its placeholder", map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1",
-			"ZEN_TRACE_URL": "http://localhost:16686/trace/"}, []string{"serve"}, `ZEN_TRACE_URL "http://localhost:16686/trace/" has no {trace_id}`},
+		{
+			"trace url without its placeholder",
+			map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1", "ZEN_TRACE_URL": "http://localhost:16686/trace/"},
+			[]string{"serve"},
+			`ZEN_TRACE_URL "http://localhost:16686/trace/" has no {trace_id}`,
+		},
 		{"trace url of another scheme", map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1",
 			"ZEN_TRACE_URL": "javascript:alert('{trace_id}')"}, []string{"serve"}, "is not http or https"},
 	}

@@ -102,11 +102,7 @@ func logFiles(flagValue string) []string {
 	if !filepath.IsAbs(path) {
 		return nil
 	}
-	out := []string{path}
-	for i := 1; i <= logFileKeep; i++ {
-		out = append(out, fmt.Sprintf("%s.%d", path, i))
-	}
-	return out
+	return logfile.Files(path, logFileKeep)
 }
 
 // tee writes each line to every writer, so that one that fails (a closed

@@ -125,7 +125,8 @@ func TestProblemFilesAreSkippedWithANote(t *testing.T) {
 func TestFinalStepEmbedsNewestFilesWithinTheBudget(t *testing.T) {
 	dir := t.TempDir()
 	catalogue := filepath.Join(dir, "custom.json")
-	if err := writeFile(catalogue, `{"models":[{"model_name":"tiny","context_window":10000,"max_output_tokens":2000}]}`); err != nil {
+	if err := writeFile(catalogue,
+		`{"models":[{"model_name":"tiny","context_window":10000,"max_output_tokens":2000}]}`); err != nil {
 		t.Fatal(err)
 	}
 	// A 10K context lets one call's files take 1,080 tokens: about 3,500
@@ -162,7 +163,8 @@ func TestFinalStepEmbedsNewestFilesWithinTheBudget(t *testing.T) {
 		t.Errorf("metadata.files_skipped = %+v, want mid.go left out for the file budget", skipped)
 	}
 	prompt := fake.Requests()[0].AllText()
-	if !strings.Contains(prompt, "NEW-CODE") || !strings.Contains(prompt, "OLD-CODE") || strings.Contains(prompt, "MID-CODE") {
+	if !strings.Contains(prompt, "NEW-CODE") || !strings.Contains(prompt, "OLD-CODE") ||
+		strings.Contains(prompt, "MID-CODE") {
 		t.Errorf("the expert should read new.go and old.go, not mid.go:\n%.3000s", prompt)
 	}
 	if lines := noteLines(prompt, mid); len(lines) != 1 || !strings.Contains(lines[0], "file budget") {

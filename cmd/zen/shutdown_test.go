@@ -176,7 +176,8 @@ func TestSIGTERMSavesCallsInFlight(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A stopping zen refuses new requests: only then may the model answer.
-		waitFor(t, 20*time.Second, "zen stdio to refuse new requests", func() bool { return cs.Ping(t.Context(), nil) != nil })
+		waitFor(t, 20*time.Second, "zen stdio to refuse new requests",
+			func() bool { return cs.Ping(t.Context(), nil) != nil })
 		release()
 		got, threads := collect(t, calls)
 		if diff := cmp.Diff(wantAnswered(got), got); diff != "" {

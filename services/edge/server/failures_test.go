@@ -90,14 +90,16 @@ func TestEveryFailureNamesWhoFailedAndWhatToDo(t *testing.T) {
 				"lower thinking_mode, or pick a faster model (see listmodels)."}},
 		{"provider 5xx", fakeRoles{execute: marked(codes.Unavailable,
 			"Custom API error for model llama3.2: HTTP 502: bad gateway after 4 attempt(s)",
-			"PROVIDER_UNAVAILABLE")}, "", seen{200, true, 0, "Error in chat: Custom API error for model llama3.2: HTTP 502: bad gateway " +
-			"after 4 attempt(s). The model's provider (Custom API) failed, not zen: try again in a minute, or " +
-			models}},
+			"PROVIDER_UNAVAILABLE")}, "", seen{200, true, 0,
+			"Error in chat: Custom API error for model llama3.2: HTTP 502: bad gateway " +
+				"after 4 attempt(s). The model's provider (Custom API) failed, not zen: try again in a minute, or " +
+				models}},
 		{"provider refused the call", fakeRoles{execute: marked(codes.FailedPrecondition,
 			"Custom API error for model llama3.2: HTTP 400: context too long after 1 attempt(s)",
-			"PROVIDER_ERROR")}, "", seen{200, true, 0, "Error in chat: Custom API error for model llama3.2: HTTP 400: context too " +
-			"long after 1 attempt(s). The model's provider (Custom API) refused or garbled this call, not zen: " +
-			"change the request if the message says what is wrong, or " + models}},
+			"PROVIDER_ERROR")}, "", seen{200, true, 0,
+			"Error in chat: Custom API error for model llama3.2: HTTP 400: context too " +
+				"long after 1 attempt(s). The model's provider (Custom API) refused or garbled this call, not zen: " +
+				"change the request if the message says what is wrong, or " + models}},
 		{"no provider configured", fakeRoles{resolve: marked(codes.FailedPrecondition,
 			"no model provider is configured: set CUSTOM_API_URL in zen's environment, then restart zen",
 			"NO_PROVIDER")}, "", seen{200, true, 0, "Error in chat: no model provider is configured: set " +

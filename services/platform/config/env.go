@@ -19,11 +19,6 @@ type Getenv func(string) string
 // environment, as the upstream server's variable of the same meaning does.
 const forceOverrideKey = "ZEN_MCP_FORCE_ENV_OVERRIDE"
 
-// WithDotEnv is WithDotEnvFiles with one file.
-func WithDotEnv(path string, getenv Getenv) (Getenv, error) {
-	return WithDotEnvFiles([]string{path}, getenv)
-}
-
 // WithDotEnvFiles layers .env files under the process environment, the
 // first file over the later ones: a variable set in the process wins, then
 // the first file that sets it. When the files set

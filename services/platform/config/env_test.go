@@ -18,7 +18,7 @@ func TestWithDotEnvLayersUnderTheProcess(t *testing.T) {
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	get, err := WithDotEnv(path, env(map[string]string{"A": "from-process"}))
+	get, err := WithDotEnvFiles([]string{path}, env(map[string]string{"A": "from-process"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestForceOverrideMakesDotEnvWin(t *testing.T) {
 	if err := os.WriteFile(path, []byte("ZEN_MCP_FORCE_ENV_OVERRIDE=true\nA=file\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	get, err := WithDotEnv(path, env(map[string]string{"A": "process", "B": "process"}))
+	get, err := WithDotEnvFiles([]string{path}, env(map[string]string{"A": "process", "B": "process"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,8 @@ func TestDotEnvFilesLayerInOrder(t *testing.T) {
 	if err := os.WriteFile(user, []byte("A=user\nB=user\nC=user\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	get, err := WithDotEnvFiles([]string{project, filepath.Join(dir, "none"), user}, env(map[string]string{"A": "process"}))
+	get, err := WithDotEnvFiles([]string{project, filepath.Join(dir, "none"), user},
+		env(map[string]string{"A": "process"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,11 @@ func TestForceOverrideInTheUserFile(t *testing.T) {
 	if err := os.WriteFile(user, []byte("ZEN_MCP_FORCE_ENV_OVERRIDE=true\nA=user\nB=user\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	get, err := WithDotEnvFiles([]string{project, user}, env(map[string]string{"A": "process", "B": "process", "C": "process"}))
+	get, err := WithDotEnvFiles([]string{project, user}, env(map[string]string{
+		"A": "process",
+		"B": "process",
+		"C": "process",
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,14 +93,14 @@ func TestForceOverrideInTheUserFile(t *testing.T) {
 }
 
 func TestMissingDotEnvIsFineAndBadLinesAreNamed(t *testing.T) {
-	if _, err := WithDotEnv(filepath.Join(t.TempDir(), "none"), env(nil)); err != nil {
+	if _, err := WithDotEnvFiles([]string{filepath.Join(t.TempDir(), "none")}, env(nil)); err != nil {
 		t.Errorf("missing file: %v", err)
 	}
 	path := filepath.Join(t.TempDir(), ".env")
 	if err := os.WriteFile(path, []byte("GOOD=1\nnot a pair\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := WithDotEnv(path, env(nil)); err == nil || !strings.Contains(err.Error(), ":2:") {
+	if _, err := WithDotEnvFiles([]string{path}, env(nil)); err == nil || !strings.Contains(err.Error(), ":2:") {
 		t.Errorf("err = %v, want one naming line 2", err)
 	}
 }

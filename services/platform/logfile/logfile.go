@@ -104,20 +104,27 @@ func (l *File) full(next int64) bool {
 // rotate moves path.N to path.N+1, dropping the oldest, path to path.1,
 // and starts a new file.
 func (l *File) rotate() error {
-	for i := l.keep - 1; i >= 1; i-- {
-		err := os.Rename(fmt.Sprintf("%s.%d", l.path, i), fmt.Sprintf("%s.%d", l.path, i+1))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+	files := Files(l.path, l.keep)
+	for i := len(files) - 2; i >= 0; i-- {
+		if err := os.Rename(files[i], files[i+1]); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-	}
-	if err := os.Rename(l.path, l.path+".1"); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
 	}
 	old := l.f
 	if err := l.open(); err != nil {
 		return err
 	}
 	return old.Close()
+}
+
+// Files are the files a log at path rotates through, keeping keep older
+// ones: path, then path.1 (the newest older one) to path.keep.
+func Files(path string, keep int) []string {
+	out := []string{path}
+	for i := 1; i <= keep; i++ {
+		out = append(out, fmt.Sprintf("%s.%d", path, i))
+	}
+	return out
 }
 
 // Close closes the file; later writes fail.

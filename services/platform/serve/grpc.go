@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -60,10 +61,10 @@ func clientStats() stats.Handler {
 // zen's keepalive and connection age (balance.go). opts add to its
 // defaults (Security.ServerOptions, for one).
 func NewGRPC(opts ...grpc.ServerOption) *GRPC {
-	s := grpc.NewServer(append(append([]grpc.ServerOption{
+	s := grpc.NewServer(slices.Concat([]grpc.ServerOption{
 		grpc.StatsHandler(serverStats()),
 		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
-	}, serverConnectionOptions()...), opts...)...)
+	}, serverConnectionOptions(), opts)...)
 	h := newHealthService()
 	g := &GRPC{Server: s, Health: h.Server, health: h, local: newRegistry()}
 	healthpb.RegisterHealthServer(g, h)
@@ -193,13 +194,12 @@ var reconnect = grpc.ConnectParams{
 // (balance.go).
 func Dial(target string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 	target, list := targetOptions(target)
-	opts = append(append(append([]grpc.DialOption{
+	return grpc.NewClient(target, slices.Concat([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithConnectParams(reconnect),
 		grpc.WithStatsHandler(clientStats()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes)),
-	}, balanceOptions()...), list...), append(auth.ClientInterceptor(), opts...)...)
-	return grpc.NewClient(target, opts...)
+	}, balanceOptions(), list, auth.ClientInterceptor(), opts)...)
 }
 
 // InProcess is an in-memory listener for tests that want a real gRPC

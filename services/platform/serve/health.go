@@ -44,7 +44,9 @@ func (h *healthService) setReason(service, reason string) {
 // Check answers as health.Server does, except about a service held not
 // ready: that answer is an error carrying the reason, since a status alone
 // cannot say why, and a probe or zen health shows an error's text.
-func (h *healthService) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+func (h *healthService) Check(
+	ctx context.Context, req *healthpb.HealthCheckRequest,
+) (*healthpb.HealthCheckResponse, error) {
 	h.mu.Lock()
 	reason := h.reasons[req.GetService()]
 	h.mu.Unlock()

@@ -25,12 +25,14 @@ type ProviderConfig struct {
 // spec says where a provider's settings live.
 type spec struct {
 	name, label, kind string
-	keyVar            string   // the key that enables it ("" when none)
+	keyVar            string   // the key that enables it ("" when none: a URL does)
+	needsURL          bool     // the key enables it only with a URL set (no default endpoint)
 	urlVars           []string // base URL variables, first set wins
 	defaultURL        string
 	allowVars         []string
 	versionVar        string
 	defaultVersion    string
+	hint              string // what setupHelp says after the variables
 }
 
 // specs are in the reference's priority order: a name two providers know
@@ -39,14 +41,17 @@ var specs = []spec{
 	{name: "gemini", label: "Gemini", kind: "gemini", keyVar: "GEMINI_API_KEY", urlVars: []string{"GEMINI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"},
 		allowVars: []string{"GOOGLE_ALLOWED_MODELS"}},
 	{name: "openai", label: "OpenAI", kind: "compat", keyVar: "OPENAI_API_KEY", urlVars: []string{"OPENAI_BASE_URL"},
-		defaultURL: "https://api.openai.com/v1", allowVars: []string{"OPENAI_ALLOWED_MODELS"}},
-	{name: "azure", label: "Azure OpenAI", kind: "azure", keyVar: "AZURE_OPENAI_API_KEY", urlVars: []string{"AZURE_OPENAI_ENDPOINT"},
-		allowVars: []string{"AZURE_OPENAI_ALLOWED_MODELS", "AZURE_ALLOWED_MODELS"}, versionVar: "AZURE_OPENAI_API_VERSION", defaultVersion: "2024-02-15-preview"},
+		defaultURL: "https://api.openai.com/v1", allowVars: []string{"OPENAI_ALLOWED_MODELS"},
+		hint: "with OPENAI_BASE_URL for any OpenAI-compatible server"},
+	{name: "azure", label: "Azure OpenAI", kind: "azure", keyVar: "AZURE_OPENAI_API_KEY", needsURL: true,
+		urlVars: []string{"AZURE_OPENAI_ENDPOINT"}, allowVars: []string{"AZURE_OPENAI_ALLOWED_MODELS", "AZURE_ALLOWED_MODELS"},
+		versionVar: "AZURE_OPENAI_API_VERSION", defaultVersion: "2024-02-15-preview"},
 	{name: "xai", label: "X.AI", kind: "compat", keyVar: "XAI_API_KEY", urlVars: []string{"XAI_BASE_URL"},
 		defaultURL: "https://api.x.ai/v1", allowVars: []string{"XAI_ALLOWED_MODELS"}},
 	{name: "dial", label: "DIAL", kind: "azure", keyVar: "DIAL_API_KEY", urlVars: []string{"DIAL_API_HOST"},
 		defaultURL: "https://core.dialx.ai", allowVars: []string{"DIAL_ALLOWED_MODELS"}, versionVar: "DIAL_API_VERSION", defaultVersion: "2024-12-01-preview"},
-	{name: "custom", label: "Custom API", kind: "compat", urlVars: []string{"CUSTOM_API_URL"}, allowVars: []string{"CUSTOM_ALLOWED_MODELS"}},
+	{name: "custom", label: "Custom API", kind: "compat", urlVars: []string{"CUSTOM_API_URL"}, allowVars: []string{"CUSTOM_ALLOWED_MODELS"},
+		hint: "a local server such as Ollama; no key needed"},
 	{name: "openrouter", label: "OpenRouter", kind: "compat", keyVar: "OPENROUTER_API_KEY", urlVars: []string{"OPENROUTER_BASE_URL"},
 		defaultURL: "https://openrouter.ai/api/v1", allowVars: []string{"OPENROUTER_ALLOWED_MODELS"}},
 }
@@ -76,16 +81,17 @@ const envFilesInGeneral = ".env in zen's working directory or the user-level zen
 func setupHelp(files []string) string {
 	var vars []string
 	for _, s := range specs {
+		v := s.keyVar
 		switch {
-		case s.name == "custom":
-			vars = append(vars, s.urlVars[0]+" (a local server such as Ollama; no key needed)")
-		case s.name == "azure":
-			vars = append(vars, s.keyVar+" with "+s.urlVars[0])
-		case s.name == "openai":
-			vars = append(vars, s.keyVar+" (with "+s.urlVars[0]+" for any OpenAI-compatible server)")
-		default:
-			vars = append(vars, s.keyVar)
+		case s.keyVar == "":
+			v = s.urlVars[0]
+		case s.needsURL:
+			v += " with " + s.urlVars[0]
 		}
+		if s.hint != "" {
+			v += " (" + s.hint + ")"
+		}
+		vars = append(vars, v)
 	}
 	named := envFilesInGeneral
 	if len(files) > 0 {
@@ -131,16 +137,12 @@ func loadProvider(getenv config.Getenv, s spec) (ProviderConfig, error) {
 	if s.versionVar != "" {
 		pc.APIVersion = config.String(getenv, s.versionVar, s.defaultVersion)
 	}
-	switch s.name {
-	case "custom":
+	if s.keyVar == "" { // Custom: its key is optional
 		pc.APIKey = config.String(getenv, "CUSTOM_API_KEY", customKeyless)
 		pc.Configured = urlVar != ""
-	case "azure":
+	} else {
 		pc.APIKey = config.String(getenv, s.keyVar, "")
-		pc.Configured = pc.APIKey != "" && !placeholder(pc.APIKey) && urlVar != ""
-	default:
-		pc.APIKey = config.String(getenv, s.keyVar, "")
-		pc.Configured = pc.APIKey != "" && !placeholder(pc.APIKey)
+		pc.Configured = pc.APIKey != "" && !placeholder(pc.APIKey) && (!s.needsURL || urlVar != "")
 	}
 	if s.name == "openrouter" {
 		pc.Headers = map[string]string{

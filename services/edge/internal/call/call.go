@@ -50,10 +50,10 @@ func (t *Tool) keepsThreads() bool {
 	return t.GetRequiresModel() || t.GetWorkflow() || t.GetFilesArgument() != ""
 }
 
-// Outcome is what the client receives: a reply, or plain text.
+// Outcome is what the client receives: the tool's reply (every answer,
+// refusals included, is the JSON envelope).
 type Outcome struct {
 	Reply   *reply.Reply
-	Text    string
 	IsError bool
 	// Summary says what the call did, for the log; Run fills it even when
 	// the call fails.

@@ -3,7 +3,6 @@ package call
 import (
 	"context"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -77,19 +76,7 @@ func TestHealthWatchOutlivesAReplicaDraining(t *testing.T) {
 		replicas = append(replicas, r)
 		addrs = append(addrs, lis.Addr().String())
 	}
-	conn, err := serve.Dial(strings.Join(addrs, ","))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	clock := &graceClock{}
-	w := watchHealth(ctx, healthpb.NewHealthClient(conn), MemoryService, clock.after)
-	first := recvWithin(t, watching, "the first health stream")
-	if first < 0 {
-		t.FailNow()
-	}
+	w, clock, first := watchReplicas(t, addrs, watching)
 	other := 1 - first
 	gated.Store(int64(other))
 	waitUntil(t, "the first stream's answer", func() bool { return w.heardSoFar() == 1 })

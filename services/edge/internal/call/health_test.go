@@ -128,16 +128,7 @@ func TestHealthWatchOutlivesAReplica(t *testing.T) {
 		servers = append(servers, s)
 		addrs = append(addrs, lis.Addr().String())
 	}
-	conn, err := serve.Dial(strings.Join(addrs, ","))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	clock := &graceClock{}
-	w := watchHealth(ctx, healthpb.NewHealthClient(conn), MemoryService, clock.after)
-	first := recvWithin(t, watching, "the first health stream")
+	w, clock, first := watchReplicas(t, addrs, watching)
 	waitUntil(t, "the first stream's answer", func() bool { return w.heardSoFar() == 1 })
 
 	// The replica holding the stream dies; the other serves on.
@@ -157,6 +148,27 @@ func TestHealthWatchOutlivesAReplica(t *testing.T) {
 		clock.expire()
 		return w.Down()
 	})
+}
+
+// watchReplicas dials memory's replicas at addrs as one target and watches
+// memory's health there, as the edge does: it returns the watch, the clock
+// its grace runs on, and the replica the first health stream landed on.
+func watchReplicas(t *testing.T, addrs []string, watching <-chan int) (*HealthWatch, *graceClock, int) {
+	t.Helper()
+	conn, err := serve.Dial(strings.Join(addrs, ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	clock := &graceClock{}
+	w := watchHealth(ctx, healthpb.NewHealthClient(conn), MemoryService, clock.after)
+	first := recvWithin(t, watching, "the first health stream")
+	if first < 0 {
+		t.FailNow()
+	}
+	return w, clock, first
 }
 
 // heardSoFar is how many answers the watch has heard.

@@ -23,10 +23,6 @@ func (r *Runner) Run(ctx context.Context, name string, rawArgs json.RawMessage,
 // last stop before the client, and the executor it talks to may be a
 // separate process that was not told the edge's tokens.
 func scrubbed(s *secrets.Scrubber, out Outcome) Outcome {
-	if s.Empty() {
-		return out
-	}
-	out.Text = s.String(out.Text)
 	out.Reply.Scrub(s)
 	return out
 }

@@ -15,13 +15,10 @@ func TestScrubbedOutcome(t *testing.T) {
 		name    string
 		in, out Outcome
 	}{
-		{"text",
-			Outcome{Text: "id tok-0123456789abcdef", IsError: true},
-			Outcome{Text: "id [redacted]", IsError: true}},
 		{"reply",
 			Outcome{Reply: reply.Error("chat", "tok-0123456789abcdef").With(map[string]any{"n": 1.0})},
 			Outcome{Reply: reply.Error("chat", "[redacted]").With(map[string]any{"n": 1.0})}},
-		{"clean", Outcome{Text: "fine"}, Outcome{Text: "fine"}},
+		{"clean", Outcome{Reply: reply.Error("chat", "fine")}, Outcome{Reply: reply.Error("chat", "fine")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

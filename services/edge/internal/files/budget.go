@@ -69,8 +69,9 @@ func (pol Policy) ExpandWithin(paths []string, maxBytes int64, named Named) (Exp
 	var all, plain []namedPath
 	// listed are the files named outright and reported the paths skipped,
 	// each once; seen are the paths decided on, so a walk neither repeats
-	// nor revives one; taken are the files named outright that go in.
-	listed, reported, seen, taken := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+	// nor revives one; taken are the files named outright that go in, with
+	// the paths the call gave for them.
+	listed, reported, seen, taken := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]string{}
 	for _, p := range paths {
 		n, err := pol.lookUp(p)
 		if err != nil {
@@ -97,21 +98,20 @@ func (pol Policy) ExpandWithin(paths []string, maxBytes int64, named Named) (Exp
 	if named == NewestFirst {
 		slices.SortStableFunc(plain, func(a, b namedPath) int { return b.modified.Compare(a.modified) })
 	}
-	labels := map[string]string{} // of the files named outright that go in
 	for _, g := range plain {
 		if named == NewestFirst && g.size > room {
 			seen[g.path] = true
 			exp.Skipped = append(exp.Skipped, Skipped{Path: g.label, Reason: ReasonOverBudget})
 			continue
 		}
-		taken[g.path], labels[g.path] = true, g.label
+		taken[g.path] = g.label
 		room -= g.size
 	}
 	take := func(path string, size int64) {
 		seen[path] = true
 		exp.Paths = append(exp.Paths, path)
 		exp.Bytes += size
-		if label, ok := labels[path]; ok {
+		if label, ok := taken[path]; ok {
 			if exp.Labels == nil {
 				exp.Labels = map[string]string{}
 			}
@@ -120,7 +120,7 @@ func (pol Policy) ExpandWithin(paths []string, maxBytes int64, named Named) (Exp
 	}
 	if named == NewestFirst {
 		for _, g := range plain {
-			if taken[g.path] {
+			if _, ok := taken[g.path]; ok {
 				take(g.path, g.size)
 			}
 		}
@@ -128,15 +128,16 @@ func (pol Policy) ExpandWithin(paths []string, maxBytes int64, named Named) (Exp
 	walked := 0
 	for _, g := range all {
 		if !g.dir {
-			if !seen[g.path] && taken[g.path] {
+			if _, ok := taken[g.path]; ok && !seen[g.path] {
 				take(g.path, g.size)
 			}
 			continue
 		}
 		err := pol.walk(g.path, func(path string, size int64) bool {
+			_, outright := taken[path]
 			switch {
 			case seen[path]:
-			case taken[path]: // its room is set aside already
+			case outright: // its room is set aside already
 				take(path, size)
 			case size <= MaxFileBytes && size <= room && walked < MaxFiles:
 				take(path, size)

@@ -90,24 +90,22 @@ func clientName(req *mcp.CallToolRequest) string {
 	if req == nil || req.Params == nil {
 		return ""
 	}
-	var impl *mcp.Implementation
 	switch v := req.Params.Meta[mcp.MetaKeyClientInfo].(type) {
 	case map[string]any: // as it came over the wire
 		name, _ := v["name"].(string)
 		version, _ := v["version"].(string)
 		return nameVersion(name, version)
 	case *mcp.Implementation:
-		impl = v
-	}
-	if impl == nil && req.Session != nil {
-		if p := req.Session.InitializeParams(); p != nil {
-			impl = p.ClientInfo
+		if v != nil {
+			return nameVersion(v.Name, v.Version)
 		}
 	}
-	if impl == nil {
-		return ""
+	if req.Session != nil {
+		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
+			return nameVersion(p.ClientInfo.Name, p.ClientInfo.Version)
+		}
 	}
-	return nameVersion(impl.Name, impl.Version)
+	return ""
 }
 
 func nameVersion(name, version string) string {

@@ -123,12 +123,8 @@ func handler(name string, runner *call.Runner, tracer trace.Tracer, metrics tele
 }
 
 // result renders an outcome: the reply's JSON as text, and the same bytes
-// as structured content, or plain text for the errors the reference sends
-// as text.
+// as structured content.
 func result(out call.Outcome) *mcp.CallToolResult {
-	if out.Reply == nil {
-		return &mcp.CallToolResult{IsError: out.IsError, Content: []mcp.Content{&mcp.TextContent{Text: out.Text}}}
-	}
 	text, err := json.Marshal(out.Reply)
 	if err != nil {
 		text = reply.Error(out.Reply.Metadata.ToolName, "zen could not encode the result").Encode()

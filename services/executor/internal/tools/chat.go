@@ -78,7 +78,7 @@ func runChat(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, er
 	content := answer + "\n\n" + prompts.Text("agent_turn")
 	usage := usageMeta(done)
 	meta := reply.Metadata{ToolName: "chat", Fields: map[string]any{"conversation_ready": true, "usage": usage}}
-	c.setModel(&meta, done.GetModelName(), done.GetProvider())
+	meta.SetModel(done.GetModelName(), done.GetProvider(), c.ModelRequested)
 	return &executorv1.ToolResult{
 		OffersContinuation: true, GeneratedCode: code,
 		Reply: (&reply.Reply{Status: reply.StatusSuccess, Content: content, ContentType: reply.Text,

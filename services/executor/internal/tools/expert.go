@@ -65,7 +65,7 @@ func expertStep(ctx context.Context, env *Env, c *Call, w workflowSpec, st *work
 	resp["expert_analysis"] = analysis
 	resp["file_context"] = map[string]any{"type": "fully_embedded", "files_embedded": len(files),
 		"context_optimization": "Each relevant file was sent once, with line numbers."}
-	c.setModel(resp["metadata"].(*reply.Metadata), done.GetModelName(), done.GetProvider())
+	resp["metadata"].(*reply.Metadata).SetModel(done.GetModelName(), done.GetProvider(), c.ModelRequested)
 	if s, _ := analysis["status"].(string); slices.Contains(promotedStatuses, s) {
 		resp["status"] = s
 		resp["content"] = text

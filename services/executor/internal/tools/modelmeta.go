@@ -2,16 +2,8 @@ package tools
 
 import (
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
-	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/turnmeta"
 )
-
-// setModel names, in a reply's metadata, the model that answered (its
-// canonical name) and, when it differs, the name the caller gave (see
-// reply.Metadata.SetModel).
-func (c *Call) setModel(m *reply.Metadata, used, provider string) {
-	m.SetModel(used, provider, c.ModelRequested)
-}
 
 // usageMeta is what one model call used, as a thread keeps it in the
 // answer's model_metadata (turnmeta) and chat's reply metadata shows it:

@@ -157,7 +157,7 @@ func workflowFailure(tool string, step int, msg string) *executorv1.ToolResult {
 func workflowMeta(tool string, c *Call) *reply.Metadata {
 	meta := &reply.Metadata{ToolName: tool}
 	if c.Model != nil {
-		c.setModel(meta, c.Model.GetName(), c.Model.GetProvider())
+		meta.SetModel(c.Model.GetName(), c.Model.GetProvider(), c.ModelRequested)
 	}
 	return meta
 }

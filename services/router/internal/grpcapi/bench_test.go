@@ -14,22 +14,15 @@ import (
 	"github.com/zenmcp/zen/services/platform/latency"
 	"github.com/zenmcp/zen/services/platform/serve"
 	"github.com/zenmcp/zen/services/platform/telemetry"
-	"github.com/zenmcp/zen/services/router/internal/catalogue"
 	"github.com/zenmcp/zen/services/router/internal/dispatch"
 	"github.com/zenmcp/zen/services/router/internal/grpcapi"
 	"github.com/zenmcp/zen/services/router/internal/provider"
-	"github.com/zenmcp/zen/services/router/internal/routing"
 )
 
 // routerOverTCP serves the router role as it runs in production: a traced
 // gRPC server on a loopback port, the fake behind it.
 func routerOverTCP(b *testing.B, fake *fakemodel.Server) routerv1.RouterServiceClient {
-	custom, _ := catalogue.Embedded("custom")
-	reg, err := routing.New([]*routing.Provider{{Name: "custom", Label: "Custom API", Configured: true, Models: custom,
-		Client: provider.NewCompat("Custom API", fake.URL(), "k", provider.NewHTTPClient(5*time.Second))}}, "auto")
-	if err != nil {
-		b.Fatal(err)
-	}
+	reg := onlyProvider(b, "custom", "Custom API", fake)
 	g := serve.NewGRPC()
 	api := grpcapi.New(reg, dispatch.DefaultPolicy, slog.New(slog.DiscardHandler), telemetry.NewInstruments())
 	routerv1.RegisterRouterServiceServer(g.Server, api)

@@ -13,10 +13,7 @@ import (
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
 	"github.com/zenmcp/zen/services/platform/telemetry"
-	"github.com/zenmcp/zen/services/router/internal/catalogue"
 	"github.com/zenmcp/zen/services/router/internal/grpcapi"
-	"github.com/zenmcp/zen/services/router/internal/provider"
-	"github.com/zenmcp/zen/services/router/internal/routing"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -63,17 +60,9 @@ func (s *holdSecond) SendMsg(m any) error {
 func routerWatched(t *testing.T, fake *fakemodel.Server, logs *bytes.Buffer, a *answers,
 	opts ...grpc.ServerOption) routerv1.RouterServiceClient {
 	t.Helper()
-	custom, err := catalogue.Embedded("custom")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := routing.New([]*routing.Provider{{Name: "custom", Label: "Custom API", Configured: true, Models: custom,
-		Client: provider.NewCompat("Custom API", fake.URL(), "k", provider.NewHTTPClient(5e9))}}, "auto")
-	if err != nil {
-		t.Fatal(err)
-	}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a.done = make(chan struct{})
+	reg := onlyProvider(t, "custom", "Custom API", fake)
 	return serveRouter(t, grpcapi.New(reg, fastPolicy, logger, telemetry.NewInstruments()),
 		append(opts, grpc.StreamInterceptor(a.intercept))...)
 }

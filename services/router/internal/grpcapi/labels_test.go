@@ -7,16 +7,12 @@ import (
 	"net/http"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
 	"github.com/zenmcp/zen/services/platform/telemetry"
-	"github.com/zenmcp/zen/services/router/internal/catalogue"
 	"github.com/zenmcp/zen/services/router/internal/grpcapi"
-	"github.com/zenmcp/zen/services/router/internal/provider"
-	"github.com/zenmcp/zen/services/router/internal/routing"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -26,15 +22,7 @@ import (
 // (which takes any vendor/model name) at fake, recording to reader.
 func openRouterWithMetrics(t *testing.T, fake *fakemodel.Server, reader sdkmetric.Reader) routerv1.RouterServiceClient {
 	t.Helper()
-	models, err := catalogue.Embedded("openrouter")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := routing.New([]*routing.Provider{{Name: "openrouter", Label: "OpenRouter", Configured: true, Models: models,
-		Client: provider.NewCompat("OpenRouter", fake.URL(), "k", provider.NewHTTPClient(5*time.Second))}}, "auto")
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := onlyProvider(t, "openrouter", "OpenRouter", fake)
 	in := telemetry.NewInstrumentsOn(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("test"))
 	return serveRouter(t, grpcapi.New(reg, fastPolicy, slog.New(slog.DiscardHandler), in))
 }

@@ -11,10 +11,7 @@ import (
 	"github.com/zenmcp/zen/services/platform/fakemodel"
 	"github.com/zenmcp/zen/services/platform/origin"
 	"github.com/zenmcp/zen/services/platform/telemetry"
-	"github.com/zenmcp/zen/services/router/internal/catalogue"
 	"github.com/zenmcp/zen/services/router/internal/grpcapi"
-	"github.com/zenmcp/zen/services/router/internal/provider"
-	"github.com/zenmcp/zen/services/router/internal/routing"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -69,15 +66,7 @@ func TestProviderFailuresCarryTheirOrigin(t *testing.T) {
 func impatientRouter(t *testing.T, fake *fakemodel.Server, deadline,
 	idle time.Duration) routerv1.RouterServiceClient {
 	t.Helper()
-	models, err := catalogue.Embedded("custom")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := routing.New([]*routing.Provider{{Name: "custom", Label: "Custom API", Configured: true, Models: models,
-		Client: provider.NewCompat("Custom API", fake.URL(), "k", provider.NewHTTPClient(5*time.Second))}}, "auto")
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := onlyProvider(t, "custom", "Custom API", fake)
 	policy := fastPolicy
 	policy.Attempts, policy.Deadline, policy.IdleTimeout = 1, deadline, idle
 	return serveRouter(t, grpcapi.New(reg, policy, slog.New(slog.DiscardHandler), telemetry.NewInstruments()))

@@ -50,6 +50,22 @@ func newRouterWith(t *testing.T, fake *fakemodel.Server, defaultModel string, cu
 	return serveRouter(t, grpcapi.New(reg, fastPolicy, slog.New(slog.DiscardHandler), telemetry.NewInstruments()))
 }
 
+// onlyProvider is a registry whose one provider, name (as label names it),
+// is the fake, over the OpenAI-compatible API.
+func onlyProvider(tb testing.TB, name, label string, fake *fakemodel.Server) *routing.Registry {
+	tb.Helper()
+	models, err := catalogue.Embedded(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	reg, err := routing.New([]*routing.Provider{{Name: name, Label: label, Configured: true, Models: models,
+		Client: provider.NewCompat(label, fake.URL(), "k", provider.NewHTTPClient(5*time.Second))}}, "auto")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return reg
+}
+
 // serveRouter serves api on an in-process gRPC server built with opts and
 // returns a client of it; both stop when the test ends.
 func serveRouter(t *testing.T, api *grpcapi.Server, opts ...grpc.ServerOption) routerv1.RouterServiceClient {

@@ -54,7 +54,8 @@ func TestConnectionsAreKept(t *testing.T) {
 // before.
 func TestAnOlderFileGainsTheColumns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.db")
-	older := strings.Replace(schema, ",\n\tfiles_until     INTEGER NOT NULL DEFAULT 0,\n\trev             TEXT NOT NULL DEFAULT ''", "", 1)
+	older := strings.Replace(schema,
+		",\n\tfiles_until     INTEGER NOT NULL DEFAULT 0,\n\trev             TEXT NOT NULL DEFAULT ''", "", 1)
 	if older == schema {
 		t.Fatal("the schema no longer declares files_until and rev as this test expects")
 	}
