@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	grpcstatus "google.golang.org/grpc/status"
 )
@@ -119,7 +121,10 @@ func TestADrainingServerTakesNoNewWatcher(t *testing.T) {
 	g.SetServing("zen.test.v1.TestService")
 	go func() { _ = g.Server.Serve(lis) }() // not Serve: no GOAWAY to refuse the new stream first
 	t.Cleanup(g.Server.Stop)
-	conn, err := Dial(lis.Addr().String())
+	// A plain client: Dial's client-side health check would hear the drain
+	// too and fail the new Watch at the picker before it reaches the server,
+	// which is the property under test.
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,13 +5,25 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 )
 
 // HTTP serves handler on lis until ctx is done, then shuts down gracefully,
 // letting in-flight requests finish for up to DrainTimeout.
+//
+// Connections that have not sent a request yet are closed as the stop
+// begins, with the listener. net/http's Shutdown waits 5 to 6 s before it
+// counts one as idle (golang/go#22682), and clients leave them open as a
+// matter of course: Go's transport keeps a connection it dialed for a
+// request that another connection served first. That wait made an idle
+// edge or zen serve take over 5 s to exit now and then. A request still on
+// its way over such a connection is a new one, which a stopping server
+// refuses, as it refuses the connections the closed listener had queued.
 func HTTP(ctx context.Context, lis net.Listener, handler http.Handler) error {
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	unused := &unusedConns{conns: map[net.Conn]struct{}{}}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ConnState: unused.track}
+	srv.RegisterOnShutdown(unused.closeAll) // runs once the listener is closed
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(lis) }()
 	select {
@@ -29,4 +41,40 @@ func HTTP(ctx context.Context, lis net.Listener, handler http.Handler) error {
 		return serveErr
 	}
 	return err
+}
+
+// unusedConns are a server's connections that have sent no request yet
+// (http.StateNew), for the stop to close.
+type unusedConns struct {
+	mu       sync.Mutex
+	conns    map[net.Conn]struct{}
+	stopping bool
+}
+
+// track is the server's ConnState hook.
+func (u *unusedConns) track(c net.Conn, state http.ConnState) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	switch {
+	case state != http.StateNew:
+		delete(u.conns, c)
+	case u.stopping:
+		// Accepted just before the listener closed, and counted after
+		// closeAll ran.
+		_ = c.Close()
+	default:
+		u.conns[c] = struct{}{}
+	}
+}
+
+// closeAll closes every unused connection, and from now on each one the
+// server still accepts.
+func (u *unusedConns) closeAll() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.stopping = true
+	for c := range u.conns {
+		_ = c.Close()
+	}
+	clear(u.conns)
 }

@@ -63,8 +63,9 @@ func routerWatched(t *testing.T, fake *fakemodel.Server, logs *bytes.Buffer, a *
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a.done = make(chan struct{})
 	reg := onlyProvider(t, "custom", "Custom API", fake)
-	return serveRouter(t, grpcapi.New(reg, fastPolicy, logger, telemetry.NewInstruments()),
-		append(opts, grpc.StreamInterceptor(a.intercept))...)
+	api := grpcapi.New(reg, fastPolicy, logger, telemetry.NewInstruments())
+	api.SetDeltaEvery(0) // every chunk a delta: these tests go away between two
+	return serveRouter(t, api, append(opts, grpc.StreamInterceptor(a.intercept))...)
 }
 
 // logLine is what a test reads of a log record.

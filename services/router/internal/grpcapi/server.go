@@ -33,6 +33,7 @@ type Server struct {
 	// label values, whatever names clients send.
 	catalogued map[catalogueName]bool
 	series     seriesCache // the attribute sets of the model metrics
+	deltaEvery time.Duration
 }
 
 type catalogueName struct{ provider, model string }
@@ -41,7 +42,7 @@ type catalogueName struct{ provider, model string }
 // metrics on in.
 func New(reg *routing.Registry, policy dispatch.Policy, logger *slog.Logger, in telemetry.Instruments) *Server {
 	s := &Server{reg: reg, calls: dispatch.New(reg, policy, logger, in), logger: logger, metrics: in,
-		catalogued: map[catalogueName]bool{}}
+		catalogued: map[catalogueName]bool{}, deltaEvery: deltaEvery}
 	for _, e := range reg.Entries() {
 		s.catalogued[catalogueName{e.Provider.Name, e.Name}] = true
 	}
@@ -128,9 +129,11 @@ func (s *Server) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStrea
 	var sendErr error
 	started := time.Now()
 	build := func(served routing.Entry) provider.Request { return request(req, served) }
+	deltas := deltaBatch{every: s.deltaEvery, last: started}
 	out, err := s.calls.Generate(callCtx, e, build, func(delta string) {
-		if sendErr == nil {
-			sendErr = stream.Send(&routerv1.GenerateResponse{Event: &routerv1.GenerateResponse_Delta{Delta: delta}})
+		text, due := deltas.add(delta)
+		if sendErr == nil && due {
+			sendErr = stream.Send(&routerv1.GenerateResponse{Event: &routerv1.GenerateResponse_Delta{Delta: text}})
 			if sendErr != nil {
 				stop(sendErr)
 			}

@@ -888,7 +888,10 @@ type isGenerateResponse_Event interface {
 }
 
 type GenerateResponse_Delta struct {
-	// delta is a piece of the reply, in order.
+	// delta is the reply's text since the previous delta, for progress:
+	// deltas go out at most every 200 ms, so a reply that comes in faster
+	// ends with done alone. The deltas of a call are a prefix of done's
+	// content.
 	Delta string `protobuf:"bytes,1,opt,name=delta,proto3,oneof"`
 }
 
