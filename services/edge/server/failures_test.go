@@ -139,9 +139,16 @@ type fakeRoles struct {
 	resolve, execute error
 	// memoryDown makes memory's health say it cannot store.
 	memoryDown bool
+	// tools, when set, are the executor's tools instead of one chat tool;
+	// result, when set, is its answer to every call.
+	tools  []*executorv1.Tool
+	result *executorv1.ToolResult
 }
 
 func (f *fakeRoles) ListTools(context.Context, *executorv1.ListToolsRequest) (*executorv1.ListToolsResponse, error) {
+	if f.tools != nil {
+		return &executorv1.ListToolsResponse{Tools: f.tools}, nil
+	}
 	schema, err := structpb.NewStruct(map[string]any{"type": "object", "required": []any{"prompt"},
 		"properties": map[string]any{
 			"prompt": map[string]any{"type": "string"},
@@ -175,16 +182,21 @@ func (f *fakeRoles) PrepareCall(context.Context, *memoryv1.PrepareCallRequest) (
 	return &memoryv1.PrepareCallResponse{Limits: &memoryv1.Limits{MaxTurns: 50, TtlSeconds: 3600}, RemainingTurns: 50}, nil
 }
 
-func (f *fakeRoles) ExecuteTool(*executorv1.ExecuteToolRequest,
-	grpc.ServerStreamingServer[executorv1.ExecuteToolResponse]) error {
+func (f *fakeRoles) ExecuteTool(_ *executorv1.ExecuteToolRequest,
+	stream grpc.ServerStreamingServer[executorv1.ExecuteToolResponse]) error {
 	if f.execute != nil {
 		return f.execute
+	}
+	if f.result != nil {
+		return stream.Send(&executorv1.ExecuteToolResponse{
+			Event: &executorv1.ExecuteToolResponse_Result{Result: f.result}})
 	}
 	return status.Error(codes.Unimplemented, "the test gives every call a failure")
 }
 
-// edgeOver serves the edge's MCP endpoint in front of the fakes.
-func edgeOver(t *testing.T, f *fakeRoles) string {
+// edgeOver serves the edge's MCP endpoint in front of the fakes, with its
+// configuration changed as the options say.
+func edgeOver(t *testing.T, f *fakeRoles, options ...func(*Config)) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -200,6 +212,9 @@ func edgeOver(t *testing.T, f *fakeRoles) string {
 		executorv1.RegisterExecutorServiceServer(g.Server, f)
 	})
 	cfg := Config{Version: "test", ProgressInterval: time.Second, MaxOutputTokens: 25_000, Home: t.TempDir()}
+	for _, o := range options {
+		o(&cfg)
+	}
 	s, err := New(ctx, cfg, Conns{Memory: memory, Router: others, Executor: others}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -247,6 +262,37 @@ func serveFake(t *testing.T, ctx context.Context, register func(*serve.GRPC)) *g
 // answer, whether a JSON body or an event stream.
 func post(t *testing.T, url, body string) seen {
 	t.Helper()
+	status, raw := exchange(t, url, body)
+	var msg struct {
+		Error *struct {
+			Code    int64
+			Message string
+		}
+		Result *struct {
+			IsError bool
+			Content []struct{ Text string }
+		}
+	}
+	if err := json.Unmarshal(raw, &msg); err != nil {
+		return seen{HTTPStatus: status, Message: "not JSON-RPC: " + string(raw[:min(len(raw), 300)])}
+	}
+	got := seen{HTTPStatus: status}
+	switch {
+	case msg.Error != nil:
+		got.Code, got.Message = msg.Error.Code, msg.Error.Message
+	case msg.Result != nil && len(msg.Result.Content) > 0:
+		var payload struct{ Content string }
+		_ = json.Unmarshal([]byte(msg.Result.Content[0].Text), &payload)
+		got.ToolError, got.Message = msg.Result.IsError, payload.Content
+	}
+	return got
+}
+
+// exchange sends one JSON-RPC message as a 2025-11-25 client and returns
+// the HTTP status and the answer's bytes, from a JSON body or the last
+// event of a stream.
+func exchange(t *testing.T, url, body string) (int, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -271,27 +317,5 @@ func post(t *testing.T, url, body string) seen {
 			}
 		}
 	}
-	var msg struct {
-		Error *struct {
-			Code    int64
-			Message string
-		}
-		Result *struct {
-			IsError bool
-			Content []struct{ Text string }
-		}
-	}
-	if err := json.Unmarshal(raw, &msg); err != nil {
-		return seen{HTTPStatus: res.StatusCode, Message: "not JSON-RPC: " + string(raw[:min(len(raw), 300)])}
-	}
-	got := seen{HTTPStatus: res.StatusCode}
-	switch {
-	case msg.Error != nil:
-		got.Code, got.Message = msg.Error.Code, msg.Error.Message
-	case msg.Result != nil && len(msg.Result.Content) > 0:
-		var payload struct{ Content string }
-		_ = json.Unmarshal([]byte(msg.Result.Content[0].Text), &payload)
-		got.ToolError, got.Message = msg.Result.IsError, payload.Content
-	}
-	return got
+	return res.StatusCode, raw
 }

@@ -51,7 +51,8 @@ type Reply struct {
 	// saying streaming is not supported (Message replaces the wording).
 	RefuseStream bool
 	// ContentType replaces the Content-Type of a successful chat answer,
-	// as servers that label their replies wrongly do.
+	// as servers that label their replies wrongly do, or labels a Raw one
+	// (text/event-stream for a raw stream of events).
 	ContentType string
 }
 
@@ -250,7 +251,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		writeError(w, http.StatusBadRequest, "invalid_request_error", msg)
 	case rep.Raw != "":
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", contentType(rep, "application/json"))
 		_, _ = io.WriteString(w, rep.Raw)
 	case req.Stream && !rep.IgnoreStream:
 		if !s.stream(w, r, *req, rep) {

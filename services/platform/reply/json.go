@@ -1,130 +1,283 @@
 package reply
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // The reply's JSON is one flat object: the typed keys beside the tool's own
-// (Fields), which never override them.
+// (Fields), which never override them. Keys come sorted and text HTML
+// escaped, as json.Marshal writes a map: the bytes a client reads do not
+// depend on how the reply was built. The object is written in one pass,
+// not built as a map and marshalled again, since every reply crosses the
+// edge on the way to the client.
 
 // MarshalJSON writes the reply as its client reads it.
 func (r Reply) MarshalJSON() ([]byte, error) {
-	m := make(map[string]any, len(r.Fields)+6)
-	for k, v := range r.Fields {
-		m[k] = v
+	w := newWriter()
+	if err := w.reply(&r); err != nil {
+		return nil, err
 	}
-	m["status"] = r.Status
-	if r.ContentType != "" || r.Content != "" {
-		m["content"] = r.Content
-	}
-	put(m, "content_type", r.ContentType)
-	put(m, "error", r.Error)
-	if r.StepNumber != nil {
-		m["step_number"] = *r.StepNumber
-	}
-	put(m, "continuation_id", r.ContinuationID)
-	if r.ContinuationOffer != nil {
-		m["continuation_offer"] = r.ContinuationOffer
-	}
-	m["metadata"] = r.Metadata
-	return json.Marshal(m)
-}
-
-// UnmarshalJSON reads a reply, the keys it does not type into Fields.
-func (r *Reply) UnmarshalJSON(data []byte) error {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return err
-	}
-	*r = Reply{}
-	err := take(raw, map[string]any{
-		"status": &r.Status, "content": &r.Content, "content_type": &r.ContentType, "error": &r.Error,
-		"step_number": &r.StepNumber, "continuation_id": &r.ContinuationID,
-		"continuation_offer": &r.ContinuationOffer, "metadata": &r.Metadata,
-	})
-	if err != nil {
-		return err
-	}
-	r.Fields, err = rest(raw)
-	return err
+	return w.buf.Bytes(), nil
 }
 
 // MarshalJSON writes the metadata object.
 func (m Metadata) MarshalJSON() ([]byte, error) {
-	out := make(map[string]any, len(m.Fields)+7)
-	for k, v := range m.Fields {
-		out[k] = v
+	w := newWriter()
+	if err := w.metadata(&m); err != nil {
+		return nil, err
 	}
-	put(out, "tool_name", m.ToolName)
-	put(out, "trace_id", m.TraceID)
-	put(out, "continuation_error", m.ContinuationError)
-	put(out, "generated_code_file", m.GeneratedCodeFile)
-	put(out, "model_used", m.ModelUsed)
-	put(out, "provider_used", m.ProviderUsed)
-	put(out, "requested_model", m.RequestedModel)
+	return w.buf.Bytes(), nil
+}
+
+// member is one key of an object and its value: a string, an int, a bool,
+// *Metadata, or a value json.Marshal writes.
+type member struct {
+	key string
+	val any
+}
+
+// writer writes a reply into buf.
+type writer struct {
+	buf bytes.Buffer
+	enc *json.Encoder // writes a value into buf as json.Marshal would, with a newline
+}
+
+func newWriter() *writer {
+	w := &writer{}
+	w.enc = json.NewEncoder(&w.buf)
+	return w
+}
+
+func (w *writer) reply(r *Reply) error {
+	typed := make([]member, 0, 8+len(r.Fields))
+	typed = append(typed, member{"status", r.Status})
+	if r.ContentType != "" || r.Content != "" {
+		typed = append(typed, member{"content", r.Content})
+	}
+	typed = put(typed, "content_type", r.ContentType)
+	typed = put(typed, "error", r.Error)
+	if r.StepNumber != nil {
+		typed = append(typed, member{"step_number", *r.StepNumber})
+	}
+	typed = put(typed, "continuation_id", r.ContinuationID)
+	if r.ContinuationOffer != nil {
+		typed = append(typed, member{"continuation_offer", r.ContinuationOffer})
+	}
+	typed = append(typed, member{"metadata", &r.Metadata})
+	return w.object(typed, r.Fields)
+}
+
+func (w *writer) metadata(m *Metadata) error {
+	typed := make([]member, 0, 11+len(m.Fields))
+	typed = put(typed, "tool_name", m.ToolName)
+	typed = put(typed, "trace_id", m.TraceID)
+	typed = put(typed, "continuation_error", m.ContinuationError)
+	typed = put(typed, "generated_code_file", m.GeneratedCodeFile)
+	typed = put(typed, "model_used", m.ModelUsed)
+	typed = put(typed, "provider_used", m.ProviderUsed)
+	typed = put(typed, "requested_model", m.RequestedModel)
 	if m.OutputTruncated {
-		out["output_truncated"] = true
-		out["full_content_chars"] = m.FullContentChars
+		typed = append(typed, member{"output_truncated", true}, member{"full_content_chars", m.FullContentChars})
 	}
 	if m.FilesOmitted != nil {
-		out["files_omitted"] = m.FilesOmitted
+		typed = append(typed, member{"files_omitted", m.FilesOmitted})
 	}
 	if len(m.FilesSkipped) > 0 {
-		out["files_skipped"] = m.FilesSkipped
+		typed = append(typed, member{"files_skipped", m.FilesSkipped})
 	}
-	return json.Marshal(out)
+	return w.object(typed, m.Fields)
+}
+
+func put(members []member, key, value string) []member {
+	if value != "" {
+		members = append(members, member{key, value})
+	}
+	return members
+}
+
+// object writes the typed members and the tool's own fields whose keys the
+// typed members leave free, sorted by key.
+func (w *writer) object(members []member, fields map[string]any) error {
+	typed := len(members)
+	for k, v := range fields {
+		if !slices.ContainsFunc(members[:typed], func(m member) bool { return m.key == k }) {
+			members = append(members, member{k, v})
+		}
+	}
+	slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	w.buf.WriteByte('{')
+	for i, m := range members {
+		if i > 0 {
+			w.buf.WriteByte(',')
+		}
+		if err := w.key(m.key); err != nil {
+			return err
+		}
+		if err := w.value(m.val); err != nil {
+			return err
+		}
+	}
+	w.buf.WriteByte('}')
+	return nil
+}
+
+// key writes an object key and its colon; a key of plain letters, digits
+// and underscores needs no escaping, which spares the encoder.
+func (w *writer) key(k string) error {
+	plain := k != ""
+	for i := 0; i < len(k) && plain; i++ {
+		c := k[i]
+		plain = c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	}
+	if plain {
+		w.buf.WriteByte('"')
+		w.buf.WriteString(k)
+		w.buf.WriteByte('"')
+	} else if err := w.value(k); err != nil {
+		return err
+	}
+	w.buf.WriteByte(':')
+	return nil
+}
+
+func (w *writer) value(v any) error {
+	switch v := v.(type) {
+	case *Metadata:
+		if v != nil {
+			return w.metadata(v)
+		}
+	case int:
+		w.buf.Write(strconv.AppendInt(w.buf.AvailableBuffer(), int64(v), 10))
+		return nil
+	case bool:
+		w.buf.WriteString(strconv.FormatBool(v))
+		return nil
+	}
+	// The encoder writes nothing when it fails.
+	if err := w.enc.Encode(v); err != nil {
+		return err
+	}
+	w.buf.Truncate(w.buf.Len() - 1) // the newline Encode ends a value with
+	return nil
+}
+
+// Decoding reads the object once, into a map (json.Unmarshal into a map of
+// raw values would check and copy each value, and decode it again), and
+// moves the typed keys out of that map: what is left are the Fields.
+
+// UnmarshalJSON reads a reply, the keys it does not type into Fields.
+func (r *Reply) UnmarshalJSON(data []byte) error {
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	return r.from(m)
 }
 
 // UnmarshalJSON reads the metadata object.
 func (m *Metadata) UnmarshalJSON(data []byte) error {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
+	var obj map[string]any
+	if err := json.Unmarshal(data, &obj); err != nil {
 		return err
 	}
-	*m = Metadata{}
-	err := take(raw, map[string]any{
-		"tool_name": &m.ToolName, "trace_id": &m.TraceID, "continuation_error": &m.ContinuationError,
-		"generated_code_file": &m.GeneratedCodeFile, "output_truncated": &m.OutputTruncated,
-		"full_content_chars": &m.FullContentChars, "files_omitted": &m.FilesOmitted,
-		"files_skipped": &m.FilesSkipped, "model_used": &m.ModelUsed, "provider_used": &m.ProviderUsed,
-		"requested_model": &m.RequestedModel,
-	})
+	return m.from(obj)
+}
+
+func (r *Reply) from(m map[string]any) error {
+	*r = Reply{}
+	err := errors.Join(text(m, "status", &r.Status), text(m, "content", &r.Content),
+		text(m, "content_type", &r.ContentType), text(m, "error", &r.Error),
+		typed(m, "step_number", &r.StepNumber), text(m, "continuation_id", &r.ContinuationID),
+		typed(m, "continuation_offer", &r.ContinuationOffer))
 	if err != nil {
 		return err
 	}
-	m.Fields, err = rest(raw)
-	return err
-}
-
-func put(m map[string]any, key, value string) {
-	if value != "" {
-		m[key] = value
-	}
-}
-
-// take decodes the typed keys into their fields and removes them from raw.
-func take(raw map[string]json.RawMessage, fields map[string]any) error {
-	for key, dst := range fields {
-		if v, ok := raw[key]; ok {
-			delete(raw, key)
-			if err := json.Unmarshal(v, dst); err != nil {
-				return err
-			}
+	if v, ok := m["metadata"]; ok {
+		delete(m, "metadata")
+		obj, ok := v.(map[string]any)
+		if !ok && v != nil {
+			return fmt.Errorf("json: metadata is %s, not an object", kind(v))
 		}
+		if err := r.Metadata.from(obj); err != nil {
+			return err
+		}
+	}
+	if len(m) > 0 {
+		r.Fields = m
 	}
 	return nil
 }
 
-// rest decodes what take left: the tool's own keys.
-func rest(raw map[string]json.RawMessage) (map[string]any, error) {
-	if len(raw) == 0 {
-		return nil, nil
+func (m *Metadata) from(obj map[string]any) error {
+	*m = Metadata{}
+	err := errors.Join(text(obj, "tool_name", &m.ToolName), text(obj, "trace_id", &m.TraceID),
+		text(obj, "continuation_error", &m.ContinuationError), text(obj, "generated_code_file", &m.GeneratedCodeFile),
+		typed(obj, "output_truncated", &m.OutputTruncated), typed(obj, "full_content_chars", &m.FullContentChars),
+		typed(obj, "files_omitted", &m.FilesOmitted), typed(obj, "files_skipped", &m.FilesSkipped),
+		text(obj, "model_used", &m.ModelUsed), text(obj, "provider_used", &m.ProviderUsed),
+		text(obj, "requested_model", &m.RequestedModel))
+	if err != nil {
+		return err
 	}
-	out := make(map[string]any, len(raw))
-	for k, v := range raw {
-		var x any
-		if err := json.Unmarshal(v, &x); err != nil {
-			return nil, err
-		}
-		out[k] = x
+	if len(obj) > 0 {
+		m.Fields = obj
 	}
-	return out, nil
+	return nil
+}
+
+// text moves the string under key out of m into dst; null leaves dst as it
+// is, as json.Unmarshal does.
+func text(m map[string]any, key string, dst *string) error {
+	v, ok := m[key]
+	if !ok {
+		return nil
+	}
+	delete(m, key)
+	switch v := v.(type) {
+	case string:
+		*dst = v
+	case nil:
+	default:
+		return fmt.Errorf("json: %s is %s, not a string", key, kind(v))
+	}
+	return nil
+}
+
+// typed moves the value under key out of m into dst, by encoding it again:
+// these keys are rare (the edge sets them) and small.
+func typed(m map[string]any, key string, dst any) error {
+	v, ok := m[key]
+	if !ok {
+		return nil
+	}
+	delete(m, key)
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return fmt.Errorf("json: %s: %w", key, err)
+	}
+	return nil
+}
+
+// kind names a decoded JSON value's type for an error.
+func kind(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return "a string"
 }

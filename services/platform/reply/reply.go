@@ -1,7 +1,6 @@
 package reply
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -147,7 +146,7 @@ func (r *Reply) With(fields map[string]any) *Reply {
 // strings, numbers, bools, lists and maps of them, which always encode; a
 // failure is a bug in the tool that built it.
 func (r *Reply) Encode() []byte {
-	raw, err := json.Marshal(r)
+	raw, err := r.MarshalJSON() // what json.Marshal would write, without its second pass over it
 	if err != nil {
 		panic(fmt.Sprintf("reply: %s reply does not encode: %v", r.Metadata.ToolName, err))
 	}
@@ -157,7 +156,9 @@ func (r *Reply) Encode() []byte {
 // Decode reads a reply that Encode wrote.
 func Decode(raw []byte) (*Reply, error) {
 	r := &Reply{}
-	if err := json.Unmarshal(raw, r); err != nil {
+	// UnmarshalJSON checks the syntax itself: json.Unmarshal would check
+	// it once more first.
+	if err := r.UnmarshalJSON(raw); err != nil {
 		return nil, fmt.Errorf("decode reply: %w", err)
 	}
 	return r, nil

@@ -144,3 +144,73 @@ func TestScrubJSON(t *testing.T) {
 		t.Error("no secrets changed the reply")
 	}
 }
+
+// everyKey is a reply with every typed key set, the tool's own keys beside
+// them (two shadowed by typed keys, one beside a typed key left empty), and
+// text that JSON must escape.
+func everyKey() *Reply {
+	two := 2
+	return &Reply{Status: StatusContinuationAvailable, Content: "<b>a & b</b>\u2028é \"q\"\n\t\x01", ContentType: Text,
+		StepNumber: &two, ContinuationID: "t1",
+		ContinuationOffer: &Offer{ContinuationID: "t1", Note: "go <on>", RemainingTurns: 3},
+		Fields: map[string]any{"status": "shadowed", "error": "kept: the typed error is empty", "zeta": []any{1, "x<y"},
+			"alpha": map[string]any{"b": 1.5, "a": true}, "next steps": "a spaced key", "count": 3, "ok": false,
+			"é": nil},
+		Metadata: Metadata{ToolName: "chat", TraceID: "abc", ContinuationError: "lost", GeneratedCodeFile: "/w/f&g",
+			OutputTruncated: true, FullContentChars: 9, FilesOmitted: &Omitted{Count: 1, Bytes: 5, Note: "left"},
+			FilesSkipped: []SkippedFile{{Path: "/w/<gone>.go", Reason: "not found"}},
+			ModelUsed:    "m", ProviderUsed: "p", RequestedModel: "alias",
+			Fields: map[string]any{"usage": map[string]any{"input_tokens": 3, "cost_usd": 0.25},
+				"tool_name": "shadowed", "conversation_ready": true}},
+	}
+}
+
+// TestEncodedBytes pins the bytes a client reads, as json.Marshal writes a
+// map: keys sorted, HTML escaped, no spaces. Decoded and encoded again, a
+// reply keeps them.
+func TestEncodedBytes(t *testing.T) {
+	t.Parallel()
+	const want = `{"alpha":{"a":true,"b":1.5},` +
+		`"content":"\u003cb\u003ea \u0026 b\u003c/b\u003e\u2028é \"q\"\n\t\u0001","content_type":"text",` +
+		`"continuation_id":"t1","continuation_offer":{"continuation_id":"t1",` +
+		`"note":"go \u003con\u003e","remaining_turns":3},"count":3,"error":"kept: the typed error is empty",` +
+		`"metadata":{"continuation_error":"lost","conversation_ready":true,"files_omitted":{"count":1,"bytes":5,` +
+		`"note":"left"},"files_skipped":[{"path":"/w/\u003cgone\u003e.go","reason":"not found"}],` +
+		`"full_content_chars":9,"generated_code_file":"/w/f\u0026g","model_used":"m","output_truncated":true,` +
+		`"provider_used":"p","requested_model":"alias","tool_name":"chat","trace_id":"abc",` +
+		`"usage":{"cost_usd":0.25,"input_tokens":3}},"next steps":"a spaced key","ok":false,` +
+		`"status":"continuation_available","step_number":2,"zeta":[1,"x\u003cy"],"é":null}`
+	raw := everyKey().Encode()
+	if diff := cmp.Diff(want, string(raw)); diff != "" {
+		t.Errorf("encoded reply (-want +got):\n%s", diff)
+	}
+	if viaMarshal, err := json.Marshal(everyKey()); err != nil || string(viaMarshal) != want {
+		t.Errorf("json.Marshal = %s, %v; want the bytes Encode writes", viaMarshal, err)
+	}
+	back, err := Decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, string(back.Encode())); diff != "" {
+		t.Errorf("decoded and encoded again (-want +got):\n%s", diff)
+	}
+}
+
+// TestDecodeRefusesMistypedKeys: a typed key of the wrong type is an
+// error, a null one is as if absent, as json.Unmarshal has them.
+func TestDecodeRefusesMistypedKeys(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{`{"status":5}`, `{"metadata":"chat"}`, `{"metadata":{"tool_name":["chat"]}}`,
+		`{"step_number":"2"}`, `{"metadata":{"output_truncated":"yes"}}`, `[]`, `{"status":"ok"} x`} {
+		if r, err := Decode([]byte(bad)); err == nil {
+			t.Errorf("Decode(%s) = %+v, want an error", bad, r)
+		}
+	}
+	r, err := Decode([]byte(`{"status":null,"step_number":null,"metadata":null,"own":null}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&Reply{Fields: map[string]any{"own": nil}}, r); diff != "" {
+		t.Errorf("nulls (-want +got):\n%s", diff)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -64,6 +65,11 @@ func NewGRPC(opts ...grpc.ServerOption) *GRPC {
 	s := grpc.NewServer(slices.Concat([]grpc.ServerOption{
 		grpc.StatsHandler(serverStats()),
 		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
+		// Streams run on kept goroutines whose stacks have grown already,
+		// rather than a new goroutine each (a new one spawns when all are
+		// busy): BenchmarkRouterOverhead, 1 caller, p50 0.200 - 0.206 ms
+		// without, 0.180 - 0.184 ms with, and 5% less CPU per call.
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 	}, serverConnectionOptions(), opts)...)
 	h := newHealthService()
 	g := &GRPC{Server: s, Health: h.Server, health: h, local: newRegistry()}

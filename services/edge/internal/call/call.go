@@ -58,6 +58,18 @@ type Outcome struct {
 	// Summary says what the call did, for the log; Run fills it even when
 	// the call fails.
 	Summary Summary
+	// encoded is Reply as the client reads it, once deliver has scrubbed,
+	// capped and encoded it: Reply is read-only from then on.
+	encoded []byte
+}
+
+// Encoded is the reply as the client reads it: the bytes deliver made, or,
+// for the edge's own refusals, the reply encoded now.
+func (o Outcome) Encoded() ([]byte, error) {
+	if o.encoded != nil {
+		return o.encoded, nil
+	}
+	return json.Marshal(o.Reply)
 }
 
 // BackendError is a service that failed in a way the agent cannot fix.
@@ -140,12 +152,7 @@ func (r *Runner) run(ctx context.Context, name string, rawArgs json.RawMessage,
 	}
 	sum.executed(result)
 	stampTurns(result.GetTurns(), asked, time.Now(), telemetry.TraceID(ctx))
-	done, err := r.finish(ctx, tool, req, result, sum)
-	if err == nil && done.Reply != nil {
-		noteOmitted(done.Reply, req.GetModel(), left)
-		noteSkipped(done.Reply, req.GetSkippedFiles())
-	}
-	return done, err
+	return r.finish(ctx, tool, req, result, left, sum)
 }
 
 // stampTurns dates the exchange's turns the executor left undated: the
@@ -205,25 +212,24 @@ func (r *Runner) execute(ctx context.Context, req *executorv1.ExecuteToolRequest
 }
 
 // finish stores the exchange and adds to the tool's reply what transport
-// knows: the trace id, the continuation, the output cap. sum learns the
-// thread the exchange went to.
+// knows: the files left out (left and the request's skipped files), the
+// trace id, the continuation, the output cap. sum learns the thread the
+// exchange went to.
 func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.ExecuteToolRequest,
-	res *executorv1.ToolResult, sum *Summary) (Outcome, error) {
+	res *executorv1.ToolResult, left files.Omitted, sum *Summary) (Outcome, error) {
 	out, err := reply.Decode(res.GetReply())
 	if err != nil {
 		r.logger.ErrorContext(ctx, "executor reply", "tool", tool.GetName(), "err", err)
 		return Outcome{}, &BackendError{"executor", status.Error(codes.Internal, "executor: its reply did not decode")}
 	}
-	// Scrubbed before it is capped or stored: a cut could leave part of a
-	// secret, and a split executor may not know every secret.
-	out.Scrub(r.Secrets)
+	noteOmitted(out, req.GetModel(), left)
+	noteSkipped(out, req.GetSkippedFiles())
 	out.Metadata.TraceID = telemetry.TraceID(ctx)
 	if code := res.GetGeneratedCode(); code != "" {
 		r.saveGeneratedCode(out, req.GetArguments().AsMap(), code)
 	}
 	if res.GetIsError() || !res.GetOffersContinuation() || len(res.GetTurns()) == 0 {
-		capOutput(out, r.outputTokens, "")
-		return Outcome{Reply: out, IsError: res.GetIsError()}, nil
+		return r.deliver(out, res.GetIsError(), ""), nil
 	}
 	threadID, stored, remaining, err := r.store(ctx, tool, req, res)
 	if err != nil {
@@ -231,8 +237,7 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 		// than throw the answer away.
 		r.logger.ErrorContext(ctx, "store exchange", "tool", tool.GetName(), "err", err)
 		out.Metadata.ContinuationError = saveFailure(err)
-		capOutput(out, r.outputTokens, "")
-		return Outcome{Reply: out}, nil
+		return r.deliver(out, false, ""), nil
 	}
 	// An offer needs room for one more exchange: two turns.
 	switch res.GetContinuation() {
@@ -259,8 +264,15 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 	} else {
 		sum.ThreadID = threadID
 	}
-	capOutput(out, r.outputTokens, threadID)
-	return Outcome{Reply: out}, nil
+	return r.deliver(out, false, threadID), nil
+}
+
+// deliver makes the reply what the client reads, once: scrubbed (a split
+// executor may not know every secret; before the cap, so a cut cannot
+// leave part of one), capped to the client's budget, and encoded.
+func (r *Runner) deliver(out *reply.Reply, isError bool, threadID string) Outcome {
+	out.Scrub(r.Secrets)
+	return Outcome{Reply: out, IsError: isError, encoded: capOutput(out, r.outputTokens, threadID)}
 }
 
 // store creates the thread or appends to it, retrying while memory is

@@ -1,7 +1,6 @@
 package call
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/zenmcp/zen/services/platform/reply"
@@ -13,18 +12,20 @@ const DefaultOutputTokens = 25_000
 
 // capOutput keeps a result's JSON within the client's output budget by
 // shortening its content, and says where the whole answer is: the thread
-// keeps it, so zen://threads/{id} or GET /v1/threads/{id} returns it.
-func capOutput(out *reply.Reply, maxTokens int, threadID string) {
+// keeps it, so zen://threads/{id} or GET /v1/threads/{id} returns it. It
+// returns the JSON it measured, which is what the client reads, or nil
+// when the reply does not encode.
+func capOutput(out *reply.Reply, maxTokens int, threadID string) []byte {
 	if maxTokens <= 0 {
 		maxTokens = DefaultOutputTokens
 	}
 	content := out.Content
-	raw, err := json.Marshal(out)
-	if err != nil || tokens.Estimate(string(raw)) <= int64(maxTokens) {
-		return
+	raw, err := out.MarshalJSON()
+	if err != nil || tokens.EstimateBytes(int64(len(raw))) <= int64(maxTokens) {
+		return raw
 	}
 	// Keep 10% of the budget for the envelope and the notice.
-	over := tokens.Estimate(string(raw)) - int64(maxTokens)*9/10
+	over := tokens.EstimateBytes(int64(len(raw))) - int64(maxTokens)*9/10
 	keep := len(content) - int(float64(over)*3.3)
 	if keep < 0 {
 		keep = 0
@@ -39,4 +40,6 @@ func capOutput(out *reply.Reply, maxTokens int, threadID string) {
 	out.Content = content[:keep] + fmt.Sprintf("\n\n[zen: this answer was cut to fit the client's limit of %d tokens "+
 		"(MAX_MCP_OUTPUT_TOKENS); %s]", maxTokens, where)
 	out.Metadata.OutputTruncated, out.Metadata.FullContentChars = true, len(content)
+	raw, _ = out.MarshalJSON() // encodes, as before the cut: only strings and numbers changed
+	return raw
 }

@@ -137,7 +137,8 @@ func TestSaveRetriesUnavailable(t *testing.T) {
 			if tc.existing {
 				req.Conversation = &executorv1.Conversation{ThreadId: "old-thread"}
 			}
-			out, err := r.finish(ctx, &Tool{Tool: &executorv1.Tool{Name: "chat"}}, req, chatResult(t), &Summary{})
+			out, err := r.finish(ctx, &Tool{Tool: &executorv1.Tool{Name: "chat"}}, req, chatResult(t), files.Omitted{},
+				&Summary{})
 			if err != nil {
 				t.Fatalf("finish: %v", err)
 			}

@@ -21,9 +21,12 @@ func (r *Runner) Run(ctx context.Context, name string, rawArgs json.RawMessage,
 
 // scrubbed removes zen's secrets from what a call returns: the edge is the
 // last stop before the client, and the executor it talks to may be a
-// separate process that was not told the edge's tokens.
+// separate process that was not told the edge's tokens. An outcome
+// deliver encoded was scrubbed there.
 func scrubbed(s *secrets.Scrubber, out Outcome) Outcome {
-	out.Reply.Scrub(s)
+	if out.encoded == nil {
+		out.Reply.Scrub(s)
+	}
 	return out
 }
 

@@ -22,7 +22,7 @@ func TestScrubbedOutcome(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			if diff := cmp.Diff(c.out, scrubbed(s, c.in)); diff != "" {
+			if diff := cmp.Diff(c.out, scrubbed(s, c.in), cmp.AllowUnexported(Outcome{})); diff != "" {
 				t.Errorf("scrubbed (-want +got):\n%s", diff)
 			}
 		})

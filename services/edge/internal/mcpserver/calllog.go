@@ -21,6 +21,9 @@ const (
 	outcomeCancelled = "cancelled"
 )
 
+// outcomes are every outcome a call can have.
+var outcomes = []string{outcomeOK, outcomeToolError, outcomeError, outcomeCancelled}
+
 // callRecord is what the log line of one tool call says.
 type callRecord struct {
 	tool    string

@@ -1,8 +1,10 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -22,6 +24,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Options configure the MCP server.
@@ -52,15 +55,32 @@ func New(tools []*call.Tool, runner *call.Runner, o Options) *mcp.Server {
 	for _, t := range tools {
 		tool := &mcp.Tool{
 			Name: t.GetName(), Title: t.GetTitle(), Description: t.GetDescription(),
-			InputSchema: t.GetInputSchema().AsMap(),
+			InputSchema: wireSchema(t.GetInputSchema()),
 			Annotations: &mcp.ToolAnnotations{Title: t.GetTitle(), ReadOnlyHint: t.GetReadOnly()},
 		}
 		if out := t.GetOutputSchema(); out != nil {
-			tool.OutputSchema = out.AsMap()
+			tool.OutputSchema = wireSchema(out)
 		}
 		s.AddTool(tool, handler(t.GetName(), runner, tracer, metrics, o))
 	}
 	return s
+}
+
+// wireSchema is a tool's schema encoded once, as the SDK would write it
+// from a map (keys sorted, HTML not escaped). The SDK encodes a tool's
+// input schema again on every call, to look for x-mcp-header annotations,
+// and in every tools/list: raw JSON it copies, where a map it would walk
+// and sort each time.
+func wireSchema(s *structpb.Struct) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	// Only a number JSON cannot write (NaN, ±Inf) fails, and AddTool
+	// panics on such a schema as well.
+	if err := enc.Encode(s.AsMap()); err != nil {
+		panic(fmt.Sprintf("mcpserver: a tool schema does not encode: %v", err))
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // Instructions words the handshake: what zen is, the model rule in
@@ -76,6 +96,15 @@ func Instructions(mode modelrule.Mode, noProvider bool) string {
 }
 
 func handler(name string, runner *call.Runner, tracer trace.Tracer, metrics telemetry.Instruments, o Options) mcp.ToolHandler {
+	// What names the tool's spans and measurements is made once, not per call.
+	spanName := "tools/call " + name
+	spanOptions := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attribute.String("mcp.tool", name))}
+	measured := map[string]metric.MeasurementOption{}
+	for _, outcome := range outcomes {
+		measured[outcome] = metric.WithAttributeSet(attribute.NewSet(attribute.String("tool", name),
+			attribute.String("outcome", outcome)))
+	}
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		ctx = withCaller(contextFromMeta(ctx, req.Params.Meta), req.Extra)
 		ctx, unlink := withLifetime(ctx)
@@ -95,14 +124,13 @@ func handler(name string, runner *call.Runner, tracer trace.Tracer, metrics tele
 				outcome = outcomeToolError
 			}
 			took := time.Since(started)
-			attrs := metric.WithAttributes(attribute.String("tool", name), attribute.String("outcome", outcome))
+			attrs := measured[outcome]
 			metrics.ToolCalls.Add(context.WithoutCancel(ctx), 1, attrs)
 			metrics.ToolDuration.Record(context.WithoutCancel(ctx), took.Seconds(), attrs)
 			logCall(ctx, o.Logger, callRecord{tool: name, outcome: outcome, took: took, sum: out.Summary,
 				req: req, failure: failure})
 		}()
-		ctx, span := tracer.Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(attribute.String("mcp.tool", name)))
+		ctx, span := tracer.Start(ctx, spanName, spanOptions...)
 		defer span.End()
 		var progress func(string)
 		if report := progressReporter(ctx, req); report != nil {
@@ -125,7 +153,7 @@ func handler(name string, runner *call.Runner, tracer trace.Tracer, metrics tele
 // result renders an outcome: the reply's JSON as text, and the same bytes
 // as structured content.
 func result(out call.Outcome) *mcp.CallToolResult {
-	text, err := json.Marshal(out.Reply)
+	text, err := out.Encoded()
 	if err != nil {
 		text = reply.Error(out.Reply.Metadata.ToolName, "zen could not encode the result").Encode()
 	}

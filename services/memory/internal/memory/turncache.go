@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"sync"
 )
 
@@ -25,7 +26,9 @@ const turnOverhead = 256
 // cache keeps turns by thread id and revision. A store reads the thread's
 // revision and turn count with every read, in the same statement or round
 // trip as the rest of its head, so other processes writing the same store
-// are seen at once.
+// are seen at once. An append this process commits adds its turns (see
+// AppendedJSON), so a continued call's read, which follows its previous call's
+// append, decodes none.
 type TurnCache struct {
 	mu    sync.Mutex
 	max   int64
@@ -107,23 +110,93 @@ func (c *TurnCache) Read(id, rev string, count int, rest func(from int) ([]Turn,
 	return append([]Turn(nil), all...), nil
 }
 
+// appended records turns a store has just committed as the thread's from
+// index from on, at rev, which the store read in the same write or, when
+// it cannot, from Peek before the write: the revision of a thread is never
+// used again once it is written anew, so a stale one only ever names turns
+// no read asks for. When the cache holds the thread's first from turns at
+// rev, it extends them, and the next read decodes none; otherwise it
+// leaves the thread as it is. The cache owns turns, which must read as the
+// store would decode them.
+func (c *TurnCache) appended(id, rev string, from int, turns []Turn) {
+	if c == nil || rev == "" || len(turns) == 0 {
+		return
+	}
+	n := turnBytes(turns)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byKey[id]
+	if !ok {
+		return
+	}
+	ct := e.Value.(*cachedTurns)
+	if ct.rev != rev || len(ct.turns) != from {
+		return
+	}
+	if ct.bytes+n > c.max/4 {
+		c.removeLocked(id) // one thread never takes over the cache
+		return
+	}
+	// In place: readers hold at most the first from turns, which this
+	// leaves as they are.
+	ct.turns = append(ct.turns, turns...)
+	ct.bytes += n
+	c.size += n
+	c.lru.MoveToFront(e)
+	c.evictLocked()
+}
+
+// AppendedJSON records turns as a store encoded them, JSON of
+// each Turn: it decodes them, as a read would, only when the cache would
+// keep them.
+func (c *TurnCache) AppendedJSON(id, rev string, from int, encoded [][]byte) {
+	if cached, n := c.Peek(id); cached != rev || n != from || rev == "" {
+		return
+	}
+	turns := make([]Turn, len(encoded))
+	for i, e := range encoded {
+		if json.Unmarshal(e, &turns[i]) != nil {
+			return // it was just encoded; the next read decodes it, and says what is wrong
+		}
+	}
+	c.appended(id, rev, from, turns)
+}
+
+func turnBytes(turns []Turn) int64 {
+	var n int64
+	for i := range turns {
+		n += int64(len(turns[i].Content)) + turnOverhead
+	}
+	return n
+}
+
 // put caches turns, which the cache then owns, as the thread's at rev.
 func (c *TurnCache) put(id, rev string, turns []Turn) {
 	if c == nil || rev == "" {
 		return
 	}
-	var n int64
-	for i := range turns {
-		n += int64(len(turns[i].Content)) + turnOverhead
-	}
+	n := turnBytes(turns)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if e, ok := c.byKey[id]; ok {
+		if ct := e.Value.(*cachedTurns); ct.rev == rev && len(ct.turns) >= len(turns) {
+			// An append extended the thread meanwhile: keep the longer.
+			c.lru.MoveToFront(e)
+			return
+		}
+	}
 	c.removeLocked(id)
 	if n > c.max/4 {
 		return // one thread never takes over the cache
 	}
 	c.byKey[id] = c.lru.PushFront(&cachedTurns{id: id, rev: rev, turns: turns, bytes: n})
 	c.size += n
+	c.evictLocked()
+}
+
+// evictLocked drops the least recently used threads until the cache is
+// within its bound.
+func (c *TurnCache) evictLocked() {
 	for c.size > c.max {
 		c.removeLocked(c.lru.Back().Value.(*cachedTurns).id)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestTurnCacheStaysWithinItsBound(t *testing.T) {
@@ -51,5 +53,63 @@ func TestTurnCacheLeavesOutOneHugeThread(t *testing.T) {
 	}
 	if c.size != 0 || len(c.byKey) != 0 {
 		t.Errorf("a thread over a quarter of the bound was cached: %d bytes", c.size)
+	}
+}
+
+// appended extends a thread's turns only when the cache holds the ones
+// before them, at the revision they were appended to.
+func TestTurnCacheAppendedExtendsOnlyWhatItContinues(t *testing.T) {
+	t.Parallel()
+	turn := func(s string) Turn { return Turn{Content: s} }
+	for _, tc := range []struct {
+		name    string
+		rev     string
+		from    int
+		decodes int // turns the read after the append decodes
+	}{
+		{"the turns before them at their revision", "r1", 2, 0},
+		{"another revision", "r0", 2, 2},
+		{"a gap before them", "r1", 3, 2},
+		{"turns already held", "r1", 1, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			stored := []Turn{turn("q1"), turn("a1"), turn("q2"), turn("a2")}
+			c := NewTurnCache(1 << 20)
+			decoded := 0
+			read := func(count int) []Turn {
+				t.Helper()
+				got, err := c.Read("t", "r1", count, func(from int) ([]Turn, error) {
+					decoded += count - from
+					return append([]Turn(nil), stored[from:count]...), nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			read(2)
+			c.appended("t", tc.rev, tc.from, []Turn{turn("q2"), turn("a2")})
+			decoded = 0
+			got := read(4)
+			if diff := cmp.Diff(stored, got); diff != "" {
+				t.Errorf("turns (-stored +read):\n%s", diff)
+			}
+			if decoded != tc.decodes {
+				t.Errorf("the read after the append decoded %d turns, want %d", decoded, tc.decodes)
+			}
+		})
+	}
+}
+
+func TestTurnCacheAppendedStaysWithinItsBound(t *testing.T) {
+	t.Parallel()
+	c := NewTurnCache(4 * (2*turnOverhead + 100))
+	if _, err := c.Read("t", "r", 1, func(int) ([]Turn, error) { return []Turn{{Content: "q"}}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	c.appended("t", "r", 1, []Turn{{Content: strings.Repeat("a", 200)}})
+	if c.size != 0 || len(c.byKey) != 0 {
+		t.Errorf("a thread grown over a quarter of the bound stays cached: %d bytes", c.size)
 	}
 }

@@ -20,6 +20,9 @@ type Compat struct {
 	key       string // only to keep it out of error text
 	client    *openai.Client
 	omitStore bool // OpenRouter refuses "store" on /responses
+	// emptyLimit is go-openai's EmptyMessagesLimit, which the event reader
+	// keeps as go-openai's own reader would.
+	emptyLimit uint
 	// unstreamed holds the models whose server answers them whole: they
 	// are asked without streaming (see nostream.go).
 	unstreamed sync.Map
@@ -30,7 +33,7 @@ func NewCompat(label, baseURL, apiKey string, hc *http.Client) *Compat {
 	cfg := openai.DefaultConfig(apiKey)
 	cfg.BaseURL = strings.TrimRight(baseURL, "/")
 	cfg.HTTPClient = withStreamTap(hc)
-	return &Compat{label: label, key: apiKey, client: openai.NewClientWithConfig(cfg)}
+	return &Compat{label: label, key: apiKey, client: openai.NewClientWithConfig(cfg), emptyLimit: cfg.EmptyMessagesLimit}
 }
 
 func (c *Compat) request(req Request) openai.ChatCompletionRequest {
@@ -105,9 +108,12 @@ func (c *Compat) complete(ctx context.Context, req Request, onDelta func(string)
 }
 
 // stream asks for the reply as a stream of events, and reads a whole
-// completion when that is what comes back.
+// completion when that is what comes back. go-openai sends the request and
+// reads a failure; the tap hands the body of any other answer to zen's own
+// reader (events.go).
 func (c *Compat) stream(ctx context.Context, req Request, onDelta func(string)) (Result, error) {
 	tap := &streamTap{}
+	defer tap.close()
 	stream, err := c.client.CreateChatCompletionStream(context.WithValue(ctx, streamTapKey{}, tap), c.request(req))
 	if err != nil {
 		if ctx.Err() == nil && refusesStreaming(err) {
@@ -115,17 +121,22 @@ func (c *Compat) stream(ctx context.Context, req Request, onDelta func(string)) 
 		}
 		return Result{}, c.wrap(ctx, req.Model, err)
 	}
-	defer stream.Close()
-	if tap.body != nil {
-		defer tap.body.Close()
+	_ = stream.Close() // its body is empty: the tap holds the answer
+	if tap.whole != nil {
 		c.unstreamed.Store(req.Model, true)
-		return c.readCompletion(ctx, req.Model, tap.body, onDelta)
+		return c.readCompletion(ctx, req.Model, tap.whole, onDelta)
 	}
+	body := tap.events
+	if body == nil { // not a call through withStreamTap's client: nothing to read
+		body = http.NoBody
+	}
+	events := newEventReader(body, c.emptyLimit)
 	var res Result
 	var text strings.Builder
+	var chunk streamChunk
 	chunks := 0
 	for {
-		chunk, err := stream.Recv()
+		err := events.next(&chunk)
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -147,7 +158,7 @@ func (c *Compat) stream(ctx context.Context, req Request, onDelta func(string)) 
 				}
 			}
 			if choice.FinishReason != "" {
-				res.FinishReason = string(choice.FinishReason)
+				res.FinishReason = choice.FinishReason
 			}
 		}
 	}
@@ -243,7 +254,7 @@ func NewCompatWith(label, baseURL, apiKey string, hc *http.Client, o CompatOptio
 	cfg.APIVersion = o.APIVersion
 	cfg.AzureModelMapperFunc = o.Deployment
 	cfg.HTTPClient = withStreamTap(hc)
-	return &Compat{label: label, key: apiKey, client: openai.NewClientWithConfig(cfg)}
+	return &Compat{label: label, key: apiKey, client: openai.NewClientWithConfig(cfg), emptyLimit: cfg.EmptyMessagesLimit}
 }
 
 type headerTransport struct {

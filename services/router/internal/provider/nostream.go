@@ -31,35 +31,54 @@ import (
 // readWhole).
 
 // streamTapKey holds, in a streaming call's context, the *streamTap the
-// transport fills when the answer is a JSON completion.
+// transport fills with the answer's body.
 type streamTapKey struct{}
 
-type streamTap struct{ body io.ReadCloser }
+// streamTap is the body of an answer to a streaming request, taken from
+// go-openai, which gets an empty body: a JSON completion (whole), or the
+// events the reader in events.go reads (events).
+type streamTap struct{ whole, events io.ReadCloser }
 
-// streamTapTransport takes a JSON answer to a streaming request away from
-// the client library, which can read only events, and leaves it in the
-// call's tap.
+// close closes the body the tap holds.
+func (t *streamTap) close() {
+	for _, body := range []io.ReadCloser{t.whole, t.events} {
+		if body != nil {
+			_ = body.Close()
+		}
+	}
+}
+
+// streamTapTransport takes the answer to a streaming request away from
+// the client library, and leaves it in the call's tap: every 2xx answer
+// (the library reads 4xx and 5xx as errors), a 200 that holds a JSON
+// completion apart. A 3xx stays with the library: the HTTP client follows
+// it and must drain and close its body, and one it does not follow is no
+// stream to read.
 type streamTapTransport struct{ next http.RoundTripper }
 
 func (t streamTapTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(r)
 	tap, ok := r.Context().Value(streamTapKey{}).(*streamTap)
-	if err != nil || !ok || resp.StatusCode != http.StatusOK {
+	if err != nil || !ok || resp.StatusCode/100 != 2 {
 		return resp, err
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+	body := resp.Body
+	resp.Body = http.NoBody
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" ||
+		resp.StatusCode != http.StatusOK {
+		tap.events = body
 		return resp, nil
 	}
-	br := bufio.NewReader(resp.Body)
-	body := struct {
+	br := bufio.NewReader(body)
+	peeked := struct {
 		io.Reader
 		io.Closer
-	}{br, resp.Body}
+	}{br, body}
 	if opensObject(br) {
 		readWhole(r.Context())
-		tap.body, resp.Body = body, http.NoBody
+		tap.whole = peeked
 	} else {
-		resp.Body = body
+		tap.events = peeked
 	}
 	return resp, nil
 }

@@ -888,10 +888,11 @@ type isGenerateResponse_Event interface {
 }
 
 type GenerateResponse_Delta struct {
-	// delta is the reply's text since the previous delta, for progress:
-	// deltas go out at most every 200 ms, so a reply that comes in faster
-	// ends with done alone. The deltas of a call are a prefix of done's
-	// content.
+	// delta is text that came from the model since the previous delta, for
+	// progress only: deltas go out at most every 200 ms, so a reply that
+	// comes in faster ends with done alone, and when an attempt fails and
+	// the router tries again (or another provider), later deltas are the
+	// new attempt's. done carries the reply.
 	Delta string `protobuf:"bytes,1,opt,name=delta,proto3,oneof"`
 }
 

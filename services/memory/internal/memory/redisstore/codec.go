@@ -15,14 +15,6 @@ const compressAbove = 1024
 
 var gzipMagic = []byte{0x1f, 0x8b}
 
-func (s *Store) encodeTurn(t memory.Turn) (string, error) {
-	raw, err := json.Marshal(t)
-	if err != nil {
-		return "", fmt.Errorf("encode turn: %w", err)
-	}
-	return s.pack(raw)
-}
-
 // pack gzips data when compression is on and data is large enough to gain.
 func (s *Store) pack(data []byte) (string, error) {
 	if !s.compress || len(data) < compressAbove {

@@ -106,6 +106,69 @@ func TestOneRoundTripPerOperation(t *testing.T) {
 	}
 }
 
+// turnsRead counts the turns Redis returns to reads of thread turn lists.
+type turnsRead struct{ n atomic.Int64 }
+
+func (c *turnsRead) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *turnsRead) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		c.count(cmd)
+		return err
+	}
+}
+
+func (c *turnsRead) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, cmd := range cmds {
+			c.count(cmd)
+		}
+		return err
+	}
+}
+
+func (c *turnsRead) count(cmd redis.Cmder) {
+	if l, ok := cmd.(*redis.StringSliceCmd); ok && cmd.Name() == "lrange" {
+		c.n.Add(int64(len(l.Val())))
+	}
+}
+
+// A continued call reads the thread its previous call appended to: the
+// append leaves its turns with the ones this process keeps, so that read
+// fetches and decodes no turn.
+func TestAReadAfterAnAppendReadsNoTurns(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	_, s := miniStore(t)
+	var read turnsRead
+	s.rdb.(*redis.Client).AddHook(&read)
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{{Role: memory.RoleUser, Content: "q1"}}}
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, th.ID, now); err != nil {
+		t.Fatal(err)
+	}
+	turns := []memory.Turn{{Role: memory.RoleAssistant, Content: "a1"}, {Role: memory.RoleUser, Content: "q2"}}
+	if _, err := s.Append(ctx, th.ID, "", "x-1", turns, 10, now, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	before := read.n.Load()
+	got, err := s.Get(ctx, th.ID, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := read.n.Load() - before; n != 0 {
+		t.Errorf("the read after the append fetched %d turns, want none", n)
+	}
+	if len(got.Turns) != 3 || got.Turns[2].Content != "q2" {
+		t.Errorf("turns: %+v, want q1, a1, q2", got.Turns)
+	}
+}
+
 // TestConformanceAsInCluster runs the suite with the index updated after
 // each write, as in Cluster, where no script may reach it.
 func TestConformanceAsInCluster(t *testing.T) {

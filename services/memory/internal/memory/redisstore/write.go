@@ -27,15 +27,22 @@ func fileSHAs(turns []memory.Turn) []any {
 	return out
 }
 
-func (s *Store) encodeTurns(args []any, turns []memory.Turn) ([]any, error) {
-	for _, turn := range turns {
-		enc, err := s.encodeTurn(turn)
+// encodeTurns appends turns to a script's args as stored, and returns
+// their JSON too.
+func (s *Store) encodeTurns(args []any, turns []memory.Turn) ([]any, [][]byte, error) {
+	raw := make([][]byte, len(turns))
+	for i, turn := range turns {
+		var err error
+		if raw[i], err = json.Marshal(turn); err != nil {
+			return nil, nil, fmt.Errorf("encode turn: %w", err)
+		}
+		enc, err := s.pack(raw[i])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		args = append(args, enc)
 	}
-	return args, nil
+	return args, raw, nil
 }
 
 func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
@@ -52,7 +59,7 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 	shas := fileSHAs(t.Turns)
 	args := []any{flag, life, string(m), strconv.FormatInt(t.UpdatedAt.UnixNano(), 10), t.ExpiresAt.UnixMilli(),
 		t.ClientID, score(t.UpdatedAt), t.ID, t.UpdatedAt.UnixMilli(), len(shas)}
-	if args, err = s.encodeTurns(append(args, shas...), t.Turns); err != nil {
+	if args, _, err = s.encodeTurns(append(args, shas...), t.Turns); err != nil {
 		return err
 	}
 	created, err := putScript.Run(ctx, s.rdb, s.keys(t.ID, t.ClientID), args...).Int()
@@ -85,10 +92,13 @@ func (s *Store) Append(ctx context.Context, id, clientID, exchangeID string, tur
 	shas := fileSHAs(turns)
 	args := []any{maxTurns, now.UnixMilli(), strconv.FormatInt(now.UnixNano(), 10), expiresAt.UnixMilli(), life,
 		clientID, keepUntil.UnixMilli(), exchangeID, score(now), id, len(shas)}
-	args, err := s.encodeTurns(append(args, shas...), turns)
+	args, raw, err := s.encodeTurns(append(args, shas...), turns)
 	if err != nil {
 		return 0, err
 	}
+	// The revision this process saw the thread at before the script: the
+	// script does not say which it appended to (see TurnCache.Appended).
+	rev, _ := s.cache.Peek(id)
 	res, err := appendScript.Run(ctx, s.rdb, s.keys(id, clientID), args...).Slice()
 	if err != nil {
 		return 0, unavailable(err)
@@ -116,6 +126,7 @@ func (s *Store) Append(ctx context.Context, id, clientID, exchangeID string, tur
 		expires, _ := strconv.ParseInt(str(res[3]), 10, 64)
 		s.index(ctx, pipe, clientID, id, time.Unix(0, updated), time.UnixMilli(expires), now)
 	default:
+		s.cache.AppendedJSON(id, rev, int(count)-len(turns), raw)
 		keepLife := ttl(now, keepUntil)
 		for _, sha := range res[2:] {
 			blobScript.Eval(ctx, pipe, []string{s.blobKey(str(sha))}, keepLife, keepUntil.UnixMilli(), "0", "", "")

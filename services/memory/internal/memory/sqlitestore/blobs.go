@@ -2,7 +2,6 @@ package sqlitestore
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -14,13 +13,13 @@ func (s *Store) SaveBlobs(ctx context.Context, blobs []memory.Blob, _, expiresAt
 	if len(blobs) == 0 {
 		return nil
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func() error {
 		for _, b := range blobs {
 			counts, err := json.Marshal(b.Tokens)
 			if err != nil {
 				return fmt.Errorf("encode token counts: %w", err)
 			}
-			if _, err := exec(ctx, tx, s.writes.saveBlob, b.SHA256, b.Content, string(counts), nanos(expiresAt)); err != nil {
+			if _, err := exec(ctx, s.writes.saveBlob, b.SHA256, b.Content, string(counts), nanos(expiresAt)); err != nil {
 				return err
 			}
 		}

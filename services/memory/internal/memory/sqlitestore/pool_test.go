@@ -79,7 +79,7 @@ func TestAnOlderFileGainsTheColumns(t *testing.T) {
 	s := open(t, path)
 	ctx := context.Background()
 	var unnamed int
-	if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM threads WHERE rev = ''`).Scan(&unnamed); err != nil ||
+	if err := s.wc.QueryRowContext(ctx, `SELECT count(*) FROM threads WHERE rev = ''`).Scan(&unnamed); err != nil ||
 		unnamed != 0 {
 		t.Errorf("threads without a revision after opening: %d, %v", unnamed, err)
 	}

@@ -1,9 +1,6 @@
 package sqlitestore
 
-import (
-	"context"
-	"database/sql"
-)
+import "context"
 
 // added are the columns files written by older versions lack. files_until
 // records how long a thread's files are kept (Unix ns), so most appends
@@ -16,27 +13,35 @@ var added = []struct{ column, add, fill string }{
 		`UPDATE threads SET rev = lower(hex(randomblob(8))) WHERE rev = ''`},
 }
 
-// init creates the schema, adds the columns older files lack, and
-// prepares the writer's statements.
+// init takes the writer's connection, creates the schema, adds the
+// columns older files lack, and prepares the writer's statements.
 func (s *Store) init(ctx context.Context) error {
-	if _, err := s.w.ExecContext(ctx, schema); err != nil {
+	wc, err := s.w.Conn(ctx)
+	if err != nil {
+		return describe(err)
+	}
+	s.wc = wc
+	if err := prepareOn(ctx, wc, s.writes.transaction()); err != nil {
+		return err
+	}
+	if _, err := wc.ExecContext(ctx, schema); err != nil {
 		return describe(err)
 	}
 	// Under the write lock, so that two processes opening an older file
 	// do not both add the column.
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func() error {
 		for _, a := range added {
 			var n int
-			err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('threads') WHERE name = ?`, a.column).
+			err := wc.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('threads') WHERE name = ?`, a.column).
 				Scan(&n)
 			if err != nil || n > 0 {
 				return describe(err)
 			}
-			if _, err := tx.ExecContext(ctx, a.add); err != nil {
+			if _, err := wc.ExecContext(ctx, a.add); err != nil {
 				return describe(err)
 			}
 			if a.fill != "" {
-				if _, err := tx.ExecContext(ctx, a.fill); err != nil {
+				if _, err := wc.ExecContext(ctx, a.fill); err != nil {
 					return describe(err)
 				}
 			}
@@ -46,6 +51,5 @@ func (s *Store) init(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.writes, err = prepareWrites(ctx, s.w)
-	return err
+	return prepareOn(ctx, wc, s.writes.rows())
 }

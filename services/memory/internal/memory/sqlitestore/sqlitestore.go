@@ -6,7 +6,8 @@
 // connection, since SQLite lets one write at a time and writers of this
 // process are better queued in it than spinning on the file lock, and a
 // few readers, which WAL lets read while the writer writes. Connections
-// and their prepared statements live as long as the store.
+// and their prepared statements live as long as the store: the store holds
+// the writer's connection and runs one transaction on it at a time.
 package sqlitestore
 
 import (
@@ -76,7 +77,12 @@ CREATE TABLE IF NOT EXISTS exchanges (
 
 // Store is a memory.Store in SQLite.
 type Store struct {
-	w      *sql.DB // the writer: one connection
+	w  *sql.DB   // the writer: one connection, wc
+	wc *sql.Conn // held for the life of the store; taking writer guards its transaction
+	// writer is a one-slot semaphore: unlike a mutex, a write queued for it
+	// gives up when its context ends, rather than wait out the write ahead
+	// of it (which may wait the busy timeout for another process's lock).
+	writer chan struct{}
 	r      *sql.DB // the readers
 	writes writeStmts
 	reads  readStmts
@@ -104,13 +110,16 @@ func OpenWithTimeout(path string, busyTimeout time.Duration) (*Store, error) {
 		return nil, err
 	}
 	// Readers never write; more of them than cores would only queue for
-	// the CPU.
+	// the CPU. No mmap_size: SQLite unmaps a connection's mapping whenever
+	// another connection has written since its last read, so under appends
+	// a read remaps the file instead of reading its pages, for no gain.
 	r, err := pool(path, max(4, runtime.GOMAXPROCS(0)), "deferred", "query_only(1)", busy)
 	if err != nil {
 		w.Close()
 		return nil, err
 	}
-	s := &Store{w: w, r: r, reads: readStmts{db: r}, cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes)}
+	s := &Store{w: w, r: r, reads: readStmts{db: r}, cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes),
+		writer: make(chan struct{}, 1)}
 	if err := s.init(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -157,37 +166,56 @@ func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
 
 func (s *Store) Create(ctx context.Context, t *memory.Thread) error {
 	s.sweep(ctx, t.UpdatedAt)
-	return s.write(ctx, func(tx *sql.Tx) error {
-		return s.insert(ctx, tx, t, false)
+	return s.write(ctx, func() error {
+		return s.insert(ctx, t, false)
 	})
 }
 
-// write runs fn in a transaction that holds the write lock from its start.
-func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
+// write runs fn in a transaction on the writer connection, which holds
+// the write lock from its start (BEGIN IMMEDIATE); fn runs the writer's
+// statements.
+func (s *Store) write(ctx context.Context, fn func() error) error {
+	select {
+	case s.writer <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.writer }()
+	if _, err := s.writes.begin.ExecContext(ctx); err != nil {
+		s.rollback() // the driver reports a BEGIN that ran as failed when ctx ended meanwhile
 		return describe(err)
 	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
+	if err := fn(); err != nil {
+		s.rollback()
 		return err
 	}
-	return describe(tx.Commit())
+	// A COMMIT that ran must not be reported as failed, as the driver
+	// reports any statement it ran while ctx ended: ctx does not interrupt
+	// it. Holding the write lock, it waits for no other writer.
+	if _, err := s.writes.commit.ExecContext(context.WithoutCancel(ctx)); err != nil {
+		s.rollback()
+		return describe(err)
+	}
+	return nil
 }
 
-// exec runs a prepared statement in tx.
-func exec(ctx context.Context, tx *sql.Tx, st *sql.Stmt, args ...any) (sql.Result, error) {
-	res, err := tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+// rollback ends the writer's transaction, if one is open (when none is,
+// ROLLBACK fails, harmlessly).
+func (s *Store) rollback() { _, _ = s.writes.rollback.ExecContext(context.Background()) }
+
+// exec runs one of the writer's statements.
+func exec(ctx context.Context, st *sql.Stmt, args ...any) (sql.Result, error) {
+	res, err := st.ExecContext(ctx, args...)
 	return res, describe(err)
 }
 
-func (s *Store) insert(ctx context.Context, tx *sql.Tx, t *memory.Thread, replace bool) error {
+func (s *Store) insert(ctx context.Context, t *memory.Thread, replace bool) error {
 	initial, err := json.Marshal(t.InitialContext)
 	if err != nil {
 		return fmt.Errorf("encode initial context: %w", err)
 	}
 	var owner string
-	err = tx.StmtContext(ctx, s.writes.owner).QueryRowContext(ctx, t.ID).Scan(&owner)
+	err = s.writes.owner.QueryRowContext(ctx, t.ID).Scan(&owner)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return describe(err)
 	}
@@ -196,11 +224,11 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, t *memory.Thread, replac
 		return err
 	}
 	if exists {
-		if _, err := exec(ctx, tx, s.writes.drop, t.ID); err != nil {
+		if _, err := exec(ctx, s.writes.drop, t.ID); err != nil {
 			return err
 		}
 	}
-	_, err = exec(ctx, tx, s.writes.insertThread, t.ID, t.ParentID, t.ToolName, t.ClientID, nanos(t.CreatedAt),
+	_, err = exec(ctx, s.writes.insertThread, t.ID, t.ParentID, t.ToolName, t.ClientID, nanos(t.CreatedAt),
 		nanos(t.UpdatedAt), nanos(t.ExpiresAt), string(initial), len(t.Turns), memory.NewRevision())
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE constraint") {
@@ -208,30 +236,32 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, t *memory.Thread, replac
 		}
 		return err
 	}
-	_, err = s.insertTurns(ctx, tx, t.ID, 0, t.Turns)
+	_, _, err = s.insertTurns(ctx, t.ID, 0, t.Turns)
 	return err
 }
 
-// insertTurns stores turns from seq first on and reports whether they
-// reference files.
-func (s *Store) insertTurns(ctx context.Context, tx *sql.Tx, id string, first int, turns []memory.Turn) (bool, error) {
+// insertTurns stores turns from seq first on, and returns them as stored
+// and whether they reference files.
+func (s *Store) insertTurns(ctx context.Context, id string, first int, turns []memory.Turn) ([][]byte, bool, error) {
+	bodies := make([][]byte, len(turns))
 	files := false
 	for i, turn := range turns {
 		body, err := json.Marshal(turn)
 		if err != nil {
-			return false, fmt.Errorf("encode turn: %w", err)
+			return nil, false, fmt.Errorf("encode turn: %w", err)
 		}
-		if _, err := exec(ctx, tx, s.writes.insertTurn, id, first+i, string(body)); err != nil {
-			return false, err
+		bodies[i] = body
+		if _, err := exec(ctx, s.writes.insertTurn, id, first+i, string(body)); err != nil {
+			return nil, false, err
 		}
 		for _, f := range turn.Files {
-			if _, err := exec(ctx, tx, s.writes.insertFile, id, f.SHA256); err != nil {
-				return false, err
+			if _, err := exec(ctx, s.writes.insertFile, id, f.SHA256); err != nil {
+				return nil, false, err
 			}
 			files = true
 		}
 	}
-	return files, nil
+	return bodies, files, nil
 }
 
 const (
@@ -309,8 +339,8 @@ func (s *Store) turns(ctx context.Context, id string, from, until int) ([]memory
 
 func (s *Store) Delete(ctx context.Context, id string) error {
 	defer s.cache.Forget(id)
-	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := exec(ctx, tx, s.writes.drop, id)
+	return s.write(ctx, func() error {
+		res, err := exec(ctx, s.writes.drop, id)
 		if err != nil {
 			return err
 		}
@@ -322,9 +352,9 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 }
 
 func (s *Store) Import(ctx context.Context, threads []*memory.Thread, replace bool) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func() error {
 		for _, t := range threads {
-			if err := s.insert(ctx, tx, t, replace); err != nil {
+			if err := s.insert(ctx, t, replace); err != nil {
 				return err
 			}
 		}
@@ -342,20 +372,23 @@ func (s *Store) sweep(ctx context.Context, now time.Time) {
 	}
 	s.mu.Unlock()
 	if due {
-		_, _ = s.writes.sweepThreads.ExecContext(ctx, nanos(now))
-		_, _ = s.writes.sweepBlobs.ExecContext(ctx, nanos(now))
+		_ = s.write(ctx, func() error {
+			if _, err := exec(ctx, s.writes.sweepThreads, nanos(now)); err != nil {
+				return err
+			}
+			_, err := exec(ctx, s.writes.sweepBlobs, nanos(now))
+			return err
+		})
 	}
 }
 
 // Close closes the statements, then the connections.
 func (s *Store) Close() error {
 	s.reads.close()
-	for _, st := range []*sql.Stmt{s.writes.owner, s.writes.drop, s.writes.insertThread, s.writes.insertTurn,
-		s.writes.insertFile, s.writes.head, s.writes.addExchange, s.writes.updateThread, s.writes.keepFiles,
-		s.writes.saveBlob, s.writes.sweepThreads, s.writes.sweepBlobs} {
-		if st != nil {
-			_ = st.Close()
-		}
+	s.writes.close()
+	var held error
+	if s.wc != nil {
+		held = s.wc.Close()
 	}
-	return errors.Join(s.r.Close(), s.w.Close())
+	return errors.Join(held, s.r.Close(), s.w.Close())
 }

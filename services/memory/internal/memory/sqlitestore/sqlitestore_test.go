@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 	"github.com/zenmcp/zen/services/memory/internal/memory/storetest"
@@ -114,8 +116,12 @@ func TestALockHeldTooLongIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another process takes the write lock and keeps it.
-	other := open(t, path)
-	tx, err := other.w.BeginTx(ctx, nil)
+	other, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,5 +138,101 @@ func TestALockHeldTooLongIsUnavailable(t *testing.T) {
 	}
 	if _, err := s.Append(ctx, th.ID, "", "", q, 10, now, now.Add(time.Hour)); err != nil {
 		t.Errorf("after the lock was released: %v", err)
+	}
+}
+
+// A continued call reads the thread its previous call appended to: the
+// append leaves its turns with the ones this process keeps, so that read
+// reads the thread's row and no turn. The turns are rewritten in the file
+// behind the store's back to show which it reads.
+func TestAReadAfterAnAppendReadsNoTurns(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	s := open(t, path)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{{Role: memory.RoleUser, Content: "q1"}}}
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, th.ID, now); err != nil {
+		t.Fatal(err)
+	}
+	turns := []memory.Turn{{Role: memory.RoleAssistant, Content: "a1"}, {Role: memory.RoleUser, Content: "q2"}}
+	if _, err := s.Append(ctx, th.ID, "", "x-1", turns, 10, now, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	rewrite := `UPDATE turns SET body = json_set(body, '$.content', 'read from the file')`
+	if _, err := raw.ExecContext(ctx, rewrite); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, th.ID, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var contents []string
+	for _, turn := range got.Turns {
+		contents = append(contents, turn.Content)
+	}
+	if diff := cmp.Diff([]string{"q1", "a1", "q2"}, contents); diff != "" {
+		t.Errorf("turns (-kept by the append +read):\n%s", diff)
+	}
+}
+
+// A write whose context ends, waiting for another process's lock or before
+// it starts, stores nothing and leaves the writer free for the next one.
+func TestAWriteWhoseContextEndsLeavesTheWriterFree(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	s := open(t, path)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(time.Hour)}
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	appendTo := func(ctx context.Context, content string) error {
+		_, err := s.Append(ctx, th.ID, "", "", []memory.Turn{{Role: memory.RoleUser, Content: content}}, 10, now,
+			now.Add(time.Hour))
+		return err
+	}
+	other, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting, stop := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer stop()
+	if err := appendTo(waiting, "while locked"); err == nil {
+		t.Error("an append whose context ended while it waited for the lock succeeded")
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	ended, end := context.WithCancel(ctx)
+	end()
+	if err := appendTo(ended, "too late"); err == nil {
+		t.Error("an append with an ended context succeeded")
+	}
+	if err := appendTo(ctx, "kept"); err != nil {
+		t.Fatalf("the append after them: %v", err)
+	}
+	got, err := s.Get(ctx, th.ID, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Turns) != 1 || got.Turns[0].Content != "kept" {
+		t.Errorf("turns: %+v, want only the last append's", got.Turns)
 	}
 }

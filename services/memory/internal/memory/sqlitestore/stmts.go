@@ -11,28 +11,37 @@ import (
 // database/sql prepares a statement again on each connection that runs it,
 // once, and keeps it there.
 
-// writeStmts are every statement the writer runs. They are prepared when
-// the store opens: the writer has one connection, so preparing one while a
-// transaction holds it would wait for ever.
+// writeStmts are every statement the writer runs, prepared on its one
+// connection when the store opens, BEGIN and COMMIT included: a
+// database/sql transaction has the driver prepare those two again for each
+// write.
 type writeStmts struct {
+	begin, commit, rollback                           *sql.Stmt
 	owner, drop, insertThread, insertTurn, insertFile *sql.Stmt
 	head, addExchange, updateThread, keepFiles        *sql.Stmt
 	saveBlob, sweepThreads, sweepBlobs                *sql.Stmt
 }
 
-func prepareWrites(ctx context.Context, db *sql.DB) (writeStmts, error) {
-	var w writeStmts
-	for _, p := range []struct {
-		stmt  **sql.Stmt
-		query string
-	}{
+type stmtText struct {
+	stmt  **sql.Stmt
+	query string
+}
+
+// transaction are the statements write needs, which need no table.
+func (w *writeStmts) transaction() []stmtText {
+	return []stmtText{{&w.begin, `BEGIN IMMEDIATE`}, {&w.commit, `COMMIT`}, {&w.rollback, `ROLLBACK`}}
+}
+
+// rows are the statements on the tables.
+func (w *writeStmts) rows() []stmtText {
+	return []stmtText{
 		{&w.owner, `SELECT client_id FROM threads WHERE id = ?`},
 		{&w.drop, `DELETE FROM threads WHERE id = ?`},
 		{&w.insertThread, `INSERT INTO threads (id, parent_id, tool_name, client_id, created_at, updated_at,
 			expires_at, initial_context, turn_count, rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&w.insertTurn, `INSERT INTO turns (thread_id, seq, body) VALUES (?, ?, ?)`},
 		{&w.insertFile, `INSERT OR IGNORE INTO thread_files (thread_id, sha256) VALUES (?, ?)`},
-		{&w.head, `SELECT turn_count, expires_at, files_until FROM threads WHERE id = ? AND client_id = ?`},
+		{&w.head, `SELECT turn_count, expires_at, files_until, rev FROM threads WHERE id = ? AND client_id = ?`},
 		{&w.addExchange, `INSERT OR IGNORE INTO exchanges (thread_id, exchange_id) VALUES (?, ?)`},
 		{&w.updateThread, `UPDATE threads SET turn_count = ?, updated_at = ?, expires_at = ?, files_until = ?
 			WHERE id = ?`},
@@ -42,14 +51,26 @@ func prepareWrites(ctx context.Context, db *sql.DB) (writeStmts, error) {
 			ON CONFLICT (sha256) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`},
 		{&w.sweepThreads, `DELETE FROM threads WHERE expires_at <= ?`},
 		{&w.sweepBlobs, `DELETE FROM blobs WHERE expires_at <= ?`},
-	} {
-		stmt, err := db.PrepareContext(ctx, p.query)
+	}
+}
+
+func prepareOn(ctx context.Context, conn *sql.Conn, stmts []stmtText) error {
+	for _, p := range stmts {
+		stmt, err := conn.PrepareContext(ctx, p.query)
 		if err != nil {
-			return w, describe(err)
+			return describe(err)
 		}
 		*p.stmt = stmt
 	}
-	return w, nil
+	return nil
+}
+
+func (w *writeStmts) close() {
+	for _, p := range append(w.transaction(), w.rows()...) {
+		if *p.stmt != nil {
+			_ = (*p.stmt).Close()
+		}
+	}
 }
 
 // readStmts prepares each reader query the first time it runs: listings

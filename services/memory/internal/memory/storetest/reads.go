@@ -94,6 +94,61 @@ func RunShared(t *testing.T, newPair func(t *testing.T) (reader, writer memory.S
 		want(t, r, th.ID, "second life", "b")
 	})
 
+	t.Run("appends through either handle read in order through both", func(t *testing.T) {
+		r, w := newPair(t)
+		th := create(t, w, exchange("q1", "a1"))
+		want(t, r, th.ID, "q1", "a1")
+		want(t, w, th.ID, "q1", "a1")
+		appendTo(t, r, th.ID, exchange("q2", "a2"))
+		appendTo(t, w, th.ID, exchange("q3", "a3"))
+		want(t, r, th.ID, "q1", "a1", "q2", "a2", "q3", "a3")
+		appendTo(t, r, th.ID, exchange("q4", "a4"))
+		want(t, w, th.ID, "q1", "a1", "q2", "a2", "q3", "a3", "q4", "a4")
+		want(t, r, th.ID, "q1", "a1", "q2", "a2", "q3", "a3", "q4", "a4")
+	})
+
+	t.Run("a thread replaced through one handle and appended to through the other reads as replaced",
+		func(t *testing.T) {
+			r, w := newPair(t)
+			th := create(t, w, exchange("old q", "old a"))
+			want(t, r, th.ID, "old q", "old a")
+			same := *th
+			same.Turns = exchange("new q", "new a") // as many turns as before
+			if err := w.Import(ctx, []*memory.Thread{&same}, true); err != nil {
+				t.Fatal(err)
+			}
+			appendTo(t, r, th.ID, exchange("q2", "a2"))
+			want(t, r, th.ID, "new q", "new a", "q2", "a2")
+			want(t, w, th.ID, "new q", "new a", "q2", "a2")
+		})
+
+	t.Run("turns an append added read as stored through either handle", func(t *testing.T) {
+		r, w := newPair(t)
+		th := create(t, w, exchange("q", "a"))
+		want(t, w, th.ID, "q", "a")
+		// Values a store's encoding normalises: an empty list, an integer
+		// among the metadata, a time in another zone.
+		added := []memory.Turn{{Role: memory.RoleAssistant, Content: "a2", Files: []memory.FileRef{},
+			Timestamp: base.In(time.FixedZone("UTC+1", 3600)), ModelMetadata: map[string]any{"tokens": 7}}}
+		appendTo(t, w, th.ID, added)
+		added[0].Content = "changed by the caller afterwards"
+		read := func(s memory.Store) []memory.Turn {
+			t.Helper()
+			got, err := s.Get(ctx, th.ID, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got.Turns
+		}
+		fromWriter, fromReader := read(w), read(r)
+		if diff := cmp.Diff(fromReader, fromWriter); diff != "" {
+			t.Errorf("turns through the handle that appended them (-other handle +appender):\n%s", diff)
+		}
+		if got := fromWriter[2].Content; got != "a2" {
+			t.Errorf("appended turn reads %q, want %q", got, "a2")
+		}
+	})
+
 	t.Run("a caller cannot change turns read again", func(t *testing.T) {
 		r, w := newPair(t)
 		th := create(t, w, exchange("q", "a"))
