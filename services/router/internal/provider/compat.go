@@ -131,6 +131,7 @@ func (c *Compat) stream(ctx context.Context, req Request, onDelta func(string)) 
 		body = http.NoBody
 	}
 	events := newEventReader(body, c.emptyLimit)
+	defer events.release()
 	var res Result
 	var text strings.Builder
 	var chunk streamChunk

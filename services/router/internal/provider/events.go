@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -72,10 +73,24 @@ type eventReader struct {
 	done       bool // [DONE] was read
 }
 
+// lineReaders keeps the event readers' buffers between calls: a 4 KiB
+// buffer per call was the largest allocation on the router's path.
+var lineReaders = sync.Pool{New: func() any { return bufio.NewReader(nil) }}
+
 // newEventReader reads events from body, failing after more than
-// emptyLimit lines without data in a row.
+// emptyLimit lines without data in a row. release gives its buffer back.
 func newEventReader(body io.Reader, emptyLimit uint) *eventReader {
-	return &eventReader{br: bufio.NewReader(body), emptyLimit: emptyLimit}
+	br := lineReaders.Get().(*bufio.Reader)
+	br.Reset(body)
+	return &eventReader{br: br, emptyLimit: emptyLimit}
+}
+
+// release returns the reader's buffer for another call; r reads nothing
+// after it.
+func (r *eventReader) release() {
+	r.br.Reset(nil)
+	lineReaders.Put(r.br)
+	r.br = nil
 }
 
 var (
