@@ -53,6 +53,8 @@ func (t *Tool) keepsThreads() bool {
 // Outcome is what the client receives: the tool's reply (every answer,
 // refusals included, is the JSON envelope).
 type Outcome struct {
+	// Reply must not change once deliver has encoded it: the client gets
+	// encoded, not Reply.
 	Reply   *reply.Reply
 	IsError bool
 	// Summary says what the call did, for the log; Run fills it even when
@@ -69,7 +71,7 @@ func (o Outcome) Encoded() ([]byte, error) {
 	if o.encoded != nil {
 		return o.encoded, nil
 	}
-	return json.Marshal(o.Reply)
+	return o.Reply.MarshalJSON()
 }
 
 // BackendError is a service that failed in a way the agent cannot fix.

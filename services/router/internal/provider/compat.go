@@ -20,9 +20,6 @@ type Compat struct {
 	key       string // only to keep it out of error text
 	client    *openai.Client
 	omitStore bool // OpenRouter refuses "store" on /responses
-	// emptyLimit is go-openai's EmptyMessagesLimit, which the event reader
-	// keeps as go-openai's own reader would.
-	emptyLimit uint
 	// unstreamed holds the models whose server answers them whole: they
 	// are asked without streaming (see nostream.go).
 	unstreamed sync.Map
@@ -33,7 +30,7 @@ func NewCompat(label, baseURL, apiKey string, hc *http.Client) *Compat {
 	cfg := openai.DefaultConfig(apiKey)
 	cfg.BaseURL = strings.TrimRight(baseURL, "/")
 	cfg.HTTPClient = withStreamTap(hc)
-	return &Compat{label: label, key: apiKey, client: openai.NewClientWithConfig(cfg), emptyLimit: cfg.EmptyMessagesLimit}
+	return &Compat{label: label, key: apiKey, client: openai.NewClientWithConfig(cfg)}
 }
 
 func (c *Compat) request(req Request) openai.ChatCompletionRequest {
@@ -122,15 +119,15 @@ func (c *Compat) stream(ctx context.Context, req Request, onDelta func(string)) 
 		return Result{}, c.wrap(ctx, req.Model, err)
 	}
 	_ = stream.Close() // its body is empty: the tap holds the answer
-	if tap.whole != nil {
+	if tap.whole {
 		c.unstreamed.Store(req.Model, true)
-		return c.readCompletion(ctx, req.Model, tap.whole, onDelta)
+		return c.readCompletion(ctx, req.Model, tap.body, onDelta)
 	}
-	body := tap.events
-	if body == nil { // not a call through withStreamTap's client: nothing to read
+	body := tap.body
+	if body == nil { // a 3xx the HTTP client did not follow: no stream to read
 		body = http.NoBody
 	}
-	events := newEventReader(body, c.emptyLimit)
+	events := newEventReader(body, emptyMessagesLimit)
 	defer events.release()
 	var res Result
 	var text strings.Builder
@@ -255,7 +252,7 @@ func NewCompatWith(label, baseURL, apiKey string, hc *http.Client, o CompatOptio
 	cfg.APIVersion = o.APIVersion
 	cfg.AzureModelMapperFunc = o.Deployment
 	cfg.HTTPClient = withStreamTap(hc)
-	return &Compat{label: label, key: apiKey, client: openai.NewClientWithConfig(cfg), emptyLimit: cfg.EmptyMessagesLimit}
+	return &Compat{label: label, key: apiKey, client: openai.NewClientWithConfig(cfg)}
 }
 
 type headerTransport struct {

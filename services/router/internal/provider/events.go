@@ -73,6 +73,10 @@ type eventReader struct {
 	done       bool // [DONE] was read
 }
 
+// emptyMessagesLimit is go-openai's default EmptyMessagesLimit, which zen
+// never changes: the event reader keeps it as go-openai's own reader would.
+var emptyMessagesLimit = openai.DefaultConfig("").EmptyMessagesLimit
+
 // lineReaders keeps the event readers' buffers between calls: a 4 KiB
 // buffer per call was the largest allocation on the router's path.
 var lineReaders = sync.Pool{New: func() any { return bufio.NewReader(nil) }}

@@ -35,16 +35,18 @@ import (
 type streamTapKey struct{}
 
 // streamTap is the body of an answer to a streaming request, taken from
-// go-openai, which gets an empty body: a JSON completion (whole), or the
-// events the reader in events.go reads (events).
-type streamTap struct{ whole, events io.ReadCloser }
+// go-openai, which gets an empty body: a JSON completion when whole is
+// set, else the events the reader in events.go reads. body is nil when
+// there is nothing to read: a 3xx the HTTP client did not follow.
+type streamTap struct {
+	body  io.ReadCloser
+	whole bool
+}
 
 // close closes the body the tap holds.
 func (t *streamTap) close() {
-	for _, body := range []io.ReadCloser{t.whole, t.events} {
-		if body != nil {
-			_ = body.Close()
-		}
+	if t.body != nil {
+		_ = t.body.Close()
 	}
 }
 
@@ -66,7 +68,7 @@ func (t streamTapTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp.Body = http.NoBody
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" ||
 		resp.StatusCode != http.StatusOK {
-		tap.events = body
+		tap.body = body
 		return resp, nil
 	}
 	br := bufio.NewReader(body)
@@ -74,11 +76,9 @@ func (t streamTapTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		io.Reader
 		io.Closer
 	}{br, body}
-	if opensObject(br) {
+	tap.body, tap.whole = peeked, opensObject(br)
+	if tap.whole {
 		readWhole(r.Context())
-		tap.whole = peeked
-	} else {
-		tap.events = peeked
 	}
 	return resp, nil
 }

@@ -97,7 +97,7 @@ func (s *Store) Append(ctx context.Context, id, clientID, exchangeID string, tur
 		return 0, err
 	}
 	// The revision this process saw the thread at before the script: the
-	// script does not say which it appended to (see TurnCache.Appended).
+	// script does not say which it appended to (see TurnCache.AppendedJSON).
 	rev, _ := s.cache.Peek(id)
 	res, err := appendScript.Run(ctx, s.rdb, s.keys(id, clientID), args...).Slice()
 	if err != nil {

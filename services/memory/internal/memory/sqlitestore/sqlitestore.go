@@ -105,7 +105,7 @@ func OpenWithTimeout(path string, busyTimeout time.Duration) (*Store, error) {
 		return nil, fmt.Errorf("create the directory for %s: %w", path, err)
 	}
 	busy := fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds())
-	w, err := pool(path, 1, "immediate", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(ON)", busy)
+	w, err := pool(path, 1, "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(ON)", busy)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func OpenWithTimeout(path string, busyTimeout time.Duration) (*Store, error) {
 	// the CPU. No mmap_size: SQLite unmaps a connection's mapping whenever
 	// another connection has written since its last read, so under appends
 	// a read remaps the file instead of reading its pages, for no gain.
-	r, err := pool(path, max(4, runtime.GOMAXPROCS(0)), "deferred", "query_only(1)", busy)
+	r, err := pool(path, max(4, runtime.GOMAXPROCS(0)), "query_only(1)", busy)
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -128,9 +128,8 @@ func OpenWithTimeout(path string, busyTimeout time.Duration) (*Store, error) {
 }
 
 // pool opens conns connections on the file that are kept open.
-func pool(path string, conns int, txlock string, pragmas ...string) (*sql.DB, error) {
+func pool(path string, conns int, pragmas ...string) (*sql.DB, error) {
 	q := url.Values{}
-	q.Set("_txlock", txlock)
 	for _, p := range pragmas {
 		q.Add("_pragma", p)
 	}

@@ -26,6 +26,29 @@ func open(t *testing.T, path string) *Store {
 	return s
 }
 
+// chatThread is an empty chat thread, created now and an hour from expiry.
+func chatThread(now time.Time) *memory.Thread {
+	return &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(time.Hour)}
+}
+
+// holdWriteLock has another process's connection take the file's write lock
+// and keep it until the transaction it returns ends (or the test does).
+func holdWriteLock(t *testing.T, path string) *sql.Tx {
+	t.Helper()
+	other, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	tx, err := other.BeginTx(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	return tx
+}
+
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) memory.Store { return open(t, filepath.Join(t.TempDir(), "memory.db")) })
 }
@@ -61,7 +84,7 @@ func TestTwoHandlesShareOneFile(t *testing.T) {
 	a, b := open(t, path), open(t, path)
 	ctx := context.Background()
 	now := time.Now().UTC()
-	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	th := chatThread(now)
 	if err := a.Create(ctx, th); err != nil {
 		t.Fatal(err)
 	}
@@ -111,20 +134,11 @@ func TestALockHeldTooLongIsUnavailable(t *testing.T) {
 	defer s.Close()
 	ctx := context.Background()
 	now := time.Now().UTC()
-	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	th := chatThread(now)
 	if err := s.Create(ctx, th); err != nil {
 		t.Fatal(err)
 	}
-	// Another process takes the write lock and keeps it.
-	other, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	tx, err := other.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := holdWriteLock(t, path)
 	if _, err := tx.ExecContext(ctx, `UPDATE threads SET tool_name = tool_name`); err != nil {
 		t.Fatal(err)
 	}
@@ -193,8 +207,7 @@ func TestAWriteWhoseContextEndsLeavesTheWriterFree(t *testing.T) {
 	s := open(t, path)
 	ctx := context.Background()
 	now := time.Now().UTC()
-	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
-		ExpiresAt: now.Add(time.Hour)}
+	th := chatThread(now)
 	if err := s.Create(ctx, th); err != nil {
 		t.Fatal(err)
 	}
@@ -203,15 +216,7 @@ func TestAWriteWhoseContextEndsLeavesTheWriterFree(t *testing.T) {
 			now.Add(time.Hour))
 		return err
 	}
-	other, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	tx, err := other.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := holdWriteLock(t, path)
 	waiting, stop := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer stop()
 	if err := appendTo(waiting, "while locked"); err == nil {

@@ -2,15 +2,11 @@ package sqlitestore
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
-
-	"github.com/google/uuid"
-	"github.com/zenmcp/zen/services/memory/internal/memory"
 )
 
 // A write queued behind another of this process's writes, which waits for
@@ -28,30 +24,16 @@ func TestAQueuedWriteGivesUpWithItsContext(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	ctx := context.Background()
 	now := time.Now().UTC()
-	thread := func() *memory.Thread {
-		return &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
-			ExpiresAt: now.Add(time.Hour)}
-	}
-	if err := s.Create(ctx, thread()); err != nil { // and the first sweep, out of the way
+	if err := s.Create(ctx, chatThread(now)); err != nil { // and the first sweep, out of the way
 		t.Fatal(err)
 	}
-	// Another process takes the write lock and keeps it.
-	other, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	tx, err := other.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback() }()
+	tx := holdWriteLock(t, path)
 	first := make(chan error, 1)
-	go func() { first <- s.Create(ctx, thread()) }() // waits the busy timeout for the lock
+	go func() { first <- s.Create(ctx, chatThread(now)) }() // waits the busy timeout for the lock
 	waitHeld(t, s, first)
 	queued, cancel := context.WithCancel(ctx)
 	second := make(chan error, 1)
-	go func() { second <- s.Create(queued, thread()) }()
+	go func() { second <- s.Create(queued, chatThread(now)) }()
 	cancel()
 	if err := <-second; !errors.Is(err, context.Canceled) {
 		t.Errorf("the queued write: %v, want it cancelled", err)
