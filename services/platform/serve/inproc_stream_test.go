@@ -191,13 +191,16 @@ func TestLocalDeadline(t *testing.T) {
 	_, conns := bothWays(t, testToken, testToken, srv)
 	got := map[string]saw{}
 	for name, conn := range conns {
-		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		// Long enough for the call to reach its handler on a loaded machine:
+		// one whose deadline passes first never does.
+		ctx, cancel := context.WithTimeout(t.Context(), callDeadline)
 		_, err := testgrpc.NewTestServiceClient(conn).UnaryCall(ctx, &testgrpc.SimpleRequest{})
 		cancel()
-		got[name] = saw{Code: grpcstatus.Code(err), HasDeadline: <-deadlines}
+		got[name] = saw{Code: grpcstatus.Code(err), HasDeadline: received(t, deadlines, name+": the handler")}
 		// Over the network the handler's own timer and the client's reset
 		// race, so it sees either; in-process it is always the deadline.
-		if herr := <-handlerSaw; name == "local" && !errors.Is(herr, context.DeadlineExceeded) {
+		if herr := received(t, handlerSaw, name+": the handler's end"); name == "local" &&
+			!errors.Is(herr, context.DeadlineExceeded) {
 			t.Errorf("local: the handler saw %v, want its deadline", herr)
 		}
 	}
@@ -219,14 +222,32 @@ func TestLocalCallerDoesNotWaitForTheHandler(t *testing.T) {
 	}}
 	g := NewGRPC()
 	testgrpc.RegisterTestServiceServer(g, srv)
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), callDeadline)
 	defer cancel()
 	_, err := testgrpc.NewTestServiceClient(g.Local(Security{})).UnaryCall(ctx, &testgrpc.SimpleRequest{})
 	if grpcstatus.Code(err) != codes.DeadlineExceeded {
 		t.Errorf("call = %v, want DeadlineExceeded", err)
 	}
 	close(release)
-	<-finished
+	received(t, finished, "the handler")
+}
+
+// callDeadline is the deadline of calls that must reach their handler and
+// then run out of time there.
+const callDeadline = 300 * time.Millisecond
+
+// received waits for what ch gives, failing the test rather than hanging
+// when it never comes (what names it).
+func received[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: nothing after 30 s", what)
+		var zero T
+		return zero
+	}
 }
 
 // Stopping the server ends health watches, refuses new in-process calls
