@@ -67,6 +67,20 @@ func clientStats() stats.Handler {
 // than with two, which left most streams to new goroutines.
 const streamWorkers = 64
 
+// Flow-control windows are fixed, which turns off grpc-go's bandwidth
+// estimator: on by default, it has each side that receives data send a
+// PING and wait for its ack, two more frames and wake-ups on every call
+// (TestCallsSendNoFlowControlPings). zen's calls are short and their
+// messages small beside the window; a message near MaxMessageBytes waits
+// for a window update each MiB, a loopback or in-cluster round trip.
+// BenchmarkRouterOverhead, 1 caller: the p50 the router adds fell from
+// 0.086 - 0.107 ms to 0.077 - 0.097 ms (six runs each, alternated); the
+// local cluster's continued chat, 1 caller: 10 - 14% less CPU per call.
+const (
+	streamWindow = 1 << 20
+	connWindow   = 4 << 20
+)
+
 // NewGRPC returns a server that traces every call but health checks, with
 // zen's keepalive and connection age (balance.go). opts add to its
 // defaults (Security.ServerOptions, for one).
@@ -75,6 +89,7 @@ func NewGRPC(opts ...grpc.ServerOption) *GRPC {
 		grpc.StatsHandler(serverStats()),
 		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
 		grpc.NumStreamWorkers(streamWorkers),
+		grpc.InitialWindowSize(streamWindow), grpc.InitialConnWindowSize(connWindow),
 	}, serverConnectionOptions(), opts)...)
 	h := newHealthService()
 	g := &GRPC{Server: s, Health: h.Server, health: h, local: newRegistry()}
@@ -210,6 +225,7 @@ func Dial(target string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 		grpc.WithConnectParams(reconnect),
 		grpc.WithStatsHandler(clientStats()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes)),
+		grpc.WithInitialWindowSize(streamWindow), grpc.WithInitialConnWindowSize(connWindow),
 	}, balanceOptions(), list, auth.ClientInterceptor(), opts)...)
 }
 
