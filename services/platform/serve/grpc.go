@@ -62,20 +62,23 @@ func clientStats() stats.Handler {
 // callers. A stream runs on a worker whose stack has grown already rather
 // than on a new goroutine (one spawns when all are busy), and an idle worker
 // is a parked goroutine. BenchmarkRouterOverhead, 1 caller: p50 0.200 -
-// 0.206 ms with none, 0.180 - 0.184 ms with two; BenchmarkRouterThroughput,
-// 64 callers: 5 - 10% more calls/s and 5 - 9% less CPU per call with 64
-// than with two, which left most streams to new goroutines.
+// 0.206 ms with none, 0.180 - 0.184 ms with one per core (two here);
+// BenchmarkRouterThroughput, 64 callers: 5 - 10% more calls/s and 5 - 9%
+// less CPU per call with 64 than with two, which left most streams to new
+// goroutines.
 const streamWorkers = 64
 
 // Flow-control windows are fixed, which turns off grpc-go's bandwidth
-// estimator: on by default, it has each side that receives data send a
-// PING and wait for its ack, two more frames and wake-ups on every call
-// (TestCallsSendNoFlowControlPings). zen's calls are short and their
-// messages small beside the window; a message near MaxMessageBytes waits
-// for a window update each MiB, a loopback or in-cluster round trip.
+// estimator. Left on, it has each side that receives data, with no PING of
+// its own outstanding, send a WINDOW_UPDATE and a PING, which the peer
+// acks: six more frames, and the wake-ups to write and read them, on every
+// call (TestCallsSendNoFlowControlPings). zen's messages are small beside
+// the windows. A connection moves at most 4 MiB a round trip: far more
+// than zen sends within a cluster, where a round trip is well under a
+// millisecond; across a 40 ms link a 64 MiB message takes about a second.
 // BenchmarkRouterOverhead, 1 caller: the p50 the router adds fell from
-// 0.086 - 0.107 ms to 0.077 - 0.097 ms (six runs each, alternated); the
-// local cluster's continued chat, 1 caller: 10 - 14% less CPU per call.
+// 0.086 - 0.107 ms to 0.077 - 0.097 ms; the local cluster's continued chat
+// at 50 turns, 1 caller: 10 - 14% less CPU per call (docs/BENCHMARKS.md).
 const (
 	streamWindow = 1 << 20
 	connWindow   = 4 << 20
@@ -89,7 +92,7 @@ func NewGRPC(opts ...grpc.ServerOption) *GRPC {
 		grpc.StatsHandler(serverStats()),
 		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
 		grpc.NumStreamWorkers(streamWorkers),
-		grpc.InitialWindowSize(streamWindow), grpc.InitialConnWindowSize(connWindow),
+		grpc.StaticStreamWindowSize(streamWindow), grpc.StaticConnWindowSize(connWindow),
 	}, serverConnectionOptions(), opts)...)
 	h := newHealthService()
 	g := &GRPC{Server: s, Health: h.Server, health: h, local: newRegistry()}
@@ -225,7 +228,7 @@ func Dial(target string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 		grpc.WithConnectParams(reconnect),
 		grpc.WithStatsHandler(clientStats()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes)),
-		grpc.WithInitialWindowSize(streamWindow), grpc.WithInitialConnWindowSize(connWindow),
+		grpc.WithStaticStreamWindowSize(streamWindow), grpc.WithStaticConnWindowSize(connWindow),
 	}, balanceOptions(), list, auth.ClientInterceptor(), opts)...)
 }
 

@@ -70,18 +70,10 @@ func TestServeEndsHealthWatchesOnStop(t *testing.T) {
 // startup probes ask about) still serves; SetStatus releases it.
 func TestNotReadyKeepsTheServerAlive(t *testing.T) {
 	t.Parallel()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	g := NewGRPC()
 	g.SetServing("zen.test.v1.Other")
 	g.SetNotReady("zen.test.v1.Held", "no model provider is configured")
-	ctx, stop := context.WithCancel(t.Context())
-	served := make(chan error, 1)
-	go func() { served <- g.Serve(ctx, lis) }()
-	defer func() { stop(); <-served }()
-	conn, err := Dial(lis.Addr().String())
+	conn, err := Dial(serveOnLoopback(t, g))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,12 @@ package serve
 import (
 	"bufio"
 	"context"
-	"errors"
 	"io"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/net/http2"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -29,12 +29,14 @@ func newPingCounter(t *testing.T, target string) *pingCounter {
 		t.Fatal(err)
 	}
 	p := &pingCounter{lis: lis, target: target}
+	p.wg.Add(1)
 	go p.accept()
 	t.Cleanup(func() { lis.Close(); p.wg.Wait() })
 	return p
 }
 
 func (p *pingCounter) accept() {
+	defer p.wg.Done()
 	for {
 		client, err := p.lis.Accept()
 		if err != nil {
@@ -86,30 +88,18 @@ func (p *pingCounter) relay(dst, src net.Conn, fromClient bool) {
 }
 
 // A call costs its own frames and no more: gRPC's bandwidth estimator,
-// on by default, makes each side that receives data send a PING and wait
-// for its ack, two more frames and wake-ups on each call.
+// on by default, has each side that receives data send a WINDOW_UPDATE and
+// a PING, which the peer acks, on every call.
 func TestCallsSendNoFlowControlPings(t *testing.T) {
 	t.Parallel()
-	g := NewGRPC()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- g.Serve(ctx, lis) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	relay := newPingCounter(t, lis.Addr().String())
+	relay := newPingCounter(t, serveOnLoopback(t, NewGRPC()))
 	conn, err := Dial(relay.lis.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
 	health := healthpb.NewHealthClient(conn)
 	const calls = 20
 	for range calls {
@@ -120,4 +110,24 @@ func TestCallsSendNoFlowControlPings(t *testing.T) {
 	if n := relay.pings.Load(); n != 0 {
 		t.Errorf("%d calls started %d PING frames, want none", calls, n)
 	}
+}
+
+// serveOnLoopback serves g on a free loopback port until the test ends,
+// and returns its address.
+func serveOnLoopback(t *testing.T, g *GRPC) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- g.Serve(ctx, lis) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return lis.Addr().String()
 }
