@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	grpcstatus "google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 )
 
 // Security is how zen's roles prove to each other that a gRPC call comes
@@ -101,7 +102,18 @@ func (s Security) ServerOptions() []grpc.ServerOption {
 	if s.serverTLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(s.serverTLS)))
 	}
-	return append(opts, grpc.ChainUnaryInterceptor(s.unary), grpc.ChainStreamInterceptor(s.stream))
+	return append(opts, grpc.InTapHandle(s.tap), grpc.ChainUnaryInterceptor(s.unary),
+		grpc.ChainStreamInterceptor(s.stream))
+}
+
+// tap refuses a call that authorize would refuse as soon as its headers
+// arrive. grpc-go reads a unary call's whole message before any interceptor
+// runs, so without it a caller with no token could have the server buffer
+// MaxMessageBytes on each stream it opens. The interceptors still decide
+// the context a handler runs in (and cover Local, which has no transport).
+func (s Security) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	_, err := s.authorize(metadata.NewIncomingContext(ctx, info.Header), info.FullMethodName)
+	return ctx, err
 }
 
 // unary checks a unary call (ServerOptions; Local runs it too).
