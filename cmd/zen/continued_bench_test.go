@@ -29,7 +29,10 @@ var (
 // streamable HTTP, each with connections of its own), in two layouts: zen
 // serve with its default SQLite store, and the local cluster's (memory,
 // router, executor and edge as separate zen processes, a real
-// redis-server). The model is fakemodel, streaming at once.
+// redis-server). The model is fakemodel, streaming at once. sdk-only is
+// the floor beneath both: internal/sdkfloor, a go-sdk server with the
+// edge's transport options whose chat tool streams the model's reply and
+// answers, keeping nothing.
 //
 // A call appends two turns, so no thread is measured twice at one length:
 // threads are grown by real chat calls, untimed, and each serves the calls
@@ -52,14 +55,16 @@ func BenchmarkContinuedChat(b *testing.B) {
 	layouts := []struct {
 		name  string
 		start func(b *testing.B) *benchStack
+		turns []int
 	}{
-		{"serve-sqlite", startServeSQLite},
-		{"cluster-redis", startClusterRedis},
+		{"serve-sqlite", startServeSQLite, []int{0, 1, 10, 50}},
+		{"cluster-redis", startClusterRedis, []int{0, 1, 10, 50}},
+		{"sdk-only", startSDKFloor, []int{0}}, // keeps no thread: one length is all of them
 	}
 	for _, l := range layouts {
 		b.Run(l.name, func(b *testing.B) {
 			st := l.start(b)
-			for _, turns := range []int{0, 1, 10, 50} {
+			for _, turns := range l.turns {
 				b.Run(fmt.Sprint("turns=", turns), func(b *testing.B) {
 					for _, callers := range []int{1, 16} {
 						b.Run(fmt.Sprint("callers=", callers), func(b *testing.B) { st.measure(b, turns, callers) })

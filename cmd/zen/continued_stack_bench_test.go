@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -66,6 +68,41 @@ func startClusterRedis(b *testing.B) *benchStack {
 		redisPID: findPID(b, "redis-server", rds.Addr)}
 	for _, p := range []*proc{memory, router, executor, edge} {
 		st.zenPIDs = append(st.zenPIDs, p.cmd.Process.Pid)
+	}
+	st.connect(b)
+	return st
+}
+
+// startSDKFloor runs internal/sdkfloor, built from this tree, against
+// the fake, with the collector as zen sets it and chat's input schema as
+// zen serves it (the SDK reads the schema on every call).
+func startSDKFloor(b *testing.B) *benchStack {
+	fake := fakemodel.New(b)
+	bin := filepath.Join(b.TempDir(), "sdkfloor")
+	build := exec.Command("go", "build", "-o", bin, "./internal/sdkfloor")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build sdkfloor: %v\n%s", err, out)
+	}
+	golden, err := os.ReadFile("../../services/executor/internal/tools/testdata/schemas/chat.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var chat struct {
+		InputSchema json.RawMessage `json:"input_schema"`
+	}
+	if err := json.Unmarshal(golden, &chat); err != nil || len(chat.InputSchema) == 0 {
+		b.Fatalf("chat's golden schema has no input_schema (%v)", err)
+	}
+	env := mergeEnv(fakeEnv(fake), map[string]string{
+		"GOGC":                  strconv.Itoa(gcPercent),
+		"SDKFLOOR_INPUT_SCHEMA": string(chat.InputSchema),
+	})
+	p := startBinIn(b, bin, b.TempDir(), env, []string{"mcp"})
+	st := &benchStack{
+		mcpURL:  "http://" + p.addr("mcp") + "/mcp",
+		zenPIDs: []int{p.cmd.Process.Pid},
+		fake:    fake,
+		wd:      b.TempDir(),
 	}
 	st.connect(b)
 	return st

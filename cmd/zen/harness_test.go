@@ -89,8 +89,14 @@ func startZen(t testing.TB, env map[string]string, listeners []string, args ...s
 // finds its .env).
 func startZenIn(t testing.TB, dir string, env map[string]string, listeners []string, args ...string) *proc {
 	t.Helper()
+	return startBinIn(t, zenBin, dir, env, listeners, args...)
+}
+
+// startBinIn is startZenIn for another binary that logs as zen does.
+func startBinIn(t testing.TB, bin, dir string, env map[string]string, listeners []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{t: t, addrs: map[string]string{}, ready: make(chan struct{}), done: make(chan error, 1)}
-	p.cmd = exec.Command(zenBin, args...)
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = baseEnv(t, env)
 	p.cmd.Dir = dir
 	stderr, err := p.cmd.StderrPipe()
@@ -105,9 +111,11 @@ func startZenIn(t testing.TB, dir string, env map[string]string, listeners []str
 	select {
 	case <-p.ready:
 	case err := <-p.done:
-		t.Fatalf("zen %s exited early (%v):\n%s", strings.Join(args, " "), err, p.logText())
+		t.Fatalf("%s %s exited early (%v):\n%s", filepath.Base(bin), strings.Join(args, " "), err, p.logText())
 	case <-time.After(60 * time.Second):
-		t.Fatalf("zen %s did not start listening on %v:\n%s", strings.Join(args, " "), listeners, p.logText())
+		_ = p.cmd.Process.Kill()
+		t.Fatalf("%s %s did not start listening on %v:\n%s", filepath.Base(bin), strings.Join(args, " "), listeners,
+			p.logText())
 	}
 	t.Cleanup(func() { p.stop() })
 	return p
@@ -161,11 +169,11 @@ func (p *proc) stop() {
 	select {
 	case err := <-p.done:
 		if err != nil {
-			p.t.Errorf("zen did not exit cleanly on SIGTERM: %v\n%s", err, p.logText())
+			p.t.Errorf("%s did not exit cleanly on SIGTERM: %v\n%s", filepath.Base(p.cmd.Path), err, p.logText())
 		}
 	case <-time.After(30 * time.Second):
 		_ = p.cmd.Process.Kill()
-		p.t.Errorf("zen did not stop within 30s of SIGTERM\n%s", p.logText())
+		p.t.Errorf("%s did not stop within 30s of SIGTERM\n%s", filepath.Base(p.cmd.Path), p.logText())
 	}
 }
 
