@@ -16,7 +16,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
 	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 )
@@ -102,8 +104,8 @@ func (s Security) ServerOptions() []grpc.ServerOption {
 	if s.serverTLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(s.serverTLS)))
 	}
-	return append(opts, grpc.InTapHandle(s.tap), grpc.ChainUnaryInterceptor(s.unary),
-		grpc.ChainStreamInterceptor(s.stream))
+	return append(opts, grpc.InTapHandle(s.tap), grpc.StatsHandler(compressedHealth{}),
+		grpc.ChainUnaryInterceptor(s.unary), grpc.ChainStreamInterceptor(s.stream))
 }
 
 // tap refuses a call that authorize would refuse as soon as its headers
@@ -112,9 +114,49 @@ func (s Security) ServerOptions() []grpc.ServerOption {
 // MaxMessageBytes on each stream it opens. The interceptors still decide
 // the context a handler runs in (and cover Local, which has no transport).
 func (s Security) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
-	_, err := s.authorize(metadata.NewIncomingContext(ctx, info.Header), info.FullMethodName)
-	return ctx, err
+	if _, err := s.authorize(metadata.NewIncomingContext(ctx, info.Header), info.FullMethodName); err != nil {
+		return ctx, err
+	}
+	if isHealth(info.FullMethodName) {
+		// The stream reads its message under this context: compressedHealth
+		// ends it once the call's compression is known.
+		ctx, refuse := context.WithCancelCause(ctx)
+		return context.WithValue(ctx, healthCallKey{}, refuse), nil
+	}
+	return ctx, nil
 }
+
+// healthCallKey holds the function that ends a health call's stream.
+type healthCallKey struct{}
+
+// compressedHealth ends a health call that is compressed before its message
+// is read. Health needs no credential, and the compression is not yet known
+// to tap; a caller with no token could otherwise have a few KiB of gzip
+// (which the binary decodes: the OTLP exporter registers it) inflate to
+// MaxMessageBytes, held while it kept the stream open. Probes never compress.
+type compressedHealth struct{}
+
+var errCompressedHealth = errors.New("zen's health service takes requests uncompressed")
+
+func (compressedHealth) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	in, ok := s.(*stats.InHeader)
+	if !ok || in.Compression == "" || in.Compression == encoding.Identity {
+		return
+	}
+	if refuse, ok := ctx.Value(healthCallKey{}).(context.CancelCauseFunc); ok {
+		refuse(errCompressedHealth)
+	}
+}
+
+func (compressedHealth) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (compressedHealth) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
+	return ctx
+}
+func (compressedHealth) HandleConn(context.Context, stats.ConnStats) {}
+
+// isHealth reports whether method is the health service's, which needs no
+// credential.
+func isHealth(method string) bool { return strings.HasPrefix(method, "/grpc.health.v1.Health/") }
 
 // unary checks a unary call (ServerOptions; Local runs it too).
 func (s Security) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo,
@@ -149,7 +191,7 @@ var errTokenMismatch = grpcstatus.Error(codes.FailedPrecondition,
 
 // authorize admits a call and returns the context its handler runs in.
 func (s Security) authorize(ctx context.Context, method string) (context.Context, error) {
-	if strings.HasPrefix(method, "/grpc.health.v1.Health/") {
+	if isHealth(method) {
 		return ctx, nil // probes carry no credential; health tells nothing about threads
 	}
 	// The two keys alone, not a copy of all the metadata.
