@@ -96,7 +96,7 @@ func NewGRPC(opts ...grpc.ServerOption) *GRPC {
 	}, serverConnectionOptions(), opts)...)
 	h := newHealthService()
 	g := &GRPC{Server: s, Health: h.Server, health: h, local: newRegistry()}
-	healthpb.RegisterHealthServer(g, h)
+	g.RegisterService(guardedHealth(), h)
 	reflection.Register(s)
 	return g
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/zenmcp/zen/services/platform/auth"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/encoding"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 	grpcstatus "google.golang.org/grpc/status"
@@ -129,14 +131,17 @@ func (s Security) tap(ctx context.Context, info *tap.Info) (context.Context, err
 // healthCallKey holds the function that ends a health call's stream.
 type healthCallKey struct{}
 
-// compressedHealth ends a health call that is compressed before its message
-// is read. Health needs no credential, and the compression is not yet known
-// to tap; a caller with no token could otherwise have a few KiB of gzip
-// (which the binary decodes: the OTLP exporter registers it) inflate to
-// MaxMessageBytes, held while it kept the stream open. Probes never compress.
+// compressedHealth marks a health call that is compressed, by ending its
+// stream with errCompressedHealth as the cause, and guardedHealth's methods
+// refuse a marked call before they read its message. Health needs no
+// credential, and tap does not see the compression; a caller with no token
+// could otherwise have a few KiB of gzip (which the binary decodes: the
+// OTLP exporter registers it) inflate to MaxMessageBytes, held while it
+// kept the stream open. Probes never compress. Ending the stream alone is
+// not enough: a message already arrived is read about half the time.
 type compressedHealth struct{}
 
-var errCompressedHealth = errors.New("zen's health service takes requests uncompressed")
+var errCompressedHealth = errors.New("zen's health service takes requests uncompressed: send it without grpc-encoding")
 
 func (compressedHealth) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	in, ok := s.(*stats.InHeader)
@@ -153,6 +158,42 @@ func (compressedHealth) TagConn(ctx context.Context, _ *stats.ConnTagInfo) conte
 	return ctx
 }
 func (compressedHealth) HandleConn(context.Context, stats.ConnStats) {}
+
+// guardedHealth is the health service's description with every method
+// refusing a call compressedHealth marked, before it reads the message:
+// compressedHealth runs on the call's goroutine before its handler.
+func guardedHealth() *grpc.ServiceDesc {
+	desc := healthpb.Health_ServiceDesc
+	desc.Methods = slices.Clone(desc.Methods)
+	for i, m := range desc.Methods {
+		next := m.Handler
+		desc.Methods[i].Handler = func(srv any, ctx context.Context, dec func(any) error,
+			interceptor grpc.UnaryServerInterceptor) (any, error) {
+			if err := refuseCompressed(ctx); err != nil {
+				return nil, err
+			}
+			return next(srv, ctx, dec, interceptor)
+		}
+	}
+	desc.Streams = slices.Clone(desc.Streams)
+	for i, st := range desc.Streams {
+		next := st.Handler
+		desc.Streams[i].Handler = func(srv any, stream grpc.ServerStream) error {
+			if err := refuseCompressed(stream.Context()); err != nil {
+				return err
+			}
+			return next(srv, stream)
+		}
+	}
+	return &desc
+}
+
+func refuseCompressed(ctx context.Context) error {
+	if errors.Is(context.Cause(ctx), errCompressedHealth) {
+		return grpcstatus.Error(codes.InvalidArgument, errCompressedHealth.Error())
+	}
+	return nil
+}
 
 // isHealth reports whether method is the health service's, which needs no
 // credential.

@@ -1,9 +1,12 @@
 package serve
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,10 +38,10 @@ func TestACallWithoutTheTokenIsRefusedBeforeItsMessageIsRead(t *testing.T) {
 }
 
 // Health needs no credential, so the check at the headers lets it through;
-// a compressed health call is refused there instead. Probes never
-// compress, and the binary decodes gzip (the OTLP exporter registers it):
-// without this a caller with no token could have a few KiB inflate to
-// MaxMessageBytes, held for as long as it kept the stream open.
+// a compressed health call is refused before its message is read instead.
+// Probes never compress, and the binary decodes gzip (the OTLP exporter
+// registers it): without this a caller with no token could have a few KiB
+// inflate to MaxMessageBytes, held for as long as it kept the stream open.
 func TestACompressedHealthCallIsRefusedBeforeItsMessageIsRead(t *testing.T) {
 	t.Parallel()
 	sec, err := LoadSecurity(func(k string) string {
@@ -50,12 +53,34 @@ func TestACompressedHealthCallIsRefusedBeforeItsMessageIsRead(t *testing.T) {
 	addr := serveOnLoopback(t, NewGRPC(sec.ServerOptions()...))
 	resp := startUnfinishedCall(t, addr, "/grpc.health.v1.Health/Check", "gzip")
 	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body) // for the trailers
-	got := resp.Header.Get("Grpc-Status") + resp.Trailer.Get("Grpc-Status")
-	msg := resp.Header.Get("Grpc-Message") + resp.Trailer.Get("Grpc-Message")
-	if got != "1" {
-		t.Errorf("grpc-status %q (%s), want 1, Canceled: the stream ended before its message was read", got, msg)
+	if got, msg := grpcStatus(resp); got != "3" || !strings.Contains(msg, "uncompressed") {
+		t.Errorf("grpc-status %q (%s), want 3, InvalidArgument, asking for it uncompressed", got, msg)
 	}
+	// A whole message sent with its headers is there to be read at once:
+	// ending the stream alone lost that race about half the time.
+	var whole bytes.Buffer
+	zw := gzip.NewWriter(&whole)
+	_, _ = zw.Write([]byte{0x0a, 0x01, 'x'}) // HealthCheckRequest{service: "x"}
+	_ = zw.Close()
+	message := append([]byte{1, 0, 0, 0, byte(whole.Len())}, whole.Bytes()...)
+	for i := range 30 {
+		for _, method := range []string{"Check", "Watch", "List"} {
+			resp := callWith(t, addr, "/grpc.health.v1.Health/"+method, "gzip", bytes.NewReader(message))
+			got, msg := grpcStatus(resp)
+			resp.Body.Close()
+			if got != "3" {
+				t.Fatalf("call %d to %s: grpc-status %q (%s), want 3, InvalidArgument", i, method, got, msg)
+			}
+		}
+	}
+}
+
+// grpcStatus reads the answer to its end and returns its gRPC status and
+// message, from the headers or the trailers.
+func grpcStatus(resp *http.Response) (code, msg string) {
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.Header.Get("Grpc-Status") + resp.Trailer.Get("Grpc-Status"),
+		resp.Header.Get("Grpc-Message") + resp.Trailer.Get("Grpc-Message")
 }
 
 // startUnfinishedCall starts a call to method with a raw HTTP/2 client,
@@ -65,12 +90,28 @@ func TestACompressedHealthCallIsRefusedBeforeItsMessageIsRead(t *testing.T) {
 // waiting to read the message.
 func startUnfinishedCall(t *testing.T, addr, method, encoding string) *http.Response {
 	t.Helper()
+	body, send := io.Pipe()
+	t.Cleanup(func() { send.Close() })
+	compressed := byte(0)
+	if encoding != "" {
+		compressed = 1
+	}
+	go func() {
+		_, _ = send.Write([]byte{compressed, 0x02, 0, 0, 0})
+		_, _ = send.Write(make([]byte, 16))
+	}()
+	return callWith(t, addr, method, encoding, body)
+}
+
+// callWith sends a call to method with a raw HTTP/2 client, body as its
+// messages, compressed with encoding unless it is empty, and returns the
+// answer. It fails the test when none comes within 10 s.
+func callWith(t *testing.T, addr, method, encoding string, body io.Reader) *http.Response {
+	t.Helper()
 	var h2 http.Protocols
 	h2.SetUnencryptedHTTP2(true)
 	h2c := &http.Transport{Protocols: &h2}
 	t.Cleanup(h2c.CloseIdleConnections)
-	body, send := io.Pipe()
-	t.Cleanup(func() { send.Close() })
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	t.Cleanup(cancel)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+method, body)
@@ -79,15 +120,9 @@ func startUnfinishedCall(t *testing.T, addr, method, encoding string) *http.Resp
 	}
 	req.Header.Set("Content-Type", "application/grpc")
 	req.Header.Set("TE", "trailers")
-	compressed := byte(0)
 	if encoding != "" {
 		req.Header.Set("Grpc-Encoding", encoding)
-		compressed = 1
 	}
-	go func() {
-		_, _ = send.Write([]byte{compressed, 0x02, 0, 0, 0})
-		_, _ = send.Write(make([]byte, 16))
-	}()
 	resp, err := h2c.RoundTrip(req)
 	if err != nil {
 		t.Fatalf("%s: no answer while the message was unfinished (the server waits to read it): %v", method, err)
