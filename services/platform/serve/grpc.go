@@ -43,10 +43,7 @@ type GRPC struct {
 }
 
 // notHealthCheck keeps health probes out of traces.
-func notHealthCheck(info *stats.RPCTagInfo) bool {
-	return info.FullMethodName != "/grpc.health.v1.Health/Check" &&
-		info.FullMethodName != "/grpc.health.v1.Health/Watch"
-}
+func notHealthCheck(info *stats.RPCTagInfo) bool { return !isHealth(info.FullMethodName) }
 
 // serverStats and clientStats trace and measure every call but health
 // checks, on the port (NewGRPC, Dial) and in-process (Local) alike.
@@ -89,7 +86,7 @@ const (
 // defaults (Security.ServerOptions, for one).
 func NewGRPC(opts ...grpc.ServerOption) *GRPC {
 	s := grpc.NewServer(slices.Concat([]grpc.ServerOption{
-		grpc.StatsHandler(serverStats()),
+		grpc.StatsHandler(serverStats()), grpc.StatsHandler(healthCompression{}),
 		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
 		grpc.NumStreamWorkers(streamWorkers),
 		grpc.StaticStreamWindowSize(streamWindow), grpc.StaticConnWindowSize(connWindow),

@@ -10,17 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/zenmcp/zen/services/platform/auth"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/encoding"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/stats"
 	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 )
@@ -106,8 +102,8 @@ func (s Security) ServerOptions() []grpc.ServerOption {
 	if s.serverTLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(s.serverTLS)))
 	}
-	return append(opts, grpc.InTapHandle(s.tap), grpc.StatsHandler(compressedHealth{}),
-		grpc.ChainUnaryInterceptor(s.unary), grpc.ChainStreamInterceptor(s.stream))
+	return append(opts, grpc.InTapHandle(s.tap), grpc.ChainUnaryInterceptor(s.unary),
+		grpc.ChainStreamInterceptor(s.stream))
 }
 
 // tap refuses a call that authorize would refuse as soon as its headers
@@ -116,88 +112,9 @@ func (s Security) ServerOptions() []grpc.ServerOption {
 // MaxMessageBytes on each stream it opens. The interceptors still decide
 // the context a handler runs in (and cover Local, which has no transport).
 func (s Security) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
-	if _, err := s.authorize(metadata.NewIncomingContext(ctx, info.Header), info.FullMethodName); err != nil {
-		return ctx, err
-	}
-	if isHealth(info.FullMethodName) {
-		// The stream reads its message under this context: compressedHealth
-		// ends it once the call's compression is known.
-		ctx, refuse := context.WithCancelCause(ctx)
-		return context.WithValue(ctx, healthCallKey{}, refuse), nil
-	}
-	return ctx, nil
+	_, err := s.authorize(metadata.NewIncomingContext(ctx, info.Header), info.FullMethodName)
+	return ctx, err
 }
-
-// healthCallKey holds the function that ends a health call's stream.
-type healthCallKey struct{}
-
-// compressedHealth marks a health call that is compressed, by ending its
-// stream with errCompressedHealth as the cause, and guardedHealth's methods
-// refuse a marked call before they read its message. Health needs no
-// credential, and tap does not see the compression; a caller with no token
-// could otherwise have a few KiB of gzip (which the binary decodes: the
-// OTLP exporter registers it) inflate to MaxMessageBytes, held while it
-// kept the stream open. Probes never compress. Ending the stream alone is
-// not enough: a message already arrived is read about half the time.
-type compressedHealth struct{}
-
-var errCompressedHealth = errors.New("zen's health service takes requests uncompressed: send it without grpc-encoding")
-
-func (compressedHealth) HandleRPC(ctx context.Context, s stats.RPCStats) {
-	in, ok := s.(*stats.InHeader)
-	if !ok || in.Compression == "" || in.Compression == encoding.Identity {
-		return
-	}
-	if refuse, ok := ctx.Value(healthCallKey{}).(context.CancelCauseFunc); ok {
-		refuse(errCompressedHealth)
-	}
-}
-
-func (compressedHealth) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
-func (compressedHealth) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
-	return ctx
-}
-func (compressedHealth) HandleConn(context.Context, stats.ConnStats) {}
-
-// guardedHealth is the health service's description with every method
-// refusing a call compressedHealth marked, before it reads the message:
-// compressedHealth runs on the call's goroutine before its handler.
-func guardedHealth() *grpc.ServiceDesc {
-	desc := healthpb.Health_ServiceDesc
-	desc.Methods = slices.Clone(desc.Methods)
-	for i, m := range desc.Methods {
-		next := m.Handler
-		desc.Methods[i].Handler = func(srv any, ctx context.Context, dec func(any) error,
-			interceptor grpc.UnaryServerInterceptor) (any, error) {
-			if err := refuseCompressed(ctx); err != nil {
-				return nil, err
-			}
-			return next(srv, ctx, dec, interceptor)
-		}
-	}
-	desc.Streams = slices.Clone(desc.Streams)
-	for i, st := range desc.Streams {
-		next := st.Handler
-		desc.Streams[i].Handler = func(srv any, stream grpc.ServerStream) error {
-			if err := refuseCompressed(stream.Context()); err != nil {
-				return err
-			}
-			return next(srv, stream)
-		}
-	}
-	return &desc
-}
-
-func refuseCompressed(ctx context.Context) error {
-	if errors.Is(context.Cause(ctx), errCompressedHealth) {
-		return grpcstatus.Error(codes.InvalidArgument, errCompressedHealth.Error())
-	}
-	return nil
-}
-
-// isHealth reports whether method is the health service's, which needs no
-// credential.
-func isHealth(method string) bool { return strings.HasPrefix(method, "/grpc.health.v1.Health/") }
 
 // unary checks a unary call (ServerOptions; Local runs it too).
 func (s Security) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo,

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"io"
@@ -20,20 +21,12 @@ import (
 // as many streams as it opens.
 func TestACallWithoutTheTokenIsRefusedBeforeItsMessageIsRead(t *testing.T) {
 	t.Parallel()
-	sec, err := LoadSecurity(func(k string) string {
-		return map[string]string{"ZEN_SERVICE_TOKEN": "service-token-0123456789"}[k]
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := NewGRPC(sec.ServerOptions()...)
+	g := NewGRPC(tokenSecurity(t).ServerOptions()...)
 	g.RegisterService(fakeZenService(fakeMemory, []string{"GetThread"}, "ExportThreads", &replica{handle: ok}), nil)
 	addr := serveOnLoopback(t, g)
-
-	resp := startUnfinishedCall(t, addr, "/"+fakeMemory+"/GetThread", "")
-	defer resp.Body.Close()
-	if got := resp.Header.Get("Grpc-Status"); got != "16" {
-		t.Errorf("grpc-status %q (%s), want 16, Unauthenticated", got, resp.Header.Get("Grpc-Message"))
+	resp := startUnfinishedCall(t, h2cTransport(t), addr, "/"+fakeMemory+"/GetThread", "")
+	if code, msg := grpcStatus(resp); code != "16" {
+		t.Errorf("grpc-status %q (%s), want 16, Unauthenticated", code, msg)
 	}
 }
 
@@ -44,17 +37,11 @@ func TestACallWithoutTheTokenIsRefusedBeforeItsMessageIsRead(t *testing.T) {
 // inflate to MaxMessageBytes, held for as long as it kept the stream open.
 func TestACompressedHealthCallIsRefusedBeforeItsMessageIsRead(t *testing.T) {
 	t.Parallel()
-	sec, err := LoadSecurity(func(k string) string {
-		return map[string]string{"ZEN_SERVICE_TOKEN": "service-token-0123456789"}[k]
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := serveOnLoopback(t, NewGRPC(sec.ServerOptions()...))
-	resp := startUnfinishedCall(t, addr, "/grpc.health.v1.Health/Check", "gzip")
-	defer resp.Body.Close()
-	if got, msg := grpcStatus(resp); got != "3" || !strings.Contains(msg, "uncompressed") {
-		t.Errorf("grpc-status %q (%s), want 3, InvalidArgument, asking for it uncompressed", got, msg)
+	addr := serveOnLoopback(t, NewGRPC(tokenSecurity(t).ServerOptions()...))
+	h2c := h2cTransport(t)
+	resp := startUnfinishedCall(t, h2c, addr, "/grpc.health.v1.Health/Check", "gzip")
+	if code, msg := grpcStatus(resp); code != "3" || !strings.Contains(msg, "uncompressed") {
+		t.Errorf("grpc-status %q (%s), want 3, InvalidArgument, asking for it uncompressed", code, msg)
 	}
 	// A whole message sent with its headers is there to be read at once:
 	// ending the stream alone lost that race about half the time.
@@ -65,33 +52,58 @@ func TestACompressedHealthCallIsRefusedBeforeItsMessageIsRead(t *testing.T) {
 	message := append([]byte{1, 0, 0, 0, byte(whole.Len())}, whole.Bytes()...)
 	for i := range 30 {
 		for _, method := range []string{"Check", "Watch", "List"} {
-			resp := callWith(t, addr, "/grpc.health.v1.Health/"+method, "gzip", bytes.NewReader(message))
-			got, msg := grpcStatus(resp)
-			resp.Body.Close()
-			if got != "3" {
-				t.Fatalf("call %d to %s: grpc-status %q (%s), want 3, InvalidArgument", i, method, got, msg)
+			resp := callWith(t, h2c, addr, "/grpc.health.v1.Health/"+method, "gzip", bytes.NewReader(message))
+			if code, msg := grpcStatus(resp); code != "3" {
+				t.Fatalf("call %d to %s: grpc-status %q (%s), want 3, InvalidArgument", i, method, code, msg)
 			}
 		}
 	}
+	// Uncompressed, health answers as before.
+	resp = callWith(t, h2c, addr, "/grpc.health.v1.Health/Check", "", bytes.NewReader([]byte{0, 0, 0, 0, 0}))
+	if code, msg := grpcStatus(resp); code != "0" {
+		t.Errorf("an uncompressed Check: grpc-status %q (%s), want 0", code, msg)
+	}
 }
 
-// grpcStatus reads the answer to its end and returns its gRPC status and
-// message, from the headers or the trailers.
+func tokenSecurity(t *testing.T) Security {
+	t.Helper()
+	sec, err := LoadSecurity(func(k string) string {
+		return map[string]string{"ZEN_SERVICE_TOKEN": "service-token-0123456789"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sec
+}
+
+// h2cTransport is a raw HTTP/2 client without TLS, to send gRPC frames as
+// a hostile caller would.
+func h2cTransport(t *testing.T) *http.Transport {
+	var h2 http.Protocols
+	h2.SetUnencryptedHTTP2(true)
+	h2c := &http.Transport{Protocols: &h2}
+	t.Cleanup(h2c.CloseIdleConnections)
+	return h2c
+}
+
+// grpcStatus reads the answer to its end, closes it, and returns its gRPC
+// status and message, from the trailers or, in a trailers-only answer, the
+// headers.
 func grpcStatus(resp *http.Response) (code, msg string) {
 	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.Header.Get("Grpc-Status") + resp.Trailer.Get("Grpc-Status"),
-		resp.Header.Get("Grpc-Message") + resp.Trailer.Get("Grpc-Message")
+	resp.Body.Close()
+	return cmp.Or(resp.Trailer.Get("Grpc-Status"), resp.Header.Get("Grpc-Status")),
+		cmp.Or(resp.Trailer.Get("Grpc-Message"), resp.Header.Get("Grpc-Message"))
 }
 
-// startUnfinishedCall starts a call to method with a raw HTTP/2 client,
-// sends the first 16 bytes of a message that says it is 32 MiB long
-// (compressed with encoding, unless it is empty) and no more, and returns
-// the answer. It fails the test when none comes within 10 s: the server is
-// waiting to read the message.
-func startUnfinishedCall(t *testing.T, addr, method, encoding string) *http.Response {
+// startUnfinishedCall starts a call to method, sends the first 16 bytes of
+// a message that says it is 32 MiB long (compressed with encoding, unless
+// it is empty) and no more, and returns the answer. It fails the test when
+// none comes within 10 s: the server is waiting to read the message.
+func startUnfinishedCall(t *testing.T, h2c *http.Transport, addr, method, encoding string) *http.Response {
 	t.Helper()
 	body, send := io.Pipe()
-	t.Cleanup(func() { send.Close() })
+	defer send.Close() // once answered: a request still sending keeps its connection busy
 	compressed := byte(0)
 	if encoding != "" {
 		compressed = 1
@@ -100,18 +112,14 @@ func startUnfinishedCall(t *testing.T, addr, method, encoding string) *http.Resp
 		_, _ = send.Write([]byte{compressed, 0x02, 0, 0, 0})
 		_, _ = send.Write(make([]byte, 16))
 	}()
-	return callWith(t, addr, method, encoding, body)
+	return callWith(t, h2c, addr, method, encoding, body)
 }
 
-// callWith sends a call to method with a raw HTTP/2 client, body as its
-// messages, compressed with encoding unless it is empty, and returns the
-// answer. It fails the test when none comes within 10 s.
-func callWith(t *testing.T, addr, method, encoding string, body io.Reader) *http.Response {
+// callWith sends a call to method, body as its messages, compressed with
+// encoding unless it is empty, and returns the answer. It fails the test
+// when none comes within 10 s.
+func callWith(t *testing.T, h2c *http.Transport, addr, method, encoding string, body io.Reader) *http.Response {
 	t.Helper()
-	var h2 http.Protocols
-	h2.SetUnencryptedHTTP2(true)
-	h2c := &http.Transport{Protocols: &h2}
-	t.Cleanup(h2c.CloseIdleConnections)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	t.Cleanup(cancel)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+method, body)
