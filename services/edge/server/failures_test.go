@@ -198,6 +198,15 @@ func (f *fakeRoles) ExecuteTool(_ *executorv1.ExecuteToolRequest,
 // configuration changed as the options say.
 func edgeOver(t *testing.T, f *fakeRoles, options ...func(*Config)) string {
 	t.Helper()
+	srv := httptest.NewServer(edgeServer(t, f, options...).Handler())
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// edgeServer is the edge in front of the fakes, with its configuration
+// changed as the options say.
+func edgeServer(t *testing.T, f *fakeRoles, options ...func(*Config)) *Server {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	// Memory on a server of its own, as a role is: its health, which says
@@ -228,9 +237,7 @@ func edgeOver(t *testing.T, f *fakeRoles, options ...func(*Config)) string {
 			}
 		}
 	}
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return s
 }
 
 // serveFake serves what register registers, in-process, until ctx ends,

@@ -15,6 +15,7 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/edge/internal/call"
+	"github.com/zenmcp/zen/services/edge/internal/fastcall"
 	"github.com/zenmcp/zen/services/edge/internal/mcpserver"
 	"github.com/zenmcp/zen/services/edge/internal/streamhttp"
 	"github.com/zenmcp/zen/services/platform/auth"
@@ -89,7 +90,7 @@ type Conns struct {
 
 // Server is the edge role.
 type Server struct {
-	mcp       *mcp.Server
+	mcp       *mcpserver.Server
 	tokens    auth.Tokens
 	hosts     hostguard.Hosts
 	logger    *slog.Logger
@@ -99,6 +100,9 @@ type Server struct {
 	memoryHealth *call.HealthWatch
 	// memory is asked, at each readiness probe, what puts threads at risk.
 	memory memoryv1.MemoryServiceClient
+	// sdkOnly leaves every request to the SDK, fastcall's common calls
+	// too, for the tests that hold the two to the same answers.
+	sdkOnly bool
 }
 
 // Ready fails while calls would be refused for memory's sake.
@@ -183,13 +187,16 @@ func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Se
 // loopback nor allowed (DNS rebinding), are refused on every listener; with
 // tokens configured a request needs one.
 func (s *Server) Handler() http.Handler {
-	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp.Server }, &mcp.StreamableHTTPOptions{
 		Stateless: true, Logger: telemetry.Demoted(s.logger), PropagateRequestCancellation: true, // see mcpserver.New
 		// hostguard checks Host on every listener; the SDK's check covers
 		// loopback connections only and would refuse allowed names there.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        streamhttp.MaxBody,
 	})
+	if !s.sdkOnly {
+		h = fastcall.New(h, s.mcp, s.mcp.Implementation)
+	}
 	h = streamhttp.NewCalls().Wrap(streamhttp.KeepAlive(s.keepAlive, h))
 	// Bodies are limited before anything reads them, and the refusal is a
 	// JSON-RPC error the client can show, not the SDK's plain-text 413.

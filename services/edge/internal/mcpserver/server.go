@@ -38,9 +38,27 @@ type Options struct {
 	ProgressInterval time.Duration
 }
 
+// Server is zen's MCP server: the SDK's, and the handlers of its tools for
+// transports that run a call without the SDK (fastcall).
+type Server struct {
+	*mcp.Server
+	// Implementation is what the server says it is, in the handshake and
+	// in the _meta of every result on the 2026-07-28 protocol.
+	Implementation *mcp.Implementation
+	handlers       map[string]mcp.ToolHandler
+}
+
+// ToolHandler returns the handler of the named tool: the very one the SDK
+// calls.
+func (s *Server) ToolHandler(name string) (mcp.ToolHandler, bool) {
+	h, ok := s.handlers[name]
+	return h, ok
+}
+
 // New returns an MCP server offering tools, each run by runner.
-func New(tools []*call.Tool, runner *call.Runner, o Options) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
+func New(tools []*call.Tool, runner *call.Runner, o Options) *Server {
+	impl := &mcp.Implementation{Name: o.Name, Version: o.Version}
+	s := mcp.NewServer(impl, &mcp.ServerOptions{
 		// The SDK logs each session at INFO: over stateless HTTP that is
 		// every request, so its INFO is zen's DEBUG.
 		Instructions: o.Instructions, Logger: telemetry.Demoted(o.Logger),
@@ -52,6 +70,7 @@ func New(tools []*call.Tool, runner *call.Runner, o Options) *mcp.Server {
 		addThreadResources(s, o.Memory)
 	}
 	addSlashCommands(s, tools, o.Models)
+	handlers := map[string]mcp.ToolHandler{}
 	for _, t := range tools {
 		tool := &mcp.Tool{
 			Name: t.GetName(), Title: t.GetTitle(), Description: t.GetDescription(),
@@ -61,9 +80,11 @@ func New(tools []*call.Tool, runner *call.Runner, o Options) *mcp.Server {
 		if out := t.GetOutputSchema(); out != nil {
 			tool.OutputSchema = wireSchema(out)
 		}
-		s.AddTool(tool, handler(t.GetName(), runner, tracer, metrics, o))
+		h := handler(t.GetName(), runner, tracer, metrics, o)
+		handlers[t.GetName()] = h
+		s.AddTool(tool, h)
 	}
-	return s
+	return &Server{Server: s, Implementation: impl, handlers: handlers}
 }
 
 // wireSchema is a tool's schema encoded once, as the SDK would write it

@@ -1,0 +1,186 @@
+package fastcall
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Tools finds the handler the SDK would call for a tool.
+type Tools interface {
+	ToolHandler(name string) (mcp.ToolHandler, bool)
+}
+
+// Handler runs the tools/call requests it recognises and hands every other
+// request to the SDK's handler.
+type Handler struct {
+	sdk   http.Handler
+	tools Tools
+	// server is what a 2026-07-28 result names in its _meta.
+	server *mcp.Implementation
+}
+
+// New returns a handler in front of sdk, the SDK's stateless streamable
+// HTTP handler for the server whose tools and implementation these are.
+func New(sdk http.Handler, tools Tools, server *mcp.Implementation) *Handler {
+	return &Handler{sdk: sdk, tools: tools, server: server}
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	version, ok := candidate(r)
+	if !ok {
+		h.sdk.ServeHTTP(w, r)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		// The SDK reads the body again and answers the failure its way.
+		r.Body = readBack{io.MultiReader(bytes.NewReader(body), failing{err}), r.Body}
+		h.sdk.ServeHTTP(w, r)
+		return
+	}
+	c, ok := parse(r, version, body, h.tools)
+	if !ok {
+		r.Body = readBack{bytes.NewReader(body), r.Body}
+		h.sdk.ServeHTTP(w, r)
+		return
+	}
+	h.run(w, r, c)
+}
+
+// run calls the tool's handler as the SDK would, on r's context (which
+// ends when the client leaves), and writes its answer as the SDK would.
+func (h *Handler) run(w http.ResponseWriter, r *http.Request, c call) {
+	req := &mcp.CallToolRequest{
+		Params: &mcp.CallToolParamsRaw{Meta: c.meta, Name: c.name, Arguments: c.arguments},
+		Extra:  &mcp.RequestExtra{TokenInfo: mcpauth.TokenInfoFromContext(r.Context()), Header: r.Header},
+	}
+	// The SDK sets these before the call runs, for every answer it writes.
+	header := w.Header()
+	header.Set("Cache-Control", "no-cache, no-transform")
+	header.Set("Content-Type", "text/event-stream")
+	header.Set("Connection", "keep-alive")
+	res, err := c.handler(r.Context(), req)
+	msg, status := h.answer(c, res, err)
+	if status != 0 {
+		header.Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(msg)
+		return
+	}
+	_, _ = w.Write(event(msg))
+	_ = http.NewResponseController(w).Flush()
+}
+
+// answer is the JSON-RPC response to c, and the HTTP status it goes out
+// with when it is not an SSE event: the 2026-07-28 protocol sends some
+// errors as plain JSON with a status of their own.
+func (h *Handler) answer(c call, res *mcp.CallToolResult, err error) ([]byte, int) {
+	if err == nil && res == nil {
+		err = errors.New("the tool's handler returned neither a result nor an error")
+	}
+	if err != nil {
+		msg, encErr := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: c.id, Error: err})
+		if encErr != nil {
+			return internalError(c.id), 0
+		}
+		return msg, errorStatus(c.version, err)
+	}
+	result, err := h.encodeResult(c.version, res)
+	if err != nil {
+		return internalError(c.id), 0
+	}
+	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: c.id, Result: result})
+	if err != nil {
+		return internalError(c.id), 0
+	}
+	return msg, 0
+}
+
+// encodeResult encodes res as the SDK's server does: an empty content list
+// rather than none, and on the 2026-07-28 protocol the server's name in
+// _meta and resultType "complete", which CallToolResult's encoder writes
+// last.
+func (h *Handler) encodeResult(version string, res *mcp.CallToolResult) (json.RawMessage, error) {
+	out := *res
+	if out.Content == nil {
+		out.Content = []mcp.Content{}
+	}
+	modern := version >= versionModern
+	if modern {
+		meta := mcp.Meta{}
+		for k, v := range out.Meta {
+			meta[k] = v
+		}
+		if _, ok := meta[mcp.MetaKeyServerInfo]; !ok {
+			meta[mcp.MetaKeyServerInfo] = h.server
+		}
+		out.Meta = meta
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&out); err != nil {
+		return nil, err
+	}
+	data := bytes.TrimRight(buf.Bytes(), "\n")
+	if modern {
+		if len(data) < 2 || data[len(data)-1] != '}' {
+			return nil, errors.New("a tool result did not encode as an object")
+		}
+		data = append(data[:len(data)-1:len(data)-1], `,"resultType":"complete"}`...)
+	}
+	return data, nil
+}
+
+// errorStatus is the status the SDK sends an error response with instead
+// of an SSE event, or 0: on the 2026-07-28 protocol, method not found is a
+// 404 and invalid parameters, an unsupported version or missing client
+// capabilities a 400.
+func errorStatus(version string, err error) int {
+	var jerr *jsonrpc.Error
+	if version < versionModern || !errors.As(err, &jerr) {
+		return 0
+	}
+	switch jerr.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return 0
+}
+
+// internalError answers a call whose answer could not be encoded.
+func internalError(id jsonrpc.ID) []byte {
+	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id,
+		Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "zen could not encode the result"}})
+	if err != nil {
+		return []byte(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"zen could not encode the result"}}`)
+	}
+	return msg
+}
+
+// event frames msg as the SDK's one SSE event for it.
+func event(msg []byte) []byte {
+	const head, tail = "event: message\ndata: ", "\n\n"
+	b := make([]byte, 0, len(head)+len(msg)+len(tail))
+	return append(append(append(b, head...), msg...), tail...)
+}
+
+// readBack is a body put back for the SDK to read, closing the original.
+type readBack struct {
+	io.Reader
+	io.Closer
+}
+
+// failing is a reader that fails as the original body did.
+type failing struct{ err error }
+
+func (f failing) Read([]byte) (int, error) { return 0, f.err }

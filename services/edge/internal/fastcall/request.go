@@ -1,0 +1,218 @@
+package fastcall
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// versionModern is the protocol version from which a request carries its
+// version and the client's capabilities in _meta, names its method and
+// tool in headers, and a result carries resultType and the server's name.
+const versionModern = "2026-07-28"
+
+// versions are the protocol versions whose calls are answered here, those
+// the SDK's answers were compared with. Other versions go to the SDK.
+var versions = []string{versionModern, "2025-11-25", "2025-06-18", "2025-03-26"}
+
+// The headers the SDK reads on a call.
+const (
+	headerVersion     = "Mcp-Protocol-Version"
+	headerMethod      = "Mcp-Method"
+	headerName        = "Mcp-Name"
+	headerLastEventID = "Last-Event-ID"
+)
+
+// call is a tools/call this package answers.
+type call struct {
+	version   string
+	id        jsonrpc.ID
+	name      string
+	arguments json.RawMessage
+	meta      mcp.Meta
+	handler   mcp.ToolHandler
+}
+
+// candidate tells, from r's headers alone, whether r may be a call answered
+// here, and its protocol version. Each check is one the SDK makes before
+// it reads the body, or stricter.
+func candidate(r *http.Request) (string, bool) {
+	if r.Method != http.MethodPost || r.Body == nil || len(r.Header.Values(headerLastEventID)) > 0 {
+		return "", false
+	}
+	if media, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || media != "application/json" {
+		return "", false
+	}
+	if !acceptsBoth(r.Header.Values("Accept")) {
+		return "", false
+	}
+	version := r.Header.Get(headerVersion)
+	if !slices.Contains(versions, version) {
+		return "", false
+	}
+	if version >= versionModern && (r.Header.Get(headerMethod) != "tools/call" || r.Header.Get(headerName) == "") {
+		return "", false
+	}
+	return version, true
+}
+
+// acceptsBoth tells whether Accept names both JSON and an event stream, by
+// the SDK's reading of it.
+func acceptsBoth(values []string) bool {
+	var jsonOK, streamOK bool
+	for _, value := range values {
+		for _, item := range strings.Split(value, ",") {
+			base, _, _ := strings.Cut(item, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK && streamOK
+}
+
+// parse reads body as a call answered here: one JSON-RPC request object
+// with only the members JSON-RPC defines, calling a tool tools knows, with
+// a plain id, arguments that are an object, no progress token, and the
+// _meta its version requires.
+func parse(r *http.Request, version string, body []byte, tools Tools) (call, bool) {
+	c := call{version: version}
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(body, &msg) != nil || !onlyKeys(msg, "jsonrpc", "id", "method", "params") {
+		return c, false
+	}
+	if !isString(msg["jsonrpc"], "2.0") || !isString(msg["method"], "tools/call") {
+		return c, false
+	}
+	var ok bool
+	if c.id, ok = parseID(msg["id"]); !ok {
+		return c, false
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(msg["params"], &params) != nil || params == nil ||
+		!onlyKeys(params, "_meta", "name", "arguments") {
+		return c, false
+	}
+	if json.Unmarshal(params["name"], &c.name) != nil || c.name == "" {
+		return c, false
+	}
+	if c.handler, ok = tools.ToolHandler(c.name); !ok {
+		return c, false // the SDK's unknown-tool answer
+	}
+	if args, given := params["arguments"]; given {
+		if !isObject(args) {
+			return c, false
+		}
+		c.arguments = args
+	}
+	if raw, given := params["_meta"]; given {
+		if c.meta, ok = parseMeta(raw); !ok {
+			return c, false
+		}
+	}
+	if version >= versionModern {
+		return c, modernMeta(c.meta, version) && r.Header.Get(headerName) == c.name
+	}
+	// A 2025-era request that names a protocol version in _meta is checked
+	// against its header by the SDK.
+	_, named := c.meta[mcp.MetaKeyProtocolVersion]
+	return c, !named
+}
+
+// parseMeta reads a request's _meta: an object without a progress token
+// (the SDK's session sends progress).
+func parseMeta(raw json.RawMessage) (mcp.Meta, bool) {
+	if !isObject(raw) {
+		return nil, false
+	}
+	var meta mcp.Meta
+	if json.Unmarshal(raw, &meta) != nil {
+		return nil, false
+	}
+	_, progress := meta["progressToken"]
+	return meta, !progress
+}
+
+// modernMeta tells whether a 2026-07-28 request's _meta holds what the
+// SDK requires: the version its header names, the client's capabilities,
+// and, if any, a well-formed description of the client.
+func modernMeta(meta mcp.Meta, version string) bool {
+	if v, ok := meta[mcp.MetaKeyProtocolVersion].(string); !ok || v != version {
+		return false
+	}
+	var caps mcp.ClientCapabilities
+	if !decodesAs(meta[mcp.MetaKeyClientCapabilities], &caps) {
+		return false
+	}
+	if info, given := meta[mcp.MetaKeyClientInfo]; given {
+		var impl mcp.Implementation
+		return decodesAs(info, &impl)
+	}
+	return true
+}
+
+// decodesAs tells whether v, a decoded JSON object, decodes into into.
+func decodesAs(v any, into any) bool {
+	if _, ok := v.(map[string]any); !ok {
+		return false
+	}
+	raw, err := json.Marshal(v)
+	return err == nil && json.Unmarshal(raw, into) == nil
+}
+
+// parseID reads a call's id as the SDK does, for the ids it reads without
+// loss: a string, or an integer JSON states exactly.
+func parseID(raw json.RawMessage) (jsonrpc.ID, bool) {
+	if len(raw) == 0 {
+		return jsonrpc.ID{}, false // a notification
+	}
+	var id any
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return jsonrpc.ID{}, false
+		}
+		id = s
+	} else {
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || n > 1<<53 || n < -(1<<53) || string(raw) != strconv.FormatInt(n, 10) {
+			return jsonrpc.ID{}, false
+		}
+		id = float64(n)
+	}
+	parsed, err := jsonrpc.MakeID(id)
+	return parsed, err == nil
+}
+
+// onlyKeys tells whether m has no member besides keys.
+func onlyKeys(m map[string]json.RawMessage, keys ...string) bool {
+	for k := range m {
+		if !slices.Contains(keys, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// isString tells whether raw is the JSON string want.
+func isString(raw json.RawMessage, want string) bool {
+	var s string
+	return len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil && s == want
+}
+
+// isObject tells whether raw is a JSON object.
+func isObject(raw json.RawMessage) bool {
+	return len(bytes.TrimSpace(raw)) > 0 && bytes.TrimSpace(raw)[0] == '{'
+}
