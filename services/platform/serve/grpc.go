@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/auth"
-	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
@@ -47,12 +46,8 @@ func notHealthCheck(info *stats.RPCTagInfo) bool { return !isHealth(info.FullMet
 
 // serverStats and clientStats trace and measure every call but health
 // checks, on the port (NewGRPC, Dial) and in-process (Local) alike.
-func serverStats() stats.Handler {
-	return otelgrpc.NewServerHandler(otelgrpc.WithFilter(notHealthCheck))
-}
-func clientStats() stats.Handler {
-	return otelgrpc.NewClientHandler(otelgrpc.WithFilter(notHealthCheck))
-}
+func serverStats() stats.Handler { return newRPCStats(false, notHealthCheck) }
+func clientStats() stats.Handler { return newRPCStats(true, notHealthCheck) }
 
 // streamWorkers is how many kept goroutines run a server's streams: one for
 // each call in flight at the load zen is measured at, the router's 64
