@@ -40,6 +40,22 @@ func Report(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
 }
 
+// ReportAdded states what calls of one kind add to calls of another,
+// measured in turn: added-p50-ms, the p50 of the first kind's latencies
+// (with) minus that of the second's (without), and each kind's p50.
+func ReportAdded(b *testing.B, without, with []time.Duration) {
+	if len(without) == 0 || len(with) == 0 {
+		return
+	}
+	p50 := func(lat []time.Duration) time.Duration {
+		return slices.Sorted(slices.Values(lat))[len(lat)/2]
+	}
+	w, wo := p50(with), p50(without)
+	b.ReportMetric(ms(w), "p50-ms")
+	b.ReportMetric(ms(wo), "without-p50-ms")
+	b.ReportMetric(ms(w-wo), "added-p50-ms")
+}
+
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // CPU reads what calls cost in CPU time: the process's own, user and
