@@ -6,9 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -300,23 +298,9 @@ func post(t *testing.T, url, body string) seen {
 // event of a stream.
 func exchange(t *testing.T, url, body string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+	a := send(t, url, rawRequest{body: body, version: "2025-11-25"})
+	raw := []byte(a.Body)
+	if strings.HasPrefix(a.ContentType, "text/event-stream") {
 		sc := bufio.NewScanner(bytes.NewReader(raw))
 		for sc.Scan() {
 			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
@@ -324,5 +308,5 @@ func exchange(t *testing.T, url, body string) (int, []byte) {
 			}
 		}
 	}
-	return res.StatusCode, raw
+	return a.Status, raw
 }

@@ -101,8 +101,11 @@ type Server struct {
 	// memory is asked, at each readiness probe, what puts threads at risk.
 	memory memoryv1.MemoryServiceClient
 	// sdkOnly leaves every request to the SDK, fastcall's common calls
-	// too, for the tests that hold the two to the same answers.
+	// too, and sdkSeen, when set, wraps the SDK's handler: for the tests
+	// that hold the two to the same answers, and fastcall to the calls it
+	// must answer.
 	sdkOnly bool
+	sdkSeen func(http.Handler) http.Handler
 }
 
 // Ready fails while calls would be refused for memory's sake.
@@ -187,15 +190,24 @@ func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Se
 // loopback nor allowed (DNS rebinding), are refused on every listener; with
 // tokens configured a request needs one.
 func (s *Server) Handler() http.Handler {
-	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp.Server }, &mcp.StreamableHTTPOptions{
-		Stateless: true, Logger: telemetry.Demoted(s.logger), PropagateRequestCancellation: true, // see mcpserver.New
-		// hostguard checks Host on every listener; the SDK's check covers
-		// loopback connections only and would refuse allowed names there.
-		DisableLocalhostProtection: true,
-		MaxRequestBodyBytes:        streamhttp.MaxBody,
-	})
+	// fastcall answers as the SDK's handler does with these options; it
+	// must learn of any change to them.
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp.Server },
+		&mcp.StreamableHTTPOptions{
+			Stateless:                    true,
+			Logger:                       telemetry.Demoted(s.logger),
+			PropagateRequestCancellation: true, // see mcpserver.New
+			// hostguard checks Host on every listener; the SDK's check
+			// covers loopback connections only and would refuse allowed
+			// names there.
+			DisableLocalhostProtection: true,
+			MaxRequestBodyBytes:        streamhttp.MaxBody,
+		})
+	if s.sdkSeen != nil {
+		h = s.sdkSeen(h)
+	}
 	if !s.sdkOnly {
-		h = fastcall.New(h, s.mcp, s.mcp.Implementation)
+		h = fastcall.New(h, s.mcp)
 	}
 	h = streamhttp.NewCalls().Wrap(streamhttp.KeepAlive(s.keepAlive, h))
 	// Bodies are limited before anything reads them, and the refusal is a

@@ -12,26 +12,34 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Tools finds the handler the SDK would call for a tool.
-type Tools interface {
-	ToolHandler(name string) (mcp.ToolHandler, bool)
+// Server is the MCP server whose calls are answered here.
+type Server interface {
+	// PlainTool returns the handler the SDK calls for the named tool, if
+	// the SDK would call it with nothing but the request: not for a tool
+	// whose schema binds arguments to headers (x-mcp-header).
+	PlainTool(name string) (mcp.ToolHandler, bool)
+	// Implementation is what a 2026-07-28 result names in its _meta.
+	Implementation() *mcp.Implementation
 }
 
 // Handler runs the tools/call requests it recognises and hands every other
 // request to the SDK's handler.
 type Handler struct {
-	sdk   http.Handler
-	tools Tools
-	// server is what a 2026-07-28 result names in its _meta.
-	server *mcp.Implementation
+	sdk    http.Handler
+	server Server
 }
 
 // New returns a handler in front of sdk, the SDK's stateless streamable
-// HTTP handler for the server whose tools and implementation these are.
-func New(sdk http.Handler, tools Tools, server *mcp.Implementation) *Handler {
-	return &Handler{sdk: sdk, tools: tools, server: server}
+// HTTP handler for server. It answers as that handler does with the
+// options zen gives it (server.Handler: no JSON responses, no event store,
+// every protocol version, no receiving middleware that touches tools/call);
+// a change to those is a change to what it must answer.
+func New(sdk http.Handler, server Server) *Handler {
+	return &Handler{sdk: sdk, server: server}
 }
 
+// ServeHTTP answers r if it is a call answered here, or has the SDK answer
+// it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	version, ok := candidate(r)
 	if !ok {
@@ -45,7 +53,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.sdk.ServeHTTP(w, r)
 		return
 	}
-	c, ok := parse(r, version, body, h.tools)
+	c, ok := parse(r, version, body, h.server)
 	if !ok {
 		r.Body = readBack{bytes.NewReader(body), r.Body}
 		h.sdk.ServeHTTP(w, r)
@@ -82,17 +90,19 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, c call) {
 // with when it is not an SSE event: the 2026-07-28 protocol sends some
 // errors as plain JSON with a status of their own.
 func (h *Handler) answer(c call, res *mcp.CallToolResult, err error) ([]byte, int) {
-	if err == nil && res == nil {
-		err = errors.New("the tool's handler returned neither a result nor an error")
+	if err == nil && (res == nil || res.InputRequests != nil || res.RequestState != "") {
+		// zen's handlers never do this, and the SDK would answer it
+		// otherwise (input_required): a fault to report, not to mimic.
+		return internalError(c.id), 0
 	}
 	if err != nil {
 		msg, encErr := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: c.id, Error: err})
 		if encErr != nil {
 			return internalError(c.id), 0
 		}
-		return msg, errorStatus(c.version, err)
+		return msg, errorStatus(c.modern(), err)
 	}
-	result, err := h.encodeResult(c.version, res)
+	result, err := h.encodeResult(c.modern(), res)
 	if err != nil {
 		return internalError(c.id), 0
 	}
@@ -103,23 +113,22 @@ func (h *Handler) answer(c call, res *mcp.CallToolResult, err error) ([]byte, in
 	return msg, 0
 }
 
-// encodeResult encodes res as the SDK's server does: an empty content list
-// rather than none, and on the 2026-07-28 protocol the server's name in
-// _meta and resultType "complete", which CallToolResult's encoder writes
-// last.
-func (h *Handler) encodeResult(version string, res *mcp.CallToolResult) (json.RawMessage, error) {
+// encodeResult encodes res as the SDK's server does (callTool, then
+// ServerSession.handle): an empty content list rather than none, and on
+// the 2026-07-28 protocol the server's name in _meta (annotateServerInfo)
+// and resultType "complete", which CallToolResult's encoder writes last.
+func (h *Handler) encodeResult(modern bool, res *mcp.CallToolResult) (json.RawMessage, error) {
 	out := *res
 	if out.Content == nil {
 		out.Content = []mcp.Content{}
 	}
-	modern := version >= versionModern
 	if modern {
 		meta := mcp.Meta{}
 		for k, v := range out.Meta {
 			meta[k] = v
 		}
 		if _, ok := meta[mcp.MetaKeyServerInfo]; !ok {
-			meta[mcp.MetaKeyServerInfo] = h.server
+			meta[mcp.MetaKeyServerInfo] = h.server.Implementation()
 		}
 		out.Meta = meta
 	}
@@ -140,12 +149,12 @@ func (h *Handler) encodeResult(version string, res *mcp.CallToolResult) (json.Ra
 }
 
 // errorStatus is the status the SDK sends an error response with instead
-// of an SSE event, or 0: on the 2026-07-28 protocol, method not found is a
-// 404 and invalid parameters, an unsupported version or missing client
-// capabilities a 400.
-func errorStatus(version string, err error) int {
+// of an SSE event, or 0 (extractErrorStatus): on the 2026-07-28 protocol,
+// method not found is a 404 and invalid parameters, an unsupported
+// version or missing client capabilities a 400.
+func errorStatus(modern bool, err error) int {
 	var jerr *jsonrpc.Error
-	if version < versionModern || !errors.As(err, &jerr) {
+	if !modern || !errors.As(err, &jerr) {
 		return 0
 	}
 	switch jerr.Code {

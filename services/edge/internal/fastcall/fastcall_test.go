@@ -6,17 +6,24 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // tools is one tool, chat, whose handler records what it was called with.
 type tools struct{ got []*mcp.CallToolRequest }
 
-func (ts *tools) ToolHandler(name string) (mcp.ToolHandler, bool) {
+func (ts *tools) Implementation() *mcp.Implementation {
+	return &mcp.Implementation{Name: "zen", Version: "test"}
+}
+
+func (ts *tools) PlainTool(name string) (mcp.ToolHandler, bool) {
 	if name != "chat" {
 		return nil, false
 	}
@@ -38,9 +45,15 @@ func serve(t *testing.T, header http.Header, body string) (ts *tools, sdkBody st
 		}
 		sdkBody, sdkCalled = string(b), true
 	})
-	h := New(sdk, ts, &mcp.Implementation{Name: "zen", Version: "test"})
+	// As the edge serves it: behind the bearer token check, which tells
+	// who calls.
+	verify := func(_ context.Context, token string, _ *http.Request) (*mcpauth.TokenInfo, error) {
+		return &mcpauth.TokenInfo{UserID: "client-of-" + token, Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	h := mcpauth.RequireBearerToken(verify, nil)(New(sdk, ts))
 	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-	r.Header = header
+	r.Header = header.Clone()
+	r.Header.Set("Authorization", "Bearer alice")
 	h.ServeHTTP(httptest.NewRecorder(), r)
 	return ts, sdkBody, sdkCalled
 }
@@ -96,8 +109,12 @@ func TestCommonCallsRunHere(t *testing.T) {
 			if p.Name != "chat" || string(p.Arguments) != `{"prompt":"hi"}` {
 				t.Errorf("params: name %q, arguments %s", p.Name, p.Arguments)
 			}
-			if ts.got[0].Extra == nil || ts.got[0].Extra.Header.Get("Mcp-Protocol-Version") == "" {
-				t.Errorf("the handler did not get the request's headers")
+			extra := ts.got[0].Extra
+			if extra == nil || extra.Header.Get("Mcp-Protocol-Version") == "" {
+				t.Fatalf("the handler did not get the request's headers")
+			}
+			if extra.TokenInfo == nil || extra.TokenInfo.UserID != "client-of-alice" {
+				t.Errorf("the handler acts for %+v, want the token's client", extra.TokenInfo)
 			}
 		})
 	}
@@ -148,10 +165,10 @@ func TestOtherRequestsGoToTheSDK(t *testing.T) {
 // only the SDK can set, goes last.
 func TestResultTypeComesLast(t *testing.T) {
 	t.Parallel()
-	h := New(nil, &tools{}, &mcp.Implementation{Name: "zen", Version: "test"})
+	h := New(nil, &tools{})
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "<x>"}},
 		StructuredContent: json.RawMessage(`{"a":"<x>"}`), IsError: true}
-	got, err := h.encodeResult(versionModern, res)
+	got, err := h.encodeResult(true, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,5 +180,20 @@ func TestResultTypeComesLast(t *testing.T) {
 	}
 	if res.Meta != nil {
 		t.Errorf("encoding changed the handler's result: %v", res.Meta)
+	}
+}
+
+// TestSDKVersion: fastcall answers as go-sdk v1.8.0 does; another version
+// may answer otherwise. Compare them (TestFastCallsAnswerAsTheSDK, and
+// the SDK's streamable.go and server.go) before changing this.
+func TestSDKVersion(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "github.com/modelcontextprotocol/go-sdk").
+		Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	if v := strings.TrimSpace(string(out)); v != "v1.8.0" {
+		t.Errorf("go-sdk is %s; fastcall was checked against v1.8.0", v)
 	}
 }

@@ -40,6 +40,9 @@ type call struct {
 	handler   mcp.ToolHandler
 }
 
+// modern tells whether the call speaks the 2026-07-28 protocol.
+func (c call) modern() bool { return c.version == versionModern }
+
 // candidate tells, from r's headers alone, whether r may be a call answered
 // here, and its protocol version. Each check is one the SDK makes before
 // it reads the body, or stricter.
@@ -57,14 +60,14 @@ func candidate(r *http.Request) (string, bool) {
 	if !slices.Contains(versions, version) {
 		return "", false
 	}
-	if version >= versionModern && (r.Header.Get(headerMethod) != "tools/call" || r.Header.Get(headerName) == "") {
+	if version == versionModern && (r.Header.Get(headerMethod) != "tools/call" || r.Header.Get(headerName) == "") {
 		return "", false
 	}
 	return version, true
 }
 
 // acceptsBoth tells whether Accept names both JSON and an event stream, by
-// the SDK's reading of it.
+// the SDK's reading of it (streamableAccepts).
 func acceptsBoth(values []string) bool {
 	var jsonOK, streamOK bool
 	for _, value := range values {
@@ -87,8 +90,11 @@ func acceptsBoth(values []string) bool {
 // with only the members JSON-RPC defines, calling a tool tools knows, with
 // a plain id, arguments that are an object, no progress token, and the
 // _meta its version requires.
-func parse(r *http.Request, version string, body []byte, tools Tools) (call, bool) {
+func parse(r *http.Request, version string, body []byte, server Server) (call, bool) {
 	c := call{version: version}
+	if !plainShape(body) {
+		return c, false
+	}
 	var msg map[string]json.RawMessage
 	if json.Unmarshal(body, &msg) != nil || !onlyKeys(msg, "jsonrpc", "id", "method", "params") {
 		return c, false
@@ -108,7 +114,7 @@ func parse(r *http.Request, version string, body []byte, tools Tools) (call, boo
 	if json.Unmarshal(params["name"], &c.name) != nil || c.name == "" {
 		return c, false
 	}
-	if c.handler, ok = tools.ToolHandler(c.name); !ok {
+	if c.handler, ok = server.PlainTool(c.name); !ok {
 		return c, false // the SDK's unknown-tool answer
 	}
 	if args, given := params["arguments"]; given {
@@ -122,7 +128,7 @@ func parse(r *http.Request, version string, body []byte, tools Tools) (call, boo
 			return c, false
 		}
 	}
-	if version >= versionModern {
+	if c.modern() {
 		return c, modernMeta(c.meta, version) && r.Header.Get(headerName) == c.name
 	}
 	// A 2025-era request that names a protocol version in _meta is checked
@@ -214,5 +220,6 @@ func isString(raw json.RawMessage, want string) bool {
 
 // isObject tells whether raw is a JSON object.
 func isObject(raw json.RawMessage) bool {
-	return len(bytes.TrimSpace(raw)) > 0 && bytes.TrimSpace(raw)[0] == '{'
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{'
 }

@@ -42,16 +42,21 @@ type Options struct {
 // transports that run a call without the SDK (fastcall).
 type Server struct {
 	*mcp.Server
-	// Implementation is what the server says it is, in the handshake and
-	// in the _meta of every result on the 2026-07-28 protocol.
-	Implementation *mcp.Implementation
-	handlers       map[string]mcp.ToolHandler
+	impl *mcp.Implementation
+	// plain are the handlers of the tools the SDK calls with nothing but
+	// the request.
+	plain map[string]mcp.ToolHandler
 }
 
-// ToolHandler returns the handler of the named tool: the very one the SDK
-// calls.
-func (s *Server) ToolHandler(name string) (mcp.ToolHandler, bool) {
-	h, ok := s.handlers[name]
+// Implementation is what the server says it is, in the handshake and in
+// the _meta of every result on the 2026-07-28 protocol.
+func (s *Server) Implementation() *mcp.Implementation { return s.impl }
+
+// PlainTool returns the handler the SDK would call for the named tool, for
+// a tool whose schema binds no argument to a header (x-mcp-header, which
+// the SDK checks against the request's headers first).
+func (s *Server) PlainTool(name string) (mcp.ToolHandler, bool) {
+	h, ok := s.plain[name]
 	return h, ok
 }
 
@@ -65,12 +70,14 @@ func New(tools []*call.Tool, runner *call.Runner, o Options) *Server {
 	})
 	tracer := otel.Tracer("zen/edge")
 	metrics := telemetry.NewInstruments()
+	// Receiving middleware does not see the calls fastcall answers: one
+	// that touches tools/call must make fastcall leave them to the SDK.
 	s.AddReceivingMiddleware(fixedToolOrder(tools))
 	if o.Memory != nil {
 		addThreadResources(s, o.Memory)
 	}
 	addSlashCommands(s, tools, o.Models)
-	handlers := map[string]mcp.ToolHandler{}
+	plain := map[string]mcp.ToolHandler{}
 	for _, t := range tools {
 		tool := &mcp.Tool{
 			Name: t.GetName(), Title: t.GetTitle(), Description: t.GetDescription(),
@@ -81,10 +88,12 @@ func New(tools []*call.Tool, runner *call.Runner, o Options) *Server {
 			tool.OutputSchema = wireSchema(out)
 		}
 		h := handler(t.GetName(), runner, tracer, metrics, o)
-		handlers[t.GetName()] = h
+		if !bytes.Contains(tool.InputSchema.(json.RawMessage), []byte(`"x-mcp-header"`)) {
+			plain[t.GetName()] = h
+		}
 		s.AddTool(tool, h)
 	}
-	return &Server{Server: s, Implementation: impl, handlers: handlers}
+	return &Server{Server: s, impl: impl, plain: plain}
 }
 
 // wireSchema is a tool's schema encoded once, as the SDK would write it
