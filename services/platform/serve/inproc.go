@@ -24,7 +24,7 @@ import (
 // through still happens, in the same order, so traces, metrics and
 // refusals are those of a cluster: the client's identity forwarding (auth)
 // and service token, the client's and the server's stats handlers
-// (otelgrpc: a client span and a server span per call), the server's
+// (rpcstats.go: a client span and a server span per call), the server's
 // checks (Security), and the health service. Each side receives a deep
 // copy of its own (inproc_copy.go), so neither can change what the other
 // holds, and size limits, invalid UTF-8 and unset required fields fail as
@@ -171,7 +171,7 @@ type call struct {
 }
 
 // begin starts the client's side as gRPC's transport does: the stats
-// handler tags the call (otelgrpc starts the client span and puts its
+// handler tags the call (it starts the client span and puts its
 // context in the outgoing metadata) and hears it begin.
 func (l *Local) begin(ctx context.Context, method string, opts []grpc.CallOption, clientStream,
 	serverStream bool) *call {
@@ -233,7 +233,7 @@ type server struct {
 
 // accept starts the server's side of c, as gRPC's server does for a new
 // stream: the handler's context carries the incoming metadata and the
-// peer, is tagged by the server's stats handler (otelgrpc continues the
+// peer, is tagged by the server's stats handler (which continues the
 // client's trace from the metadata), and ends with the client's context,
 // on a hard stop, or when the handler returns.
 func (l *Local) accept(c *call, release func()) *server {

@@ -41,8 +41,9 @@ type rpcStats struct {
 	duration    metric.Float64Histogram
 	filter      func(*stats.RPCTagInfo) bool
 	// methods and addrs hold what is worked out once per method and per
-	// peer address; bounded, since a client names any method it likes.
-	methods, addrs boundedCache
+	// peer address.
+	methods cache[string, *methodStats]
+	addrs   cache[string, *peerAddr]
 }
 
 // durationBuckets are otelgrpc's bucket boundaries, in seconds.
@@ -51,35 +52,33 @@ var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5,
 // newRPCStats returns the handler for one side of every call but those
 // filter leaves out, recording to otel's global providers.
 func newRPCStats(client bool, filter func(*stats.RPCTagInfo) bool) stats.Handler {
-	return newRPCStatsWith(client, filter, telemetryOf{otel.GetTracerProvider(), otel.GetMeterProvider(),
+	return newRPCStatsWith(client, filter, providers{otel.GetTracerProvider(), otel.GetMeterProvider(),
 		otel.GetTextMapPropagator()}, os.Getenv("OTEL_SEMCONV_STABILITY_OPT_IN"))
 }
 
-// telemetryOf is where a handler records, and how it propagates.
-type telemetryOf struct {
+// providers are where a handler records, and how it propagates.
+type providers struct {
 	traces      trace.TracerProvider
 	metrics     metric.MeterProvider
 	propagators propagation.TextMapPropagator
 }
 
-// newRPCStatsWith is newRPCStats recording to t, with semconvOptIn the
+// newRPCStatsWith is newRPCStats recording to p, with semconvOptIn the
 // value of OTEL_SEMCONV_STABILITY_OPT_IN.
-func newRPCStatsWith(client bool, filter func(*stats.RPCTagInfo) bool, t telemetryOf,
+func newRPCStatsWith(client bool, filter func(*stats.RPCTagInfo) bool, p providers,
 	semconvOptIn string) stats.Handler {
-	if wantsOldConventions(semconvOptIn) {
-		opts := []otelgrpc.Option{otelgrpc.WithFilter(filter), otelgrpc.WithTracerProvider(t.traces),
-			otelgrpc.WithMeterProvider(t.metrics), otelgrpc.WithPropagators(t.propagators)}
-		if client {
-			return otelgrpc.NewClientHandler(opts...)
-		}
-		return otelgrpc.NewServerHandler(opts...)
+	if filter == nil {
+		filter = func(*stats.RPCTagInfo) bool { return true }
 	}
-	h := &rpcStats{client: client, kind: trace.SpanKindServer, propagators: t.propagators, filter: filter}
+	if wantsOldConventions(semconvOptIn) {
+		return otelgrpcHandler(client, filter, p)
+	}
+	h := &rpcStats{client: client, kind: trace.SpanKindServer, propagators: p.propagators, filter: filter}
 	if client {
 		h.kind = trace.SpanKindClient
 	}
-	h.tracer = t.traces.Tracer(otelgrpc.ScopeName, trace.WithInstrumentationVersion(otelgrpc.Version))
-	meter := t.metrics.Meter(otelgrpc.ScopeName, metric.WithInstrumentationVersion(otelgrpc.Version),
+	h.tracer = p.traces.Tracer(otelgrpc.ScopeName, trace.WithInstrumentationVersion(otelgrpc.Version))
+	meter := p.metrics.Meter(otelgrpc.ScopeName, metric.WithInstrumentationVersion(otelgrpc.Version),
 		metric.WithSchemaURL(semconv.SchemaURL))
 	// A failed instrument is a no-op one; otel reports the error itself.
 	if client {
@@ -92,6 +91,16 @@ func newRPCStatsWith(client bool, filter func(*stats.RPCTagInfo) bool, t telemet
 		h.duration = d.Inst()
 	}
 	return h
+}
+
+// otelgrpcHandler is otelgrpc's own handler for one side, recording to p.
+func otelgrpcHandler(client bool, filter func(*stats.RPCTagInfo) bool, p providers) stats.Handler {
+	opts := []otelgrpc.Option{otelgrpc.WithFilter(filter), otelgrpc.WithTracerProvider(p.traces),
+		otelgrpc.WithMeterProvider(p.metrics), otelgrpc.WithPropagators(p.propagators)}
+	if client {
+		return otelgrpc.NewClientHandler(opts...)
+	}
+	return otelgrpc.NewServerHandler(opts...)
 }
 
 func otelHandle(err error) {
@@ -112,17 +121,21 @@ func wantsOldConventions(v string) bool {
 
 // methodStats is what a method's calls share.
 type methodStats struct {
+	full      string // the method's full name, /package.Service/Method
 	name      string // the span name: the method without its leading slash
 	spanStart []trace.SpanStartOption
 	attrs     []attribute.KeyValue // rpc.method, rpc.system.name
 	// ends holds the duration's attribute set for each way a call ends
 	// (status code, and for a client, the server's address).
-	ends boundedCache
+	ends cache[endKey, attribute.Set]
 }
 
 // callStats is one call's, from TagRPC to End.
 type callStats struct {
 	method *methodStats
+	// uncached is a server's call of a method not yet kept, to keep once
+	// it has answered.
+	uncached bool
 	// peer is the server's address attributes a client's metrics carry,
 	// once the call's headers went out.
 	peer *peerAddr
@@ -149,14 +162,14 @@ func (h *rpcStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.C
 		}
 		return ctx
 	}
-	m := h.method(info.FullMethodName)
+	m, cached := h.method(info.FullMethodName)
 	if h.client {
 		ctx, _ = h.tracer.Start(ctx, m.name, m.spanStart...)
 	} else {
 		ctx, _ = h.tracer.Start(trace.ContextWithRemoteSpanContext(ctx, trace.SpanContextFromContext(ctx)), m.name,
 			m.spanStart...)
 	}
-	ctx = context.WithValue(ctx, callStatsKey{}, &callStats{method: m})
+	ctx = context.WithValue(ctx, callStatsKey{}, &callStats{method: m, uncached: !cached})
 	if h.client {
 		ctx = inject(ctx, h.propagators)
 	}
@@ -206,6 +219,11 @@ func (h *rpcStats) end(ctx context.Context, c *callStats, span trace.Span, rs *s
 		span.SetAttributes(semconv.RPCResponseStatusCode(canonicalCode(code)))
 		span.End()
 	}
+	if c.uncached && code == grpccodes.OK {
+		// A method that answered is one the server has: a client may name
+		// any method it likes, but it cannot make one up that answers.
+		h.methods.store(c.method.full, c.method)
+	}
 	if !h.duration.Enabled(ctx) {
 		return
 	}
@@ -224,27 +242,31 @@ func serverError(c grpccodes.Code) bool {
 	return false
 }
 
-// method is the stats a method's calls share, worked out on its first.
-func (h *rpcStats) method(full string) *methodStats {
+// method is the stats a method's calls share, worked out on its first:
+// a client's first call, a server's first call that answered.
+func (h *rpcStats) method(full string) (m *methodStats, cached bool) {
 	if m, ok := h.methods.load(full); ok {
-		return m.(*methodStats)
+		return m, true
 	}
-	m := &methodStats{name: full}
+	m = &methodStats{full: full, name: full}
 	if rest, ok := strings.CutPrefix(full, "/"); ok {
 		m.name = rest
 		m.attrs = []attribute.KeyValue{semconv.RPCMethod(rest)}
 	}
 	m.attrs = append(m.attrs, semconv.RPCSystemNameGRPC)
 	m.spanStart = []trace.SpanStartOption{trace.WithSpanKind(h.kind), trace.WithAttributes(m.attrs...)}
-	h.methods.store(full, m)
-	return m
+	if h.client {
+		h.methods.store(full, m) // zen's own code names the methods it calls
+		return m, true
+	}
+	return m, false
 }
 
 // addr is the server.address and server.port of a peer's address.
 func (h *rpcStats) addr(a net.Addr) *peerAddr {
 	s := a.String()
 	if p, ok := h.addrs.load(s); ok {
-		return p.(*peerAddr)
+		return p
 	}
 	p := &peerAddr{key: s, attrs: addrAttrs(s)}
 	h.addrs.store(s, p)
@@ -278,7 +300,7 @@ func (m *methodStats) endSet(code grpccodes.Code, failed bool, peer *peerAddr) a
 		k.peer = peer.key
 	}
 	if s, ok := m.ends.load(k); ok {
-		return s.(attribute.Set)
+		return s
 	}
 	attrs := append([]attribute.KeyValue{}, m.attrs...)
 	if peer != nil {
@@ -306,25 +328,39 @@ func canonicalCode(c grpccodes.Code) string {
 	return "CODE(" + strconv.FormatInt(int64(c), 10) + ")"
 }
 
-// maxCached bounds each of rpcStats's caches: methods and peers are few,
-// but a client may name any method, and an address it does not connect
-// from it cannot make up.
+// maxCached bounds each of rpcStats's caches. What they hold is few (the
+// methods a server answers, its own addresses, the servers a client
+// calls), but a client's servers change as replicas come and go.
 const maxCached = 1024
 
-// boundedCache is a concurrent map that stops taking entries when full:
-// what is not kept is worked out again on each call.
-type boundedCache struct {
-	m sync.Map
+// cache is a concurrent map of what is worked out once per key, bounded:
+// when full it starts again empty, so keys that keep changing cost work,
+// not memory.
+type cache[K comparable, V any] struct {
+	m atomic.Pointer[sync.Map]
 	n atomic.Int64
 }
 
-func (c *boundedCache) load(k any) (any, bool) { return c.m.Load(k) }
-
-func (c *boundedCache) store(k, v any) {
-	if c.n.Load() >= maxCached {
-		return
+func (c *cache[K, V]) load(k K) (V, bool) {
+	if m := c.m.Load(); m != nil {
+		if v, ok := m.Load(k); ok {
+			return v.(V), true
+		}
 	}
-	if _, loaded := c.m.LoadOrStore(k, v); !loaded {
+	var zero V
+	return zero, false
+}
+
+func (c *cache[K, V]) store(k K, v V) {
+	m := c.m.Load()
+	if m == nil || c.n.Load() >= maxCached {
+		// Two callers may both start afresh; one's entry is then lost,
+		// and worked out again.
+		m = new(sync.Map)
+		c.m.Store(m)
+		c.n.Store(0)
+	}
+	if _, loaded := m.LoadOrStore(k, v); !loaded {
 		c.n.Add(1)
 	}
 }

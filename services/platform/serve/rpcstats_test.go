@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -95,14 +94,14 @@ type recordedMetric struct {
 
 // callsThrough runs the same calls through a client and a server that use
 // the handlers newHandler makes, and returns what was recorded.
-func callsThrough(t *testing.T, newHandler func(client bool, filter func(*stats.RPCTagInfo) bool,
-	tel telemetryOf) stats.Handler) recorded {
+func callsThrough(t *testing.T, sampler sdktrace.Sampler, newHandler func(client bool,
+	filter func(*stats.RPCTagInfo) bool, tel providers) stats.Handler) recorded {
 	t.Helper()
 	spans := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans), sdktrace.WithSampler(sampler))
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	tel := telemetryOf{traces: tp, metrics: mp, propagators: propagation.NewCompositeTextMapPropagator(
+	tel := providers{traces: tp, metrics: mp, propagators: propagation.NewCompositeTextMapPropagator(
 		propagation.TraceContext{}, propagation.Baggage{})}
 	notSkipped := func(info *stats.RPCTagInfo) bool { return info.FullMethodName != "/zen.test.Stats/Skipped" }
 	srv := grpc.NewServer(grpc.StatsHandler(newHandler(false, notSkipped, tel)))
@@ -226,28 +225,65 @@ func describeMetrics(t *testing.T, reader *sdkmetric.ManualReader, server net.Ad
 // TestRPCStatsMatchOtelgrpc: zen's handlers record what otelgrpc's record,
 // span for span and data point for data point, for calls that succeed,
 // fail on either side, are not implemented, run out of time, stream, or
-// are filtered out.
+// are filtered out, with every span sampled and with none.
 func TestRPCStatsMatchOtelgrpc(t *testing.T) {
-	t.Parallel()
-	otelgrpcs := func(client bool, filter func(*stats.RPCTagInfo) bool, tel telemetryOf) stats.Handler {
-		opts := []otelgrpc.Option{otelgrpc.WithFilter(filter), otelgrpc.WithTracerProvider(tel.traces),
-			otelgrpc.WithMeterProvider(tel.metrics), otelgrpc.WithPropagators(tel.propagators)}
-		if client {
-			return otelgrpc.NewClientHandler(opts...)
+	// otelgrpc reads the conventions to write from the environment.
+	t.Setenv("OTEL_SEMCONV_STABILITY_OPT_IN", "")
+	zens := func(client bool, filter func(*stats.RPCTagInfo) bool, p providers) stats.Handler {
+		return newRPCStatsWith(client, filter, p, "")
+	}
+	for _, sampled := range []bool{true, false} {
+		sampler := sdktrace.AlwaysSample()
+		if !sampled {
+			sampler = sdktrace.NeverSample()
 		}
-		return otelgrpc.NewServerHandler(opts...)
+		want := callsThrough(t, sampler, otelgrpcHandler)
+		got := callsThrough(t, sampler, zens)
+		spans := 30
+		if !sampled {
+			spans = 0
+		}
+		if len(want.Spans) < spans || len(want.Metrics) != 2 || want.UntracedParent == "" {
+			t.Fatalf("sampled %v: otelgrpc recorded %d spans and %d metrics, and the untraced handler saw %q: "+
+				"the calls did not run", sampled, len(want.Spans), len(want.Metrics), want.UntracedParent)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("sampled %v: recorded (-otelgrpc +zen):\n%s", sampled, diff)
+		}
 	}
-	zens := func(client bool, filter func(*stats.RPCTagInfo) bool, tel telemetryOf) stats.Handler {
-		return newRPCStatsWith(client, filter, tel, "")
+}
+
+// TestRPCStatsCacheOnlyWhatIsReal: a client that calls made-up methods
+// leaves nothing behind in the server's handler; methods that answer are
+// kept, and a cache that fills up starts again rather than grow.
+func TestRPCStatsCacheOnlyWhatIsReal(t *testing.T) {
+	t.Parallel()
+	h := newRPCStatsWith(false, nil, providers{sdktrace.NewTracerProvider(), sdkmetric.NewMeterProvider(),
+		propagation.TraceContext{}}, "").(*rpcStats)
+	call := func(method string, err error) {
+		ctx := h.TagRPC(context.Background(), &stats.RPCTagInfo{FullMethodName: method})
+		h.HandleRPC(ctx, &stats.End{BeginTime: time.Now(), EndTime: time.Now(), Error: err})
 	}
-	want := callsThrough(t, otelgrpcs)
-	got := callsThrough(t, zens)
-	if len(want.Spans) < 30 || len(want.Metrics) != 2 || want.UntracedParent == "" {
-		t.Fatalf("otelgrpc recorded %d spans and %d metrics, and the untraced handler saw %q: the calls did "+
-			"not run", len(want.Spans), len(want.Metrics), want.UntracedParent)
+	for i := range 3 * maxCached {
+		call(fmt.Sprintf("/made.Up/M%d", i), grpcstatus.Error(codes.Unimplemented, "unknown method"))
+		call(fmt.Sprintf("/made.Up/N%d", i), grpcstatus.Error(codes.Unauthenticated, "no token"))
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("recorded (-otelgrpc +zen):\n%s", diff)
+	if _, ok := h.methods.load("/made.Up/M1"); ok || h.methods.n.Load() != 0 {
+		t.Errorf("made-up methods were kept: %d", h.methods.n.Load())
+	}
+	call("/zen.test.Stats/Unary", nil)
+	if _, ok := h.methods.load("/zen.test.Stats/Unary"); !ok {
+		t.Error("a method that answered was not kept")
+	}
+	var c cache[int, int]
+	for i := range 10 * maxCached {
+		c.store(i, i)
+		if n := c.n.Load(); n > maxCached {
+			t.Fatalf("the cache holds %d entries, over its %d", n, maxCached)
+		}
+	}
+	if v, ok := c.load(10*maxCached - 1); !ok || v != 10*maxCached-1 {
+		t.Errorf("the newest entry is not kept: %d, %v", v, ok)
 	}
 }
 
@@ -255,7 +291,7 @@ func TestRPCStatsMatchOtelgrpc(t *testing.T) {
 // both semantic conventions gets otelgrpc's handlers, which write them.
 func TestOldConventionsAreOtelgrpcs(t *testing.T) {
 	t.Parallel()
-	tel := telemetryOf{sdktrace.NewTracerProvider(), sdkmetric.NewMeterProvider(), propagation.TraceContext{}}
+	tel := providers{sdktrace.NewTracerProvider(), sdkmetric.NewMeterProvider(), propagation.TraceContext{}}
 	all := func(*stats.RPCTagInfo) bool { return true }
 	for _, v := range []string{"rpc/old", "http, rpc/dup", "rpc/dup"} {
 		if _, ours := newRPCStatsWith(false, all, tel, v).(*rpcStats); ours {

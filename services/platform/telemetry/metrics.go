@@ -16,8 +16,8 @@ import (
 )
 
 // SetupMetrics installs a meter provider whose instruments (zen's own, and
-// the gRPC and HTTP ones otelgrpc and otelhttp record) are read by a
-// Prometheus registry, and returns the handler that serves it at /metrics.
+// the gRPC and HTTP ones its stats handler and otelhttp record) are read by
+// a Prometheus registry, and returns the handler that serves it at /metrics.
 func SetupMetrics(service, version string) (http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
