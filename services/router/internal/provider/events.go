@@ -223,6 +223,11 @@ func decodeChunk(payload []byte, chunk *streamChunk) error {
 		clear(choices) // json fills a reused element only where the payload has a field
 	}
 	*chunk = streamChunk{Choices: choices[:0]}
+	if scanChunk(payload, chunk) {
+		return nil
+	}
+	clear(choices)
+	*chunk = streamChunk{Choices: choices[:0]}
 	if err := json.Unmarshal(payload, chunk); err != nil {
 		// go-openai's words: its error names its own types and fields.
 		var full openai.ChatCompletionStreamResponse
