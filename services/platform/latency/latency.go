@@ -40,20 +40,28 @@ func Report(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
 }
 
-// ReportAdded states what calls of one kind add to calls of another,
-// measured in turn: added-p50-ms, the p50 of the first kind's latencies
-// (with) minus that of the second's (without), and each kind's p50.
+// ReportAdded states what calls of one kind add to calls of another, the
+// two timed in turn (without[i] beside with[i]): added-p50-ms, the p50 of
+// with minus the p50 of without; pair-p50-ms, the p50 of each pair's
+// difference; and each kind's p50 (p50-ms for with, without-p50-ms).
 func ReportAdded(b *testing.B, without, with []time.Duration) {
-	if len(without) == 0 || len(with) == 0 {
+	n := min(len(without), len(with))
+	if n == 0 {
 		return
 	}
-	p50 := func(lat []time.Duration) time.Duration {
-		return slices.Sorted(slices.Values(lat))[len(lat)/2]
+	diffs := make([]time.Duration, n)
+	for i := range n {
+		diffs[i] = with[i] - without[i]
 	}
 	w, wo := p50(with), p50(without)
 	b.ReportMetric(ms(w), "p50-ms")
 	b.ReportMetric(ms(wo), "without-p50-ms")
 	b.ReportMetric(ms(w-wo), "added-p50-ms")
+	b.ReportMetric(ms(p50(diffs)), "pair-p50-ms")
+}
+
+func p50(lat []time.Duration) time.Duration {
+	return slices.Sorted(slices.Values(lat))[len(lat)/2]
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

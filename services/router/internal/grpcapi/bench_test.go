@@ -70,10 +70,16 @@ func withProductionTelemetry(b *testing.B) {
 
 // BenchmarkRouterOverhead compares a streaming generate through the router
 // (gRPC on loopback, retries, tracing) with the same call made straight to
-// the fake by the provider client. The difference is the router's cost.
-// cpu-ms/call is the whole process's CPU (caller, router and fake): the
-// router's own is the difference between the two. other-cpu-ms/call is the
-// rest of the machine's: a run where it is not near zero shared the cores.
+// the fake by the provider client. cpu-ms/call is the whole process's CPU
+// (caller, router and fake): the router's own is the difference between
+// direct and router. other-cpu-ms/call is the rest of the machine's: a run
+// where it is not near zero shared the cores.
+//
+// What the router adds to a call's latency is paired's added-p50-ms: a
+// direct call and a routed one in turn, each first every other time, so
+// that both see the machine as it is at that moment. On a machine whose
+// speed drifts, the p50s of direct and router, taken seconds apart,
+// differ by more than the router adds. paired's ns/op is a pair's.
 //
 //	go test -run '^$' -bench RouterOverhead -benchtime 3000x ./services/router/internal/grpcapi
 func BenchmarkRouterOverhead(b *testing.B) {
@@ -81,53 +87,59 @@ func BenchmarkRouterOverhead(b *testing.B) {
 	fake := fakemodel.New(b)
 	fake.SetReply(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Content: "zero latency reply"} })
 	b.Run("direct", func(b *testing.B) {
-		c := provider.NewCompat("Custom API", fake.URL(), "k", provider.NewHTTPClient(5*time.Second))
-		measure(b, func() {
-			if _, err := c.Generate(context.Background(), directReq, nil); err != nil {
-				b.Fatal(err)
-			}
-		})
+		call := directCall(b, fake)
+		measure(b, func() { call() })
 	})
 	b.Run("router", func(b *testing.B) {
-		c := routerOverTCP(b, fake)
-		measure(b, func() {
-			if _, _, err := generate(context.Background(), c, benchReq); err != nil {
-				b.Fatal(err)
-			}
-		})
+		call := routedCall(b, fake)
+		measure(b, func() { call() })
 	})
-	// paired times a direct call and a routed one in turn, b.N of each, so
-	// that both see the machine as it is at that moment: on a machine
-	// whose speed drifts, the p50s of direct and router, taken seconds
-	// apart, differ by more than the router adds. added-p50-ms is the p50
-	// of the routed calls minus that of the direct ones.
 	b.Run("paired", func(b *testing.B) {
-		direct := provider.NewCompat("Custom API", fake.URL(), "k", provider.NewHTTPClient(5*time.Second))
-		routed := routerOverTCP(b, fake)
-		call := func(d, r *[]time.Duration) {
-			t0 := time.Now()
-			if _, err := direct.Generate(context.Background(), directReq, nil); err != nil {
-				b.Fatal(err)
-			}
-			t1 := time.Now()
-			if _, _, err := generate(context.Background(), routed, benchReq); err != nil {
-				b.Fatal(err)
-			}
-			if d != nil {
-				*d, *r = append(*d, t1.Sub(t0)), append(*r, time.Since(t1))
-			}
-		}
+		direct, routed := directCall(b, fake), routedCall(b, fake)
 		for range 50 {
-			call(nil, nil)
+			direct()
+			routed()
 		}
 		d, r := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
 		b.ResetTimer()
-		for range b.N {
-			call(&d, &r)
+		for i := range b.N {
+			if i%2 == 0 {
+				d = append(d, direct())
+				r = append(r, routed())
+			} else {
+				r = append(r, routed())
+				d = append(d, direct())
+			}
 		}
 		b.StopTimer()
 		latency.ReportAdded(b, d, r)
 	})
+}
+
+// directCall returns a call straight to the fake by the provider client,
+// which reports how long it took.
+func directCall(b *testing.B, fake *fakemodel.Server) func() time.Duration {
+	c := provider.NewCompat("Custom API", fake.URL(), "k", provider.NewHTTPClient(5*time.Second))
+	return func() time.Duration {
+		start := time.Now()
+		if _, err := c.Generate(context.Background(), directReq, nil); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+}
+
+// routedCall returns a call through the router role, which reports how
+// long it took.
+func routedCall(b *testing.B, fake *fakemodel.Server) func() time.Duration {
+	c := routerOverTCP(b, fake)
+	return func() time.Duration {
+		start := time.Now()
+		if _, _, err := generate(context.Background(), c, benchReq); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
 }
 
 // measure warms up, then times b.N calls of fn one after another and
@@ -154,34 +166,25 @@ func BenchmarkRouterThroughput(b *testing.B) {
 	fake := fakemodel.New(b)
 	fake.SetReply(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Content: "zero latency reply"} })
 	b.Run("direct", func(b *testing.B) {
-		c := provider.NewCompat("Custom API", fake.URL(), "k", provider.NewHTTPClient(5*time.Second))
-		throughput(b, func() error {
-			_, err := c.Generate(context.Background(), directReq, nil)
-			return err
-		})
+		call := directCall(b, fake)
+		throughput(b, func() { call() })
 	})
 	b.Run("router", func(b *testing.B) {
-		c := routerOverTCP(b, fake)
-		throughput(b, func() error {
-			_, _, err := generate(context.Background(), c, benchReq)
-			return err
-		})
+		call := routedCall(b, fake)
+		throughput(b, func() { call() })
 	})
 }
 
 // throughput runs fn b.N times from 64 goroutines and reports calls/s and
 // CPU per call.
-func throughput(b *testing.B, fn func() error) {
+func throughput(b *testing.B, fn func()) {
 	b.SetParallelism(max(1, callers/runtime.GOMAXPROCS(0)))
 	cpu := latency.StartCPU(b)
 	start := time.Now()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if err := fn(); err != nil {
-				b.Error(err)
-				return
-			}
+			fn()
 		}
 	})
 	b.StopTimer()
