@@ -94,3 +94,41 @@ func TestAnOlderFileGainsTheColumns(t *testing.T) {
 	}
 	open(t, path) // a second opening finds the column there
 }
+
+// TestAnOlderFileLosesTheExpiryIndex: a file written before appends
+// stopped keeping threads_expiry has it dropped when opened, and the sweep
+// finds expired threads without it.
+func TestAnOlderFileLosesTheExpiryIndex(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(schema + `CREATE INDEX threads_expiry ON threads (expires_at);`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	s := open(t, path)
+	ctx := context.Background()
+	var n int
+	if err := s.wc.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'threads_expiry'`).
+		Scan(&n); err != nil || n != 0 {
+		t.Fatalf("threads_expiry after opening: %d, %v", n, err)
+	}
+	now := time.Now().UTC()
+	gone := chatThread(now.Add(-2 * time.Hour))
+	gone.ExpiresAt = now.Add(-time.Hour)
+	if err := s.Create(ctx, gone); err != nil { // the first create sweeps, before gone exists
+		t.Fatal(err)
+	}
+	s.lastSweep = time.Time{}
+	if err := s.Create(ctx, chatThread(now)); err != nil { // this one sweeps gone away
+		t.Fatal(err)
+	}
+	if err := s.wc.QueryRowContext(ctx, `SELECT count(*) FROM threads WHERE id = ?`, gone.ID).Scan(&n); err != nil ||
+		n != 0 {
+		t.Errorf("the expired thread's row after a sweep: %d, %v", n, err)
+	}
+}

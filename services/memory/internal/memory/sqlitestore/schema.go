@@ -13,8 +13,15 @@ var added = []struct{ column, add, fill string }{
 		`UPDATE threads SET rev = lower(hex(randomblob(8))) WHERE rev = ''`},
 }
 
+// dropped are the indexes older files have that nothing reads now.
+// threads_expiry served only the sweep, once a minute, which scans the
+// table instead; keeping it cost every append a WAL frame or more (its
+// entry moves with the thread's expiry).
+var dropped = []string{`DROP INDEX IF EXISTS threads_expiry`}
+
 // init takes the writer's connection, creates the schema, adds the
-// columns older files lack, and prepares the writer's statements.
+// columns older files lack, drops the indexes they no longer need, and
+// prepares the writer's statements.
 func (s *Store) init(ctx context.Context) error {
 	wc, err := s.w.Conn(ctx)
 	if err != nil {
@@ -30,6 +37,11 @@ func (s *Store) init(ctx context.Context) error {
 	// Under the write lock, so that two processes opening an older file
 	// do not both add the column.
 	err = s.write(ctx, func() error {
+		for _, q := range dropped {
+			if _, err := wc.ExecContext(ctx, q); err != nil {
+				return describe(err)
+			}
+		}
 		for _, a := range added {
 			var n int
 			err := wc.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('threads') WHERE name = ?`, a.column).

@@ -49,7 +49,6 @@ CREATE TABLE IF NOT EXISTS threads (
 	rev             TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS threads_recent ON threads (client_id, updated_at DESC, id DESC);
-CREATE INDEX IF NOT EXISTS threads_expiry ON threads (expires_at);
 CREATE TABLE IF NOT EXISTS turns (
 	thread_id TEXT NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
 	seq       INTEGER NOT NULL,
