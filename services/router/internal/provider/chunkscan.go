@@ -9,13 +9,16 @@ import (
 
 // scanChunk decodes the chunks providers send, {"choices":[{"delta":
 // {"content":"..."},"finish_reason":null}],...}, into chunk without
-// encoding/json's reflection, which was about a twentieth of the router's
-// CPU at 64 callers (five or so chunks a reply). It answers only where
-// encoding/json would decode the payload without error to the very same
+// encoding/json's reflection, a sizeable share of the router's CPU under
+// load (docs/BENCHMARKS.md, Router). chunk must be as decodeChunk leaves it
+// before a decode: no usage, and choices of zero length whose array (if
+// any) holds zero values; the array is reused. scanChunk answers only
+// where encoding/json would decode the payload, without error, to the same
 // chunk, and reports false for anything else, leaving chunk for
 // json.Unmarshal to decode again: a key spelled in another case (which
-// encoding/json matches), one given twice, a value of another type, a
-// number that is not a plain integer. FuzzScanChunk holds it to that.
+// encoding/json matches), choices or usage given twice (which it merges),
+// a value of another type, a number that is not a plain integer.
+// FuzzScanChunk holds it to that.
 func scanChunk(payload []byte, chunk *streamChunk) bool {
 	if !json.Valid(payload) {
 		return false
@@ -193,21 +196,22 @@ func (s *chunkScanner) choices(chunk *streamChunk) bool {
 }
 
 func (s *chunkScanner) choice(c *streamChoice) bool {
-	var seen [2]bool
+	// A string given twice is the last one to encoding/json, and a null
+	// changes nothing: so here too.
 	return s.object(func(key []byte) bool {
 		switch {
 		case string(key) == "delta":
-			return once(&seen[0]) && (s.null() || s.object(func(key []byte) bool {
+			return s.null() || s.object(func(key []byte) bool {
 				switch {
 				case string(key) == "content":
-					return c.Delta.Content == "" && s.str(&c.Delta.Content)
+					return s.str(&c.Delta.Content)
 				case bytes.EqualFold(key, []byte("content")):
 					return false
 				}
 				return s.skip()
-			}))
+			})
 		case string(key) == "finish_reason":
-			return once(&seen[1]) && s.str(&c.FinishReason)
+			return s.str(&c.FinishReason)
 		case bytes.EqualFold(key, []byte("delta")), bytes.EqualFold(key, []byte("finish_reason")):
 			return false
 		}
@@ -221,13 +225,12 @@ func (s *chunkScanner) usage(chunk *streamChunk) bool {
 		return true
 	}
 	u := &streamUsage{}
-	var seen [2]bool
 	ok := s.object(func(key []byte) bool {
 		switch {
 		case string(key) == "prompt_tokens":
-			return once(&seen[0]) && s.integer(&u.PromptTokens)
+			return s.integer(&u.PromptTokens)
 		case string(key) == "completion_tokens":
-			return once(&seen[1]) && s.integer(&u.CompletionTokens)
+			return s.integer(&u.CompletionTokens)
 		case bytes.EqualFold(key, []byte("prompt_tokens")), bytes.EqualFold(key, []byte("completion_tokens")):
 			return false
 		}

@@ -2,14 +2,15 @@ package provider
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// chunkPayloads are chunks as providers send them, and the odd ones
-// scanChunk must either decode as encoding/json does or leave to it.
-var chunkPayloads = []string{
+// usualChunks are chunks as providers send them: scanChunk decodes them.
+var usualChunks = []string{
 	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,` +
 		`"delta":{"role":"assistant","content":"Hello"},"logprobs":null,"finish_reason":null}]}`,
 	`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}`,
@@ -17,6 +18,11 @@ var chunkPayloads = []string{
 		`"prompt_tokens_details":{"cached_tokens":0}}}`,
 	`{"choices":[{"delta":{"content":"line\nbreak \"quoted\" \u00e9 \ud83d\ude00 <b>"}}]}`,
 	`{"choices":[{"delta":{"content":null},"finish_reason":null}]}`,
+}
+
+// oddChunks are payloads scanChunk must decode as encoding/json does or
+// leave to it.
+var oddChunks = []string{
 	`{"choices":[{"delta":{"content":"a","content":"b"}}]}`,
 	`{"choices":[{"delta":{"content":"","content":"b"}}]}`,
 	`{"choices":[{"delta":{"Content":"a"}}]}`,
@@ -27,13 +33,16 @@ var chunkPayloads = []string{
 	`{"choices":null}`,
 	`{"choices":[null,{"delta":null}]}`,
 	`{"choices":[{"delta":{"content":"a"}}],"choices":[]}`,
+	`{"choices":[{"finish_reason":"x"}],"choices":[{"delta":{}}]}`,  // json fills the same element again
+	`{"usage":{"prompt_tokens":1},"usage":{"completion_tokens":2}}`, // json decodes into the same usage
+	`{"usage":{"Completion_tokens":1}}`,
 	`{"usage":{"prompt_tokens":1.0}}`,
 	`{"usage":{"prompt_tokens":1e2}}`,
 	`{"usage":{"prompt_tokens":-0,"completion_tokens":99999999999999999999}}`,
 	`{"usage":{"prompt_tokens":7,"prompt_tokens":8}}`,
 	`{"usage":[]}`,
 	`{"x":{"y":[1,2,{"z":"}]"}]},"choices":[{"delta":{"content":"after"}}],"w":true,"v":-1.5e3}`,
-	`{"choices":[{"delta":{"content":"\xff\xfe"}}]}`,
+	"{\"choices\":[{\"delta\":{\"content\":\"\xff\xfe\"}}]}", // not UTF-8
 	`{"ch\u006fices":[{"delta":{"content":"escaped key"}}]}`,
 	` { "choices" : [ { "delta" : { "content" : "spaced" } } ] } `,
 	`null`,
@@ -45,9 +54,11 @@ var chunkPayloads = []string{
 }
 
 // FuzzScanChunk: wherever scanChunk decodes a payload, encoding/json
-// decodes it without error to the same chunk, from the same reused choices.
+// decodes it without error to the same chunk, from the same reused
+// choices; and decodeChunk, which calls it, decodes a payload into a chunk
+// that held another as encoding/json decodes it into a fresh one.
 func FuzzScanChunk(f *testing.F) {
-	for _, p := range chunkPayloads {
+	for _, p := range append(append([]string{}, usualChunks...), oddChunks...) {
 		f.Add([]byte(p))
 	}
 	f.Fuzz(func(t *testing.T, payload []byte) {
@@ -68,6 +79,19 @@ func FuzzScanChunk(f *testing.F) {
 				t.Fatalf("%q (-encoding/json +scanChunk):\n%s", payload, diff)
 			}
 		}
+		held := streamChunk{Choices: []streamChoice{{FinishReason: "stale"}}, Usage: &streamUsage{9, 9}}
+		held.Choices[0].Delta.Content = "stale"
+		var want streamChunk
+		wantErr := json.Unmarshal(payload, &want)
+		gotErr := decodeChunk(payload, &held)
+		if (wantErr == nil) != (gotErr == nil) {
+			t.Fatalf("%q: decodeChunk's error %v, encoding/json's %v", payload, gotErr, wantErr)
+		}
+		if wantErr == nil {
+			if diff := cmp.Diff(want, held, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("%q after another chunk (-encoding/json +decodeChunk):\n%s", payload, diff)
+			}
+		}
 	})
 }
 
@@ -75,10 +99,12 @@ func FuzzScanChunk(f *testing.F) {
 // here, not left to encoding/json, so the fuzz target compares decodings.
 func TestScanChunkTakesTheUsualChunks(t *testing.T) {
 	t.Parallel()
-	for _, p := range chunkPayloads[:5] {
-		var c streamChunk
-		if !scanChunk([]byte(p), &c) {
-			t.Errorf("scanChunk left %s to encoding/json", p)
-		}
+	for i, p := range usualChunks {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			var c streamChunk
+			if !scanChunk([]byte(p), &c) {
+				t.Errorf("scanChunk left %s to encoding/json", p)
+			}
+		})
 	}
 }
