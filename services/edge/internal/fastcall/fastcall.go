@@ -3,7 +3,6 @@ package fastcall
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 
@@ -27,6 +26,9 @@ type Server interface {
 type Handler struct {
 	sdk    http.Handler
 	server Server
+	// serverInfo is server.Implementation() as a 2026-07-28 result's _meta
+	// names it.
+	serverInfo []byte
 }
 
 // New returns a handler in front of sdk, the SDK's stateless streamable
@@ -35,7 +37,10 @@ type Handler struct {
 // every protocol version, no receiving middleware that touches tools/call);
 // a change to those is a change to what it must answer.
 func New(sdk http.Handler, server Server) *Handler {
-	return &Handler{sdk: sdk, server: server}
+	h := &Handler{sdk: sdk, server: server}
+	// As the SDK's encoder writes it: a map value in _meta, HTML escaped.
+	h.serverInfo, _ = json.Marshal(server.Implementation())
+	return h
 }
 
 // ServeHTTP answers r if it is a call answered here, or has the SDK answer
@@ -102,6 +107,9 @@ func (h *Handler) answer(c call, res *mcp.CallToolResult, err error) ([]byte, in
 		}
 		return msg, errorStatus(c.modern(), err)
 	}
+	if msg, ok := h.plainAnswer(c, res); ok {
+		return msg, 0
+	}
 	result, err := h.encodeResult(c.modern(), res)
 	if err != nil {
 		return internalError(c.id), 0
@@ -111,76 +119,6 @@ func (h *Handler) answer(c call, res *mcp.CallToolResult, err error) ([]byte, in
 		return internalError(c.id), 0
 	}
 	return msg, 0
-}
-
-// encodeResult encodes res as the SDK's server does (callTool, then
-// ServerSession.handle): an empty content list rather than none, and on
-// the 2026-07-28 protocol the server's name in _meta (annotateServerInfo)
-// and resultType "complete", which CallToolResult's encoder writes last.
-func (h *Handler) encodeResult(modern bool, res *mcp.CallToolResult) (json.RawMessage, error) {
-	out := *res
-	if out.Content == nil {
-		out.Content = []mcp.Content{}
-	}
-	if modern {
-		meta := mcp.Meta{}
-		for k, v := range out.Meta {
-			meta[k] = v
-		}
-		if _, ok := meta[mcp.MetaKeyServerInfo]; !ok {
-			meta[mcp.MetaKeyServerInfo] = h.server.Implementation()
-		}
-		out.Meta = meta
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&out); err != nil {
-		return nil, err
-	}
-	data := bytes.TrimRight(buf.Bytes(), "\n")
-	if modern {
-		if len(data) < 2 || data[len(data)-1] != '}' {
-			return nil, errors.New("a tool result did not encode as an object")
-		}
-		data = append(data[:len(data)-1:len(data)-1], `,"resultType":"complete"}`...)
-	}
-	return data, nil
-}
-
-// errorStatus is the status the SDK sends an error response with instead
-// of an SSE event, or 0 (extractErrorStatus): on the 2026-07-28 protocol,
-// method not found is a 404 and invalid parameters, an unsupported
-// version or missing client capabilities a 400.
-func errorStatus(modern bool, err error) int {
-	var jerr *jsonrpc.Error
-	if !modern || !errors.As(err, &jerr) {
-		return 0
-	}
-	switch jerr.Code {
-	case jsonrpc.CodeMethodNotFound:
-		return http.StatusNotFound
-	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
-		return http.StatusBadRequest
-	}
-	return 0
-}
-
-// internalError answers a call whose answer could not be encoded.
-func internalError(id jsonrpc.ID) []byte {
-	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id,
-		Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "zen could not encode the result"}})
-	if err != nil {
-		return []byte(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"zen could not encode the result"}}`)
-	}
-	return msg
-}
-
-// event frames msg as the SDK's one SSE event for it.
-func event(msg []byte) []byte {
-	const head, tail = "event: message\ndata: ", "\n\n"
-	b := make([]byte, 0, len(head)+len(msg)+len(tail))
-	return append(append(append(b, head...), msg...), tail...)
 }
 
 // readBack is a body put back for the SDK to read, closing the original.
