@@ -29,7 +29,7 @@ type Compat struct {
 func NewCompat(label, baseURL, apiKey string, hc *http.Client) *Compat {
 	cfg := openai.DefaultConfig(apiKey)
 	cfg.BaseURL = strings.TrimRight(baseURL, "/")
-	cfg.HTTPClient = withStreamTap(hc)
+	cfg.HTTPClient = libraryClient(hc)
 	return &Compat{label: label, key: apiKey, client: openai.NewClientWithConfig(cfg)}
 }
 
@@ -97,7 +97,7 @@ func (c *Compat) generate(ctx context.Context, req Request, onDelta func(string)
 
 // complete asks for the whole reply at once.
 func (c *Compat) complete(ctx context.Context, req Request, onDelta func(string)) (Result, error) {
-	resp, err := c.client.CreateChatCompletion(ctx, c.request(req))
+	resp, err := c.client.CreateChatCompletion(withMessages(ctx, c.request(req)))
 	if err != nil {
 		return Result{}, c.wrap(ctx, req.Model, err)
 	}
@@ -111,7 +111,8 @@ func (c *Compat) complete(ctx context.Context, req Request, onDelta func(string)
 func (c *Compat) stream(ctx context.Context, req Request, onDelta func(string)) (Result, error) {
 	tap := &streamTap{}
 	defer tap.close()
-	stream, err := c.client.CreateChatCompletionStream(context.WithValue(ctx, streamTapKey{}, tap), c.request(req))
+	stream, err := c.client.CreateChatCompletionStream(withMessages(context.WithValue(ctx, streamTapKey{}, tap),
+		c.request(req)))
 	if err != nil {
 		if ctx.Err() == nil && refusesStreaming(err) {
 			return Result{}, errStreamRefused
@@ -251,7 +252,7 @@ func NewCompatWith(label, baseURL, apiKey string, hc *http.Client, o CompatOptio
 	cfg := openai.DefaultAzureConfig(apiKey, strings.TrimRight(baseURL, "/"))
 	cfg.APIVersion = o.APIVersion
 	cfg.AzureModelMapperFunc = o.Deployment
-	cfg.HTTPClient = withStreamTap(hc)
+	cfg.HTTPClient = libraryClient(hc)
 	return &Compat{label: label, key: apiKey, client: openai.NewClientWithConfig(cfg)}
 }
 

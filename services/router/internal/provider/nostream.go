@@ -100,13 +100,15 @@ func opensObject(br *bufio.Reader) bool {
 	}
 }
 
-// withStreamTap returns hc with the tap's transport on top.
-func withStreamTap(hc *http.Client) *http.Client {
+// libraryClient returns hc as go-openai is given it: with the tap's
+// transport on top, and the one that puts in the messages zen encoded
+// (messages.go).
+func libraryClient(hc *http.Client) *http.Client {
 	out := *hc
 	if out.Transport == nil {
 		out.Transport = http.DefaultTransport
 	}
-	out.Transport = streamTapTransport{next: out.Transport}
+	out.Transport = streamTapTransport{next: messagesTransport{next: out.Transport}}
 	return &out
 }
 
