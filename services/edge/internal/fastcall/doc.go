@@ -3,21 +3,24 @@
 // machinery: the stateless handler builds a session, a JSON-RPC connection
 // and their goroutines for every POST, and decodes the body about five
 // times, each decode with a fresh 32 KB buffer. Here the body is scanned
-// once for what would read differently to the SDK (nesting, members given
-// twice), its envelope decoded with encoding/json, and the tool's handler
-// (the one the SDK would call) runs on the request's goroutine.
+// once for what would read differently to the SDK's decoder (nesting,
+// members given twice), its envelope decoded with encoding/json, and the
+// tool's handler (the one the SDK would call) runs on the request's
+// goroutine.
 //
 // Only requests whose every detail is known to lead the SDK to a plain
 // call of that handler are answered here: a single JSON-RPC call of a
 // known tool, on a protocol version the handler was checked against,
 // without a progress token (the SDK's session sends progress), with the
 // headers and _meta that version requires, and nothing the SDK would
-// refuse or read otherwise. Everything else, the
-// handshake, lists, resources, batches and every malformed request, goes
-// to the SDK, which answers as it always has. The reply is the SDK's, to
-// the byte: its encoder, its SSE framing, its headers and status codes;
-// TestFastCallsAnswerAsTheSDK in the edge's server package holds both
-// paths to that, for go-sdk v1.8.0 (TestSDKVersion says when to check
-// again). A handler that panics ends its own request, where under the SDK
-// it ended the process.
+// refuse or read otherwise. Everything else, the handshake, lists,
+// resources, batches and every malformed request, goes to the SDK, which
+// answers as it always has.
+//
+// The reply is the SDK's, to the byte: its encoders' bytes (reply.go
+// writes zen's plain results in one pass: FuzzPlainAnswer), its SSE
+// framing, its headers and status codes. TestFastCallsAnswerAsTheSDK, in
+// the edge's server package, holds both paths to that, for go-sdk v1.8.0
+// (TestSDKVersion says when to check again). A handler that panics ends
+// its own request, where under the SDK it ended the process.
 package fastcall

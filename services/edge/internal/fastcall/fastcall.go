@@ -17,7 +17,8 @@ type Server interface {
 	// the SDK would call it with nothing but the request: not for a tool
 	// whose schema binds arguments to headers (x-mcp-header).
 	PlainTool(name string) (mcp.ToolHandler, bool)
-	// Implementation is what a 2026-07-28 result names in its _meta.
+	// Implementation is what a 2026-07-28 result names in its _meta. New
+	// reads it once: it must not change.
 	Implementation() *mcp.Implementation
 }
 

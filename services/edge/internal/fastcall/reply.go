@@ -44,7 +44,7 @@ func (h *Handler) plainAnswer(c call, res *mcp.CallToolResult) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	b := make([]byte, 0, len(head)+len(quoted)+len(structured)+192)
+	b := make([]byte, 0, len(head)+len(h.serverInfo)+len(quoted)+len(structured)+128)
 	b = append(b, head[:len(head)-2]...)
 	b = append(b, '{')
 	if c.modern() {

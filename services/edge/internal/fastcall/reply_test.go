@@ -9,17 +9,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// FuzzPlainAnswer: the answer plainAnswer writes in one pass is the one the
-// SDK's encoders write, byte for byte, for any text, structured content,
-// id and protocol version.
+// FuzzPlainAnswer: the answer plainAnswer writes in one pass is the one
+// encodeResult and the SDK's message encoder write, byte for byte, for any
+// text, structured content, id, protocol version and server name (that
+// pair's own fidelity to the SDK is TestFastCallsAnswerAsTheSDK's).
 func FuzzPlainAnswer(f *testing.F) {
 	f.Add(`{"status":"success","content":"<b>a & b</b>\u2028 \"q\"\n"}`, []byte(`{"status":"success"}`), false,
-		true, "7", int64(7))
-	f.Add("plain \x00 text \xff", []byte(` { "a" : [ 1 , "<x>" ] } `), true, false, "", int64(-1))
-	f.Add("", []byte{}, false, false, "<id>&", int64(0))
-	f.Add("x", []byte(`not json`), false, true, "", int64(1<<53))
-	f.Fuzz(func(t *testing.T, text string, structured []byte, isError, modern bool, sid string, nid int64) {
-		h := New(nil, &tools{})
+		true, "7", int64(7), "zen", "1.0")
+	f.Add("plain \x00 text \xff", []byte(` { "a" : [ 1 , "<x>" ] } `), true, false, "", int64(-1), "z<e>n&", "\xff")
+	f.Add("", []byte{}, false, false, "<id>&", int64(0), "", "")
+	f.Add("x", []byte(`not json`), false, true, "", int64(1<<53), "zen", "dev")
+	f.Fuzz(func(t *testing.T, text string, structured []byte, isError, modern bool, sid string, nid int64,
+		name, version string) {
+		h := New(nil, &server{impl: &mcp.Implementation{Name: name, Title: name + "!", Version: version}})
 		c := call{version: "2025-11-25"}
 		if modern {
 			c.version = versionModern
@@ -55,3 +57,9 @@ func FuzzPlainAnswer(f *testing.F) {
 		}
 	})
 }
+
+// server names itself as told and has no tools.
+type server struct{ impl *mcp.Implementation }
+
+func (s *server) Implementation() *mcp.Implementation    { return s.impl }
+func (*server) PlainTool(string) (mcp.ToolHandler, bool) { return nil, false }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -15,30 +17,30 @@ import (
 // of the message, which the request's encoder then checks and copies
 // again), which at 50 turns of history was most of what building a
 // request cost. go-openai still builds and sends the request, with the
-// messages left out ("messages":null); the transport puts them in
-// (withMessages, messagesTransport). The bytes on the wire are go-openai's
-// own: TestRequestBodiesAreGoOpenAIs compares them.
+// messages left out ("messages":null); the client go-openai is given puts
+// them in (withMessages, messagesClient). The bytes on the wire are
+// go-openai's own: FuzzEncodeMessages and TestRequestBodiesAreGoOpenAIs
+// compare them, for the go-openai TestGoOpenAIVersion names.
 
 // messagesKey holds, in a call's context, the messages go-openai's request
 // leaves out.
 type messagesKey struct{}
 
-// heldMessages are a request's messages, encoded, and the request as
-// go-openai would encode it whole, for a body they cannot be put into.
-type heldMessages struct {
-	encoded []byte
-	whole   openai.ChatCompletionRequest
-}
+// heldMessages are a request's messages, encoded.
+type heldMessages struct{ encoded []byte }
 
 // withMessages returns req for go-openai, without its messages, and ctx
 // holding them for the transport.
 func withMessages(ctx context.Context, req openai.ChatCompletionRequest) (context.Context,
 	openai.ChatCompletionRequest) {
+	if req.Messages == nil {
+		return ctx, req // go-openai writes null, where encodeMessages would write []
+	}
 	encoded, err := encodeMessages(req.Messages)
 	if err != nil {
 		return ctx, req // go-openai's encoder will say what is wrong
 	}
-	held := &heldMessages{encoded: encoded, whole: req}
+	held := &heldMessages{encoded: encoded}
 	req.Messages = nil
 	return context.WithValue(ctx, messagesKey{}, held), req
 }
@@ -100,15 +102,17 @@ func spliceMessages(body, encoded []byte) ([]byte, bool) {
 	return append(out, body[i+len(placeholder):]...), true
 }
 
-// messagesTransport puts a request's held messages into the body
-// go-openai built; should that body not hold their placeholder, it sends
-// the whole request as go-openai would have encoded it.
-type messagesTransport struct{ next http.RoundTripper }
+// messagesClient is the client go-openai sends its requests with: it puts
+// a chat completion's held messages into the body go-openai built, once,
+// before the HTTP client sends it (so redirects and retries resend the
+// whole body). A body without the placeholder is an error, not a guess:
+// go-openai no longer builds the body this was written for.
+type messagesClient struct{ next *http.Client }
 
-func (t messagesTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (c messagesClient) Do(r *http.Request) (*http.Response, error) {
 	held, ok := r.Context().Value(messagesKey{}).(*heldMessages)
-	if !ok || r.Body == nil || r.GetBody == nil {
-		return t.next.RoundTrip(r)
+	if !ok || r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") || r.Body == nil {
+		return c.next.Do(r)
 	}
 	built, err := io.ReadAll(r.Body)
 	_ = r.Body.Close()
@@ -117,13 +121,12 @@ func (t messagesTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	body, ok := spliceMessages(built, held.encoded)
 	if !ok {
-		if body, err = json.Marshal(held.whole); err != nil {
-			return nil, err
-		}
+		return nil, errors.New("zen could not put the messages into the request go-openai built " +
+			"(no \"messages\":null in it): a go-openai upgrade needs messages.go checked again")
 	}
 	out := r.Clone(r.Context())
 	out.ContentLength = int64(len(body))
 	out.Body = io.NopCloser(bytes.NewReader(body))
 	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	return t.next.RoundTrip(out)
+	return c.next.Do(out)
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 
@@ -19,6 +21,7 @@ import (
 func FuzzEncodeMessages(f *testing.F) {
 	f.Add("system", "be brief", "user", "<b>a & b</b>\u2028 \"q\"\n\x00\xff", "", float32(0), 0, true)
 	f.Add("assistant", "", "user", "", "data:image/png;base64,AAAA", float32(0.7), 512, false)
+	f.Add("", "", "", "", "", float32(0), 0, false)
 	f.Fuzz(func(t *testing.T, role1, content1, role2, content2, image string, temp float32, maxTokens int,
 		stream bool) {
 		req := openai.ChatCompletionRequest{Model: "m", Stream: stream, Temperature: temp,
@@ -67,7 +70,7 @@ func TestRequestBodiesAreGoOpenAIs(t *testing.T) {
 		http.Error(w, `{"error":{"message":"recorded"}}`, http.StatusBadRequest)
 	}))
 	t.Cleanup(srv.Close)
-	send := func(hc *http.Client, ctx context.Context, req openai.ChatCompletionRequest) []byte {
+	send := func(hc openai.HTTPDoer, ctx context.Context, req openai.ChatCompletionRequest) []byte {
 		cfg := openai.DefaultConfig("k")
 		cfg.BaseURL, cfg.HTTPClient = srv.URL, hc
 		c := openai.NewClientWithConfig(cfg)
@@ -90,12 +93,45 @@ func TestRequestBodiesAreGoOpenAIs(t *testing.T) {
 			t.Errorf("stream %v (-go-openai +zen):\n%s", stream, diff)
 		}
 	}
-	// A body go-openai built otherwise (no placeholder): the whole request.
+	// No messages at all: go-openai's null, untouched.
+	empty := openai.ChatCompletionRequest{Model: "m"}
+	ctx, stub := withMessages(context.Background(), empty)
+	if got, want := send(libraryClient(&http.Client{}), ctx, stub), send(&http.Client{}, context.Background(),
+		empty); string(got) != string(want) {
+		t.Errorf("a request without messages went as %s, want %s", got, want)
+	}
+}
+
+// TestABodyWithoutItsPlaceholderFails: should go-openai build a body
+// that does not hold "messages":null, the call fails, saying so, rather
+// than send a request without its messages.
+func TestABodyWithoutItsPlaceholderFails(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the request was sent: %s %s", r.Method, r.URL)
+	}))
+	t.Cleanup(srv.Close)
 	req := openai.ChatCompletionRequest{Model: "m", Messages: []openai.ChatCompletionMessage{{Role: "user",
 		Content: "x"}}}
 	ctx, _ := withMessages(context.Background(), req)
-	want := send(&http.Client{}, context.Background(), req)
-	if got := send(libraryClient(&http.Client{}), ctx, req); string(got) != string(want) {
-		t.Errorf("a body without the placeholder went as %s, want %s", got, want)
+	cfg := openai.DefaultConfig("k")
+	cfg.BaseURL, cfg.HTTPClient = srv.URL, libraryClient(&http.Client{})
+	_, err := openai.NewClientWithConfig(cfg).CreateChatCompletion(ctx, req) // messages in: no placeholder
+	if err == nil || !strings.Contains(err.Error(), "go-openai upgrade") {
+		t.Errorf("err = %v, want one that names the cause", err)
+	}
+}
+
+// TestGoOpenAIVersion: messages.go writes what go-openai v1.43.0 writes
+// and relies on its "messages" having no omitempty; another version may
+// differ. Check FuzzEncodeMessages against it before changing this.
+func TestGoOpenAIVersion(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "github.com/sashabaranov/go-openai").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	if v := strings.TrimSpace(string(out)); v != "v1.43.0" {
+		t.Errorf("go-openai is %s; messages.go was checked against v1.43.0", v)
 	}
 }

@@ -101,15 +101,15 @@ func opensObject(br *bufio.Reader) bool {
 }
 
 // libraryClient returns hc as go-openai is given it: with the tap's
-// transport on top, and the one that puts in the messages zen encoded
+// transport on top, and the messages zen encoded put into its requests
 // (messages.go).
-func libraryClient(hc *http.Client) *http.Client {
+func libraryClient(hc *http.Client) openai.HTTPDoer {
 	out := *hc
 	if out.Transport == nil {
 		out.Transport = http.DefaultTransport
 	}
-	out.Transport = streamTapTransport{next: messagesTransport{next: out.Transport}}
-	return &out
+	out.Transport = streamTapTransport{next: out.Transport}
+	return messagesClient{next: &out}
 }
 
 // streamWord finds streaming named in an error: "stream", "streaming",
