@@ -19,7 +19,7 @@ func (s *Store) Append(ctx context.Context, id, clientID, exchangeID string, tur
 	var count int
 	var rev string
 	var bodies [][]byte
-	err := s.write(ctx, func() error {
+	err := s.write(ctx, func(ctx context.Context) error {
 		var expires, filesKept int64
 		err := s.writes.head.QueryRowContext(ctx, id, clientID).Scan(&count, &expires, &filesKept, &rev)
 		if errors.Is(err, sql.ErrNoRows) || err == nil && expires <= nanos(now) {

@@ -13,7 +13,7 @@ func (s *Store) SaveBlobs(ctx context.Context, blobs []memory.Blob, _, expiresAt
 	if len(blobs) == 0 {
 		return nil
 	}
-	return s.write(ctx, func() error {
+	return s.write(ctx, func(ctx context.Context) error {
 		for _, b := range blobs {
 			counts, err := json.Marshal(b.Tokens)
 			if err != nil {

@@ -36,7 +36,7 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	// Under the write lock, so that two processes opening an older file
 	// do not both add the column.
-	err = s.write(ctx, func() error {
+	err = s.write(ctx, func(ctx context.Context) error {
 		for _, q := range dropped {
 			if _, err := wc.ExecContext(ctx, q); err != nil {
 				return describe(err)

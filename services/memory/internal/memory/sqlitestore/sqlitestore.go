@@ -7,7 +7,8 @@
 // process are better queued in it than spinning on the file lock, and a
 // few readers, which WAL lets read while the writer writes. Connections
 // and their prepared statements live as long as the store: the store holds
-// the writer's connection and runs one transaction on it at a time.
+// the writer's connection and runs one transaction on it at a time, which
+// the writes that queued meanwhile share, a savepoint each (writer.go).
 package sqlitestore
 
 import (
@@ -22,6 +23,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zenmcp/zen/services/memory/internal/memory"
@@ -82,10 +84,14 @@ type Store struct {
 	// gives up when its context ends, rather than wait out the write ahead
 	// of it (which may wait the busy timeout for another process's lock).
 	writer chan struct{}
-	r      *sql.DB // the readers
-	writes writeStmts
-	reads  readStmts
-	cache  *memory.TurnCache
+	queue  writeQueue // the writes waiting for writer (writer.go)
+	// transactions counts the writer's transactions, for tests and
+	// benchmarks: writes per transaction is what group commit saves.
+	transactions atomic.Int64
+	r            *sql.DB // the readers
+	writes       writeStmts
+	reads        readStmts
+	cache        *memory.TurnCache
 
 	mu        sync.Mutex
 	lastSweep time.Time
@@ -164,42 +170,10 @@ func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
 
 func (s *Store) Create(ctx context.Context, t *memory.Thread) error {
 	s.sweep(ctx, t.UpdatedAt)
-	return s.write(ctx, func() error {
+	return s.write(ctx, func(ctx context.Context) error {
 		return s.insert(ctx, t, false)
 	})
 }
-
-// write runs fn in a transaction on the writer connection, which holds
-// the write lock from its start (BEGIN IMMEDIATE); fn runs the writer's
-// statements.
-func (s *Store) write(ctx context.Context, fn func() error) error {
-	select {
-	case s.writer <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-s.writer }()
-	if _, err := s.writes.begin.ExecContext(ctx); err != nil {
-		s.rollback() // the driver reports a BEGIN that ran as failed when ctx ended meanwhile
-		return describe(err)
-	}
-	if err := fn(); err != nil {
-		s.rollback()
-		return err
-	}
-	// A COMMIT that ran must not be reported as failed, as the driver
-	// reports any statement it ran while ctx ended: ctx does not interrupt
-	// it. Holding the write lock, it waits for no other writer.
-	if _, err := s.writes.commit.ExecContext(context.WithoutCancel(ctx)); err != nil {
-		s.rollback()
-		return describe(err)
-	}
-	return nil
-}
-
-// rollback ends the writer's transaction, if one is open (when none is,
-// ROLLBACK fails, harmlessly).
-func (s *Store) rollback() { _, _ = s.writes.rollback.ExecContext(context.Background()) }
 
 // exec runs one of the writer's statements.
 func exec(ctx context.Context, st *sql.Stmt, args ...any) (sql.Result, error) {
@@ -337,7 +311,7 @@ func (s *Store) turns(ctx context.Context, id string, from, until int) ([]memory
 
 func (s *Store) Delete(ctx context.Context, id string) error {
 	defer s.cache.Forget(id)
-	return s.write(ctx, func() error {
+	return s.write(ctx, func(ctx context.Context) error {
 		res, err := exec(ctx, s.writes.drop, id)
 		if err != nil {
 			return err
@@ -350,7 +324,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 }
 
 func (s *Store) Import(ctx context.Context, threads []*memory.Thread, replace bool) error {
-	return s.write(ctx, func() error {
+	return s.write(ctx, func(ctx context.Context) error {
 		for _, t := range threads {
 			if err := s.insert(ctx, t, replace); err != nil {
 				return err
@@ -370,7 +344,7 @@ func (s *Store) sweep(ctx context.Context, now time.Time) {
 	}
 	s.mu.Unlock()
 	if due {
-		_ = s.write(ctx, func() error {
+		_ = s.write(ctx, func(ctx context.Context) error {
 			if _, err := exec(ctx, s.writes.sweepThreads, nanos(now)); err != nil {
 				return err
 			}

@@ -16,10 +16,10 @@ import (
 // database/sql transaction has the driver prepare those two again for each
 // write.
 type writeStmts struct {
-	begin, commit, rollback                           *sql.Stmt
-	owner, drop, insertThread, insertTurn, insertFile *sql.Stmt
-	head, addExchange, updateThread, keepFiles        *sql.Stmt
-	saveBlob, sweepThreads, sweepBlobs                *sql.Stmt
+	begin, commit, rollback, savepoint, rollbackTo, release *sql.Stmt
+	owner, drop, insertThread, insertTurn, insertFile       *sql.Stmt
+	head, addExchange, updateThread, keepFiles              *sql.Stmt
+	saveBlob, sweepThreads, sweepBlobs                      *sql.Stmt
 }
 
 type stmtText struct {
@@ -29,7 +29,8 @@ type stmtText struct {
 
 // transaction are the statements write needs, which need no table.
 func (w *writeStmts) transaction() []stmtText {
-	return []stmtText{{&w.begin, `BEGIN IMMEDIATE`}, {&w.commit, `COMMIT`}, {&w.rollback, `ROLLBACK`}}
+	return []stmtText{{&w.begin, `BEGIN IMMEDIATE`}, {&w.commit, `COMMIT`}, {&w.rollback, `ROLLBACK`},
+		{&w.savepoint, `SAVEPOINT write`}, {&w.rollbackTo, `ROLLBACK TO write`}, {&w.release, `RELEASE write`}}
 }
 
 // rows are the statements on the tables.
