@@ -106,8 +106,8 @@ func TestQueuedWritesCommitTogether(t *testing.T) {
 	if diff := cmp.Diff([]int{2, 4, 6, 8, 10, 12, 14, 16}, got); diff != "" {
 		t.Errorf("counts the appends returned (-want +got):\n%s", diff)
 	}
-	if n := h.s.transactions.Load() - before; n != 1 {
-		t.Errorf("the queued appends took %d transactions, want 1", n)
+	if n := h.s.transactions.Load() - before; n != 2 {
+		t.Errorf("the first write and the queued appends took %d transactions, want 2: one each", n)
 	}
 	th, err := h.s.Get(context.Background(), id, now)
 	if err != nil {
@@ -166,8 +166,8 @@ func TestAFailedWriteInAGroupUndoesOnlyItsOwn(t *testing.T) {
 	if err := <-errs["d"]; !errors.Is(err, errLogical) {
 		t.Errorf("write d: %v, want its own error", err)
 	}
-	if n := h.s.transactions.Load() - before; n != 1 {
-		t.Errorf("the queued writes took %d transactions, want 1", n)
+	if n := h.s.transactions.Load() - before; n != 2 {
+		t.Errorf("the first write and the queued ones took %d transactions, want 2: one each", n)
 	}
 	for _, th := range []*memory.Thread{a, c, existing} {
 		if _, err := h.s.Get(context.Background(), th.ID, now); err != nil {
@@ -195,7 +195,9 @@ func TestAWriteWhoseCallerLeftDoesNotRun(t *testing.T) {
 	stays := make(chan error, 1)
 	kept := chatThread(time.Now().UTC())
 	go func() {
-		stays <- h.s.write(context.Background(), func(ctx context.Context) error { return h.s.insert(ctx, kept, false) })
+		stays <- h.s.write(context.Background(), func(ctx context.Context) error {
+			return h.s.insert(ctx, kept, false)
+		})
 	}()
 	h.waitQueued(t, 2)
 	cancel()
@@ -251,5 +253,110 @@ func TestAGroupStopsWaitingWhenItsCallersLeave(t *testing.T) {
 	}
 	if n := ran.Load(); n != 0 {
 		t.Errorf("%d writes ran after their callers left", n)
+	}
+}
+
+// waitGroupTaken waits until the queue's writes are in a transaction that
+// waits for the lock.
+func (h *heldWriter) waitGroupTaken(t *testing.T) {
+	t.Helper()
+	for h.s.queue.len() != 0 || len(h.s.writer) == 0 {
+		runtime.Gosched()
+	}
+}
+
+// The caller whose turn it is to take the queue's writes can still leave
+// while they wait for another process's lock: it does not wait, in
+// others' stead, for the busy timeout.
+func TestACallerCanLeaveTheGroupItTook(t *testing.T) {
+	t.Parallel()
+	h := holdWriter(t, 0)
+	ours, cancel := context.WithCancel(context.Background())
+	ourErr := make(chan error, 1)
+	go func() { ourErr <- h.s.write(ours, func(context.Context) error { return nil }) }()
+	h.waitQueued(t, 1)
+	neighbour := make(chan error, 1)
+	go func() { neighbour <- h.s.write(context.Background(), func(context.Context) error { return nil }) }()
+	h.waitQueued(t, 2)
+	h.cancel() // the first write gives up; one of the two takes the others' group
+	if err := <-h.first; err == nil {
+		t.Fatal("the first write went through with the lock held")
+	}
+	h.waitGroupTaken(t)
+	cancel()
+	if err := <-ourErr; !errors.Is(err, context.Canceled) {
+		t.Errorf("a caller that left while its group waited: %v, want context.Canceled", err)
+	}
+	if err := h.other.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-neighbour; err != nil {
+		t.Errorf("the neighbour, once the lock was free: %v", err)
+	}
+}
+
+// A statement that makes SQLite end the whole transaction (here ON
+// CONFLICT ROLLBACK; a full disk or an I/O error do the same) fails its
+// own write with its own error; the writes grouped with it run again.
+func TestAWriteThatEndsTheTransactionFailsAlone(t *testing.T) {
+	t.Parallel()
+	h := holdWriter(t, 1)
+	existing, a := h.threads[0], chatThread(time.Now().UTC())
+	neighbour, culprit := make(chan error, 1), make(chan error, 1)
+	go func() {
+		neighbour <- h.s.write(context.Background(), func(ctx context.Context) error { return h.s.insert(ctx, a, false) })
+	}()
+	h.waitQueued(t, 1)
+	go func() {
+		culprit <- h.s.write(context.Background(), func(ctx context.Context) error {
+			_, err := h.s.wc.ExecContext(ctx, `INSERT OR ROLLBACK INTO threads (id, tool_name, created_at, updated_at,
+				expires_at) VALUES (?, 'chat', 0, 0, 0)`, existing.ID)
+			return err
+		})
+	}()
+	h.waitQueued(t, 2)
+	h.release(t)
+	if err := <-neighbour; err != nil {
+		t.Errorf("the write grouped with it: %v, want it committed", err)
+	}
+	if err := <-culprit; err == nil || !strings.Contains(err.Error(), "UNIQUE") {
+		t.Errorf("the write that ended the transaction: %v, want its UNIQUE constraint failure", err)
+	}
+	if _, err := h.s.Get(context.Background(), a.ID, time.Now().UTC()); err != nil {
+		t.Errorf("the other write's thread: %v", err)
+	}
+}
+
+// A caller whose context ends while its write runs in a group does not
+// interrupt the group's transaction (SQLite would roll all of it back):
+// the write, already started, completes, and so do the others.
+func TestACancelDuringAGroupedWriteInterruptsNothing(t *testing.T) {
+	t.Parallel()
+	h := holdWriter(t, 0)
+	now := time.Now().UTC()
+	a, b := chatThread(now), chatThread(now)
+	ctxA, cancelA := context.WithCancel(context.Background())
+	errA, errB := make(chan error, 1), make(chan error, 1)
+	go func() {
+		errA <- h.s.write(ctxA, func(ctx context.Context) error {
+			cancelA() // the caller leaves while its statements run
+			return h.s.insert(ctx, a, false)
+		})
+	}()
+	go func() {
+		errB <- h.s.write(context.Background(), func(ctx context.Context) error { return h.s.insert(ctx, b, false) })
+	}()
+	h.waitQueued(t, 2)
+	h.release(t)
+	if err := <-errA; err != nil {
+		t.Errorf("the write whose caller left once it had started: %v, want it committed", err)
+	}
+	if err := <-errB; err != nil {
+		t.Errorf("the write grouped with it: %v", err)
+	}
+	for _, th := range []*memory.Thread{a, b} {
+		if _, err := h.s.Get(context.Background(), th.ID, now); err != nil {
+			t.Errorf("thread %s: %v, want it committed", th.ID, err)
+		}
 	}
 }

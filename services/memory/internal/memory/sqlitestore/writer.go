@@ -2,19 +2,21 @@ package sqlitestore
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 )
 
 // Writes that queue while another is in its transaction are committed
-// together (group commit): the next writer to take the connection runs
-// every write then queued in one transaction, each in a savepoint of its
-// own, so that one write's failure undoes only its own statements. A
-// commit writes to the WAL every page the transaction changed, once: the
-// pages a thread's row, the recent-threads index and the turns share are
-// written once for the group, not once for each of its writes. A write
-// returns once the transaction that holds it has committed, or with why it
-// did not.
+// together (group commit): the writes then queued run in one transaction,
+// each in a savepoint of its own, so that one write's failure undoes only
+// its own statements. A commit writes to the WAL every page the
+// transaction changed, once: the pages a thread's row, the recent-threads
+// index and the turns share are written once for the group, not once for
+// each of its writes. A write returns once the transaction that holds it
+// has committed, or with why it did not. The price: a write's answer
+// waits for the statements of the writes grouped with it, and a group
+// holds the file's lock longer than any one of its writes would.
 
 // maxGroup bounds the writes one transaction holds.
 const maxGroup = 64
@@ -25,7 +27,6 @@ type writeJob struct {
 	fn    func(ctx context.Context) error
 	state atomic.Int32 // jobQueued, then jobStarted or jobAbandoned
 	done  chan error   // buffered: the writer never waits for the caller
-	ended bool         // done has been given the outcome (the leader's alone)
 }
 
 const (
@@ -33,6 +34,12 @@ const (
 	jobStarted
 	jobAbandoned // its caller has gone: it is never started
 )
+
+// start claims a queued write for a transaction.
+func (j *writeJob) start() bool { return j.state.CompareAndSwap(jobQueued, jobStarted) }
+
+// abandon takes a write its caller no longer waits for out of the queue.
+func (j *writeJob) abandon() bool { return j.state.CompareAndSwap(jobQueued, jobAbandoned) }
 
 // writeQueue holds the writes waiting for the writer connection.
 type writeQueue struct {
@@ -67,111 +74,135 @@ func (q *writeQueue) len() int {
 
 // write runs fn in a transaction on the writer connection, which holds
 // the write lock from its start (BEGIN IMMEDIATE); fn runs the writer's
-// statements with the context it is given. The caller whose write finds
-// the connection free runs the queue's writes, its own among them; the
-// others wait for their outcome, or give up when their context ends
-// before their write has started.
+// statements with the context it is given. A caller that finds the
+// connection free takes the queue's oldest writes: its own alone it runs
+// itself, with its context, as every write ran before writes were grouped;
+// a group it runs apart, so that it can still leave while the group waits
+// for another process's lock. Every caller waits for its outcome, or gives
+// up when its context ends before its write has started.
 func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	j := &writeJob{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	s.queue.add(j)
-	select {
-	case err := <-j.done:
-		return err
-	case s.writer <- struct{}{}:
-		// Every write queued before this one has ended or is in the
-		// queue: the writer was free, so none is in a transaction.
-		for !j.ended {
-			s.commitGroup(s.queue.take())
+	for {
+		select {
+		case err := <-j.done:
+			return err
+		case s.writer <- struct{}{}:
+			group := s.queue.take()
+			if len(group) == 1 && group[0] == j {
+				s.commitGroup(group)
+				<-s.writer
+				return <-j.done
+			}
+			go func() {
+				defer func() { <-s.writer }()
+				s.commitGroup(group)
+			}()
+		case <-ctx.Done():
+			if j.abandon() {
+				return ctx.Err()
+			}
+			return <-j.done // started: it ends with its transaction
 		}
-		<-s.writer
-		return <-j.done
-	case <-ctx.Done():
-		if j.state.CompareAndSwap(jobQueued, jobAbandoned) {
-			return ctx.Err()
-		}
-		return <-j.done // started: it ends with its transaction
 	}
 }
 
 // commitGroup runs group's writes in one transaction and tells each its
-// outcome. A group of one runs as a write on its own always did: with its
-// caller's context, and no savepoint.
+// outcome. A group of one runs with its caller's context and no
+// savepoint.
 func (s *Store) commitGroup(group []*writeJob) {
-	if len(group) == 1 {
+	queued := 0
+	for _, j := range group {
+		if j.state.Load() == jobQueued {
+			queued++
+		}
+	}
+	switch {
+	case queued == 0:
+		return // every caller has gone: nothing to begin
+	case len(group) == 1:
 		j := group[0]
-		if j.state.CompareAndSwap(jobQueued, jobStarted) {
-			s.end(j, s.transact(j.ctx, func() error { return j.fn(j.ctx) }))
+		if j.start() {
+			j.done <- s.transact(j.ctx, func() error { return j.fn(j.ctx) })
 		}
 		return
 	}
 	ctx, stop := whileAnyWaits(group)
 	defer stop()
 	outcome := make(map[*writeJob]error, len(group))
+	var culprit *writeJob
+	var culpritErr error
 	err := s.transact(ctx, func() error {
 		for _, j := range group {
-			if !j.state.CompareAndSwap(jobQueued, jobStarted) {
+			if !j.start() {
 				continue
 			}
-			if err := j.ctx.Err(); err != nil {
-				outcome[j] = err // as a write on its own would fail
-				continue
+			fnErr, txErr := s.inSavepoint(j)
+			if txErr != nil {
+				culprit, culpritErr = j, errors.Join(fnErr, txErr)
+				return txErr
 			}
-			intact, err := s.inSavepoint(j)
-			if !intact {
-				return err // the transaction is gone with it: SQLite ended it
-			}
-			outcome[j] = err
+			outcome[j] = fnErr
 		}
 		return nil
 	})
+	if culprit != nil {
+		s.retryWithout(group, culprit, culpritErr)
+		return
+	}
 	for _, j := range group {
-		// Writes the transaction never reached (it failed to begin, or
-		// ended before them) fail with it, unless their callers left.
-		if j.state.Load() != jobStarted && !j.state.CompareAndSwap(jobQueued, jobStarted) {
-			continue // its caller has gone
+		// Writes the transaction never reached (it failed to begin or to
+		// commit) fail with it, unless their callers left.
+		if j.state.Load() != jobStarted && !j.start() {
+			continue
 		}
 		if err != nil {
-			s.end(j, err)
+			j.done <- err
 		} else {
-			s.end(j, outcome[j])
+			j.done <- outcome[j]
 		}
 	}
 }
 
+// retryWithout answers the write whose statement made SQLite end the
+// group's transaction (a full disk, an I/O error, ON CONFLICT ROLLBACK)
+// with that error, and runs the others again, since their statements
+// went with it.
+func (s *Store) retryWithout(group []*writeJob, culprit *writeJob, err error) {
+	culprit.done <- err
+	again := make([]*writeJob, 0, len(group)-1)
+	for _, j := range group {
+		if j != culprit && (j.state.CompareAndSwap(jobStarted, jobQueued) || j.state.Load() == jobQueued) {
+			again = append(again, j)
+		}
+	}
+	s.commitGroup(again)
+}
+
 // inSavepoint runs j's statements in a savepoint: released when they
-// succeed, rolled back to when they fail. intact is false when the
-// savepoint could not be taken, released or rolled back to, which means
-// the transaction itself failed; err then says why.
-func (s *Store) inSavepoint(j *writeJob) (intact bool, err error) {
+// succeed, rolled back to when they fail (fnErr). txErr says the
+// transaction itself failed: the savepoint could not be taken, released
+// or rolled back to.
+func (s *Store) inSavepoint(j *writeJob) (fnErr, txErr error) {
 	// Not interrupted by its caller's context: SQLite rolls back the whole
 	// transaction when a statement in it is interrupted, the other
 	// writes' too. Holding the lock, its statements wait for nothing.
 	ctx := context.WithoutCancel(j.ctx)
 	if _, err := s.writes.savepoint.ExecContext(ctx); err != nil {
-		return false, describe(err)
+		return nil, describe(err)
 	}
-	if err := j.fn(ctx); err != nil {
-		if _, rerr := s.writes.rollbackTo.ExecContext(ctx); rerr != nil {
-			return false, describe(rerr)
+	if fnErr = j.fn(ctx); fnErr != nil {
+		if _, err := s.writes.rollbackTo.ExecContext(ctx); err != nil {
+			return fnErr, describe(err)
 		}
-		if _, rerr := s.writes.release.ExecContext(ctx); rerr != nil {
-			return false, describe(rerr)
-		}
-		return true, err
 	}
 	if _, err := s.writes.release.ExecContext(ctx); err != nil {
-		return false, describe(err)
+		return fnErr, describe(err)
 	}
-	return true, nil
-}
-
-// end gives j its outcome.
-func (s *Store) end(j *writeJob, err error) {
-	j.ended = true
-	j.done <- err
+	return fnErr, nil
 }
 
 // whileAnyWaits is a context that ends once every write of group has lost
@@ -200,11 +231,11 @@ func whileAnyWaits(group []*writeJob) (context.Context, func()) {
 // transact runs fn in a transaction on the writer connection, which holds
 // the write lock from its start (BEGIN IMMEDIATE).
 func (s *Store) transact(ctx context.Context, fn func() error) error {
-	s.transactions.Add(1)
 	if _, err := s.writes.begin.ExecContext(ctx); err != nil {
 		s.rollback() // the driver reports a BEGIN that ran as failed when ctx ended meanwhile
 		return describe(err)
 	}
+	s.transactions.Add(1)
 	if err := fn(); err != nil {
 		s.rollback()
 		return err
