@@ -20,6 +20,7 @@ func (s *Store) Append(ctx context.Context, id, clientID, exchangeID string, tur
 	var rev string
 	var bodies [][]byte
 	err := s.write(ctx, func(ctx context.Context) error {
+		bodies = nil // a write may run again (writer.go): only the run that commits counts
 		var expires, filesKept int64
 		err := s.writes.head.QueryRowContext(ctx, id, clientID).Scan(&count, &expires, &filesKept, &rev)
 		if errors.Is(err, sql.ErrNoRows) || err == nil && expires <= nanos(now) {
