@@ -141,6 +141,11 @@ type fakeRoles struct {
 	// result, when set, is its answer to every call.
 	tools  []*executorv1.Tool
 	result *executorv1.ToolResult
+	// progress are what the executor says of a call before its result.
+	progress []string
+	// hold, when set, keeps every call waiting after its progress until
+	// it is closed.
+	hold chan struct{}
 }
 
 func (f *fakeRoles) ListTools(context.Context, *executorv1.ListToolsRequest) (*executorv1.ListToolsResponse, error) {
@@ -182,6 +187,20 @@ func (f *fakeRoles) PrepareCall(context.Context, *memoryv1.PrepareCallRequest) (
 
 func (f *fakeRoles) ExecuteTool(_ *executorv1.ExecuteToolRequest,
 	stream grpc.ServerStreamingServer[executorv1.ExecuteToolResponse]) error {
+	for _, p := range f.progress {
+		err := stream.Send(&executorv1.ExecuteToolResponse{
+			Event: &executorv1.ExecuteToolResponse_Progress{Progress: &executorv1.Progress{Message: p}}})
+		if err != nil {
+			return err
+		}
+	}
+	if f.hold != nil {
+		select {
+		case <-f.hold:
+		case <-stream.Context().Done():
+			return stream.Context().Err()
+		}
+	}
 	if f.execute != nil {
 		return f.execute
 	}

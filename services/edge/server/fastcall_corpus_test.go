@@ -70,7 +70,14 @@ func callRequests() []rawRequest {
 		add("not json", nil, `{"jsonrpc":"2.0","id":5,`)
 		fast("meta", nil, call("6", `"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},`+
 			`"name":"chat",`+args))
-		add("progress token", nil, call("6", `"_meta":{"progressToken":"p1"},"name":"chat",`+args))
+		fast("progress token", nil, call("6", `"_meta":{"progressToken":"p1"},"name":"chat",`+args))
+		fast("integer progress token", nil, call("6", `"_meta":{"progressToken":-3},"name":"chat",`+args))
+		fast("huge progress token", nil, call("6", `"_meta":{"progressToken":9007199254740993},"name":"chat",`+args))
+		fast("progress token null", nil, call("6", `"_meta":{"progressToken":null},"name":"chat",`+args))
+		fast("progress token an object", nil, call("6", `"_meta":{"progressToken":{"a":"<b>"}},"name":"chat",`+
+			args))
+		fast("progress token and trace", nil, call("6", `"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-`+
+			`b7ad6b7169203331-01","progressToken":"\u2028é"},"name":"chat",`+args))
 		add("meta an array", nil, call("6", `"_meta":[],"name":"chat",`+args))
 		add("meta names a version", nil, call("6", `"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"},`+
 			`"name":"chat",`+args))
@@ -126,8 +133,10 @@ func callRequests() []rawRequest {
 		`"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":"x"},"name":"chat",`+args))
 	fast("no client info", modern, call("3", `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",`+
 		`"io.modelcontextprotocol/clientCapabilities":{}},"name":"chat",`+args))
-	add("progress token", modern, call("3", swapped(modernMeta, `"_meta":{`, `"_meta":{"progressToken":7,`)+
+	fast("progress token", modern, call("3", swapped(modernMeta, `"_meta":{`, `"_meta":{"progressToken":7,`)+
 		`,"name":"chat",`+args))
+	fast("progress token, bad arguments", modern, call("3", swapped(modernMeta, `"_meta":{`,
+		`"_meta":{"progressToken":"t",`)+`,"name":"chat","arguments":{"prompt":7}`))
 	add("input responses", modern, call("3", modernMeta+`,"name":"chat","inputResponses":{},`+args))
 	add("batch", modern, `[`+call("5", modernMeta+`,"name":"chat",`+args)+`]`)
 	add("two metas", modern, call("8", modernMeta+`,"_meta":{"progressToken":"p"},"name":"chat",`+args))

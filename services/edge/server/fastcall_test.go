@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bufio"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
@@ -84,10 +87,13 @@ func TestFastCallsAnswerAsTheSDK(t *testing.T) {
 		ContentType: reply.Text, Metadata: reply.Metadata{ToolName: "chat", ModelUsed: "llama3.2"}}
 	failed := &reply.Reply{Status: reply.StatusError, Content: "the tool failed",
 		Metadata: reply.Metadata{ToolName: "chat"}}
+	// Calls with a progress token hear of the model chosen, then of each
+	// step the executor reports.
+	steps := []string{"asking llama3.2", "<reading> \"files\" \u2028 é"}
 	outcomes := map[string]*fakeRoles{
-		"answer":         {result: &executorv1.ToolResult{Reply: answer.Encode()}},
+		"answer":         {result: &executorv1.ToolResult{Reply: answer.Encode()}, progress: steps},
 		"tool error":     {result: &executorv1.ToolResult{Reply: failed.Encode(), IsError: true}},
-		"executor fails": {execute: status.Error(codes.Internal, "boom")},
+		"executor fails": {execute: status.Error(codes.Internal, "boom"), progress: steps},
 		"memory down":    {memoryDown: true, result: &executorv1.ToolResult{Reply: answer.Encode()}},
 	}
 	for outcome, roles := range outcomes {
@@ -136,5 +142,86 @@ func TestFastCallsAnswerWhatTheyShould(t *testing.T) {
 		if got.Status != http.StatusOK || !strings.Contains(got.Body, `\"content\":\"fine\"`) {
 			t.Errorf("%s: %d %s", r.name, got.Status, got.Body)
 		}
+	}
+}
+
+// TestFastCallsSendHeartbeats: a call with a progress token that fastcall
+// answers hears the heartbeats while the model works (each progress
+// greater than the last), then its answer, on one event stream.
+func TestFastCallsSendHeartbeats(t *testing.T) {
+	t.Parallel()
+	answer := &reply.Reply{Status: reply.StatusSuccess, Content: "done", Metadata: reply.Metadata{ToolName: "chat"}}
+	roles := &fakeRoles{result: &executorv1.ToolResult{Reply: answer.Encode()}, hold: make(chan struct{})}
+	s := edgeServer(t, roles, func(c *Config) { c.ProgressInterval = 10 * time.Millisecond })
+	var sdkAnswered atomic.Int64
+	s.sdkSeen = func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			sdkAnswered.Add(1)
+			h.ServeHTTP(w, r)
+		})
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"hb"},` +
+		`"name":"chat","arguments":{"prompt":"hello","model":"llama3.2"}}}`
+	req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	events := bufio.NewScanner(res.Body)
+	next := func() map[string]any {
+		t.Helper()
+		for events.Scan() {
+			data, ok := strings.CutPrefix(events.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var msg map[string]any
+			if err := json.Unmarshal([]byte(data), &msg); err != nil {
+				t.Fatalf("event %q: %v", data, err)
+			}
+			return msg
+		}
+		t.Fatalf("the stream ended: %v", events.Err())
+		return nil
+	}
+	last := 0.0
+	for heartbeats := 0; heartbeats < 3; {
+		msg := next()
+		params, _ := msg["params"].(map[string]any)
+		if msg["method"] != "notifications/progress" || params["progressToken"] != "hb" {
+			t.Fatalf("while the call runs: %v, want its progress", msg)
+		}
+		if p, _ := params["progress"].(float64); p <= last {
+			t.Fatalf("progress %v after %v: it must increase", p, last)
+		} else {
+			last = p
+		}
+		if m, _ := params["message"].(string); strings.Contains(m, "elapsed") {
+			heartbeats++
+		}
+	}
+	close(roles.hold)
+	for {
+		msg := next()
+		if msg["method"] == "notifications/progress" {
+			continue // a heartbeat sent before the call ended
+		}
+		result, _ := msg["result"].(map[string]any)
+		if msg["id"] != 1.0 || result == nil || result["isError"] == true {
+			t.Fatalf("the answer: %v", msg)
+		}
+		break
+	}
+	if sdkAnswered.Load() != 0 {
+		t.Error("the SDK answered the call; fastcall should have")
 	}
 }

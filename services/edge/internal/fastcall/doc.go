@@ -10,10 +10,11 @@
 //
 // Only requests whose every detail is known to lead the SDK to a plain
 // call of that handler are answered here: a single JSON-RPC call of a
-// known tool, on a protocol version the handler was checked against,
-// without a progress token (the SDK's session sends progress), with the
-// headers and _meta that version requires, and nothing the SDK would
-// refuse or read otherwise. Everything else, the handshake, lists,
+// known tool, on a protocol version the handler was checked against, with
+// the headers and _meta that version requires, and nothing the SDK would
+// refuse or read otherwise. A call that asks for progress (a progress
+// token) gets its notifications as events on its answer's stream, as the
+// SDK's session sends them (mcpserver.WithProgressSink), then its answer. Everything else, the handshake, lists,
 // resources, batches and every malformed request, goes to the SDK, which
 // answers as it always has.
 //

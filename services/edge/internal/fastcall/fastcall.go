@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"sync"
 
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/zenmcp/zen/services/edge/internal/mcpserver"
 )
 
 // Server is the MCP server whose calls are answered here.
@@ -80,7 +82,9 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, c call) {
 	header.Set("Cache-Control", "no-cache, no-transform")
 	header.Set("Content-Type", "text/event-stream")
 	header.Set("Connection", "keep-alive")
-	res, err := c.handler(r.Context(), req)
+	events := &eventStream{w: w}
+	res, err := c.handler(mcpserver.WithProgressSink(r.Context(), events.progress), req)
+	events.close()
 	msg, status := h.answer(c, res, err)
 	if status != 0 {
 		header.Set("Content-Type", "application/json")
@@ -132,3 +136,41 @@ type readBack struct {
 type failing struct{ err error }
 
 func (f failing) Read([]byte) (int, error) { return 0, f.err }
+
+// eventStream writes a call's notifications to its answer's event stream
+// while the call runs, as the SDK's session writes them: each an event of
+// its own, sent at once.
+type eventStream struct {
+	mu     sync.Mutex
+	w      http.ResponseWriter
+	closed bool // the call has returned: its answer comes next
+}
+
+func (e *eventStream) progress(p *mcp.ProgressNotificationParams) {
+	// As the SDK's connection encodes a notification's params: without
+	// escaping HTML.
+	var params bytes.Buffer
+	enc := json.NewEncoder(&params)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(p) != nil {
+		return // a token the SDK could not encode either: it sends nothing
+	}
+	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Request{Method: "notifications/progress",
+		Params: bytes.TrimRight(params.Bytes(), "\n")})
+	if err != nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return
+	}
+	_, _ = e.w.Write(event(msg))
+	_ = http.NewResponseController(e.w).Flush()
+}
+
+func (e *eventStream) close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closed = true
+}

@@ -94,6 +94,8 @@ func TestCommonCallsRunHere(t *testing.T) {
 			mcp.Meta{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}},
 		{"2025-06-18", headers("2025-06-18"), legacy,
 			mcp.Meta{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}},
+		{"a progress token", headers("2025-11-25"), strings.Replace(legacy, `"_meta":{`, `"_meta":{"progressToken":1,`,
+			1), mcp.Meta{"progressToken": 1.0, "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -134,8 +136,6 @@ func TestOtherRequestsGoToTheSDK(t *testing.T) {
 		{"tools/list", headers("2025-11-25"), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
 		{"unknown tool", headers("2025-11-25"), strings.Replace(call, `"chat"`, `"nope"`, 1)},
 		{"notification", headers("2025-11-25"), `{"jsonrpc":"2.0","method":"notifications/cancelled"}`},
-		{"progress token", headers("2025-11-25"), strings.Replace(call, `"params":{`,
-			`"params":{"_meta":{"progressToken":1},`, 1)},
 		{"batch", headers("2025-03-26"), "[" + call + "]"},
 		{"no version", headers(""), call},
 		{"an unknown version", headers("2099-01-01"), call},

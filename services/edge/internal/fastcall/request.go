@@ -137,8 +137,7 @@ func parse(r *http.Request, version string, body []byte, server Server) (call, b
 	return c, !named
 }
 
-// parseMeta reads a request's _meta: an object without a progress token
-// (the SDK's session sends progress).
+// parseMeta reads a request's _meta, an object.
 func parseMeta(raw json.RawMessage) (mcp.Meta, bool) {
 	if !isObject(raw) {
 		return nil, false
@@ -147,8 +146,7 @@ func parseMeta(raw json.RawMessage) (mcp.Meta, bool) {
 	if json.Unmarshal(raw, &meta) != nil {
 		return nil, false
 	}
-	_, progress := meta["progressToken"]
-	return meta, !progress
+	return meta, true
 }
 
 // modernMeta tells whether a 2026-07-28 request's _meta holds what the
