@@ -74,6 +74,9 @@ func callRequests() []rawRequest {
 		fast("integer progress token", nil, call("6", `"_meta":{"progressToken":-3},"name":"chat",`+args))
 		fast("huge progress token", nil, call("6", `"_meta":{"progressToken":9007199254740993},"name":"chat",`+args))
 		fast("progress token null", nil, call("6", `"_meta":{"progressToken":null},"name":"chat",`+args))
+		fast("fractional progress token", nil, call("6", `"_meta":{"progressToken":1.5},"name":"chat",`+args))
+		fast("long progress token", nil, call("6", `"_meta":{"progressToken":"`+strings.Repeat("t", 2000)+`"},`+
+			`"name":"chat",`+args))
 		fast("progress token an object", nil, call("6", `"_meta":{"progressToken":{"a":"<b>"}},"name":"chat",`+
 			args))
 		fast("progress token and trace", nil, call("6", `"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-`+

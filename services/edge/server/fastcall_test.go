@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -164,7 +165,11 @@ func TestFastCallsSendHeartbeats(t *testing.T) {
 	t.Cleanup(srv.Close)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"hb"},` +
 		`"name":"chat","arguments":{"prompt":"hello","model":"llama3.2"}}}`
-	req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+	// A stream that never brings the heartbeats ends with a failure, not a
+	// hang.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"sync"
 
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -87,6 +86,11 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, c call) {
 	events.close()
 	msg, status := h.answer(c, res, err)
 	if status != 0 {
+		// After progress events this changes neither the status nor the
+		// type, already sent, and the JSON goes out unframed: the SDK's
+		// stream does the same (deliverLocked). No such error follows
+		// progress today: the one a handler returns (an unknown tool) comes
+		// first, and fastcall takes only known tools.
 		header.Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		_, _ = w.Write(msg)
@@ -136,41 +140,3 @@ type readBack struct {
 type failing struct{ err error }
 
 func (f failing) Read([]byte) (int, error) { return 0, f.err }
-
-// eventStream writes a call's notifications to its answer's event stream
-// while the call runs, as the SDK's session writes them: each an event of
-// its own, sent at once.
-type eventStream struct {
-	mu     sync.Mutex
-	w      http.ResponseWriter
-	closed bool // the call has returned: its answer comes next
-}
-
-func (e *eventStream) progress(p *mcp.ProgressNotificationParams) {
-	// As the SDK's connection encodes a notification's params: without
-	// escaping HTML.
-	var params bytes.Buffer
-	enc := json.NewEncoder(&params)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(p) != nil {
-		return // a token the SDK could not encode either: it sends nothing
-	}
-	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Request{Method: "notifications/progress",
-		Params: bytes.TrimRight(params.Bytes(), "\n")})
-	if err != nil {
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return
-	}
-	_, _ = e.w.Write(event(msg))
-	_ = http.NewResponseController(e.w).Flush()
-}
-
-func (e *eventStream) close() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.closed = true
-}

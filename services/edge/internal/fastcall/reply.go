@@ -144,10 +144,3 @@ func internalError(id jsonrpc.ID) []byte {
 	}
 	return msg
 }
-
-// event frames msg as the SDK's one SSE event for it.
-func event(msg []byte) []byte {
-	const head, tail = "event: message\ndata: ", "\n\n"
-	b := make([]byte, 0, len(head)+len(msg)+len(tail))
-	return append(append(append(b, head...), msg...), tail...)
-}

@@ -3,8 +3,11 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // heartbeat keeps a client informed while a call runs: every status update
@@ -71,4 +74,62 @@ func (h *heartbeat) send(msg string) {
 func (h *heartbeat) stop() {
 	close(h.done)
 	h.wg.Wait()
+}
+
+// progressReporter sends notifications/progress when the client asked for
+// them with a progress token: through the SDK's session, or, for a call
+// answered without one, to the sink its context carries. Progress only
+// ever increases.
+func progressReporter(ctx context.Context, req *mcp.CallToolRequest) func(string) {
+	token := req.Params.GetProgressToken()
+	if !validProgressToken(token) {
+		return nil
+	}
+	notify, _ := ctx.Value(progressSinkKey{}).(ProgressSink)
+	if req.Session != nil {
+		notify = func(p *mcp.ProgressNotificationParams) { _ = req.Session.NotifyProgress(ctx, p) }
+	}
+	if notify == nil {
+		return nil
+	}
+	var mu sync.Mutex
+	n := 0.0
+	return func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		notify(&mcp.ProgressNotificationParams{ProgressToken: token, Message: msg, Progress: n})
+	}
+}
+
+// maxProgressToken bounds the progress token a call's notifications echo,
+// each heartbeat again: far more than any client's (a request id, a UUID).
+const maxProgressToken = 1 << 10
+
+// validProgressToken tells whether a call asked for progress with a token
+// MCP allows, a string or an integer, of a sensible size. Another gets no
+// notifications, whichever path answers the call.
+func validProgressToken(token any) bool {
+	switch t := token.(type) {
+	case string:
+		return len(t) <= maxProgressToken
+	case float64: // as JSON decodes a number
+		return t == math.Trunc(t) && !math.IsInf(t, 0)
+	case int, int32, int64:
+		return true
+	}
+	return false
+}
+
+// ProgressSink sends a call's progress notifications where no SDK session
+// does: the edge's own answer to a tools/call (fastcall) writes them to
+// the call's event stream, as the SDK's session would.
+type ProgressSink func(*mcp.ProgressNotificationParams)
+
+type progressSinkKey struct{}
+
+// WithProgressSink is ctx carrying sink, for a tool handler called
+// without the SDK's session.
+func WithProgressSink(ctx context.Context, sink ProgressSink) context.Context {
+	return context.WithValue(ctx, progressSinkKey{}, sink)
 }

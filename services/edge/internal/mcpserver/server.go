@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -189,45 +188,6 @@ func result(out call.Outcome) *mcp.CallToolResult {
 	}
 	return &mcp.CallToolResult{IsError: out.IsError, Content: []mcp.Content{&mcp.TextContent{Text: string(text)}},
 		StructuredContent: json.RawMessage(text)}
-}
-
-// progressReporter sends notifications/progress when the client asked for
-// them with a progress token: through the SDK's session, or, for a call
-// answered without one, to the sink its context carries. Progress only
-// ever increases.
-func progressReporter(ctx context.Context, req *mcp.CallToolRequest) func(string) {
-	token := req.Params.GetProgressToken()
-	if token == nil {
-		return nil
-	}
-	notify, _ := ctx.Value(progressSinkKey{}).(ProgressSink)
-	if req.Session != nil {
-		notify = func(p *mcp.ProgressNotificationParams) { _ = req.Session.NotifyProgress(ctx, p) }
-	}
-	if notify == nil {
-		return nil
-	}
-	var mu sync.Mutex
-	n := 0.0
-	return func(msg string) {
-		mu.Lock()
-		defer mu.Unlock()
-		n++
-		notify(&mcp.ProgressNotificationParams{ProgressToken: token, Message: msg, Progress: n})
-	}
-}
-
-// ProgressSink sends a call's progress notifications where no SDK session
-// does: the edge's own answer to a tools/call (fastcall) writes them to
-// the call's event stream, as the SDK's session would.
-type ProgressSink func(*mcp.ProgressNotificationParams)
-
-type progressSinkKey struct{}
-
-// WithProgressSink is ctx carrying sink, for a tool handler called
-// without the SDK's session.
-func WithProgressSink(ctx context.Context, sink ProgressSink) context.Context {
-	return context.WithValue(ctx, progressSinkKey{}, sink)
 }
 
 // contextFromMeta continues a trace the client started, when its request
