@@ -21,6 +21,8 @@ var (
 	serveCPUProfile = flag.String("zen.cpuprofile", "", "BenchmarkContinuedChat: write a CPU profile of "+
 		"zen serve, taken while the serve-sqlite calls are measured, to this file")
 	serveCPUProfileFor = flag.Duration("zen.cpuprofile-for", 10*time.Second, "how long -zen.cpuprofile profiles")
+	askProgress        = flag.Bool("zen.progress", false, "BenchmarkContinuedChat: every call asks for progress "+
+		"(a progress token), as clients that reset their timeout on it do")
 )
 
 // BenchmarkContinuedChat measures chat calls that continue a conversation,
@@ -48,7 +50,9 @@ var (
 // process's (clients and fake), redis-cpu-ms/call redis-server's, and
 // other-cpu-ms/call the rest of the machine's busy time by /proc/stat:
 // near zero, or a little below (its tick sampling misses short bursts),
-// unless something else ran and spoiled the figures.
+// unless something else ran and spoiled the figures. With -zen.progress
+// every call carries a progress token, as from clients that reset their
+// timeout on progress.
 //
 //	go test -run '^$' -bench ContinuedChat -benchtime 2000x ./cmd/zen
 func BenchmarkContinuedChat(b *testing.B) {
@@ -106,6 +110,10 @@ func (st *benchStack) connect(b *testing.B) {
 	}
 }
 
+// progressTokens numbers the calls that ask for progress, as a client
+// numbers its requests.
+var progressTokens atomic.Int64
+
 // chat makes one chat call, continuing id unless it is empty, and returns
 // the thread's id.
 func (st *benchStack) chat(cs *mcp.ClientSession, id, prompt string) (string, error) {
@@ -113,7 +121,11 @@ func (st *benchStack) chat(cs *mcp.ClientSession, id, prompt string) (string, er
 	if id != "" {
 		args["continuation_id"] = id
 	}
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "chat", Arguments: args})
+	params := &mcp.CallToolParams{Name: "chat", Arguments: args}
+	if *askProgress {
+		params.SetProgressToken(progressTokens.Add(1))
+	}
+	res, err := cs.CallTool(context.Background(), params)
 	if err != nil {
 		return "", err
 	}
