@@ -47,9 +47,10 @@ func masked(a rawAnswer) rawAnswer {
 	return a
 }
 
-func send(t *testing.T, url string, r rawRequest) rawAnswer {
+// request sends r to url and returns the response, its body unread.
+func request(ctx context.Context, t *testing.T, url string, r rawRequest) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(r.body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(r.body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +70,24 @@ func send(t *testing.T, url string, r rawRequest) rawAnswer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+// countSDKAnswers counts the requests s hands to the SDK.
+func countSDKAnswers(s *Server) *atomic.Int64 {
+	var n atomic.Int64
+	s.sdkSeen = func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n.Add(1)
+			h.ServeHTTP(w, r)
+		})
+	}
+	return &n
+}
+
+func send(t *testing.T, url string, r rawRequest) rawAnswer {
+	t.Helper()
+	res := request(t.Context(), t, url, r)
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
@@ -101,13 +120,7 @@ func TestFastCallsAnswerAsTheSDK(t *testing.T) {
 		t.Run(outcome, func(t *testing.T) {
 			t.Parallel()
 			s := edgeServer(t, roles)
-			var sdkAnswered atomic.Int64
-			s.sdkSeen = func(h http.Handler) http.Handler {
-				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					sdkAnswered.Add(1)
-					h.ServeHTTP(w, r)
-				})
-			}
+			sdkAnswered := countSDKAnswers(s)
 			fast := httptest.NewServer(s.Handler())
 			t.Cleanup(fast.Close)
 			s.sdkOnly, s.sdkSeen = true, nil
@@ -154,13 +167,7 @@ func TestFastCallsSendHeartbeats(t *testing.T) {
 	answer := &reply.Reply{Status: reply.StatusSuccess, Content: "done", Metadata: reply.Metadata{ToolName: "chat"}}
 	roles := &fakeRoles{result: &executorv1.ToolResult{Reply: answer.Encode()}, hold: make(chan struct{})}
 	s := edgeServer(t, roles, func(c *Config) { c.ProgressInterval = 10 * time.Millisecond })
-	var sdkAnswered atomic.Int64
-	s.sdkSeen = func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			sdkAnswered.Add(1)
-			h.ServeHTTP(w, r)
-		})
-	}
+	sdkAnswered := countSDKAnswers(s)
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"hb"},` +
@@ -169,17 +176,7 @@ func TestFastCallsSendHeartbeats(t *testing.T) {
 	// hang.
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := request(ctx, t, srv.URL, rawRequest{body: body, version: "2025-11-25"})
 	defer res.Body.Close()
 	events := bufio.NewScanner(res.Body)
 	next := func() map[string]any {

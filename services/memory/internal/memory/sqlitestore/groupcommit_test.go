@@ -54,6 +54,13 @@ func holdWriter(t *testing.T, threads int) *heldWriter {
 	return h
 }
 
+// len is how many writes wait in q.
+func (q *writeQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.jobs)
+}
+
 // waitQueued waits until n writes are queued.
 func (h *heldWriter) waitQueued(t *testing.T, n int) {
 	t.Helper()

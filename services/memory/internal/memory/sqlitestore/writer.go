@@ -66,12 +66,6 @@ func (q *writeQueue) take() []*writeJob {
 	return group
 }
 
-func (q *writeQueue) len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.jobs)
-}
-
 // write runs fn in a transaction on the writer connection, which holds
 // the write lock from its start (BEGIN IMMEDIATE); fn runs the writer's
 // statements with the context it is given. A caller that finds the
