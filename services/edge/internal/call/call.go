@@ -330,6 +330,8 @@ func saveFailure(err error) string {
 		return lost + ": " + st.Message()
 	case codes.Unavailable:
 		return lost + ": zen's memory is unavailable right now"
+	case codes.DeadlineExceeded:
+		return lost + ": zen's memory did not answer in time"
 	case codes.NotFound:
 		return lost + ": the thread expired or was deleted meanwhile"
 	case codes.DataLoss:

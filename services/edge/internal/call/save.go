@@ -45,7 +45,10 @@ func (r *Runner) retryMemory(ctx context.Context, rpc string,
 				r.logger.WarnContext(ctx, "memory unavailable; retrying", "rpc", rpc, "err", err)
 			}
 			last = err
-		case ctx.Err() != nil && last != nil:
+		case last != nil && (ctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded):
+			// Out of time after memory was unavailable: that is the reason to
+			// report. The server's copy of the deadline can expire before
+			// ours, so its DeadlineExceeded counts as running out too.
 			return last
 		default:
 			return err

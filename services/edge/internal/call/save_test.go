@@ -114,6 +114,26 @@ func TestSaveRetriesUnavailable(t *testing.T) {
 			},
 		},
 		{
+			// A server's deadline timer can fire before the client's: memory
+			// answers DeadlineExceeded while the call's context is still live.
+			name:     "memory's deadline fires first after Unavailable",
+			existing: true,
+			fail:     map[string][]codes.Code{"AppendTurns": {codes.Unavailable, codes.DeadlineExceeded}},
+			want: saved{
+				Error:    lost + ": zen's memory is unavailable right now",
+				Attempts: map[string]int{"AppendTurns": 2},
+			},
+		},
+		{
+			name:     "memory did not answer in time",
+			existing: true,
+			fail:     map[string][]codes.Code{"AppendTurns": {codes.DeadlineExceeded}},
+			want: saved{
+				Error:    lost + ": zen's memory did not answer in time",
+				Attempts: map[string]int{"AppendTurns": 1},
+			},
+		},
+		{
 			name:     "Unavailable until the call's deadline",
 			existing: true,
 			fail:     map[string][]codes.Code{"AppendTurns": unavailable},
