@@ -96,6 +96,8 @@ type Runner struct {
 	// Secrets, when set, are scrubbed from every outcome and progress
 	// message (see Run).
 	Secrets *secrets.Scrubber
+	// dirs are the working directories that passed the check lately.
+	dirs checkedDirs
 }
 
 // NewRunner returns a runner for the given tools, reading files as policy

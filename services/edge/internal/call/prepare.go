@@ -3,8 +3,6 @@ package call
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -206,34 +204,6 @@ func (r *Runner) checkPaths(tool string, args map[string]any, workflow bool) *Ou
 				return ptr(toolError(tool, "Error: "+err.Error()+" (in "+key+")", nil))
 			}
 		}
-	}
-	return nil
-}
-
-// checkWorkingDirectory requires an absolute working directory and, where
-// zen writes into it (one person's machine), one that exists inside the
-// roots. On a shared server it is the client's directory, on the client's
-// disk: only a name here, never looked up.
-func (r *Runner) checkWorkingDirectory(tool string, args map[string]any) *Outcome {
-	wd, ok := args["working_directory_absolute_path"].(string)
-	if !ok {
-		return nil
-	}
-	p := files.ExpandHome(wd)
-	if !filepath.IsAbs(p) {
-		return ptr(toolError(tool, fmt.Sprintf("Error: working_directory_absolute_path must be a FULL absolute path "+
-			"to an existing directory; received %q", wd), nil))
-	}
-	if !r.files.Writes() {
-		return nil
-	}
-	resolved, err := r.files.Resolve(p)
-	if err != nil {
-		return ptr(toolError(tool, "Error: working_directory_absolute_path: "+err.Error(), nil))
-	}
-	if info, err := os.Stat(resolved); err != nil || !info.IsDir() {
-		return ptr(toolError(tool, fmt.Sprintf("Error: working_directory_absolute_path %q is not an existing directory; "+
-			"pass the project directory's absolute path", wd), nil))
 	}
 	return nil
 }

@@ -1,0 +1,91 @@
+package call
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/zenmcp/zen/services/edge/internal/files"
+)
+
+// checkWorkingDirectory requires an absolute working directory and, where
+// zen writes into it (one person's machine), one that exists inside the
+// roots. On a shared server it is the client's directory, on the client's
+// disk: only a name here, never looked up.
+func (r *Runner) checkWorkingDirectory(tool string, args map[string]any) *Outcome {
+	wd, ok := args["working_directory_absolute_path"].(string)
+	if !ok {
+		return nil
+	}
+	p := files.ExpandHome(wd)
+	if !filepath.IsAbs(p) {
+		return ptr(toolError(tool, fmt.Sprintf("Error: working_directory_absolute_path must be a FULL absolute path "+
+			"to an existing directory; received %q", wd), nil))
+	}
+	if !r.files.Writes() || r.dirs.recent(p) {
+		return nil
+	}
+	resolved, err := r.files.Resolve(p)
+	if err != nil {
+		return ptr(toolError(tool, "Error: working_directory_absolute_path: "+err.Error(), nil))
+	}
+	if info, err := os.Stat(resolved); err != nil || !info.IsDir() {
+		return ptr(toolError(tool, fmt.Sprintf("Error: working_directory_absolute_path %q is not an existing directory; "+
+			"pass the project directory's absolute path", wd), nil))
+	}
+	r.dirs.passed(p)
+	return nil
+}
+
+// Resolving a working directory looks up each of its parts on disk, about
+// a twentieth of a continued call's CPU, and an agent names the same one on
+// every call. The check only answers early what the write of generated
+// code (files.Policy.WriteFile) checks again when it writes, so a
+// directory that passed may be taken as passing for a little while: one
+// removed or relinked meanwhile fails that write, whose message and the
+// code go back in the answer. A failure is never remembered, so a
+// directory made after it counts at once.
+const (
+	dirCheckLasts = 5 * time.Second
+	// maxCheckedDirs bounds what a client naming many directories can
+	// make the edge keep.
+	maxCheckedDirs = 64
+)
+
+// checkedDirs are the working directories that passed the check lately,
+// with when each pass lapses. The zero value is ready.
+type checkedDirs struct {
+	mu    sync.Mutex
+	until map[string]time.Time
+}
+
+// recent reports whether dir passed the check less than dirCheckLasts ago.
+func (c *checkedDirs) recent(dir string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	until, ok := c.until[dir]
+	return ok && time.Now().Before(until)
+}
+
+// passed records that dir passed the check now.
+func (c *checkedDirs) passed(dir string) {
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.until == nil {
+		c.until = make(map[string]time.Time)
+	}
+	if len(c.until) >= maxCheckedDirs {
+		for d, until := range c.until {
+			if !now.Before(until) {
+				delete(c.until, d)
+			}
+		}
+		if len(c.until) >= maxCheckedDirs {
+			clear(c.until)
+		}
+	}
+	c.until[dir] = now.Add(dirCheckLasts)
+}

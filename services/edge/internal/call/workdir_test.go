@@ -1,0 +1,142 @@
+package call
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/zenmcp/zen/services/edge/internal/files"
+	"github.com/zenmcp/zen/services/platform/reply"
+)
+
+// workdirRunner is a runner on one person's machine whose roots are home.
+func workdirRunner(home string) *Runner {
+	return NewRunner(Backends{}, nil, files.NewPolicy(files.Config{Home: home, Roots: []string{home}}),
+		DefaultOutputTokens, nil)
+}
+
+// checkDir is the refusal checkWorkingDirectory makes of dir, or "".
+func checkDir(r *Runner, dir string) string {
+	out := r.checkWorkingDirectory("chat", map[string]any{"working_directory_absolute_path": dir})
+	if out == nil {
+		return ""
+	}
+	return out.Reply.Content
+}
+
+func TestWorkingDirectoryPassLapses(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	wd := filepath.Join(home, "proj")
+	if err := os.Mkdir(wd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		r := workdirRunner(home)
+		if got := checkDir(r, wd); got != "" {
+			t.Fatalf("an existing directory was refused: %s", got)
+		}
+		if err := os.Remove(wd); err != nil {
+			t.Fatal(err)
+		}
+		if got := checkDir(r, wd); got != "" {
+			t.Errorf("within %v of passing, the check looked again: %s", dirCheckLasts, got)
+		}
+		time.Sleep(dirCheckLasts)
+		if got := checkDir(r, wd); !strings.Contains(got, "is not an existing directory") {
+			t.Errorf("after %v, a removed directory was not refused: %q", dirCheckLasts, got)
+		}
+	})
+}
+
+func TestWorkingDirectoryFailureIsNotKept(t *testing.T) {
+	t.Parallel()
+	home, outside := t.TempDir(), t.TempDir()
+	r := workdirRunner(home)
+	wd := filepath.Join(home, "later")
+	if got := checkDir(r, wd); !strings.Contains(got, "is not an existing directory") {
+		t.Fatalf("a missing directory was not refused: %q", got)
+	}
+	if err := os.Mkdir(wd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := checkDir(r, wd); got != "" {
+		t.Errorf("a directory made after its refusal is still refused: %s", got)
+	}
+	for range 2 {
+		if got := checkDir(r, outside); !strings.Contains(got, "outside the directories zen may read") {
+			t.Errorf("a directory outside the roots was not refused: %q", got)
+		}
+	}
+	if got := checkDir(r, "relative/dir"); !strings.Contains(got, "must be a FULL absolute path") {
+		t.Errorf("a relative directory was not refused: %q", got)
+	}
+}
+
+// TestWorkingDirectoryRelinkedAfterPassing: a working directory that passed
+// and is then made a link out of the roots passes the early check for a
+// while, but no code is written through it.
+func TestWorkingDirectoryRelinkedAfterPassing(t *testing.T) {
+	t.Parallel()
+	home, outside := t.TempDir(), t.TempDir()
+	wd := filepath.Join(home, "proj")
+	if err := os.Mkdir(wd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := workdirRunner(home)
+	if got := checkDir(r, wd); got != "" {
+		t.Fatalf("an existing directory was refused: %s", got)
+	}
+	if err := os.Remove(wd); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, wd); err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]any{"working_directory_absolute_path": wd}
+	if out := r.checkWorkingDirectory("chat", args); out != nil {
+		t.Fatalf("the check looked again within its window: %s", out.Reply.Content)
+	}
+	answer := &reply.Reply{Content: "answer"}
+	r.saveGeneratedCode(answer, args, "the code")
+	if !strings.Contains(answer.Content, "zen could not save the generated code") {
+		t.Errorf("the answer does not say the code was not saved:\n%s", answer.Content)
+	}
+	if _, err := os.Stat(filepath.Join(outside, GeneratedCodeFile)); err == nil {
+		t.Errorf("code was written outside the roots, through the relinked directory")
+	}
+}
+
+func TestCheckedDirsStayBounded(t *testing.T) {
+	t.Parallel()
+	var c checkedDirs
+	for i := range 3 * maxCheckedDirs {
+		c.passed(filepath.Join("/d", strconv.Itoa(i)))
+		if n := len(c.until); n > maxCheckedDirs {
+			t.Fatalf("after %d directories, %d are kept; want at most %d", i+1, n, maxCheckedDirs)
+		}
+	}
+	last := filepath.Join("/d", strconv.Itoa(3*maxCheckedDirs-1))
+	if !c.recent(last) {
+		t.Errorf("the directory passed last is not remembered")
+	}
+}
+
+// TestSharedServerLooksNothingUp: on a shared server the working directory
+// is on the client's disk; the edge neither looks it up nor keeps it.
+func TestSharedServerLooksNothingUp(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	r := NewRunner(Backends{}, nil, files.NewPolicy(files.Config{Home: home, Roots: []string{home},
+		Shared: "ZEN_AUTH_TOKENS_FILE names its clients"}), DefaultOutputTokens, nil)
+	if got := checkDir(r, "/on/the/clients/disk"); got != "" {
+		t.Errorf("a shared server refused a client's directory: %s", got)
+	}
+	if n := len(r.dirs.until); n != 0 {
+		t.Errorf("a shared server kept %d directories", n)
+	}
+}
