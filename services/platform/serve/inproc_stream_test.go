@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 	"testing"
 	"time"
 
@@ -191,14 +192,17 @@ func TestLocalDeadline(t *testing.T) {
 	_, conns := bothWays(t, testToken, testToken, srv)
 	got := map[string]saw{}
 	for name, conn := range conns {
-		// Long enough for the call to reach its handler on a loaded machine:
-		// one whose deadline passes first never does.
-		ctx, cancel := context.WithTimeout(t.Context(), callDeadline)
-		_, err := testgrpc.NewTestServiceClient(conn).UnaryCall(ctx, &testgrpc.SimpleRequest{})
-		cancel()
-		got[name] = saw{Code: grpcstatus.Code(err), HasDeadline: received(t, deadlines, name+": the handler")}
-		// Over the network the handler's own timer and the client's reset
-		// race, so it sees either; in-process it is always the deadline.
+		ctx := newCuedDeadline(t)
+		called := make(chan error, 1)
+		go func() {
+			_, err := testgrpc.NewTestServiceClient(conn).UnaryCall(ctx, &testgrpc.SimpleRequest{})
+			called <- err
+		}()
+		hasDeadline := received(t, deadlines, name+": the handler")
+		ctx.pass()
+		got[name] = saw{Code: grpcstatus.Code(received(t, called, name+": the call")), HasDeadline: hasDeadline}
+		// Over the network the client resets the stream, so the handler
+		// sees a cancellation; in-process it is always the deadline.
 		if herr := received(t, handlerSaw, name+": the handler's end"); name == "local" &&
 			!errors.Is(herr, context.DeadlineExceeded) {
 			t.Errorf("local: the handler saw %v, want its deadline", herr)
@@ -214,27 +218,62 @@ func TestLocalDeadline(t *testing.T) {
 // context, as a remote caller would; the handler finishes on its own.
 func TestLocalCallerDoesNotWaitForTheHandler(t *testing.T) {
 	t.Parallel()
-	release, finished := make(chan struct{}), make(chan struct{})
+	entered, release, finished := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	srv := &fakeTest{unary: func(context.Context, *testgrpc.SimpleRequest) (*testgrpc.SimpleResponse, error) {
 		defer close(finished)
+		close(entered)
 		<-release
 		return &testgrpc.SimpleResponse{}, nil
 	}}
 	g := NewGRPC()
 	testgrpc.RegisterTestServiceServer(g, srv)
-	ctx, cancel := context.WithTimeout(t.Context(), callDeadline)
-	defer cancel()
-	_, err := testgrpc.NewTestServiceClient(g.Local(Security{})).UnaryCall(ctx, &testgrpc.SimpleRequest{})
-	if grpcstatus.Code(err) != codes.DeadlineExceeded {
+	ctx := newCuedDeadline(t)
+	called := make(chan error, 1)
+	go func() {
+		_, err := testgrpc.NewTestServiceClient(g.Local(Security{})).UnaryCall(ctx, &testgrpc.SimpleRequest{})
+		called <- err
+	}()
+	received(t, entered, "the handler's start")
+	ctx.pass()
+	if err := received(t, called, "the call"); grpcstatus.Code(err) != codes.DeadlineExceeded {
 		t.Errorf("call = %v, want DeadlineExceeded", err)
 	}
 	close(release)
 	received(t, finished, "the handler")
 }
 
-// callDeadline is the deadline of calls that must reach their handler and
-// then run out of time there.
-const callDeadline = 300 * time.Millisecond
+// cuedDeadline is a call's context with a deadline that passes when the
+// test says (pass), once the call has reached its handler: a real timer
+// short enough to keep the test quick could fire, on a loaded machine,
+// before the call reached its handler, which then never ran. Its deadline
+// is far off, so only pass ends the call; then Err is DeadlineExceeded, as
+// when a timer fires.
+type cuedDeadline struct {
+	context.Context // the values; none end it
+	at              time.Time
+	done            chan struct{}
+	once            sync.Once
+}
+
+func newCuedDeadline(t *testing.T) *cuedDeadline {
+	return &cuedDeadline{Context: context.WithoutCancel(t.Context()), at: time.Now().Add(time.Hour),
+		done: make(chan struct{})}
+}
+
+func (c *cuedDeadline) Deadline() (time.Time, bool) { return c.at, true }
+func (c *cuedDeadline) Done() <-chan struct{}       { return c.done }
+
+func (c *cuedDeadline) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// pass lets the deadline pass.
+func (c *cuedDeadline) pass() { c.once.Do(func() { close(c.done) }) }
 
 // received waits for what ch gives, failing the test rather than hanging
 // when it never comes (what names it).
