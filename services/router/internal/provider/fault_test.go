@@ -3,7 +3,9 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,8 +16,7 @@ import (
 // circuit breaker should give them.
 func TestFailuresSayWhomTheyAreAbout(t *testing.T) {
 	t.Parallel()
-	refusing := fakemodel.Start()
-	refusing.Close()
+	refusing := refusingURL(t)
 	tests := []struct {
 		name  string
 		reply fakemodel.Reply
@@ -50,7 +51,7 @@ func TestFailuresSayWhomTheyAreAbout(t *testing.T) {
 	}
 	t.Run("refused connection", func(t *testing.T) {
 		t.Parallel()
-		if got := faultOf(t, NewCompat("OpenAI", refusing.URL(), "k", hc)); got != FaultProvider {
+		if got := faultOf(t, NewCompat("OpenAI", refusing, "k", hc)); got != FaultProvider {
 			t.Errorf("fault = %d, want the provider's (%d)", got, FaultProvider)
 		}
 	})
@@ -63,6 +64,27 @@ func TestFailuresSayWhomTheyAreAbout(t *testing.T) {
 			t.Errorf("fault = %d, want the request's (%d)", got, FaultRequest)
 		}
 	})
+}
+
+// refusingURL is a base URL on loopback whose connections are refused for
+// the whole test: its port is bound to a socket that never listens, so no
+// listener of a parallel test can take it, as one could the port of a
+// server that was started and closed.
+func refusingURL(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/v1", sa.(*syscall.SockaddrInet4).Port)
 }
 
 // faultOf makes one streamed call that must fail, and returns its fault.
