@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/zenmcp/zen/services/platform/auth"
+	"github.com/zenmcp/zen/services/platform/refused"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -87,12 +88,7 @@ func TestCheckAllNamesTheRole(t *testing.T) {
 	healthpb.RegisterHealthServer(srv, hs)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadAddr := closed.Addr().String()
-	closed.Close()
+	deadAddr := refused.Addr(t)
 
 	for _, tc := range []struct {
 		name, addr, wantReason string

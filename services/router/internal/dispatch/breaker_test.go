@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/fakemodel"
+	"github.com/zenmcp/zen/services/platform/refused"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"github.com/zenmcp/zen/services/router/internal/catalogue"
 	"github.com/zenmcp/zen/services/router/internal/provider"
@@ -174,8 +175,7 @@ func TestABrokenModelLeavesItsProvidersOtherModelsServing(t *testing.T) {
 
 func TestProviderWideFaultsRestTheWholeProvider(t *testing.T) {
 	t.Parallel()
-	closed := fakemodel.Start()
-	closed.Close() // its address now refuses connections
+	refusing := "http://" + refused.Addr(t) + "/v1"
 	faults := []struct {
 		name    string
 		reply   fakemodel.Reply
@@ -184,7 +184,7 @@ func TestProviderWideFaultsRestTheWholeProvider(t *testing.T) {
 		{"401", fakemodel.Reply{Status: http.StatusUnauthorized, Message: "Incorrect API key provided"}, ""},
 		{"403", fakemodel.Reply{Status: http.StatusForbidden}, ""},
 		{"timeouts on every model", fakemodel.Reply{Status: http.StatusGatewayTimeout}, ""},
-		{"refused connections", fakemodel.Reply{}, closed.URL()},
+		{"refused connections", fakemodel.Reply{}, refusing},
 	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {

@@ -3,20 +3,19 @@ package provider
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/fakemodel"
+	"github.com/zenmcp/zen/services/platform/refused"
 )
 
 // TestFailuresSayWhomTheyAreAbout: each client's errors carry the scope a
 // circuit breaker should give them.
 func TestFailuresSayWhomTheyAreAbout(t *testing.T) {
 	t.Parallel()
-	refusing := refusingURL(t)
+	refusing := "http://" + refused.Addr(t) + "/v1"
 	tests := []struct {
 		name  string
 		reply fakemodel.Reply
@@ -64,27 +63,6 @@ func TestFailuresSayWhomTheyAreAbout(t *testing.T) {
 			t.Errorf("fault = %d, want the request's (%d)", got, FaultRequest)
 		}
 	})
-}
-
-// refusingURL is a base URL on loopback whose connections are refused for
-// the whole test: its port is bound to a socket that never listens, so no
-// listener of a parallel test can take it, as one could the port of a
-// server that was started and closed.
-func refusingURL(t *testing.T) string {
-	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = syscall.Close(fd) })
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	sa, err := syscall.Getsockname(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d/v1", sa.(*syscall.SockaddrInet4).Port)
 }
 
 // faultOf makes one streamed call that must fail, and returns its fault.
