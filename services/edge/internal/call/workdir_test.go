@@ -140,3 +140,33 @@ func TestSharedServerLooksNothingUp(t *testing.T) {
 		t.Errorf("a shared server kept %d directories", n)
 	}
 }
+
+// BenchmarkWorkingDirectoryCheck: the check of a working directory as a
+// continued call makes it, looked up on disk and passed lately. The
+// benchmark's directory lies as deep as the test's temporary directories.
+//
+//	go test -run '^$' -bench WorkingDirectoryCheck ./services/edge/internal/call
+func BenchmarkWorkingDirectoryCheck(b *testing.B) {
+	home := b.TempDir()
+	wd := filepath.Join(home, "proj")
+	if err := os.Mkdir(wd, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	args := map[string]any{"working_directory_absolute_path": wd}
+	for _, bc := range []struct {
+		name   string
+		forget bool
+	}{{"looked-up", true}, {"passed-lately", false}} {
+		b.Run(bc.name, func(b *testing.B) {
+			r := workdirRunner(home)
+			for b.Loop() {
+				if bc.forget {
+					r.dirs = checkedDirs{}
+				}
+				if out := r.checkWorkingDirectory("chat", args); out != nil {
+					b.Fatal(out.Reply.Content)
+				}
+			}
+		})
+	}
+}
