@@ -45,10 +45,10 @@ func (r *Runner) retryMemory(ctx context.Context, rpc string,
 				r.logger.WarnContext(ctx, "memory unavailable; retrying", "rpc", rpc, "err", err)
 			}
 			last = err
-		case last != nil && (ctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded):
+		case last != nil && outOfTime(ctx):
 			// Out of time after memory was unavailable: that is the reason to
-			// report. The server's copy of the deadline can expire before
-			// ours, so its DeadlineExceeded counts as running out too.
+			// report. gRPC answers DeadlineExceeded as soon as the deadline
+			// has passed by the clock, before ctx's own timer has run.
 			return last
 		default:
 			return err
@@ -63,4 +63,10 @@ func (r *Runner) retryMemory(ctx context.Context, rpc string,
 		backoff = min(2*backoff, time.Second)
 		opts = []grpc.CallOption{grpc.WaitForReady(true)}
 	}
+}
+
+// outOfTime reports whether ctx has ended or its deadline has passed.
+func outOfTime(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ctx.Err() != nil || ok && !time.Now().Before(d)
 }

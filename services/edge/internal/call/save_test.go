@@ -13,6 +13,7 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/edge/internal/files"
 	"github.com/zenmcp/zen/services/platform/reply"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -114,13 +115,12 @@ func TestSaveRetriesUnavailable(t *testing.T) {
 			},
 		},
 		{
-			// A server's deadline timer can fire before the client's: memory
-			// answers DeadlineExceeded while the call's context is still live.
-			name:     "memory's deadline fires first after Unavailable",
+			// With time left, memory's own DeadlineExceeded is its answer.
+			name:     "memory ran out of time after Unavailable",
 			existing: true,
 			fail:     map[string][]codes.Code{"AppendTurns": {codes.Unavailable, codes.DeadlineExceeded}},
 			want: saved{
-				Error:    lost + ": zen's memory is unavailable right now",
+				Error:    lost + ": zen's memory did not answer in time",
 				Attempts: map[string]int{"AppendTurns": 2},
 			},
 		},
@@ -186,5 +186,54 @@ func chatResult(t *testing.T) *executorv1.ToolResult {
 			{Role: memoryv1.Role_ROLE_USER, Content: "the question"},
 			{Role: memoryv1.Role_ROLE_ASSISTANT, Content: "the answer"},
 		},
+	}
+}
+
+// lateTimer is a call's context whose deadline the test moves into the
+// past while Done stays open: a context whose timer has not run yet, as on
+// a loaded machine, when gRPC already answers DeadlineExceeded by the clock.
+type lateTimer struct {
+	context.Context
+	mu sync.Mutex
+	at time.Time
+}
+
+func (c *lateTimer) Deadline() (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.at, true
+}
+
+// lapse moves the deadline just past.
+func (c *lateTimer) lapse() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at = time.Now().Add(-time.Millisecond)
+}
+
+// TestSaveReportsUnavailableWhenTheClockRanOut: memory was unavailable, and
+// by the next attempt the call's deadline had passed by the clock before
+// its context ended: gRPC answers that attempt DeadlineExceeded itself.
+// The reason to report is still that memory was unavailable. (Under load,
+// this made TestSaveRetriesUnavailable's last case fail now and then.)
+func TestSaveReportsUnavailableWhenTheClockRanOut(t *testing.T) {
+	t.Parallel()
+	// Sooner than saveWindow, so that the call's own deadline is the one
+	// the attempts run under.
+	ctx := &lateTimer{Context: t.Context(), at: time.Now().Add(saveWindow / 2)}
+	mem := &flakyMemory{fail: map[string][]codes.Code{"AppendTurns": {codes.Unavailable}}, always: true,
+		attempts: map[string]int{}}
+	client := dialMemory(t, mem)
+	r := NewRunner(Backends{Memory: client}, nil, files.Policy{}, DefaultOutputTokens, slog.New(slog.DiscardHandler))
+	attempts := 0
+	err := r.retryMemory(ctx, "AppendTurns", func(c context.Context, opts ...grpc.CallOption) error {
+		if attempts++; attempts == 2 {
+			ctx.lapse()
+		}
+		_, err := client.AppendTurns(c, &memoryv1.AppendTurnsRequest{}, opts...)
+		return err
+	})
+	if diff := cmp.Diff(saveFailure(status.Error(codes.Unavailable, "")), saveFailure(err)); diff != "" {
+		t.Errorf("after %d attempts, the reason (-want +got):\n%s", attempts, diff)
 	}
 }
