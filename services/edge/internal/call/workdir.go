@@ -13,7 +13,8 @@ import (
 // checkWorkingDirectory requires an absolute working directory and, where
 // zen writes into it (one person's machine), one that exists inside the
 // roots. On a shared server it is the client's directory, on the client's
-// disk: only a name here, never looked up.
+// disk: only a name here, never looked up. A directory that passed is not
+// looked up again for dirCheckLasts.
 func (r *Runner) checkWorkingDirectory(tool string, args map[string]any) *Outcome {
 	wd, ok := args["working_directory_absolute_path"].(string)
 	if !ok {
@@ -32,8 +33,8 @@ func (r *Runner) checkWorkingDirectory(tool string, args map[string]any) *Outcom
 		return ptr(toolError(tool, "Error: working_directory_absolute_path: "+err.Error(), nil))
 	}
 	if info, err := os.Stat(resolved); err != nil || !info.IsDir() {
-		return ptr(toolError(tool, fmt.Sprintf("Error: working_directory_absolute_path %q is not an existing directory; "+
-			"pass the project directory's absolute path", wd), nil))
+		return ptr(toolError(tool, fmt.Sprintf("Error: working_directory_absolute_path %q is not an existing "+
+			"directory; pass the project directory's absolute path", wd), nil))
 	}
 	r.dirs.passed(p)
 	return nil
@@ -49,9 +50,10 @@ func (r *Runner) checkWorkingDirectory(tool string, args map[string]any) *Outcom
 // directory made after it counts at once.
 const (
 	dirCheckLasts = 5 * time.Second
-	// maxCheckedDirs bounds what a client naming many directories can
-	// make the edge keep.
-	maxCheckedDirs = 64
+	// maxCheckedDirs and maxCheckedDirLen bound what a client naming many,
+	// or long, directories can make the edge keep.
+	maxCheckedDirs   = 64
+	maxCheckedDirLen = 4096 // PATH_MAX on Linux
 )
 
 // checkedDirs are the working directories that passed the check lately,
@@ -72,20 +74,23 @@ func (c *checkedDirs) recent(dir string) bool {
 // passed records that dir passed the check now.
 func (c *checkedDirs) passed(dir string) {
 	now := time.Now()
+	if len(dir) > maxCheckedDirLen {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.until == nil {
 		c.until = make(map[string]time.Time)
 	}
+	// Lapsed passes go now, not when the map fills, which a quiet edge
+	// would never reach.
+	for d, until := range c.until {
+		if !now.Before(until) {
+			delete(c.until, d)
+		}
+	}
 	if len(c.until) >= maxCheckedDirs {
-		for d, until := range c.until {
-			if !now.Before(until) {
-				delete(c.until, d)
-			}
-		}
-		if len(c.until) >= maxCheckedDirs {
-			clear(c.until)
-		}
+		clear(c.until)
 	}
 	c.until[dir] = now.Add(dirCheckLasts)
 }

@@ -126,6 +126,27 @@ func TestCheckedDirsStayBounded(t *testing.T) {
 	}
 }
 
+// TestCheckedDirsForgetLapsedPasses: a pass that lapsed is dropped by the
+// next one, full or not, and a name longer than a path can be is never
+// kept, so a quiet edge holds no more than a few short names.
+func TestCheckedDirsForgetLapsedPasses(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var c checkedDirs
+		c.passed("/old")
+		time.Sleep(dirCheckLasts)
+		c.passed("/new")
+		if _, kept := c.until["/old"]; kept {
+			t.Errorf("a lapsed pass is still kept beside a new one")
+		}
+		long := "/proj" + strings.Repeat("/.", maxCheckedDirLen)
+		c.passed(long)
+		if c.recent(long) {
+			t.Errorf("a name of %d bytes was kept", len(long))
+		}
+	})
+}
+
 // TestSharedServerLooksNothingUp: on a shared server the working directory
 // is on the client's disk; the edge neither looks it up nor keeps it.
 func TestSharedServerLooksNothingUp(t *testing.T) {
