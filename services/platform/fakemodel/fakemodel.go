@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zenmcp/zen/services/platform/refused"
 )
 
 // Reply is what the server answers to one request.
@@ -151,6 +153,10 @@ func (s *Server) Close() { s.srv.Close() }
 
 // URL is the base URL a client is configured with, ending in /v1.
 func (s *Server) URL() string { return s.srv.URL + "/v1" }
+
+// RefusingURL is a base URL shaped as URL's whose connections are refused
+// until tb ends (see package refused).
+func RefusingURL(tb testing.TB) string { return "http://" + refused.Addr(tb) + "/v1" }
 
 // SetReply decides the answer to every later request.
 func (s *Server) SetReply(f func(Request) Reply) {

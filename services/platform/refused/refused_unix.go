@@ -13,7 +13,14 @@ import (
 // can take it.
 func Addr(t testing.TB) string {
 	t.Helper()
+	// Close-on-exec, set under the fork lock as package net does, so that
+	// no process a test starts inherits the socket.
+	syscall.ForkLock.RLock()
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fd)
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		t.Fatalf("refused: socket: %v", err)
 	}

@@ -255,11 +255,17 @@ type cuedDeadline struct {
 	once            sync.Once
 }
 
+// newCuedDeadline returns a cued deadline that passes, at the latest, when
+// t ends: a test that fails before its cue leaves no call waiting an hour.
 func newCuedDeadline(t *testing.T) *cuedDeadline {
-	return &cuedDeadline{Context: context.WithoutCancel(t.Context()), at: time.Now().Add(time.Hour),
+	c := &cuedDeadline{Context: context.WithoutCancel(t.Context()), at: time.Now().Add(time.Hour),
 		done: make(chan struct{})}
+	t.Cleanup(c.pass)
+	return c
 }
 
+// Deadline stays an hour off after pass, where a real deadline would be
+// past: the transports read it when a call starts, before the cue.
 func (c *cuedDeadline) Deadline() (time.Time, bool) { return c.at, true }
 func (c *cuedDeadline) Done() <-chan struct{}       { return c.done }
 

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/fakemodel"
-	"github.com/zenmcp/zen/services/platform/refused"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"github.com/zenmcp/zen/services/router/internal/catalogue"
 	"github.com/zenmcp/zen/services/router/internal/provider"
@@ -175,7 +174,7 @@ func TestABrokenModelLeavesItsProvidersOtherModelsServing(t *testing.T) {
 
 func TestProviderWideFaultsRestTheWholeProvider(t *testing.T) {
 	t.Parallel()
-	refusing := "http://" + refused.Addr(t) + "/v1"
+	refusing := fakemodel.RefusingURL(t)
 	faults := []struct {
 		name    string
 		reply   fakemodel.Reply

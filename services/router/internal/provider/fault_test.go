@@ -8,14 +8,13 @@ import (
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/fakemodel"
-	"github.com/zenmcp/zen/services/platform/refused"
 )
 
 // TestFailuresSayWhomTheyAreAbout: each client's errors carry the scope a
 // circuit breaker should give them.
 func TestFailuresSayWhomTheyAreAbout(t *testing.T) {
 	t.Parallel()
-	refusing := "http://" + refused.Addr(t) + "/v1"
+	refusing := fakemodel.RefusingURL(t)
 	tests := []struct {
 		name  string
 		reply fakemodel.Reply
