@@ -290,53 +290,96 @@ func TestSIGTERMCutsACallPastTheDrainTimeout(t *testing.T) {
 	t.Parallel()
 	for _, s := range []struct {
 		name  string
-		start func(*testing.T, map[string]string) (*mcp.ClientSession, func() *os.Process, func() error)
+		start func(*testing.T, map[string]string) drainedZen
 	}{{"serve", startServeProc}, {"stdio", startStdioProc}} {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
 			fake := newGatedModel(t)
-			cs, process, exited := s.start(t, mergeEnv(fakeEnv(fake.Server), map[string]string{"ZEN_DRAIN_TIMEOUT": "1s"}))
+			z := s.start(t, mergeEnv(fakeEnv(fake.Server), map[string]string{"ZEN_DRAIN_TIMEOUT": "1s"}))
 			marker := stallMarker + uuid.NewString()
-			errc := make(chan error, 1)
+			ended := make(chan string, 1) // how the call ended, or "" when it failed
 			go func() {
-				_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "chat", Arguments: map[string]any{
+				res, err := z.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "chat", Arguments: map[string]any{
 					"prompt": marker, "working_directory_absolute_path": t.TempDir(), "model": "llama3.2"}})
-				errc <- err
+				ended <- describeEnd(res, err)
 			}()
-			fake.waitArrived(t, marker)
-			if err := process().Signal(syscall.SIGTERM); err != nil {
+			// A call that ends before it reaches the model says why at once,
+			// not after the wait.
+			waitFor(t, 20*time.Second, "a model request for "+marker, func() bool {
+				select {
+				case how := <-ended:
+					t.Fatalf("the call ended before its model request: %s\nzen's log:\n%s", how, z.log())
+				default:
+				}
+				return fake.find(marker, false)
+			})
+			if err := z.process().Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
 			fake.waitCancelled(t, marker)
-			if err := recv(t, "the cut call to end", errc); err == nil {
-				t.Error("a call cut at the drain timeout returned a result")
+			if how := recv(t, "the cut call to end", ended); !strings.HasPrefix(how, "failed:") {
+				t.Errorf("a call cut at the drain timeout returned %s", how)
 			}
-			if err := exited(); err != nil {
-				t.Errorf("zen exited with %v after SIGTERM, want 0", err)
+			if err := z.exited(); err != nil {
+				t.Errorf("zen exited with %v after SIGTERM, want 0\nzen's log:\n%s", err, z.log())
 			}
 		})
 	}
 }
 
-// startServeProc runs zen serve and returns a session, its process, and a
-// wait for its exit.
-func startServeProc(t *testing.T, env map[string]string) (*mcp.ClientSession, func() *os.Process, func() error) {
-	p := startZen(t, env, []string{"mcp"}, serveArgs()...)
-	cs := connectHTTP(t, "http://"+p.addr("mcp")+"/mcp")
-	return cs, func() *os.Process { return p.cmd.Process }, func() error { return recv(t, "zen to exit", p.done) }
+// describeEnd says how a tool call ended: "failed: " and its error, or its
+// result.
+func describeEnd(res *mcp.CallToolResult, err error) string {
+	if err != nil {
+		return "failed: " + err.Error()
+	}
+	var text strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	return fmt.Sprintf("a result (error %v): %s", res.IsError, text.String())
 }
 
-// startStdioProc runs zen stdio as startServeProc runs zen serve.
-func startStdioProc(t *testing.T, env map[string]string) (*mcp.ClientSession, func() *os.Process, func() error) {
+// drainedZen is a zen under test with its MCP session, for tests that stop
+// it: its process, a wait for its exit, and what it logged.
+type drainedZen struct {
+	session *mcp.ClientSession
+	process func() *os.Process
+	exited  func() error
+	log     func() string
+}
+
+// startServeProc runs zen serve.
+func startServeProc(t *testing.T, env map[string]string) drainedZen {
+	p := startZen(t, env, []string{"mcp"}, serveArgs()...)
+	return drainedZen{
+		session: connectHTTP(t, "http://"+p.addr("mcp")+"/mcp"),
+		process: func() *os.Process { return p.cmd.Process },
+		exited:  func() error { return recv(t, "zen to exit", p.done) },
+		log:     p.logText,
+	}
+}
+
+// startStdioProc runs zen stdio.
+func startStdioProc(t *testing.T, env map[string]string) drainedZen {
 	cmd := exec.Command(zenBin, "stdio")
 	cmd.Env, cmd.Dir = baseEnv(t, env), t.TempDir()
+	log := &logBuffer{}
+	cmd.Stderr = log
 	cs := connect(t, &mcp.CommandTransport{Command: cmd})
-	return cs, func() *os.Process { return cmd.Process }, func() error {
-		_ = cs.Close() // waits for the process
-		if !cmd.ProcessState.Success() {
-			return fmt.Errorf("%v", cmd.ProcessState)
-		}
-		return nil
+	return drainedZen{
+		session: cs,
+		process: func() *os.Process { return cmd.Process },
+		exited: func() error {
+			_ = cs.Close() // waits for the process
+			if !cmd.ProcessState.Success() {
+				return fmt.Errorf("%v", cmd.ProcessState)
+			}
+			return nil
+		},
+		log: log.String,
 	}
 }
 
