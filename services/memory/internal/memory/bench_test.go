@@ -200,3 +200,35 @@ func BenchmarkStoreAppend(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPrepare prepares a call that continues a chat thread of 50
+// turns of 1 and 2 KB without files, as the edge asks before every
+// continued call, with the thread's turns in the cache.
+//
+//	go test -run '^$' -bench Prepare -benchmem ./services/memory/internal/memory
+func BenchmarkPrepare(b *testing.B) {
+	for _, be := range backends() {
+		b.Run(be.name, func(b *testing.B) {
+			svc := memory.NewService(be.open(b), time.Hour, 60)
+			ctx := context.Background()
+			text := sourceText(b, 75_000)
+			th, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: exchange(text[:1000], text[1000:3000])})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 1; i < 25; i++ {
+				if _, err := svc.Append(ctx, th.ID, "", "", exchange(text[i*3000:i*3000+1000], text[i*3000+1000:i*3000+3000]),
+					nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			window := &memory.ModelWindow{Model: "gpt-5", ContextWindow: 400_000}
+			latency.Measure(b, 0, func() {
+				p, err := svc.Prepare(ctx, th.ID, "", "chat", window)
+				if err != nil || p.History == nil || len(p.History.Turns) != 50 {
+					b.Fatalf("prepare: %v, history %+v", err, p.History)
+				}
+			})
+		})
+	}
+}

@@ -71,9 +71,15 @@ func (s *Service) SelectHistory(ctx context.Context, id, clientID string, p Sele
 
 // selectFrom is SelectHistory over a thread and its chain already read.
 func (s *Service) selectFrom(ctx context.Context, t *Thread, chain []*Thread, p SelectParams) (Selection, error) {
-	var turns []Turn
-	for _, c := range chain {
-		turns = append(turns, c.Turns...)
+	// A thread without ancestors, the usual case, selects from its own
+	// turns, which Get copied for the caller: copying them again was one
+	// more allocation of every turn per call.
+	turns := chain[len(chain)-1].Turns
+	if len(chain) > 1 {
+		turns = nil
+		for _, c := range chain {
+			turns = append(turns, c.Turns...)
+		}
 	}
 	sel := Selection{Thread: t, Total: len(turns), Encoding: tokens.EncodingFor(p.Model), HistoryBudget: p.Budget}
 	if p.ContextWindow > 0 {
