@@ -28,7 +28,8 @@ type HistoryFile struct {
 	turn    int // index of the turn that last referenced it
 }
 
-// Selection is the part of a thread's history that fits its budgets.
+// Selection is the part of a thread's history that fits its budgets. Its
+// Turns may share memory with Thread.Turns: both are read only.
 type Selection struct {
 	Thread        *Thread
 	Turns         []Turn // oldest first, across the thread's chain
