@@ -333,13 +333,7 @@ func describeEnd(res *mcp.CallToolResult, err error) string {
 	if err != nil {
 		return "failed: " + err.Error()
 	}
-	var text strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			text.WriteString(tc.Text)
-		}
-	}
-	return fmt.Sprintf("a result (error %v): %s", res.IsError, text.String())
+	return fmt.Sprintf("a result (error %v): %s", res.IsError, text(res))
 }
 
 // drainedZen is a zen under test with its MCP session, for tests that stop

@@ -14,9 +14,9 @@
 // the headers and _meta that version requires, and nothing the SDK would
 // refuse or read otherwise. A call that asks for progress (a progress
 // token) gets its notifications as events on its answer's stream, as the
-// SDK's session sends them (mcpserver.WithProgressSink), then its answer. Everything else, the handshake, lists,
-// resources, batches and every malformed request, goes to the SDK, which
-// answers as it always has.
+// SDK's session sends them (mcpserver.WithProgressSink), then its answer.
+// Everything else, the handshake, lists, resources, batches and every
+// malformed request, goes to the SDK, which answers as it always has.
 //
 // The reply is the SDK's, to the byte: its encoders' bytes (reply.go
 // writes zen's plain results in one pass: FuzzPlainAnswer), its SSE
