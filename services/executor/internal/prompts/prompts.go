@@ -13,12 +13,29 @@ var files embed.FS
 // fixed at build time, so a missing name is a programming error caught by
 // the package tests.
 func Text(name string) string {
-	b, err := files.ReadFile("text/" + name + ".txt")
-	if err != nil {
+	t, ok := texts[name]
+	if !ok {
 		panic(fmt.Sprintf("prompts: no prompt %q", name))
 	}
-	return strings.TrimRight(string(b), "\n")
+	return t
 }
+
+// texts are the prompts by name, read once: every call reads several.
+var texts = func() map[string]string {
+	entries, err := files.ReadDir("text")
+	if err != nil {
+		panic(err)
+	}
+	m := make(map[string]string, len(entries))
+	for _, e := range entries {
+		b, err := files.ReadFile("text/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		m[strings.TrimSuffix(e.Name(), ".txt")] = strings.TrimRight(string(b), "\n")
+	}
+	return m
+}()
 
 // System returns a tool's system prompt, with the LOCALE line first when a
 // locale is set.
@@ -32,6 +49,6 @@ func System(name, locale string) string {
 
 // Has tells whether a prompt of that name is built in.
 func Has(name string) bool {
-	_, err := files.ReadFile("text/" + name + ".txt")
-	return err == nil
+	_, ok := texts[name]
+	return ok
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
@@ -15,6 +16,7 @@ import (
 // so the model reads the file once, as it is now, with the new request.
 func History(c *executorv1.Conversation, current []*executorv1.FileContent) string {
 	var b strings.Builder
+	b.Grow(historySize(c))
 	// Turns so far, then "This is turn N+1" at the end: one count, never
 	// a header that reads as the turn the new input is.
 	fmt.Fprintf(&b, "=== CONVERSATION HISTORY (CONTINUATION) ===\nThread: %s\nTool: %s\n"+
@@ -35,7 +37,11 @@ func History(c *executorv1.Conversation, current []*executorv1.FileContent) stri
 	b.WriteString("Previous conversation turns:\n")
 	first := int(c.GetOmittedTurns()) + 1
 	for i, t := range c.GetTurns() {
-		fmt.Fprintf(&b, "\n--- Turn %d (%s) ---\n", first+i, turnLabel(t))
+		b.WriteString("\n--- Turn ")
+		b.WriteString(strconv.Itoa(first + i))
+		b.WriteString(" (")
+		writeTurnLabel(&b, t)
+		b.WriteString(") ---\n")
 		if files := t.GetFiles(); len(files) > 0 {
 			paths := make([]string, len(files))
 			for j, f := range files {
@@ -77,25 +83,38 @@ func historyFiles(files, current []*executorv1.FileContent) string {
 	return b.String()
 }
 
-// turnLabel names who spoke: the agent for user turns, the model (with the
-// tool and provider) for assistant turns.
-func turnLabel(t *memoryv1.Turn) string {
-	var label string
+// historySize is about what History writes, so its builder grows once:
+// the turns' contents and labels, the files, and room for the headers.
+func historySize(c *executorv1.Conversation) int {
+	n := 1024
+	for _, t := range c.GetTurns() {
+		n += len(t.GetContent()) + len(t.GetModelName()) + len(t.GetToolName()) + len(t.GetModelProvider()) + 64
+	}
+	for _, f := range c.GetFiles() {
+		n += len(f.GetContent()) + len(f.GetPath()) + 256
+	}
+	return n
+}
+
+// writeTurnLabel names who spoke: the agent for user turns, the model
+// (with the tool and provider) for assistant turns.
+func writeTurnLabel(b *strings.Builder, t *memoryv1.Turn) {
 	switch {
 	case t.GetRole() == memoryv1.Role_ROLE_USER:
-		label = "Agent"
+		b.WriteString("Agent")
 	case t.GetModelName() != "":
-		label = t.GetModelName()
+		b.WriteString(t.GetModelName())
 	default:
-		label = "Assistant"
+		b.WriteString("Assistant")
 	}
 	if t.GetToolName() != "" {
-		label += " using " + t.GetToolName()
+		b.WriteString(" using ")
+		b.WriteString(t.GetToolName())
 	}
 	if t.GetRole() == memoryv1.Role_ROLE_ASSISTANT && t.GetModelProvider() != "" {
-		label += " via " + t.GetModelProvider()
+		b.WriteString(" via ")
+		b.WriteString(t.GetModelProvider())
 	}
-	return label
 }
 
 // Turns renders turns on their own, labelled as in History, for prompts
@@ -103,7 +122,11 @@ func turnLabel(t *memoryv1.Turn) string {
 func Turns(turns []*memoryv1.Turn) string {
 	var b strings.Builder
 	for _, t := range turns {
-		fmt.Fprintf(&b, "\n--- %s ---\n%s\n", turnLabel(t), t.GetContent())
+		b.WriteString("\n--- ")
+		writeTurnLabel(&b, t)
+		b.WriteString(" ---\n")
+		b.WriteString(t.GetContent())
+		b.WriteString("\n")
 	}
 	return b.String()
 }
