@@ -29,26 +29,34 @@ func toProtoTurns(turns []memory.Turn) []*memoryv1.Turn {
 // historyTurns converts turns for a model's history: a workflow's state is
 // the executor's to read once, through PrepareCall, not with every turn.
 func historyTurns(turns []memory.Turn) []*memoryv1.Turn {
-	return convertTurns(turns, func(*memory.Turn) bool { return true })
+	return convertTurns(turns, false)
 }
 
-// convertTurns converts turns, with the model metadata of those metadata
-// accepts.
-func convertTurns(turns []memory.Turn, metadata func(*memory.Turn) bool) []*memoryv1.Turn {
+// convertTurns converts turns, in one allocation. For a call (forCall)
+// it leaves out what the call's prompt never reads: the timestamps, and
+// the model metadata but for the workflow state that threads written
+// before Turn.workflow_state existed keep there. Converting every turn's
+// metadata was a sixth of PrepareCall.
+func convertTurns(turns []memory.Turn, forCall bool) []*memoryv1.Turn {
 	out := make([]*memoryv1.Turn, len(turns))
-	for i, t := range turns {
-		files := make([]*memoryv1.FileRef, len(t.Files))
-		for j, f := range t.Files {
-			files[j] = toProtoFileRef(f)
+	converted := make([]memoryv1.Turn, len(turns))
+	for i := range turns {
+		t, c := &turns[i], &converted[i]
+		c.Role, c.Content, c.Images = memoryv1.Role(t.Role), t.Content, t.Images
+		c.ToolName, c.ModelProvider, c.ModelName = t.ToolName, t.ModelProvider, t.ModelName
+		if len(t.Files) > 0 {
+			c.Files = make([]*memoryv1.FileRef, len(t.Files))
+			for j, f := range t.Files {
+				c.Files[j] = toProtoFileRef(f)
+			}
 		}
-		out[i] = &memoryv1.Turn{
-			Role: memoryv1.Role(t.Role), Content: t.Content, Timestamp: timestamppb.New(t.Timestamp),
-			Files: files, Images: t.Images, ToolName: t.ToolName, ModelProvider: t.ModelProvider,
-			ModelName: t.ModelName,
+		if !forCall {
+			c.Timestamp = timestamppb.New(t.Timestamp)
 		}
-		if metadata(&t) {
-			out[i].ModelMetadata = toStruct(t.ModelMetadata)
+		if _, legacy := t.ModelMetadata["workflow"]; !forCall || legacy {
+			c.ModelMetadata = toStruct(t.ModelMetadata)
 		}
+		out[i] = c
 	}
 	return out
 }

@@ -56,14 +56,9 @@ func fromProtoWindow(w *memoryv1.ModelWindow) memory.ModelWindow {
 	return memory.ModelWindow{Model: w.GetModel(), ContextWindow: int64(w.GetContextWindow())}
 }
 
-// callTurns are historyTurns for the call about to run, which reads no
-// model_metadata from its history (usage and the like are for people
-// inspecting a thread) except the workflow state that threads written
-// before Turn.workflow_state existed keep there: converting every turn's
-// metadata was a sixth of PrepareCall.
+// callTurns are the history's turns as the call about to run reads them
+// (convertTurns): usage, timestamps and the like are for people
+// inspecting a thread.
 func callTurns(turns []memory.Turn) []*memoryv1.Turn {
-	return convertTurns(turns, func(t *memory.Turn) bool {
-		_, legacy := t.ModelMetadata["workflow"]
-		return legacy
-	})
+	return convertTurns(turns, true)
 }

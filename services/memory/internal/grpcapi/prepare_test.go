@@ -235,11 +235,11 @@ func TestAppendAtTheLimitAnswersTheRemainingTurns(t *testing.T) {
 	}
 }
 
-// TestPrepareCallHistoryCarriesOnlyLegacyWorkflowMetadata: a call reads no
-// model_metadata from its history except the workflow state that threads
-// written before Turn.workflow_state existed keep there; a thread read for
-// inspection keeps all of it.
-func TestPrepareCallHistoryCarriesOnlyLegacyWorkflowMetadata(t *testing.T) {
+// TestPrepareCallHistoryCarriesOnlyWhatACallReads: a call reads no
+// timestamps and no model_metadata from its history, except the workflow
+// state that threads written before Turn.workflow_state existed keep
+// there; a thread read for inspection keeps all of it.
+func TestPrepareCallHistoryCarriesOnlyWhatACallReads(t *testing.T) {
 	t.Parallel()
 	srv := New(memory.NewService(memstore.New(), time.Hour, 10), slog.New(slog.DiscardHandler))
 	ctx := auth.WithClient(t.Context(), "alice")
@@ -281,5 +281,18 @@ func TestPrepareCallHistoryCarriesOnlyLegacyWorkflowMetadata(t *testing.T) {
 	if diff := cmp.Diff([]*structpb.Struct{nil, legacy, nil, usage}, metadata(got.GetThread().GetTurns()),
 		protocmp.Transform()); diff != "" {
 		t.Errorf("GetThread metadata (-want +got):\n%s", diff)
+	}
+	stamped := func(turns []*memoryv1.Turn) []bool {
+		var out []bool
+		for _, turn := range turns {
+			out = append(out, turn.GetTimestamp() != nil)
+		}
+		return out
+	}
+	if diff := cmp.Diff([]bool{false, false, false, false}, stamped(prepared.GetHistory().GetTurns())); diff != "" {
+		t.Errorf("PrepareCall history timestamps (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]bool{true, true, true, true}, stamped(got.GetThread().GetTurns())); diff != "" {
+		t.Errorf("GetThread timestamps (-want +got):\n%s", diff)
 	}
 }
