@@ -20,8 +20,11 @@ import (
 var (
 	serveCPUProfile = flag.String("zen.cpuprofile", "", "BenchmarkContinuedChat: write a CPU profile of "+
 		"zen serve, taken while the serve-sqlite calls are measured, to this file")
-	serveCPUProfileFor = flag.Duration("zen.cpuprofile-for", 10*time.Second, "how long -zen.cpuprofile profiles")
-	askProgress        = flag.Bool("zen.progress", false, "BenchmarkContinuedChat: every call asks for progress "+
+	serveAllocProfile = flag.String("zen.allocprofile", "", "BenchmarkContinuedChat: write what zen serve "+
+		"allocates while the serve-sqlite calls are measured (a heap profile's allocations) to this file")
+	serveCPUProfileFor = flag.Duration("zen.cpuprofile-for", 10*time.Second,
+		"how long -zen.cpuprofile and -zen.allocprofile profile")
+	askProgress = flag.Bool("zen.progress", false, "BenchmarkContinuedChat: every call asks for progress "+
 		"(a progress token), as clients that reset their timeout on it do")
 )
 
@@ -82,13 +85,15 @@ func BenchmarkContinuedChat(b *testing.B) {
 // benchStack is a running zen under load: where MCP answers, the processes
 // whose CPU counts as zen's, and the fake model.
 type benchStack struct {
-	mcpURL    string
-	zenPIDs   []int
-	redisPID  int // 0 without Redis
-	fake      *fakemodel.Server
-	pprofAddr string // set when -zen.cpuprofile asks for a profile
-	wd        string
-	sessions  []*mcp.ClientSession
+	mcpURL   string
+	zenPIDs  []int
+	redisPID int // 0 without Redis
+	fake     *fakemodel.Server
+	// pprofAddrs are the zen processes' pprof listeners (none for
+	// sdk-only); -zen.cpuprofile profiles the first.
+	pprofAddrs []string
+	wd         string
+	sessions   []*mcp.ClientSession
 }
 
 // benchSessions is how many sessions prepare threads, whatever the callers.
@@ -188,12 +193,14 @@ func (st *benchStack) measure(b *testing.B, turns, callers int) {
 	st.parallel(b, callers, func(c int) error { return run(c, calls[c][:warm*per], nil) })
 	fake := st.fakeOwn(b, start)
 
-	var profile chan error
-	if st.pprofAddr != "" && b.N > 1 {
-		profile = st.startProfile()
+	var profiles []chan error
+	for kind, file := range map[string]string{"profile": *serveCPUProfile, "allocs": *serveAllocProfile} {
+		if file != "" && len(st.pprofAddrs) == 1 && b.N > 1 {
+			profiles = append(profiles, st.startProfile(kind, file))
+		}
 	}
 	durations := make([][]time.Duration, callers)
-	before := st.cpu(b)
+	before, allocsBefore := st.cpu(b), st.allocs(b)
 	b.ResetTimer()
 	t0 := time.Now()
 	st.parallel(b, callers, func(c int) error {
@@ -201,8 +208,8 @@ func (st *benchStack) measure(b *testing.B, turns, callers int) {
 	})
 	elapsed := time.Since(t0)
 	b.StopTimer()
-	after := st.cpu(b)
-	if profile != nil {
+	after, allocsAfter := st.cpu(b), st.allocs(b)
+	for _, profile := range profiles {
 		if err := <-profile; err != nil {
 			b.Errorf("profile: %v", err)
 		}
@@ -221,6 +228,10 @@ func (st *benchStack) measure(b *testing.B, turns, callers int) {
 	b.ReportMetric((after.client-before.client).Seconds()*1000/measured, "client-cpu-ms/call")
 	if st.redisPID != 0 {
 		b.ReportMetric((after.redis-before.redis).Seconds()*1000/measured, "redis-cpu-ms/call")
+	}
+	if len(st.pprofAddrs) > 0 {
+		b.ReportMetric(float64(allocsAfter.bytes-allocsBefore.bytes)/1024/measured, "alloc-kb/call")
+		b.ReportMetric(float64(allocsAfter.objects-allocsBefore.objects)/measured, "allocs/call")
 	}
 	ours := after.zen - before.zen + after.client - before.client + after.redis - before.redis
 	b.ReportMetric((after.machine-before.machine-ours).Seconds()*1000/measured, "other-cpu-ms/call")
@@ -285,19 +296,25 @@ func (st *benchStack) cpu(b *testing.B) cpuTimes {
 	return t
 }
 
-// startProfile takes a CPU profile of zen serve for -zen.cpuprofile-for
-// and writes it to -zen.cpuprofile.
-func (st *benchStack) startProfile() chan error {
+// startProfile takes a profile of zen serve of kind (net/http/pprof's
+// name: profile for CPU, allocs) for -zen.cpuprofile-for and writes it to
+// file.
+func (st *benchStack) startProfile(kind, file string) chan error {
 	done := make(chan error, 1)
 	go func() {
-		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", st.pprofAddr, int(serveCPUProfileFor.Seconds()))
+		url := fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", st.pprofAddrs[0], kind,
+			int(serveCPUProfileFor.Seconds()))
 		resp, err := http.Get(url)
 		if err != nil {
 			done <- err
 			return
 		}
 		defer resp.Body.Close()
-		f, err := os.Create(*serveCPUProfile)
+		if resp.StatusCode != http.StatusOK {
+			done <- fmt.Errorf("%s answered %s", url, resp.Status)
+			return
+		}
+		f, err := os.Create(file)
 		if err != nil {
 			done <- err
 			return

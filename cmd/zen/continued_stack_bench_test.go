@@ -30,15 +30,10 @@ func benchEnv(fake *fakemodel.Server) map[string]string {
 // SQLite store in a temporary data directory.
 func startServeSQLite(b *testing.B) *benchStack {
 	fake := fakemodel.New(b)
-	env := mergeEnv(benchEnv(fake), map[string]string{"ZEN_DATA_DIR": b.TempDir()})
-	listeners := []string{"mcp"}
-	if *serveCPUProfile != "" {
-		env["ZEN_PPROF_ADDR"] = "127.0.0.1:0"
-		listeners = append(listeners, "pprof")
-	}
-	p := startZen(b, env, listeners, serveArgs()...)
+	env := mergeEnv(benchEnv(fake), map[string]string{"ZEN_DATA_DIR": b.TempDir(), "ZEN_PPROF_ADDR": "127.0.0.1:0"})
+	p := startZen(b, env, []string{"mcp", "pprof"}, serveArgs()...)
 	st := &benchStack{mcpURL: "http://" + p.addr("mcp") + "/mcp", zenPIDs: []int{p.cmd.Process.Pid}, fake: fake,
-		pprofAddr: p.addr("pprof"), wd: b.TempDir()}
+		pprofAddrs: []string{p.addr("pprof")}, wd: b.TempDir()}
 	st.connect(b)
 	return st
 }
@@ -52,9 +47,11 @@ func startClusterRedis(b *testing.B) *benchStack {
 	rds := redistest.StartWith(b, "--save", "", "--appendonly", "yes")
 	env := mergeEnv(benchEnv(fake), map[string]string{"ZEN_SERVICE_TOKEN": "bench-service-token-0123456789abcdef",
 		"ZEN_MEMORY_STORE": "redis", "REDIS_URL": rds.URL()})
+	// Each role serves pprof, for its allocation totals.
+	env["ZEN_PPROF_ADDR"] = "127.0.0.1:0"
 	role := func(name string, addrs map[string]string) *proc {
 		return startZen(b, mergeEnv(mergeEnv(env, addrs), map[string]string{"ZEN_GRPC_ADDR": "127.0.0.1:0"}),
-			[]string{"grpc"}, name)
+			[]string{"grpc", "pprof"}, name)
 	}
 	memory := role("memory", nil)
 	router := role("router", nil)
@@ -63,11 +60,12 @@ func startClusterRedis(b *testing.B) *benchStack {
 		"ZEN_MEMORY_ADDR":   memory.addr("grpc"),
 		"ZEN_ROUTER_ADDR":   router.addr("grpc"),
 		"ZEN_EXECUTOR_ADDR": executor.addr("grpc"),
-	}), []string{"mcp"}, "edge", "--mcp-addr", "127.0.0.1:0")
+	}), []string{"mcp", "pprof"}, "edge", "--mcp-addr", "127.0.0.1:0")
 	st := &benchStack{mcpURL: "http://" + edge.addr("mcp") + "/mcp", fake: fake, wd: b.TempDir(),
 		redisPID: findPID(b, "redis-server", rds.Addr)}
 	for _, p := range []*proc{memory, router, executor, edge} {
 		st.zenPIDs = append(st.zenPIDs, p.cmd.Process.Pid)
+		st.pprofAddrs = append(st.pprofAddrs, p.addr("pprof"))
 	}
 	st.connect(b)
 	return st

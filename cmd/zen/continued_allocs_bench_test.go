@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// allocTotals are what zen's processes have allocated since they started,
+// as runtime.MemStats counts it: unlike CPU time, the same on a busy
+// machine as on a quiet one, so a change's effect on allocation reads
+// through the machine's drift.
+type allocTotals struct {
+	bytes, objects uint64
+}
+
+// allocs sums the allocation totals of st's zen processes, read from
+// each one's heap profile (net/http/pprof prints runtime.MemStats under
+// it); zero for a stack without profiling listeners.
+func (st *benchStack) allocs(b *testing.B) allocTotals {
+	var t allocTotals
+	for _, addr := range st.pprofAddrs {
+		p, err := readAllocTotals(fmt.Sprintf("http://%s/debug/pprof/allocs?debug=1", addr))
+		if err != nil {
+			b.Fatalf("allocation totals of zen at %s: %v", addr, err)
+		}
+		t.bytes += p.bytes
+		t.objects += p.objects
+	}
+	return t
+}
+
+func readAllocTotals(url string) (allocTotals, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return allocTotals{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return allocTotals{}, fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	var t allocTotals
+	var found int
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		for name, into := range map[string]*uint64{"# TotalAlloc = ": &t.bytes, "# Mallocs = ": &t.objects} {
+			if v, ok := strings.CutPrefix(sc.Text(), name); ok {
+				n, err := strconv.ParseUint(v, 10, 64)
+				if err != nil {
+					return allocTotals{}, fmt.Errorf("%q: %v", sc.Text(), err)
+				}
+				*into = n
+				found++
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return allocTotals{}, err
+	}
+	if found != 2 {
+		return allocTotals{}, fmt.Errorf("%s holds no TotalAlloc and Mallocs lines", url)
+	}
+	return t, nil
+}
