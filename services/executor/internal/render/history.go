@@ -16,10 +16,17 @@ import (
 // so the model reads the file once, as it is now, with the new request.
 func History(c *executorv1.Conversation, current []*executorv1.FileContent) string {
 	var b strings.Builder
-	b.Grow(historySize(c))
+	b.Grow(HistorySize(c))
+	WriteHistory(&b, c, current)
+	return b.String()
+}
+
+// WriteHistory writes what History returns to b, for a prompt that holds
+// it among other parts: the history is most of a continued call's prompt.
+func WriteHistory(b *strings.Builder, c *executorv1.Conversation, current []*executorv1.FileContent) {
 	// Turns so far, then "This is turn N+1" at the end: one count, never
 	// a header that reads as the turn the new input is.
-	fmt.Fprintf(&b, "=== CONVERSATION HISTORY (CONTINUATION) ===\nThread: %s\nTool: %s\n"+
+	fmt.Fprintf(b, "=== CONVERSATION HISTORY (CONTINUATION) ===\nThread: %s\nTool: %s\n"+
 		"Turns so far: %d of at most %d\n", c.GetThreadId(), c.GetToolName(), c.GetTotalTurns(), c.GetMaxTurns())
 	b.WriteString("You are continuing this conversation thread from where it left off.\n\n")
 
@@ -27,7 +34,7 @@ func History(c *executorv1.Conversation, current []*executorv1.FileContent) stri
 		b.WriteString("=== FILES REFERENCED IN THIS CONVERSATION ===\n")
 		b.WriteString("These files were shared earlier in the conversation; each appears once, as it was last shared.\n")
 		if n := c.GetOmittedFiles(); n > 0 {
-			fmt.Fprintf(&b, "[NOTE: %d older file(s) left out to fit the context budget]\n", n)
+			fmt.Fprintf(b, "[NOTE: %d older file(s) left out to fit the context budget]\n", n)
 		}
 		b.WriteString("Refer to them for the turns below and for the new request.\n\n")
 		b.WriteString(historyFiles(c.GetFiles(), current))
@@ -40,25 +47,24 @@ func History(c *executorv1.Conversation, current []*executorv1.FileContent) stri
 		b.WriteString("\n--- Turn ")
 		b.WriteString(strconv.Itoa(first + i))
 		b.WriteString(" (")
-		writeTurnLabel(&b, t)
+		writeTurnLabel(b, t)
 		b.WriteString(") ---\n")
 		if files := t.GetFiles(); len(files) > 0 {
 			paths := make([]string, len(files))
 			for j, f := range files {
 				paths[j] = f.GetPath()
 			}
-			fmt.Fprintf(&b, "Files used in this turn: %s\n\n", strings.Join(paths, ", "))
+			fmt.Fprintf(b, "Files used in this turn: %s\n\n", strings.Join(paths, ", "))
 		}
 		b.WriteString(t.GetContent())
 		b.WriteString("\n")
 	}
 	if c.GetOmittedTurns() > 0 {
-		fmt.Fprintf(&b, "\n[Note: Showing %d most recent turns out of %d total]\n", len(c.GetTurns()), c.GetTotalTurns())
+		fmt.Fprintf(b, "\n[Note: Showing %d most recent turns out of %d total]\n", len(c.GetTurns()), c.GetTotalTurns())
 	}
 	b.WriteString("\n=== END CONVERSATION HISTORY ===\n")
 	b.WriteString("IMPORTANT: You are continuing an existing conversation. Build on what was said above; do not repeat or summarise earlier answers, and keep to the decisions already made unless the new input changes them.\n")
-	fmt.Fprintf(&b, "This is turn %d of the conversation - use the history above to answer the new input below.\n", c.GetTotalTurns()+1)
-	return b.String()
+	fmt.Fprintf(b, "This is turn %d of the conversation - use the history above to answer the new input below.\n", c.GetTotalTurns()+1)
 }
 
 // historyFiles embeds the history's files, with a note in place of each
@@ -83,9 +89,9 @@ func historyFiles(files, current []*executorv1.FileContent) string {
 	return b.String()
 }
 
-// historySize is about what History writes, so its builder grows once:
+// HistorySize is about what History writes, so its builder grows once:
 // the turns' contents and labels, the files, and room for the headers.
-func historySize(c *executorv1.Conversation) int {
+func HistorySize(c *executorv1.Conversation) int {
 	n := 1024
 	for _, t := range c.GetTurns() {
 		n += len(t.GetContent()) + len(t.GetModelName()) + len(t.GetToolName()) + len(t.GetModelProvider()) + 64

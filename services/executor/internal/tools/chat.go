@@ -95,15 +95,11 @@ func runChat(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, er
 // chatUserMessage lays out the request: the history (when continuing), the
 // new input, files not already in the history, and the closing line.
 func chatUserMessage(prompt string, c *Call) string {
-	var history string
-	if c.Conversation != nil {
-		history = render.History(c.Conversation, c.Files)
-	}
 	var b strings.Builder
-	b.Grow(len(history) + len(prompt) + 2048)
+	b.Grow(render.HistorySize(c.Conversation) + len(prompt) + 2048)
 	b.WriteString("=== USER REQUEST ===\n")
 	if c.Conversation != nil {
-		b.WriteString(history)
+		render.WriteHistory(&b, c.Conversation, c.Files)
 		b.WriteString("\n=== NEW USER INPUT ===\n")
 		b.WriteString(prompt)
 		b.WriteString("\n\n")
