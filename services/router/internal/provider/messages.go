@@ -46,36 +46,49 @@ func withMessages(ctx context.Context, req openai.ChatCompletionRequest) (contex
 }
 
 // encodeMessages encodes messages as go-openai does: a message of text
-// alone by hand, any other by its own MarshalJSON.
+// alone by hand, any other by its own MarshalJSON, all into one buffer
+// sized for them.
 func encodeMessages(messages []openai.ChatCompletionMessage) ([]byte, error) {
-	b := []byte{'['}
+	size := 2
+	for _, m := range messages {
+		size += len(m.Role) + len(m.Content) + len(`{"role":"","content":""},`) + len(m.Content)/8
+	}
+	b := bytes.NewBuffer(make([]byte, 0, size))
+	// Encode writes what json.Marshal returns, then a newline, which is
+	// dropped; strings escape HTML, as go-openai's encoder does.
+	enc := json.NewEncoder(b)
+	encode := func(v any) error {
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		b.Truncate(b.Len() - 1)
+		return nil
+	}
+	b.WriteByte('[')
 	for i, m := range messages {
 		if i > 0 {
-			b = append(b, ',')
+			b.WriteByte(',')
 		}
 		if !plainMessage(m) {
-			enc, err := json.Marshal(m)
-			if err != nil {
+			if err := encode(m); err != nil {
 				return nil, err
 			}
-			b = append(b, enc...)
 			continue
 		}
-		role, err := json.Marshal(m.Role) // escapes HTML, as go-openai's encoder does
-		if err != nil {
+		b.WriteString(`{"role":`)
+		if err := encode(m.Role); err != nil {
 			return nil, err
 		}
-		b = append(append(b, `{"role":`...), role...)
 		if m.Content != "" {
-			content, err := json.Marshal(m.Content)
-			if err != nil {
+			b.WriteString(`,"content":`)
+			if err := encode(m.Content); err != nil {
 				return nil, err
 			}
-			b = append(append(b, `,"content":`...), content...)
 		}
-		b = append(b, '}')
+		b.WriteByte('}')
 	}
-	return append(b, ']'), nil
+	b.WriteByte(']')
+	return b.Bytes(), nil
 }
 
 // plainMessage tells a message that holds a role and text and nothing

@@ -135,3 +135,20 @@ func TestGoOpenAIVersion(t *testing.T) {
 		t.Errorf("go-openai is %s; messages.go was checked against v1.43.0", v)
 	}
 }
+
+// BenchmarkEncodeMessages encodes the messages of a call that continues a
+// 50-turn thread: a system prompt, and the history and new input in one
+// user message, as the executor's chat sends them.
+func BenchmarkEncodeMessages(b *testing.B) {
+	messages := []openai.ChatCompletionMessage{
+		{Role: "system", Content: strings.Repeat("You are a senior engineer; answer briefly, and say why.\n", 40)},
+		{Role: "user", Content: strings.Repeat("\n--- Turn 7 (gpt-5 using chat via openai) ---\nIt is so because "+
+			"the cache is \"warm\" by then.\n", 60)},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := encodeMessages(messages); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
