@@ -26,34 +26,54 @@ import (
 // leaves out.
 type messagesKey struct{}
 
-// heldMessages are a request's messages, encoded.
-type heldMessages struct{ encoded []byte }
+// heldMessages are a request's messages, encoded at buf[at:], with room
+// before them for the head of the body go-openai builds (the model's name
+// comes first) and after them for its tail, so that the body is made in
+// place: the messages are most of it.
+type heldMessages struct {
+	buf []byte
+	at  int
+}
+
+// headRoom and tailRoom are the room heldMessages leave around the
+// messages; a body whose head or tail is longer is made in a copy.
+const (
+	headRoom = 128
+	tailRoom = 1024
+)
+
+func (h *heldMessages) encoded() []byte { return h.buf[h.at:] }
 
 // withMessages returns req for go-openai, without its messages, and ctx
 // holding them for the transport.
 func withMessages(ctx context.Context, req openai.ChatCompletionRequest) (context.Context,
 	openai.ChatCompletionRequest) {
 	if req.Messages == nil {
-		return ctx, req // go-openai writes null, where encodeMessages would write []
+		return ctx, req // go-openai writes null, where appendMessages would write []
 	}
-	encoded, err := encodeMessages(req.Messages)
+	buf, err := appendMessages(make([]byte, headRoom, headRoom+encodedSize(req.Messages)+tailRoom), req.Messages)
 	if err != nil {
 		return ctx, req // go-openai's encoder will say what is wrong
 	}
-	held := &heldMessages{encoded: encoded}
+	held := &heldMessages{buf: buf, at: headRoom}
 	req.Messages = nil
 	return context.WithValue(ctx, messagesKey{}, held), req
 }
 
-// encodeMessages encodes messages as go-openai does: a message of text
-// alone by hand, any other by its own MarshalJSON, all into one buffer
-// sized for them.
-func encodeMessages(messages []openai.ChatCompletionMessage) ([]byte, error) {
+// encodedSize is about how long messages are encoded, with room for some
+// escapes.
+func encodedSize(messages []openai.ChatCompletionMessage) int {
 	size := 2
 	for _, m := range messages {
 		size += len(m.Role) + len(m.Content) + len(`{"role":"","content":""},`) + len(m.Content)/8
 	}
-	b := bytes.NewBuffer(make([]byte, 0, size))
+	return size
+}
+
+// appendMessages appends messages to dst encoded as go-openai encodes
+// them: a message of text alone by hand, any other by its own MarshalJSON.
+func appendMessages(dst []byte, messages []openai.ChatCompletionMessage) ([]byte, error) {
+	b := bytes.NewBuffer(dst)
 	// Encode writes what json.Marshal returns, then a newline, which is
 	// dropped; strings escape HTML, as go-openai's encoder does.
 	enc := json.NewEncoder(b)
@@ -102,17 +122,23 @@ func plainMessage(m openai.ChatCompletionMessage) bool {
 // given: once, since no JSON string holds a bare quote.
 var placeholder = []byte(`"messages":null`)
 
-// spliceMessages is body with the messages in place of the placeholder,
-// or false when body does not hold it exactly once.
-func spliceMessages(body, encoded []byte) ([]byte, bool) {
+// spliceMessages is body with the held messages in place of the
+// placeholder, or false when body does not hold it exactly once. It is
+// made in held's buffer when the rest of body fits around them.
+func spliceMessages(body []byte, held *heldMessages) ([]byte, bool) {
 	i := bytes.Index(body, placeholder)
 	if i < 0 || bytes.Contains(body[i+len(placeholder):], placeholder) {
 		return nil, false
 	}
-	head := i + len(`"messages":`)
-	out := make([]byte, 0, len(body)-len("null")+len(encoded))
-	out = append(append(out, body[:head]...), encoded...)
-	return append(out, body[i+len(placeholder):]...), true
+	head, tail := body[:i+len(`"messages":`)], body[i+len(placeholder):]
+	if len(head) <= held.at && len(tail) <= cap(held.buf)-len(held.buf) {
+		start := held.at - len(head)
+		copy(held.buf[start:], head)
+		return append(held.buf[start:], tail...), true
+	}
+	encoded := held.encoded()
+	out := make([]byte, 0, len(head)+len(encoded)+len(tail))
+	return append(append(append(out, head...), encoded...), tail...), true
 }
 
 // messagesClient is the client go-openai sends its requests with: it puts
@@ -132,7 +158,7 @@ func (c messagesClient) Do(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	body, ok := spliceMessages(built, held.encoded)
+	body, ok := spliceMessages(built, held)
 	if !ok {
 		return nil, errors.New("zen could not put the messages into the request go-openai built " +
 			"(no \"messages\":null in it): a go-openai upgrade needs messages.go checked again")

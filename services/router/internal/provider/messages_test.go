@@ -19,12 +19,14 @@ import (
 // messages it encodes are go-openai's encoding of them, and put into the
 // body go-openai built without them, they make go-openai's whole body.
 func FuzzEncodeMessages(f *testing.F) {
-	f.Add("system", "be brief", "user", "<b>a & b</b>\u2028 \"q\"\n\x00\xff", "", float32(0), 0, true)
-	f.Add("assistant", "", "user", "", "data:image/png;base64,AAAA", float32(0.7), 512, false)
-	f.Add("", "", "", "", "", float32(0), 0, false)
-	f.Fuzz(func(t *testing.T, role1, content1, role2, content2, image string, temp float32, maxTokens int,
+	f.Add("m", "system", "be brief", "user", "<b>a & b</b>\u2028 \"q\"\n\x00\xff", "", float32(0), 0, true)
+	f.Add("gpt-5", "assistant", "", "user", "", "data:image/png;base64,AAAA", float32(0.7), 512, false)
+	f.Add("", "", "", "", "", "", float32(0), 0, false)
+	// A body whose head is longer than the room left for it is made in a copy.
+	f.Add(strings.Repeat("m", headRoom), "user", "hi", "user", "", "", float32(1), 1, true)
+	f.Fuzz(func(t *testing.T, model, role1, content1, role2, content2, image string, temp float32, maxTokens int,
 		stream bool) {
-		req := openai.ChatCompletionRequest{Model: "m", Stream: stream, Temperature: temp,
+		req := openai.ChatCompletionRequest{Model: model, Stream: stream, Temperature: temp,
 			MaxCompletionTokens: maxTokens, Messages: []openai.ChatCompletionMessage{
 				{Role: role1, Content: content1}, {Role: role2, Content: content2}}}
 		if image != "" {
@@ -45,7 +47,7 @@ func FuzzEncodeMessages(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, ok := spliceMessages(built, held.encoded)
+		got, ok := spliceMessages(built, held)
 		if !ok {
 			t.Fatalf("no placeholder in %s", built)
 		}
@@ -136,19 +138,21 @@ func TestGoOpenAIVersion(t *testing.T) {
 	}
 }
 
-// BenchmarkEncodeMessages encodes the messages of a call that continues a
-// 50-turn thread: a system prompt, and the history and new input in one
-// user message, as the executor's chat sends them.
+// BenchmarkEncodeMessages holds the encoded messages of a call that
+// continues a 50-turn thread (withMessages): a system prompt, and the
+// history and new input in one user message, as the executor's chat sends
+// them.
 func BenchmarkEncodeMessages(b *testing.B) {
 	messages := []openai.ChatCompletionMessage{
 		{Role: "system", Content: strings.Repeat("You are a senior engineer; answer briefly, and say why.\n", 40)},
 		{Role: "user", Content: strings.Repeat("\n--- Turn 7 (gpt-5 using chat via openai) ---\nIt is so because "+
 			"the cache is \"warm\" by then.\n", 60)},
 	}
+	req := openai.ChatCompletionRequest{Model: "gpt-5", Stream: true, Messages: messages}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := encodeMessages(messages); err != nil {
-			b.Fatal(err)
+		if ctx, _ := withMessages(b.Context(), req); ctx.Value(messagesKey{}) == nil {
+			b.Fatal("no messages held")
 		}
 	}
 }
