@@ -143,12 +143,15 @@ func (x *exchange) readRequest(m any) error {
 }
 
 // writeReply copies the handler's reply into the caller's message, unless
-// the caller has left.
-func (x *exchange) writeReply(m proto.Message) error {
+// the caller has left; a fresh reply (FreshReplies) is moved there.
+func (x *exchange) writeReply(m proto.Message, fresh bool) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.left != nil {
+	switch {
+	case x.left != nil:
 		return nil
+	case fresh:
+		return moveInto(x.reply, m)
 	}
 	return copyInto(x.reply, m)
 }
@@ -267,7 +270,7 @@ func (s *server) unary(h *handler, x *exchange) unaryResult {
 		if out, r.replySize, err = sendable(reply); err == nil {
 			s.l.serverStats.HandleRPC(s.ctx, &stats.OutPayload{SentTime: time.Now(), Payload: reply,
 				Length: r.replySize, WireLength: r.replySize})
-			r.replyErr = x.writeReply(out)
+			r.replyErr = x.writeReply(out, h.fresh)
 		}
 	}
 	r.err = outcome(err)

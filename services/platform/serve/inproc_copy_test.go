@@ -365,3 +365,49 @@ func TestLocalRefusesWhatIsNotAMessage(t *testing.T) {
 		}
 	}
 }
+
+// freshTest is fakeTest naming UnaryCall's replies fresh.
+type freshTest struct{ *fakeTest }
+
+func (freshTest) FreshReplies() []string { return []string{"UnaryCall"} }
+
+// A fresh reply (FreshReplies) reaches a caller in process as the handler
+// built it, not copied; any other is copied. Either way the caller reads
+// what the network gives it.
+func TestLocalHandsOverFreshReplies(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		fresh  bool
+		server func(*fakeTest) testgrpc.TestServiceServer
+	}{
+		{"fresh", true, func(f *fakeTest) testgrpc.TestServiceServer { return freshTest{f} }},
+		{"not fresh", false, func(f *fakeTest) testgrpc.TestServiceServer { return f }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var built *testgrpc.Payload
+			srv := &fakeTest{unary: func(context.Context, *testgrpc.SimpleRequest) (*testgrpc.SimpleResponse, error) {
+				built = body("reply")
+				return &testgrpc.SimpleResponse{Payload: built, Username: "alice"}, nil
+			}}
+			_, conns := bothWays(t, testToken, testToken, tc.server(srv))
+			got := map[string]isolation{}
+			for name, conn := range conns {
+				reply := &testgrpc.SimpleResponse{Username: "overwritten"}
+				if err := conn.Invoke(t.Context(), "/grpc.testing.TestService/UnaryCall", &testgrpc.SimpleRequest{}, reply); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				got[name] = isolation{ClientReply: reply}
+				if name == "local" && (reply.GetPayload() == built) != tc.fresh {
+					t.Errorf("the caller holds the handler's own payload: %v, want %v", !tc.fresh, tc.fresh)
+				}
+			}
+			same(t, got)
+			want := &testgrpc.SimpleResponse{Payload: body("reply"), Username: "alice"}
+			if diff := cmp.Diff(want, got["local"].ClientReply, cmpProto); diff != "" {
+				t.Errorf("reply (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

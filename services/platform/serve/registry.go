@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -27,6 +28,18 @@ type handler struct {
 	impl   any
 	unary  grpc.MethodHandler // for a unary method
 	stream *grpc.StreamDesc   // for a streaming one
+	fresh  bool               // a unary method whose replies are fresh (FreshReplies)
+}
+
+// FreshReplies is implemented by a service that tells Local which of its
+// unary methods (by name: "PrepareCall") build every reply anew, keep no
+// part of it once it is returned, and share nothing mutable in it with
+// anything else. Local hands such a reply to its caller itself instead of
+// a copy: a reply that the handler's side would never touch again needs
+// none. A method whose handler may return a message it keeps (a cache, a
+// shared default) must not be named.
+type FreshReplies interface {
+	FreshReplies() []string
 }
 
 func newRegistry() *registry {
@@ -39,8 +52,13 @@ func (r *registry) register(desc *grpc.ServiceDesc, impl any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.services[desc.ServiceName] = true
+	var fresh []string
+	if f, ok := impl.(FreshReplies); ok {
+		fresh = f.FreshReplies()
+	}
 	for _, m := range desc.Methods {
-		r.methods["/"+desc.ServiceName+"/"+m.MethodName] = &handler{impl: impl, unary: m.Handler}
+		r.methods["/"+desc.ServiceName+"/"+m.MethodName] = &handler{impl: impl, unary: m.Handler,
+			fresh: slices.Contains(fresh, m.MethodName)}
 	}
 	for i := range desc.Streams {
 		s := &desc.Streams[i]
