@@ -1,6 +1,8 @@
 package grpcapi
 
 import (
+	"slices"
+
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -42,7 +44,8 @@ func convertTurns(turns []memory.Turn, forCall bool) []*memoryv1.Turn {
 	converted := make([]memoryv1.Turn, len(turns))
 	for i := range turns {
 		t, c := &turns[i], &converted[i]
-		c.Role, c.Content, c.Images = memoryv1.Role(t.Role), t.Content, t.Images
+		// Images are copied: the store may keep the slice (serve.FreshReplies).
+		c.Role, c.Content, c.Images = memoryv1.Role(t.Role), t.Content, slices.Clone(t.Images)
 		c.ToolName, c.ModelProvider, c.ModelName = t.ToolName, t.ModelProvider, t.ModelName
 		if len(t.Files) > 0 {
 			c.Files = make([]*memoryv1.FileRef, len(t.Files))

@@ -62,3 +62,9 @@ func fromProtoWindow(w *memoryv1.ModelWindow) memory.ModelWindow {
 func callTurns(turns []memory.Turn) []*memoryv1.Turn {
 	return convertTurns(turns, true)
 }
+
+// FreshReplies names PrepareCall, whose replies Local may hand to a caller
+// in process without copying them (serve.FreshReplies): each is built
+// anew, sharing only strings with the store. A reply is most of what a
+// continued call moves between roles.
+func (s *Server) FreshReplies() []string { return []string{"PrepareCall"} }

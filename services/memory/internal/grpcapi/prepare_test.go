@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/zenmcp/zen/services/platform/auth"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -294,5 +296,70 @@ func TestPrepareCallHistoryCarriesOnlyWhatACallReads(t *testing.T) {
 	}
 	if diff := cmp.Diff([]bool{true, true, true, true}, stamped(got.GetThread().GetTurns())); diff != "" {
 		t.Errorf("GetThread timestamps (-want +got):\n%s", diff)
+	}
+}
+
+// TestPrepareCallRepliesAreFresh: PrepareCall's reply shares nothing
+// mutable with the store, or with the next reply, on every store: in one
+// process it reaches the edge as built, not copied (FreshReplies), so what
+// the edge does to it must not reach the thread.
+func TestPrepareCallRepliesAreFresh(t *testing.T) {
+	t.Parallel()
+	const content = "package main\n"
+	sum := sha256.Sum256([]byte(content))
+	sha := hex.EncodeToString(sum[:])
+	window := &memoryv1.ModelWindow{Model: "gpt-5", ContextWindow: 400_000}
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			srv := New(memory.NewService(st.open(t), time.Hour, 10), slog.New(slog.DiscardHandler))
+			if !slices.Contains(srv.FreshReplies(), "PrepareCall") {
+				t.Fatal("PrepareCall is not among the fresh replies: this test guards nothing")
+			}
+			ctx := auth.WithClient(t.Context(), "alice")
+			created, err := srv.CreateThread(ctx, &memoryv1.CreateThreadRequest{
+				ToolName: "debug", InitialContext: mustStruct(t, map[string]any{"path": "/repo"}),
+				Blobs: []*memoryv1.FileBlob{{Sha256: sha, Content: content}}, ModelWindow: window,
+				Turns: []*memoryv1.Turn{
+					{Role: memoryv1.Role_ROLE_USER, Content: "look", ToolName: "debug", Images: []string{"/repo/a.png"},
+						Files: []*memoryv1.FileRef{{Path: "/repo/main.go", Sha256: sha, SizeBytes: int32(len(content))}}},
+					{Role: memoryv1.Role_ROLE_ASSISTANT, Content: "looked", ToolName: "debug", ModelName: "gpt-5",
+						WorkflowState: mustStruct(t, map[string]any{"tool": "debug", "step": 1.0})},
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := &memoryv1.PrepareCallRequest{ThreadId: created.GetThread().GetThreadId(), ToolName: "debug",
+				ModelWindow: window}
+			first, err := srv.PrepareCall(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := proto.Clone(first)
+			// The caller changes everything it can reach.
+			first.Limits.MaxTurns = 1
+			first.InitialContext.Fields["path"] = structpb.NewStringValue("changed")
+			first.WorkflowState.Fields["step"] = structpb.NewNumberValue(9)
+			first.History.ModelWindow.Model = "changed"
+			for _, turn := range first.History.Turns {
+				for i := range turn.Images {
+					turn.Images[i] = "changed"
+				}
+				for _, f := range turn.Files {
+					f.Path = "changed"
+				}
+			}
+			for _, f := range first.History.Files {
+				f.Path, f.ModifiedAt = "changed", nil
+			}
+			again, err := srv.PrepareCall(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, again, protocmp.Transform()); diff != "" {
+				t.Errorf("a caller's changes to a reply reached the next (-before +after):\n%s", diff)
+			}
+		})
 	}
 }
