@@ -22,10 +22,10 @@ type allocTotals struct {
 // it); zero for a stack without profiling listeners.
 func (st *benchStack) allocs(b *testing.B) allocTotals {
 	var t allocTotals
-	for _, addr := range st.pprofAddrs {
-		p, err := readAllocTotals(fmt.Sprintf("http://%s/debug/pprof/allocs?debug=1", addr))
+	for _, l := range st.pprofs {
+		p, err := readAllocTotals(fmt.Sprintf("http://%s/debug/pprof/allocs?debug=1", l.addr))
 		if err != nil {
-			b.Fatalf("allocation totals of zen at %s: %v", addr, err)
+			b.Fatalf("allocation totals of zen's %s at %s: %v", l.role, l.addr, err)
 		}
 		t.bytes += p.bytes
 		t.objects += p.objects

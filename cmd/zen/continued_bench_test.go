@@ -19,9 +19,10 @@ import (
 
 var (
 	serveCPUProfile = flag.String("zen.cpuprofile", "", "BenchmarkContinuedChat: write a CPU profile of "+
-		"zen serve, taken while the serve-sqlite calls are measured, to this file")
-	serveAllocProfile = flag.String("zen.allocprofile", "", "BenchmarkContinuedChat: write what zen serve "+
-		"allocates while the serve-sqlite calls are measured (a heap profile's allocations) to this file")
+		"zen serve, taken while the calls are measured, to this file (cluster-redis: of each role, to this "+
+		"file's name and .edge, .memory, .router, .executor)")
+	serveAllocProfile = flag.String("zen.allocprofile", "", "BenchmarkContinuedChat: write what zen allocates "+
+		"while the calls are measured (a heap profile's allocations) to this file, as -zen.cpuprofile does")
 	serveCPUProfileFor = flag.Duration("zen.cpuprofile-for", 10*time.Second,
 		"how long -zen.cpuprofile and -zen.allocprofile profile")
 	askProgress = flag.Bool("zen.progress", false, "BenchmarkContinuedChat: every call asks for progress "+
@@ -89,11 +90,10 @@ type benchStack struct {
 	zenPIDs  []int
 	redisPID int // 0 without Redis
 	fake     *fakemodel.Server
-	// pprofAddrs are the zen processes' pprof listeners (none for
-	// sdk-only); -zen.cpuprofile profiles the first.
-	pprofAddrs []string
-	wd         string
-	sessions   []*mcp.ClientSession
+	// pprofs are the zen processes' pprof listeners (none for sdk-only).
+	pprofs   []pprofListener
+	wd       string
+	sessions []*mcp.ClientSession
 }
 
 // benchSessions is how many sessions prepare threads, whatever the callers.
@@ -195,8 +195,15 @@ func (st *benchStack) measure(b *testing.B, turns, callers int) {
 
 	var profiles []chan error
 	for kind, file := range map[string]string{"profile": *serveCPUProfile, "allocs": *serveAllocProfile} {
-		if file != "" && len(st.pprofAddrs) == 1 && b.N > 1 {
-			profiles = append(profiles, st.startProfile(kind, file))
+		for _, p := range st.pprofs {
+			if file == "" || b.N == 1 {
+				continue
+			}
+			name := file
+			if len(st.pprofs) > 1 {
+				name += "." + p.role
+			}
+			profiles = append(profiles, startProfile(p.addr, kind, name))
 		}
 	}
 	durations := make([][]time.Duration, callers)
@@ -229,7 +236,7 @@ func (st *benchStack) measure(b *testing.B, turns, callers int) {
 	if st.redisPID != 0 {
 		b.ReportMetric((after.redis-before.redis).Seconds()*1000/measured, "redis-cpu-ms/call")
 	}
-	if len(st.pprofAddrs) > 0 {
+	if len(st.pprofs) > 0 {
 		b.ReportMetric(float64(allocsAfter.bytes-allocsBefore.bytes)/1024/measured, "alloc-kb/call")
 		b.ReportMetric(float64(allocsAfter.objects-allocsBefore.objects)/measured, "allocs/call")
 	}
@@ -296,13 +303,16 @@ func (st *benchStack) cpu(b *testing.B) cpuTimes {
 	return t
 }
 
-// startProfile takes a profile of zen serve of kind (net/http/pprof's
-// name: profile for CPU, allocs) for -zen.cpuprofile-for and writes it to
-// file.
-func (st *benchStack) startProfile(kind, file string) chan error {
+// pprofListener is where a zen process of the stack serves pprof.
+type pprofListener struct{ role, addr string }
+
+// startProfile takes a profile of kind (net/http/pprof's name: profile
+// for CPU, allocs) from the pprof listener at addr for -zen.cpuprofile-for
+// and writes it to file.
+func startProfile(addr, kind, file string) chan error {
 	done := make(chan error, 1)
 	go func() {
-		url := fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", st.pprofAddrs[0], kind,
+		url := fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", addr, kind,
 			int(serveCPUProfileFor.Seconds()))
 		resp, err := http.Get(url)
 		if err != nil {

@@ -33,7 +33,7 @@ func startServeSQLite(b *testing.B) *benchStack {
 	env := mergeEnv(benchEnv(fake), map[string]string{"ZEN_DATA_DIR": b.TempDir(), "ZEN_PPROF_ADDR": "127.0.0.1:0"})
 	p := startZen(b, env, []string{"mcp", "pprof"}, serveArgs()...)
 	st := &benchStack{mcpURL: "http://" + p.addr("mcp") + "/mcp", zenPIDs: []int{p.cmd.Process.Pid}, fake: fake,
-		pprofAddrs: []string{p.addr("pprof")}, wd: b.TempDir()}
+		pprofs: []pprofListener{{"serve", p.addr("pprof")}}, wd: b.TempDir()}
 	st.connect(b)
 	return st
 }
@@ -63,9 +63,9 @@ func startClusterRedis(b *testing.B) *benchStack {
 	}), []string{"mcp", "pprof"}, "edge", "--mcp-addr", "127.0.0.1:0")
 	st := &benchStack{mcpURL: "http://" + edge.addr("mcp") + "/mcp", fake: fake, wd: b.TempDir(),
 		redisPID: findPID(b, "redis-server", rds.Addr)}
-	for _, p := range []*proc{memory, router, executor, edge} {
+	for role, p := range map[string]*proc{"memory": memory, "router": router, "executor": executor, "edge": edge} {
 		st.zenPIDs = append(st.zenPIDs, p.cmd.Process.Pid)
-		st.pprofAddrs = append(st.pprofAddrs, p.addr("pprof"))
+		st.pprofs = append(st.pprofs, pprofListener{role, p.addr("pprof")})
 	}
 	st.connect(b)
 	return st
