@@ -33,6 +33,10 @@ type messagesKey struct{}
 type heldMessages struct {
 	buf []byte
 	at  int
+	// spliced is set once a body was made in buf: a second body (a
+	// request sent again with the same context) is made in a copy, so it
+	// cannot overwrite the first while the transport may still read it.
+	spliced bool
 }
 
 // headRoom and tailRoom are the room heldMessages leave around the
@@ -131,7 +135,8 @@ func spliceMessages(body []byte, held *heldMessages) ([]byte, bool) {
 		return nil, false
 	}
 	head, tail := body[:i+len(`"messages":`)], body[i+len(placeholder):]
-	if len(head) <= held.at && len(tail) <= cap(held.buf)-len(held.buf) {
+	if !held.spliced && len(head) <= held.at && len(tail) <= cap(held.buf)-len(held.buf) {
+		held.spliced = true
 		start := held.at - len(head)
 		copy(held.buf[start:], head)
 		return append(held.buf[start:], tail...), true

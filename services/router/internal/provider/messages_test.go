@@ -156,3 +156,40 @@ func BenchmarkEncodeMessages(b *testing.B) {
 		}
 	}
 }
+
+// TestASecondBodyLeavesTheFirst: a body is made in place around the held
+// messages once; a second (a request sent again with the same context)
+// is made in a copy, and the first still reads as it did.
+func TestASecondBodyLeavesTheFirst(t *testing.T) {
+	t.Parallel()
+	req := openai.ChatCompletionRequest{Model: "a", Messages: []openai.ChatCompletionMessage{
+		{Role: "user", Content: "hello"}}}
+	ctx, stub := withMessages(t.Context(), req)
+	held := ctx.Value(messagesKey{}).(*heldMessages)
+	body := func(model string) []byte {
+		stub.Model = model
+		built, err := json.Marshal(stub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := spliceMessages(built, held)
+		if !ok {
+			t.Fatalf("no placeholder in %s", built)
+		}
+		return got
+	}
+	first := body("a")
+	want := string(first)
+	second := body("bb")
+	req.Model = "bb"
+	wantSecond, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, string(first)); diff != "" {
+		t.Errorf("the second body changed the first (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(string(wantSecond), string(second)); diff != "" {
+		t.Errorf("second body (-go-openai +zen):\n%s", diff)
+	}
+}
