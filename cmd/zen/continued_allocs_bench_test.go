@@ -47,16 +47,21 @@ func readAllocTotals(url string) (allocTotals, error) {
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		for name, into := range map[string]*uint64{"# TotalAlloc = ": &t.bytes, "# Mallocs = ": &t.objects} {
-			if v, ok := strings.CutPrefix(sc.Text(), name); ok {
-				n, err := strconv.ParseUint(v, 10, 64)
-				if err != nil {
-					return allocTotals{}, fmt.Errorf("%q: %v", sc.Text(), err)
-				}
-				*into = n
-				found++
-			}
+		into := &t.bytes
+		v, ok := strings.CutPrefix(sc.Text(), "# TotalAlloc = ")
+		if !ok {
+			into = &t.objects
+			v, ok = strings.CutPrefix(sc.Text(), "# Mallocs = ")
 		}
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return allocTotals{}, fmt.Errorf("%q: %v", sc.Text(), err)
+		}
+		*into = n
+		found++
 	}
 	if err := sc.Err(); err != nil {
 		return allocTotals{}, err

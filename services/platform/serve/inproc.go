@@ -27,7 +27,8 @@ import (
 // (rpcstats.go: a client span and a server span per call), the server's
 // checks (Security), and the health service. Each side receives a deep
 // copy of its own (inproc_copy.go), so neither can change what the other
-// holds, and size limits, invalid UTF-8 and unset required fields fail as
+// holds (a reply its service names fresh is handed over instead, having
+// no other holder: FreshReplies), and size limits, invalid UTF-8 and unset required fields fail as
 // marshalling fails them over a network. The handler runs in a goroutine
 // of its own (one kept from earlier calls: inproc_workers.go) with the
 // caller's deadline and cancellation but none of the caller's context

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -55,6 +56,11 @@ func (r *registry) register(desc *grpc.ServiceDesc, impl any) {
 	var fresh []string
 	if f, ok := impl.(FreshReplies); ok {
 		fresh = f.FreshReplies()
+	}
+	for _, name := range fresh {
+		if !slices.ContainsFunc(desc.Methods, func(m grpc.MethodDesc) bool { return m.MethodName == name }) {
+			panic(fmt.Sprintf("serve: %s names %q fresh, which is not one of its unary methods", desc.ServiceName, name))
+		}
 	}
 	for _, m := range desc.Methods {
 		r.methods["/"+desc.ServiceName+"/"+m.MethodName] = &handler{impl: impl, unary: m.Handler,

@@ -64,7 +64,8 @@ func WriteHistory(b *strings.Builder, c *executorv1.Conversation, current []*exe
 	}
 	b.WriteString("\n=== END CONVERSATION HISTORY ===\n")
 	b.WriteString("IMPORTANT: You are continuing an existing conversation. Build on what was said above; do not repeat or summarise earlier answers, and keep to the decisions already made unless the new input changes them.\n")
-	fmt.Fprintf(b, "This is turn %d of the conversation - use the history above to answer the new input below.\n", c.GetTotalTurns()+1)
+	fmt.Fprintf(b, "This is turn %d of the conversation - use the history above to answer the new input below.\n",
+		c.GetTotalTurns()+1)
 }
 
 // historyFiles embeds the history's files, with a note in place of each
@@ -95,6 +96,9 @@ func HistorySize(c *executorv1.Conversation) int {
 	n := 1024
 	for _, t := range c.GetTurns() {
 		n += len(t.GetContent()) + len(t.GetModelName()) + len(t.GetToolName()) + len(t.GetModelProvider()) + 64
+		for _, f := range t.GetFiles() {
+			n += len(f.GetPath()) + 2
+		}
 	}
 	for _, f := range c.GetFiles() {
 		n += len(f.GetContent()) + len(f.GetPath()) + 256

@@ -95,8 +95,12 @@ func runChat(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, er
 // chatUserMessage lays out the request: the history (when continuing), the
 // new input, files not already in the history, and the closing line.
 func chatUserMessage(prompt string, c *Call) string {
+	size := render.HistorySize(c.Conversation) + len(prompt) + 2048
+	for _, f := range c.Files {
+		size += len(f.GetContent()) + len(f.GetPath()) + 256
+	}
 	var b strings.Builder
-	b.Grow(render.HistorySize(c.Conversation) + len(prompt) + 2048)
+	b.Grow(size)
 	b.WriteString("=== USER REQUEST ===\n")
 	if c.Conversation != nil {
 		render.WriteHistory(&b, c.Conversation, c.Files)

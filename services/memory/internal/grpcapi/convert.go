@@ -34,7 +34,7 @@ func historyTurns(turns []memory.Turn) []*memoryv1.Turn {
 	return convertTurns(turns, false)
 }
 
-// convertTurns converts turns, in one allocation. For a call (forCall)
+// convertTurns converts turns, the messages in one slab. For a call (forCall)
 // it leaves out what the call's prompt never reads: the timestamps, and
 // the model metadata but for the workflow state that threads written
 // before Turn.workflow_state existed keep there. Converting every turn's

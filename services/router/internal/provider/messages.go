@@ -70,6 +70,12 @@ func encodedSize(messages []openai.ChatCompletionMessage) int {
 	size := 2
 	for _, m := range messages {
 		size += len(m.Role) + len(m.Content) + len(`{"role":"","content":""},`) + len(m.Content)/8
+		for _, p := range m.MultiContent {
+			size += len(p.Text) + len(p.Text)/8 + 64
+			if p.ImageURL != nil {
+				size += len(p.ImageURL.URL) + 32
+			}
+		}
 	}
 	return size
 }
@@ -127,8 +133,9 @@ func plainMessage(m openai.ChatCompletionMessage) bool {
 var placeholder = []byte(`"messages":null`)
 
 // spliceMessages is body with the held messages in place of the
-// placeholder, or false when body does not hold it exactly once. It is
-// made in held's buffer when the rest of body fits around them.
+// placeholder, or false when body does not hold it exactly once. The
+// first body is made in held's buffer, which it then shares, when the
+// rest of body fits around the messages.
 func spliceMessages(body []byte, held *heldMessages) ([]byte, bool) {
 	i := bytes.Index(body, placeholder)
 	if i < 0 || bytes.Contains(body[i+len(placeholder):], placeholder) {

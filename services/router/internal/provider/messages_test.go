@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -180,6 +181,10 @@ func TestASecondBodyLeavesTheFirst(t *testing.T) {
 	}
 	first := body("a")
 	want := string(first)
+	// The first is made in place: its messages are the held ones.
+	if at := bytes.Index(first, []byte(`"messages":[`)) + len(`"messages":`); &first[at] != &held.buf[held.at] {
+		t.Error("the first body was made in a copy, not around the held messages")
+	}
 	second := body("bb")
 	req.Model = "bb"
 	wantSecond, err := json.Marshal(req)

@@ -1111,9 +1111,10 @@ type History struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// model_window is what the history was selected for.
 	ModelWindow *ModelWindow `protobuf:"bytes,1,opt,name=model_window,json=modelWindow,proto3" json:"model_window,omitempty"`
-	// turns fit the history budget, oldest first, as the call's prompt reads
-	// them: without workflow state, timestamps or model_metadata (but the
-	// workflow state threads written before workflow_state keep there).
+	// turns fit the history budget, oldest first, without workflow state. In
+	// PrepareCall's answer they hold what the call's prompt reads: no
+	// timestamps, and no model_metadata but the workflow state that threads
+	// written before workflow_state existed keep there.
 	Turns []*Turn `protobuf:"bytes,2,rep,name=turns,proto3" json:"turns,omitempty"`
 	// total_turns counts every turn in the thread and its ancestors.
 	TotalTurns int32 `protobuf:"varint,3,opt,name=total_turns,json=totalTurns,proto3" json:"total_turns,omitempty"`
