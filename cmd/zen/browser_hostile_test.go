@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,22 +106,30 @@ var slowMarkdown = map[string]string{
 // backtracked over whole lines, so that a turn under the plain-text limit
 // could freeze the tab: 100 KB of '[' or '`' took seconds, a heading line
 // of 100 KB of spaces hours. Each text must render in well under a second
-// or two.
+// or two. A text over the limit is rendered again, up to renderTries times,
+// and its fastest time counts: backtracking is as slow on every try, while
+// a machine busy with the rest of the suite slowed one try of a 0.1 s text
+// to 1.6 s.
 func TestThreadBrowserMarkdownInLinearTime(t *testing.T) {
 	chromiumPath(t)
 	gw := importedGateway(t, answeredThread("bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb", "short"))
 	b := openBrowser(t, t.TempDir())
 	b.do("open the page", chromedp.Navigate(gw+"/"))
+	const limit, renderTries = 1500, 3
 	for name, text := range slowMarkdown {
-		ms := evalJS[float64](b, `import("/ui/markdown.js").then(({ render }) => {
-			const text = `+text+`;
-			const start = performance.now();
-			render(text);
-			return performance.now() - start;
-		})`, chromedp.EvalAwaitPromise)
-		t.Logf("%s: %.0f ms", name, ms)
-		if ms > 1500 {
-			t.Errorf("rendering %s took %.0f ms; want it in proportion to the text (well under a second)", name, ms)
+		var times []float64
+		for len(times) < renderTries && (len(times) == 0 || slices.Min(times) > limit) {
+			times = append(times, evalJS[float64](b, `import("/ui/markdown.js").then(({ render }) => {
+				const text = `+text+`;
+				const start = performance.now();
+				render(text);
+				return performance.now() - start;
+			})`, chromedp.EvalAwaitPromise))
+		}
+		t.Logf("%s: %.0f ms", name, times)
+		if ms := slices.Min(times); ms > limit {
+			t.Errorf("rendering %s took %.0f ms at best of %d; want it in proportion to the text (well under a second)",
+				name, ms, len(times))
 		}
 	}
 	b.noProblems()
