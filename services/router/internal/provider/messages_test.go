@@ -44,18 +44,26 @@ func FuzzEncodeMessages(f *testing.F) {
 			}
 			return
 		}
-		built, err := json.Marshal(stub)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, ok := spliceMessages(built, held)
-		if !ok {
-			t.Fatalf("no placeholder in %s", built)
-		}
+		got := spliceStub(t, stub, held)
 		if diff := cmp.Diff(string(want), string(got)); diff != "" {
 			t.Fatalf("(-go-openai +zen):\n%s", diff)
 		}
 	})
+}
+
+// spliceStub is the body go-openai builds for stub (a request whose
+// messages withMessages held), with held's messages spliced in.
+func spliceStub(t *testing.T, stub openai.ChatCompletionRequest, held *heldMessages) []byte {
+	t.Helper()
+	built, err := json.Marshal(stub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := spliceMessages(built, held)
+	if !ok {
+		t.Fatalf("no placeholder in %s", built)
+	}
+	return got
 }
 
 // TestRequestBodiesAreGoOpenAIs: through the HTTP client, streamed or not,
@@ -169,15 +177,7 @@ func TestASecondBodyLeavesTheFirst(t *testing.T) {
 	held := ctx.Value(messagesKey{}).(*heldMessages)
 	body := func(model string) []byte {
 		stub.Model = model
-		built, err := json.Marshal(stub)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, ok := spliceMessages(built, held)
-		if !ok {
-			t.Fatalf("no placeholder in %s", built)
-		}
-		return got
+		return spliceStub(t, stub, held)
 	}
 	first := body("a")
 	want := string(first)
