@@ -27,13 +27,13 @@ import (
 // (rpcstats.go: a client span and a server span per call), the server's
 // checks (Security), and the health service. Each side receives a deep
 // copy of its own (inproc_copy.go), so neither can change what the other
-// holds (a reply its service names fresh is handed over instead, having
-// no other holder: FreshReplies), and size limits, invalid UTF-8 and unset required fields fail as
+// holds, and size limits, invalid UTF-8 and unset required fields fail as
 // marshalling fails them over a network. The handler runs in a goroutine
 // of its own (one kept from earlier calls: inproc_workers.go) with the
 // caller's deadline and cancellation but none of the caller's context
 // values, so a caller that gives up returns at once, as it would from a
-// remote call.
+// remote call. The one exception to the copies: a reply its service names
+// fresh (FreshReplies) is handed to the caller, as no one else holds it.
 type Local struct {
 	reg                      *registry
 	checks                   Security // the server's side: what g's port checks calls with

@@ -10,14 +10,15 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// A message crosses Local as a copy of its own (but for the replies a
-// service names fresh, FreshReplies, which are handed over), made with
-// proto.Merge rather than unmarshalled from its encoding: the receiver gets what
+// A message crosses Local as a copy of its own, made with proto.Merge
+// rather than unmarshalled from its encoding: the receiver gets what
 // unmarshalling would give it without parsing, and shares the sender's
 // strings, which are immutable, instead of allocating its own. What
 // marshalling would check is checked first: a message that is not one,
 // that proto.Marshal would refuse (invalid UTF-8, a required field
 // unset), or that is over MaxMessageBytes fails as gRPC's codec fails it.
+// Only a reply its service names fresh (FreshReplies) is moved, not
+// copied: moveInto.
 
 // sendable is m as gRPC's codec would send it: the message and the size
 // of its encoding, or the status the codec refuses it with.

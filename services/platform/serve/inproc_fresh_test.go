@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -81,19 +83,21 @@ func TestLocalHandsOverFreshReplies(t *testing.T) {
 	}
 }
 
-// namesNothing names, as fresh, a method that is not one of its unary ones.
-type namesNothing struct{ *fakeTest }
+// namesStream names, as fresh, a method that is not one of its unary ones.
+type namesStream struct{ *fakeTest }
 
-func (namesNothing) FreshReplies() []string { return []string{"StreamingOutputCall"} }
+func (namesStream) FreshReplies() []string { return []string{"StreamingOutputCall"} }
 
 // A service that names as fresh what is not one of its unary methods is a
 // mistake found when it registers, not an optimisation silently lost.
 func TestFreshRepliesNameUnaryMethods(t *testing.T) {
 	t.Parallel()
+	g := NewGRPC()
+	t.Cleanup(g.Server.Stop)
 	defer func() {
-		if recover() == nil {
-			t.Error("registering a service that names a streaming method fresh did not panic")
+		if msg := fmt.Sprint(recover()); !strings.Contains(msg, `"StreamingOutputCall"`) {
+			t.Errorf("registering a service that names a streaming method fresh: panic %q, want one naming it", msg)
 		}
 	}()
-	testgrpc.RegisterTestServiceServer(NewGRPC(), namesNothing{&fakeTest{}})
+	testgrpc.RegisterTestServiceServer(g, namesStream{&fakeTest{}})
 }

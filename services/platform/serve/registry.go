@@ -38,9 +38,27 @@ type handler struct {
 // anything else. Local hands such a reply to its caller itself instead of
 // a copy: a reply that the handler's side would never touch again needs
 // none. A method whose handler may return a message it keeps (a cache, a
-// shared default) must not be named.
+// shared default) must not be named. Registering a service that names
+// what is not one of its unary methods panics: the mistake would only
+// lose the saving, unseen.
 type FreshReplies interface {
 	FreshReplies() []string
+}
+
+// freshReplies are the methods impl names fresh, checked against desc.
+func freshReplies(desc *grpc.ServiceDesc, impl any) []string {
+	f, ok := impl.(FreshReplies)
+	if !ok {
+		return nil
+	}
+	names := f.FreshReplies()
+	for _, name := range names {
+		if !slices.ContainsFunc(desc.Methods, func(m grpc.MethodDesc) bool { return m.MethodName == name }) {
+			panic(fmt.Sprintf("serve: %s names %q fresh, which is not one of its unary methods",
+				desc.ServiceName, name))
+		}
+	}
+	return names
 }
 
 func newRegistry() *registry {
@@ -53,15 +71,7 @@ func (r *registry) register(desc *grpc.ServiceDesc, impl any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.services[desc.ServiceName] = true
-	var fresh []string
-	if f, ok := impl.(FreshReplies); ok {
-		fresh = f.FreshReplies()
-	}
-	for _, name := range fresh {
-		if !slices.ContainsFunc(desc.Methods, func(m grpc.MethodDesc) bool { return m.MethodName == name }) {
-			panic(fmt.Sprintf("serve: %s names %q fresh, which is not one of its unary methods", desc.ServiceName, name))
-		}
-	}
+	fresh := freshReplies(desc, impl)
 	for _, m := range desc.Methods {
 		r.methods["/"+desc.ServiceName+"/"+m.MethodName] = &handler{impl: impl, unary: m.Handler,
 			fresh: slices.Contains(fresh, m.MethodName)}

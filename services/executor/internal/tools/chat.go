@@ -95,9 +95,13 @@ func runChat(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, er
 // chatUserMessage lays out the request: the history (when continuing), the
 // new input, files not already in the history, and the closing line.
 func chatUserMessage(prompt string, c *Call) string {
+	fresh, known := splitKnownFiles(c)
 	size := render.HistorySize(c.Conversation) + len(prompt) + 2048
-	for _, f := range c.Files {
+	for _, f := range fresh {
 		size += len(f.GetContent()) + len(f.GetPath()) + 256
+	}
+	for _, p := range known {
+		size += len(p) + 3
 	}
 	var b strings.Builder
 	b.Grow(size)
@@ -112,7 +116,6 @@ func chatUserMessage(prompt string, c *Call) string {
 		b.WriteString(prompt)
 	}
 	b.WriteString("\n")
-	fresh, known := splitKnownFiles(c)
 	if len(fresh) > 0 || len(c.Skipped) > 0 {
 		b.WriteString("\n=== CONTEXT FILES ===\n")
 		b.WriteString(render.Files(fresh))

@@ -16,19 +16,25 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // TestPrepareCallRepliesAreFresh: PrepareCall's reply shares nothing
 // mutable with the store, or with the next reply, on every store: in one
 // process it reaches the edge as built, not copied (FreshReplies), so what
 // the edge does to it must not reach the thread. The caller changes every
-// field (changeAll), so a field added later is covered too.
+// field it holds (changeAll), and every field of a reply that could share
+// memory (a message, list, map or bytes) must be among them, so a field
+// added later fails the test until the thread below fills it.
 func TestPrepareCallRepliesAreFresh(t *testing.T) {
 	t.Parallel()
 	const content = "package main\n"
 	sum := sha256.Sum256([]byte(content))
 	sha := hex.EncodeToString(sum[:])
 	window := &memoryv1.ModelWindow{Model: "gpt-5", ContextWindow: 400_000}
+	// nested holds a value of every kind a Struct can.
+	nested := map[string]any{"tool": "debug", "step": 1.0, "done": false, "none": nil, "list": []any{"a", 1.0},
+		"deep": map[string]any{"x": "y"}}
 	for _, st := range stores {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
@@ -38,13 +44,18 @@ func TestPrepareCallRepliesAreFresh(t *testing.T) {
 			}
 			ctx := auth.WithClient(t.Context(), "alice")
 			created, err := srv.CreateThread(ctx, &memoryv1.CreateThreadRequest{
-				ToolName: "debug", InitialContext: mustStruct(t, map[string]any{"path": "/repo"}),
+				ToolName: "debug", InitialContext: mustStruct(t, map[string]any{"path": "/repo", "options": nested}),
 				Blobs: []*memoryv1.FileBlob{{Sha256: sha, Content: content}}, ModelWindow: window,
 				Turns: []*memoryv1.Turn{
 					{Role: memoryv1.Role_ROLE_USER, Content: "look", ToolName: "debug", Images: []string{"/repo/a.png"},
-						Files: []*memoryv1.FileRef{{Path: "/repo/main.go", Sha256: sha, SizeBytes: int32(len(content))}}},
+						Files: []*memoryv1.FileRef{{Path: "/repo/main.go", Sha256: sha, SizeBytes: int32(len(content)),
+							ModifiedAt: timestamppb.New(time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC))}}},
+					// Written before workflow_state existed: its state is in the metadata.
 					{Role: memoryv1.Role_ROLE_ASSISTANT, Content: "looked", ToolName: "debug", ModelName: "gpt-5",
-						WorkflowState: mustStruct(t, map[string]any{"tool": "debug", "step": 1.0})},
+						ModelMetadata: mustStruct(t, map[string]any{"workflow": nested})},
+					{Role: memoryv1.Role_ROLE_USER, Content: "and?", ToolName: "debug"},
+					{Role: memoryv1.Role_ROLE_ASSISTANT, Content: "so", ToolName: "debug", ModelName: "gpt-5",
+						WorkflowState: mustStruct(t, map[string]any{"tool": "debug", "step": 2.0, "more": nested})},
 				},
 			})
 			if err != nil {
@@ -61,9 +72,14 @@ func TestPrepareCallRepliesAreFresh(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := proto.Clone(first)
-			changeAll(first.ProtoReflect()) // everything the caller can reach
-			if proto.Equal(first, want) {
-				t.Fatal("changeAll changed nothing: this test guards nothing")
+			changed := map[protoreflect.FullName]bool{}
+			changeAll(first.ProtoReflect(), changed) // everything the caller can reach
+			shared := map[protoreflect.FullName]bool{}
+			mayShare(first.ProtoReflect().Descriptor(), shared)
+			for name := range shared {
+				if !changed[name] && !neverInACallsHistory[name] {
+					t.Errorf("the reply never held %s, so the test did not change it: fill it in the thread", name)
+				}
 			}
 			again, err := srv.PrepareCall(ctx, req)
 			if err != nil {
@@ -83,33 +99,63 @@ func TestPrepareCallRepliesAreFresh(t *testing.T) {
 	}
 }
 
+// neverInACallsHistory are the fields PrepareCall's history leaves out.
+var neverInACallsHistory = map[protoreflect.FullName]bool{
+	"zen.memory.v1.Turn.timestamp": true, "zen.memory.v1.Turn.workflow_state": true,
+}
+
+// mayShare adds to into every field reachable from md whose value could
+// share memory with another message: messages, lists, maps and bytes.
+func mayShare(md protoreflect.MessageDescriptor, into map[protoreflect.FullName]bool) {
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if into[fd.FullName()] {
+			continue
+		}
+		switch {
+		case fd.IsMap():
+			into[fd.FullName()] = true
+			if v := fd.MapValue(); v.Message() != nil {
+				mayShare(v.Message(), into)
+			}
+		case fd.Message() != nil:
+			into[fd.FullName()] = true
+			mayShare(fd.Message(), into)
+		case fd.IsList() || fd.Kind() == protoreflect.BytesKind:
+			into[fd.FullName()] = true
+		}
+	}
+}
+
 // changeAll changes every field m holds, at every depth, as a careless
 // caller might: each value, each element of a list and each entry of a
-// map, and one element or entry more.
-func changeAll(m protoreflect.Message) {
+// map, and one element or entry more. It records the fields it changed.
+func changeAll(m protoreflect.Message, changed map[protoreflect.FullName]bool) {
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		changed[fd.FullName()] = true
 		switch {
 		case fd.IsList():
 			l := v.List()
 			for i := range l.Len() {
 				if fd.Message() != nil {
-					changeAll(l.Get(i).Message())
+					changeAll(l.Get(i).Message(), changed)
 				} else {
-					l.Set(i, changed(fd, l.Get(i)))
+					l.Set(i, changedValue(fd, l.Get(i)))
 				}
 			}
 			if fd.Message() != nil {
 				l.Append(l.NewElement())
 			} else {
-				l.Append(changed(fd, fd.Default()))
+				l.Append(changedValue(fd, l.NewElement()))
 			}
 		case fd.IsMap():
 			mp := v.Map()
 			mp.Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
 				if fd.MapValue().Message() != nil {
-					changeAll(mv.Message())
+					changeAll(mv.Message(), changed)
 				} else {
-					mp.Set(k, changed(fd.MapValue(), mv))
+					mp.Set(k, changedValue(fd.MapValue(), mv))
 				}
 				return true
 			})
@@ -117,21 +163,26 @@ func changeAll(m protoreflect.Message) {
 				mp.Set(protoreflect.ValueOfString("added by the caller").MapKey(), mp.NewValue())
 			}
 		case fd.Message() != nil:
-			changeAll(v.Message())
+			changeAll(v.Message(), changed)
 		default:
-			m.Set(fd, changed(fd, v))
+			m.Set(fd, changedValue(fd, v))
 		}
 		return true
 	})
 }
 
-// changed is another value of fd's kind than v.
-func changed(fd protoreflect.FieldDescriptor, v protoreflect.Value) protoreflect.Value {
+// changedValue is another value of fd's kind than v; bytes are changed in
+// place, so bytes shared with the store would show.
+func changedValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) protoreflect.Value {
 	switch fd.Kind() {
 	case protoreflect.StringKind:
 		return protoreflect.ValueOfString(v.String() + " changed")
 	case protoreflect.BytesKind:
-		return protoreflect.ValueOfBytes(append(slices.Clone(v.Bytes()), '!'))
+		if b := v.Bytes(); len(b) > 0 {
+			b[0] ^= 0xff
+			return protoreflect.ValueOfBytes(b)
+		}
+		return protoreflect.ValueOfBytes([]byte{'!'})
 	case protoreflect.BoolKind:
 		return protoreflect.ValueOfBool(!v.Bool())
 	case protoreflect.EnumKind:
@@ -149,5 +200,5 @@ func changed(fd protoreflect.FieldDescriptor, v protoreflect.Value) protoreflect
 	case protoreflect.DoubleKind:
 		return protoreflect.ValueOfFloat64(v.Float() + 1)
 	}
-	panic(fmt.Sprintf("changed: no case for %v", fd.Kind()))
+	panic(fmt.Sprintf("changedValue: no case for %v", fd.Kind()))
 }

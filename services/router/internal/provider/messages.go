@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -34,9 +35,10 @@ type heldMessages struct {
 	buf []byte
 	at  int
 	// spliced is set once a body was made in buf: a second body (a
-	// request sent again with the same context) is made in a copy, so it
-	// cannot overwrite the first while the transport may still read it.
-	spliced bool
+	// request sent again with the same context, even at once) is made in
+	// a copy, so it cannot overwrite the first while the transport may
+	// still read it.
+	spliced atomic.Bool
 }
 
 // headRoom and tailRoom are the room heldMessages leave around the
@@ -142,8 +144,7 @@ func spliceMessages(body []byte, held *heldMessages) ([]byte, bool) {
 		return nil, false
 	}
 	head, tail := body[:i+len(`"messages":`)], body[i+len(placeholder):]
-	if !held.spliced && len(head) <= held.at && len(tail) <= cap(held.buf)-len(held.buf) {
-		held.spliced = true
+	if len(head) <= held.at && len(tail) <= cap(held.buf)-len(held.buf) && held.spliced.CompareAndSwap(false, true) {
 		start := held.at - len(head)
 		copy(held.buf[start:], head)
 		return append(held.buf[start:], tail...), true
