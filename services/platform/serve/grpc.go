@@ -96,9 +96,9 @@ func NewGRPC(opts ...grpc.ServerOption) *GRPC {
 // RegisterService registers a service on the port and for Local
 // (grpc.ServiceRegistrar). Register every service before serving.
 func (g *GRPC) RegisterService(desc *grpc.ServiceDesc, impl any) {
-	freshReplies(desc, impl) // a mistake panics before anything is registered
+	fresh := freshReplies(desc, impl) // a mistake panics before anything is registered
 	g.Server.RegisterService(desc, impl)
-	g.local.register(desc, impl)
+	g.local.register(desc, impl, fresh)
 }
 
 // SetServing marks the named services serving.

@@ -67,11 +67,12 @@ func newRegistry() *registry {
 	return r
 }
 
-func (r *registry) register(desc *grpc.ServiceDesc, impl any) {
+// register adds desc's methods, served by impl; fresh are those of its
+// unary methods whose replies are fresh (freshReplies).
+func (r *registry) register(desc *grpc.ServiceDesc, impl any, fresh []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.services[desc.ServiceName] = true
-	fresh := freshReplies(desc, impl)
 	for _, m := range desc.Methods {
 		r.methods["/"+desc.ServiceName+"/"+m.MethodName] = &handler{impl: impl, unary: m.Handler,
 			fresh: slices.Contains(fresh, m.MethodName)}

@@ -45,6 +45,7 @@ func Skipped(skipped []*executorv1.SkippedFile) string {
 // Files embeds several files, one after another.
 func Files(files []*executorv1.FileContent) string {
 	var b strings.Builder
+	b.Grow(FilesSize(files))
 	for i, f := range files {
 		if i > 0 {
 			b.WriteString("\n")
@@ -52,4 +53,14 @@ func Files(files []*executorv1.FileContent) string {
 		b.WriteString(File(f))
 	}
 	return b.String()
+}
+
+// FilesSize is about what Files writes: the contents and paths, and room
+// for each file's header.
+func FilesSize(files []*executorv1.FileContent) int {
+	n := 0
+	for _, f := range files {
+		n += len(f.GetContent()) + len(f.GetPath()) + 256
+	}
+	return n
 }

@@ -100,10 +100,7 @@ func HistorySize(c *executorv1.Conversation) int {
 			n += len(f.GetPath()) + 2
 		}
 	}
-	for _, f := range c.GetFiles() {
-		n += len(f.GetContent()) + len(f.GetPath()) + 256
-	}
-	return n
+	return n + FilesSize(c.GetFiles())
 }
 
 // writeTurnLabel names who spoke: the agent for user turns, the model

@@ -96,10 +96,7 @@ func runChat(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, er
 // new input, files not already in the history, and the closing line.
 func chatUserMessage(prompt string, c *Call) string {
 	fresh, known := splitKnownFiles(c)
-	size := render.HistorySize(c.Conversation) + len(prompt) + 2048
-	for _, f := range fresh {
-		size += len(f.GetContent()) + len(f.GetPath()) + 256
-	}
+	size := render.HistorySize(c.Conversation) + len(prompt) + render.FilesSize(fresh) + 2048
 	for _, p := range known {
 		size += len(p) + 3
 	}
