@@ -54,7 +54,10 @@ var (
 // process's (clients and fake), redis-cpu-ms/call redis-server's, and
 // other-cpu-ms/call the rest of the machine's busy time by /proc/stat:
 // near zero, or a little below (its tick sampling misses short bursts),
-// unless something else ran and spoiled the figures. With -zen.progress
+// unless something else ran and spoiled the figures. syscr/call and
+// syscw/call are zen's read and write system calls (sockets and files:
+// syscr and syscw in /proc/<pid>/io) per call; like the allocations, they
+// do not drift with the machine. With -zen.progress
 // every call carries a progress token, as from clients that reset their
 // timeout on progress.
 //
@@ -237,6 +240,8 @@ func (st *benchStack) measure(b *testing.B, turns, callers int) {
 	b.ReportMetric(float64(fake.Microseconds())/1000, "fake-ms")
 	b.ReportMetric((after.zen-before.zen).Seconds()*1000/measured, "cpu-ms/call")
 	b.ReportMetric((after.client-before.client).Seconds()*1000/measured, "client-cpu-ms/call")
+	b.ReportMetric(float64(after.zenIO.reads-before.zenIO.reads)/measured, "syscr/call")
+	b.ReportMetric(float64(after.zenIO.writes-before.zenIO.writes)/measured, "syscw/call")
 	if st.redisPID != 0 {
 		b.ReportMetric((after.redis-before.redis).Seconds()*1000/measured, "redis-cpu-ms/call")
 	}
@@ -287,13 +292,20 @@ func (st *benchStack) parallel(b *testing.B, n int, fn func(c int) error) {
 	}
 }
 
-// cpuTimes are CPU seconds used so far.
-type cpuTimes struct{ zen, redis, client, machine time.Duration }
+// cpuTimes are CPU seconds used so far, and zen's read and write system
+// calls.
+type cpuTimes struct {
+	zen, redis, client, machine time.Duration
+	zenIO                       sysCalls
+}
 
 func (st *benchStack) cpu(b *testing.B) cpuTimes {
 	var t cpuTimes
 	for _, pid := range st.zenPIDs {
 		t.zen += procCPU(b, pid)
+		io := procSysCalls(b, pid)
+		t.zenIO.reads += io.reads
+		t.zenIO.writes += io.writes
 	}
 	if st.redisPID != 0 {
 		t.redis = procCPU(b, st.redisPID)

@@ -166,6 +166,33 @@ func procCPU(b *testing.B, pid int) time.Duration {
 	return time.Duration(ticks) * time.Second / clockTicks
 }
 
+// sysCalls counts a process's read and write system calls.
+type sysCalls struct{ reads, writes int64 }
+
+// procSysCalls reads them from /proc/<pid>/io (syscr, syscw).
+func procSysCalls(b *testing.B, pid int) sysCalls {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var c sysCalls
+	for line := range strings.Lines(string(raw)) {
+		name, value, _ := strings.Cut(strings.TrimSpace(line), ": ")
+		n, err := strconv.ParseInt(value, 10, 64)
+		switch {
+		case name != "syscr" && name != "syscw":
+			continue
+		case err != nil:
+			b.Fatalf("/proc/%d/io: %s: %v", pid, line, err)
+		case name == "syscr":
+			c.reads = n
+		default:
+			c.writes = n
+		}
+	}
+	return c
+}
+
 // machineBusy is the time every CPU of the machine has been busy: the
 // first line of /proc/stat, all but idle and iowait (guest time is counted
 // in user time already).
