@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -83,7 +84,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, c call) {
 	header.Set("Connection", "keep-alive")
 	events := &eventStream{w: w}
 	res, err := c.handler(mcpserver.WithProgressSink(r.Context(), events.progress), req)
-	events.close()
+	streamed := events.close()
 	msg, status := h.answer(c, res, err)
 	if status != 0 {
 		// After progress events this changes neither the status nor the
@@ -96,8 +97,15 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, c call) {
 		_, _ = w.Write(msg)
 		return
 	}
-	_, _ = w.Write(event(msg))
-	_ = http.NewResponseController(w).Flush()
+	answer := event(msg)
+	if !streamed {
+		// Nothing has gone out, so the answer's length is known: the server
+		// writes the head and the event at once when the call returns,
+		// where a flush would send the event, then a chunked stream's end.
+		// (The SDK flushes; a client reads the same stream either way.)
+		header.Set("Content-Length", strconv.Itoa(len(answer)))
+	}
+	_, _ = w.Write(answer)
 }
 
 // answer is the JSON-RPC response to c, and the HTTP status it goes out
