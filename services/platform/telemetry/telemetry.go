@@ -16,30 +16,31 @@ import (
 )
 
 // Setup installs a tracer provider and the W3C propagators as the process
-// globals and returns a function that flushes and stops them. Spans are
-// always recorded, so every call has a trace id for logs and results; they
-// are exported over OTLP/gRPC only when OTEL_EXPORTER_OTLP_ENDPOINT or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set. OTEL_SERVICE_NAME, when set,
-// wins over service.
+// globals and returns a function that flushes and stops them. Every call
+// has a trace id for logs and results. Spans are recorded and exported
+// over OTLP/gRPC only when OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set; otherwise they carry their ids
+// and nothing else (idsOnly). OTEL_SERVICE_NAME, when set, wins over
+// service.
 func Setup(ctx context.Context, service, version string, getenv config.Getenv) (trace.TracerProvider, func(context.Context) error, error) {
 	if name := getenv("OTEL_SERVICE_NAME"); name != "" {
 		service = name
 	}
-	res := resource.NewSchemaless(semconv.ServiceName(service), semconv.ServiceVersion(version))
-	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
-	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" {
-		if p := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL")); p != "" && p != "grpc" {
-			return nil, nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q: zen exports traces over grpc only; unset it or set grpc", p)
-		}
-		exp, err := otlptracegrpc.New(ctx)
-		if err != nil {
-			return nil, nil, fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT: create OTLP exporter: %w", err)
-		}
-		opts = append(opts, sdktrace.WithBatcher(exp))
-	}
-	tp := sdktrace.NewTracerProvider(opts...)
-	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+		otel.SetTracerProvider(idsOnly{})
+		return idsOnly{}, func(context.Context) error { return nil }, nil
+	}
+	if p := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL")); p != "" && p != "grpc" {
+		return nil, nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q: zen exports traces over grpc only; unset it or set grpc", p)
+	}
+	exp, err := otlptracegrpc.New(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT: create OTLP exporter: %w", err)
+	}
+	res := resource.NewSchemaless(semconv.ServiceName(service), semconv.ServiceVersion(version))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(exp))
+	otel.SetTracerProvider(tp)
 	return tp, tp.Shutdown, nil
 }
 
