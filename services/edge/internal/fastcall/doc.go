@@ -20,7 +20,10 @@
 //
 // The reply is the SDK's, to the byte: its encoders' bytes (reply.go
 // writes zen's plain results in one pass: FuzzPlainAnswer), its SSE
-// framing, its headers and status codes. TestFastCallsAnswerAsTheSDK, in
+// events, its headers and status codes. One difference is deliberate: an
+// answer that opens its stream is sent with its length rather than
+// chunked, which saves a write and reads the same to every client (the
+// SDK's reads the stream to its end). TestFastCallsAnswerAsTheSDK, in
 // the edge's server package, holds both paths to that, for go-sdk v1.8.0
 // (TestSDKVersion says when to check again). A handler that panics ends
 // its own request, where under the SDK it ended the process.

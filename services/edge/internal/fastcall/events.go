@@ -20,7 +20,6 @@ type eventStream struct {
 	// notification at a time.
 	mu     sync.Mutex
 	closed bool // the call has returned: its answer comes next, nothing after
-	sent   bool // an event has gone out: the answer continues a stream already sent
 }
 
 // progress writes p as a notifications/progress event.
@@ -45,16 +44,14 @@ func (e *eventStream) progress(p *mcp.ProgressNotificationParams) {
 	}
 	_, _ = e.w.Write(event(msg))
 	_ = http.NewResponseController(e.w).Flush()
-	e.sent = true
 }
 
-// close ends the notifications, the SDK refuses those of a call that has
-// answered, and tells whether any went out.
-func (e *eventStream) close() (sent bool) {
+// close ends the notifications: the SDK refuses those of a call that has
+// answered.
+func (e *eventStream) close() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.closed = true
-	return e.sent
 }
 
 // event frames msg as the SDK's one SSE event for it.

@@ -84,7 +84,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, c call) {
 	header.Set("Connection", "keep-alive")
 	events := &eventStream{w: w}
 	res, err := c.handler(mcpserver.WithProgressSink(r.Context(), events.progress), req)
-	streamed := events.close()
+	events.close()
 	msg, status := h.answer(c, res, err)
 	if status != 0 {
 		// After progress events this changes neither the status nor the
@@ -97,14 +97,14 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, c call) {
 		_, _ = w.Write(msg)
 		return
 	}
+	// With its length, an answer that opens the stream goes out when the
+	// call returns, head and event in one write while they fit the
+	// server's buffer, where the SDK flushes the event and then writes the
+	// end of a chunked stream. Once progress or a keep-alive comment has
+	// opened the stream, the head is out and the length changes nothing:
+	// the answer ends the chunked stream, flushed as the call returns.
 	answer := event(msg)
-	if !streamed {
-		// Nothing has gone out, so the answer's length is known: the server
-		// writes the head and the event at once when the call returns,
-		// where a flush would send the event, then a chunked stream's end.
-		// (The SDK flushes; a client reads the same stream either way.)
-		header.Set("Content-Length", strconv.Itoa(len(answer)))
-	}
+	header.Set("Content-Length", strconv.Itoa(len(answer)))
 	_, _ = w.Write(answer)
 }
 
