@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"encoding/binary"
 	"math/rand/v2"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -29,8 +30,12 @@ func (idsTracer) Start(ctx context.Context, _ string, opts ...trace.SpanStartOpt
 			parent = trace.SpanContext{}
 		}
 	}
-	cfg := trace.SpanContextConfig{TraceID: parent.TraceID(), SpanID: newSpanID(),
-		TraceFlags: parent.TraceFlags(), TraceState: parent.TraceState()}
+	cfg := trace.SpanContextConfig{
+		TraceID:    parent.TraceID(),
+		SpanID:     newSpanID(),
+		TraceFlags: parent.TraceFlags(),
+		TraceState: parent.TraceState(),
+	}
 	if !parent.TraceID().IsValid() {
 		cfg.TraceID, cfg.TraceFlags = newTraceID(), trace.FlagsSampled
 	}
@@ -43,10 +48,8 @@ func (idsTracer) Start(ctx context.Context, _ string, opts ...trace.SpanStartOpt
 func newTraceID() trace.TraceID {
 	var id trace.TraceID
 	for !id.IsValid() {
-		hi, lo := rand.Uint64(), rand.Uint64()
-		for i := range 8 {
-			id[i], id[8+i] = byte(hi>>(56-8*i)), byte(lo>>(56-8*i))
-		}
+		binary.BigEndian.PutUint64(id[:8], rand.Uint64())
+		binary.BigEndian.PutUint64(id[8:], rand.Uint64())
 	}
 	return id
 }
@@ -54,10 +57,7 @@ func newTraceID() trace.TraceID {
 func newSpanID() trace.SpanID {
 	var id trace.SpanID
 	for !id.IsValid() {
-		n := rand.Uint64()
-		for i := range 8 {
-			id[i] = byte(n >> (56 - 8*i))
-		}
+		binary.BigEndian.PutUint64(id[:], rand.Uint64())
 	}
 	return id
 }

@@ -4,20 +4,52 @@ import (
 	"context"
 	"testing"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 )
+
+// setup is Setup with env, putting the process's tracer provider and
+// propagator back when the test ends.
+func setup(t *testing.T, env map[string]string) trace.TracerProvider {
+	t.Helper()
+	tp0, prop0 := otel.GetTracerProvider(), otel.GetTextMapPropagator()
+	tp, shutdown, err := Setup(t.Context(), "zen-test", "v0", func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = shutdown(context.Background())
+		otel.SetTracerProvider(tp0)
+		otel.SetTextMapPropagator(prop0)
+	})
+	return tp
+}
+
+// remoteParent is a caller's span, sampled or not, with a trace state.
+func remoteParent(t *testing.T, sampled bool) context.Context {
+	t.Helper()
+	state, err := trace.ParseTraceState("vendor=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := trace.SpanContextConfig{
+		TraceID:    trace.TraceID{1},
+		SpanID:     trace.SpanID{2},
+		TraceState: state,
+		Remote:     true,
+	}
+	if sampled {
+		cfg.TraceFlags = trace.FlagsSampled
+	}
+	return trace.ContextWithRemoteSpanContext(t.Context(), trace.NewSpanContext(cfg))
+}
 
 // TestSpansWithoutAnExporterCarryIDsOnly: with no exporter, a span records
 // nothing (no one would read it) but still gives the call a trace id for
 // logs and results, a span id of its own, and the sampling decision the
 // SDK's default sampler would pass on to the next hop.
 func TestSpansWithoutAnExporterCarryIDsOnly(t *testing.T) {
-	tp, shutdown, err := Setup(t.Context(), "zen-test", "v0", func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = shutdown(context.Background()) }()
-	tracer := tp.Tracer("test")
+	tracer := setup(t, nil).Tracer("test")
 
 	ctx, root := tracer.Start(t.Context(), "root")
 	sc := root.SpanContext()
@@ -35,28 +67,40 @@ func TestSpansWithoutAnExporterCarryIDsOnly(t *testing.T) {
 		t.Errorf("a child: trace %s (want %s), span %s (the root's is %s), sampled %v",
 			c.TraceID(), sc.TraceID(), c.SpanID(), sc.SpanID(), c.IsSampled())
 	}
-	_, other := tracer.Start(t.Context(), "another root")
-	if other.SpanContext().TraceID() == sc.TraceID() {
+	if _, other := tracer.Start(t.Context(), "another root"); other.SpanContext().TraceID() == sc.TraceID() {
 		t.Error("two roots share a trace id")
 	}
-	_, fresh := tracer.Start(ctx, "new root", trace.WithNewRoot())
-	if fresh.SpanContext().TraceID() == sc.TraceID() {
-		t.Error("WithNewRoot kept its parent's trace")
-	}
 
-	// A caller's unsampled trace stays unsampled past this process, and its
-	// trace state goes on with it.
-	state, err := trace.ParseTraceState("vendor=1")
-	if err != nil {
-		t.Fatal(err)
+	for _, sampled := range []bool{false, true} {
+		// A caller's trace goes on past this process as the caller sampled
+		// it, with its trace state.
+		parent := remoteParent(t, sampled)
+		_, span := tracer.Start(parent, "served")
+		c := span.SpanContext()
+		if c.TraceID() != (trace.TraceID{1}) || c.IsSampled() != sampled || c.IsRemote() ||
+			c.TraceState().String() != "vendor=1" {
+			t.Errorf("under a remote parent, sampled %v: %+v", sampled, c)
+		}
+		// A new root starts a trace of its own, sampled, whatever its
+		// parent was.
+		_, fresh := tracer.Start(parent, "new root", trace.WithNewRoot())
+		if f := fresh.SpanContext(); f.TraceID() == c.TraceID() || !f.IsSampled() || f.TraceState().Len() != 0 {
+			t.Errorf("WithNewRoot under a parent sampled %v: %+v", sampled, f)
+		}
 	}
-	remote := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2},
-		TraceState: state, Remote: true})
-	_, span := tracer.Start(trace.ContextWithRemoteSpanContext(t.Context(), remote), "served")
-	if c := span.SpanContext(); c.TraceID() != remote.TraceID() || c.IsSampled() || c.TraceState().String() != "vendor=1" ||
-		c.IsRemote() {
-		t.Errorf("under an unsampled remote parent: %+v", c)
+}
+
+// TestASetSamplerStillDecides: a sampler named in OTEL_TRACES_SAMPLER
+// decides for the hops after a process that exports nothing, so such a
+// process keeps the SDK, which reads it.
+func TestASetSamplerStillDecides(t *testing.T) {
+	t.Setenv("OTEL_TRACES_SAMPLER", "always_off") // where the SDK reads it
+	tp := setup(t, map[string]string{"OTEL_TRACES_SAMPLER": "always_off"})
+	_, span := tp.Tracer("test").Start(t.Context(), "root")
+	if c := span.SpanContext(); !c.IsValid() || c.IsSampled() {
+		t.Errorf("with always_off: valid %v, sampled %v; want a valid, unsampled span", c.IsValid(), c.IsSampled())
 	}
-	span.SetAttributes()
-	span.End()
+	if _, ok := setup(t, map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_always_on"}).(idsOnly); !ok {
+		t.Error("the default sampler, named, did not give spans that carry ids only")
+	}
 }

@@ -19,29 +19,47 @@ import (
 // globals and returns a function that flushes and stops them. Every call
 // has a trace id for logs and results. Spans are recorded and exported
 // over OTLP/gRPC only when OTEL_EXPORTER_OTLP_ENDPOINT or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set; otherwise they carry their ids
-// and nothing else (idsOnly). OTEL_SERVICE_NAME, when set, wins over
-// service.
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set; otherwise, unless
+// OTEL_TRACES_SAMPLER names another sampler than the default, they carry
+// their ids and nothing else (idsOnly). OTEL_SERVICE_NAME, when set, wins
+// over service.
 func Setup(ctx context.Context, service, version string, getenv config.Getenv) (trace.TracerProvider, func(context.Context) error, error) {
 	if name := getenv("OTEL_SERVICE_NAME"); name != "" {
 		service = name
 	}
-	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+	propagators := propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+	exporting := getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+	if !exporting && defaultSampler(getenv) {
+		otel.SetTextMapPropagator(propagators)
 		otel.SetTracerProvider(idsOnly{})
 		return idsOnly{}, func(context.Context) error { return nil }, nil
 	}
-	if p := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL")); p != "" && p != "grpc" {
-		return nil, nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q: zen exports traces over grpc only; unset it or set grpc", p)
-	}
-	exp, err := otlptracegrpc.New(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT: create OTLP exporter: %w", err)
-	}
 	res := resource.NewSchemaless(semconv.ServiceName(service), semconv.ServiceVersion(version))
-	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(exp))
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	if exporting {
+		if p := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL")); p != "" && p != "grpc" {
+			return nil, nil, fmt.Errorf(
+				"OTEL_EXPORTER_OTLP_PROTOCOL=%q: zen exports traces over grpc only; unset it or set grpc", p)
+		}
+		exp, err := otlptracegrpc.New(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT: create OTLP exporter: %w", err)
+		}
+		opts = append(opts, sdktrace.WithBatcher(exp))
+	}
+	// The SDK reads OTEL_TRACES_SAMPLER itself: a sampler set for a
+	// process that exports nothing still decides for the hops after it.
+	tp := sdktrace.NewTracerProvider(opts...)
+	otel.SetTextMapPropagator(propagators)
 	otel.SetTracerProvider(tp)
 	return tp, tp.Shutdown, nil
+}
+
+// defaultSampler tells whether OTEL_TRACES_SAMPLER leaves the SDK's default,
+// whose decisions idsOnly makes.
+func defaultSampler(getenv config.Getenv) bool {
+	s := strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER"))
+	return s == "" || s == "parentbased_always_on"
 }
 
 // TraceID returns the hex trace id of the span in ctx, or "".
