@@ -57,7 +57,8 @@ var (
 // unless something else ran and spoiled the figures. syscr/call and
 // syscw/call are zen's read and write system calls (sockets and files:
 // syscr and syscw in /proc/<pid>/io) per call; like the allocations, they
-// do not drift with the machine. With -zen.progress
+// hardly move with the machine's speed (a read that finds nothing yet,
+// under load, counts too). With -zen.progress
 // every call carries a progress token, as from clients that reset their
 // timeout on progress.
 //

@@ -175,7 +175,7 @@ func procSysCalls(b *testing.B, pid int) sysCalls {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var c sysCalls
+	c := sysCalls{reads: -1, writes: -1}
 	for line := range strings.Lines(string(raw)) {
 		name, value, _ := strings.Cut(strings.TrimSpace(line), ": ")
 		n, err := strconv.ParseInt(value, 10, 64)
@@ -189,6 +189,9 @@ func procSysCalls(b *testing.B, pid int) sysCalls {
 		default:
 			c.writes = n
 		}
+	}
+	if c.reads < 0 || c.writes < 0 {
+		b.Fatalf("/proc/%d/io names no syscr or syscw:\n%s", pid, raw)
 	}
 	return c
 }
