@@ -112,10 +112,17 @@ func peek(r *http.Request) (rpcMessage, bool) {
 		return msg, false
 	}
 	head, err := io.ReadAll(io.LimitReader(r.Body, maxPeek+1))
+	// A body read whole is not read again: the server closes the original
+	// when a response's head goes out first (KeepAlive opening a stalled
+	// call's stream), and a read of it then fails.
+	rest := io.Reader(r.Body)
+	if err == nil && len(head) <= maxPeek {
+		rest = http.NoBody
+	}
 	r.Body = struct {
 		io.Reader
 		io.Closer
-	}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+	}{io.MultiReader(bytes.NewReader(head), rest), r.Body}
 	if err != nil || len(head) > maxPeek {
 		return msg, false
 	}

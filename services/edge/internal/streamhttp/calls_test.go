@@ -201,3 +201,38 @@ func TestOtherBodiesPassUntouched(t *testing.T) {
 		}
 	}
 }
+
+// closingBody is a request body that, as net/http's, fails once closed:
+// the server closes it when a response's head goes out first (KeepAlive
+// opens a stalled call's stream).
+type closingBody struct {
+	r      io.Reader
+	closed bool
+}
+
+func (b *closingBody) Read(p []byte) (int, error) {
+	if b.closed {
+		return 0, errors.New("http: invalid Read on closed Body")
+	}
+	return b.r.Read(p)
+}
+
+func (b *closingBody) Close() error { b.closed = true; return nil }
+
+// TestAPeekedBodyOutlivesTheOriginal: a body read whole to learn what a
+// request is reads back whole after the server closed the original, so a
+// call whose stream opened before its handler read the body still runs.
+func TestAPeekedBodyOutlivesTheOriginal(t *testing.T) {
+	t.Parallel()
+	orig := &closingBody{r: strings.NewReader(callOne)}
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r.Body = orig
+	if _, ok := peek(r); !ok {
+		t.Fatal("the call was not recognised")
+	}
+	_ = orig.Close()
+	b, err := io.ReadAll(r.Body)
+	if err != nil || string(b) != callOne {
+		t.Errorf("read back %q, %v; want the whole body", b, err)
+	}
+}

@@ -78,7 +78,11 @@ func (w *keepAliveWriter) writeHeaderLocked(code int) {
 	}
 	w.wroteHeader = true
 	maps.Copy(w.w.Header(), w.header)
-	w.streaming = code == http.StatusOK && strings.HasPrefix(w.header.Get("Content-Type"), "text/event-stream")
+	// An answer sent with its length is whole: a comment after it would be
+	// refused, and the server would close the connection it had offered
+	// to keep.
+	w.streaming = code == http.StatusOK && strings.HasPrefix(w.header.Get("Content-Type"), "text/event-stream") &&
+		w.header.Get("Content-Length") == ""
 	w.w.WriteHeader(code)
 }
 

@@ -1,6 +1,7 @@
 package streamhttp
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -66,5 +67,26 @@ func TestKeepAliveLeavesOtherResponsesAlone(t *testing.T) {
 	}))
 	if got := body(t, h); got != `{"ok":true}` {
 		t.Fatalf("JSON body = %q", got)
+	}
+}
+
+// TestKeepAliveLeavesAnAnswerOfKnownLengthAlone: a comment after an
+// answer sent with its length would be refused by the server, which then
+// closes the connection it told the client to keep (it counts the refused
+// bytes as written), failing the client's next call on it.
+func TestKeepAliveLeavesAnAnswerOfKnownLengthAlone(t *testing.T) {
+	t.Parallel()
+	const answer = "event: message\ndata: {}\n\n"
+	rec := httptest.NewRecorder()
+	w := &keepAliveWriter{w: rec, header: http.Header{}, atBoundary: true, eager: true}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Content-Length", fmt.Sprint(len(answer)))
+	if _, err := io.WriteString(w, answer); err != nil {
+		t.Fatal(err)
+	}
+	w.lastWrite = time.Now().Add(-time.Hour) // the handler stalled before returning
+	w.ping(time.Second)
+	if got := rec.Body.String(); got != answer {
+		t.Errorf("body %q, want the answer alone, %q", got, answer)
 	}
 }
