@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel"
@@ -91,16 +92,36 @@ func TestSpansWithoutAnExporterCarryIDsOnly(t *testing.T) {
 }
 
 // TestASetSamplerStillDecides: a sampler named in OTEL_TRACES_SAMPLER
-// decides for the hops after a process that exports nothing, so such a
-// process keeps the SDK, which reads it.
+// (in the environment or a .env file: getenv, not the process's own
+// environment, which the SDK would read) decides for the hops after a
+// process that exports nothing.
 func TestASetSamplerStillDecides(t *testing.T) {
-	t.Setenv("OTEL_TRACES_SAMPLER", "always_off") // where the SDK reads it
-	tp := setup(t, map[string]string{"OTEL_TRACES_SAMPLER": "always_off"})
+	tp := setup(t, map[string]string{"OTEL_TRACES_SAMPLER": "Always_Off"})
 	_, span := tp.Tracer("test").Start(t.Context(), "root")
 	if c := span.SpanContext(); !c.IsValid() || c.IsSampled() {
 		t.Errorf("with always_off: valid %v, sampled %v; want a valid, unsampled span", c.IsValid(), c.IsSampled())
 	}
 	if _, ok := setup(t, map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_always_on"}).(idsOnly); !ok {
 		t.Error("the default sampler, named, did not give spans that carry ids only")
+	}
+}
+
+// TestABadSamplerIsRefused: a sampler zen cannot make, or a ratio out of
+// range, stops the start with what to set, rather than trace otherwise
+// than asked.
+func TestABadSamplerIsRefused(t *testing.T) {
+	for _, env := range []map[string]string{
+		{"OTEL_TRACES_SAMPLER": "jaeger_remote"},
+		{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "1.5"},
+		{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "half"},
+	} {
+		_, _, err := Setup(t.Context(), "zen-test", "v0", func(k string) string { return env[k] })
+		if err == nil || !strings.Contains(err.Error(), "OTEL_TRACES_SAMPLER") {
+			t.Errorf("%v: error %v, want one naming the variable", env, err)
+		}
+	}
+	tp := setup(t, map[string]string{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0"})
+	if _, span := tp.Tracer("test").Start(t.Context(), "root"); span.SpanContext().IsSampled() {
+		t.Error("a ratio of 0 sampled a trace")
 	}
 }

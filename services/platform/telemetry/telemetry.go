@@ -29,13 +29,19 @@ func Setup(ctx context.Context, service, version string, getenv config.Getenv) (
 	}
 	propagators := propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 	exporting := getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
-	if !exporting && defaultSampler(getenv) {
+	sample, samplerName, err := sampler(getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !exporting && samplerName == defaultSampler {
 		otel.SetTextMapPropagator(propagators)
 		otel.SetTracerProvider(idsOnly{})
 		return idsOnly{}, func(context.Context) error { return nil }, nil
 	}
 	res := resource.NewSchemaless(semconv.ServiceName(service), semconv.ServiceVersion(version))
-	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	// A sampler set for a process that exports nothing still decides for
+	// the hops after it.
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res), sdktrace.WithSampler(sample)}
 	if exporting {
 		if p := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL")); p != "" && p != "grpc" {
 			return nil, nil, fmt.Errorf(
@@ -47,19 +53,10 @@ func Setup(ctx context.Context, service, version string, getenv config.Getenv) (
 		}
 		opts = append(opts, sdktrace.WithBatcher(exp))
 	}
-	// The SDK reads OTEL_TRACES_SAMPLER itself: a sampler set for a
-	// process that exports nothing still decides for the hops after it.
 	tp := sdktrace.NewTracerProvider(opts...)
 	otel.SetTextMapPropagator(propagators)
 	otel.SetTracerProvider(tp)
 	return tp, tp.Shutdown, nil
-}
-
-// defaultSampler tells whether OTEL_TRACES_SAMPLER leaves the SDK's default,
-// whose decisions idsOnly makes.
-func defaultSampler(getenv config.Getenv) bool {
-	s := strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER"))
-	return s == "" || s == "parentbased_always_on"
 }
 
 // TraceID returns the hex trace id of the span in ctx, or "".
