@@ -112,11 +112,17 @@ func peek(r *http.Request) (rpcMessage, bool) {
 		return msg, false
 	}
 	head, err := io.ReadAll(io.LimitReader(r.Body, maxPeek+1))
-	// A body read whole is not read again: the server closes the original
-	// when a response's head goes out first (KeepAlive opening a stalled
-	// call's stream), and a read of it then fails.
+	// What follows the head: nothing, for a body read whole (the server
+	// closes the original when a response's head goes out first, as
+	// KeepAlive opens a stalled call's stream, and a read of it then
+	// fails); the same error, for a body that failed (after its error,
+	// net/http's body of a declared length reads as ended, so the head
+	// would pass for the whole of a shorter body); else the rest.
 	rest := io.Reader(r.Body)
-	if err == nil && len(head) <= maxPeek {
+	switch {
+	case err != nil:
+		rest = failedRead{err}
+	case len(head) <= maxPeek:
 		rest = http.NoBody
 	}
 	r.Body = struct {
@@ -132,6 +138,11 @@ func peek(r *http.Request) (rpcMessage, bool) {
 	}
 	return msg, true
 }
+
+// failedRead is a reader that fails as a body did.
+type failedRead struct{ err error }
+
+func (f failedRead) Read([]byte) (int, error) { return 0, f.err }
 
 // keyOf names the call with JSON-RPC id in r's session; false when r has
 // no session, so the id names nothing.

@@ -236,3 +236,33 @@ func TestAPeekedBodyOutlivesTheOriginal(t *testing.T) {
 		t.Errorf("read back %q, %v; want the whole body", b, err)
 	}
 }
+
+// cutBody fails once, as net/http's body of a declared length does when
+// the client sends less, and reads as ended after that.
+type cutBody struct {
+	r      io.Reader
+	failed bool
+}
+
+func (b *cutBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err == io.EOF && !b.failed {
+		b.failed = true
+		return n, io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+func (*cutBody) Close() error { return nil }
+
+// TestACutBodyStaysCut: a body that failed while it was peeked fails again
+// for the handler, rather than reading as a whole, shorter body.
+func TestACutBodyStaysCut(t *testing.T) {
+	t.Parallel()
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r.Body = &cutBody{r: strings.NewReader(callOne[:20])}
+	peek(r)
+	if b, err := io.ReadAll(r.Body); err == nil {
+		t.Errorf("read back %q with no error; want the cut body's", b)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +89,59 @@ func TestKeepAliveLeavesAnAnswerOfKnownLengthAlone(t *testing.T) {
 	w.ping(time.Second)
 	if got := rec.Body.String(); got != answer {
 		t.Errorf("body %q, want the answer alone, %q", got, answer)
+	}
+}
+
+// TestAStalledCallKeepsItsBodyAndConnection plays both stalls through a
+// real server: a call whose handler stalls before it reads its body (so
+// KeepAlive opens the stream first) still reads the body whole, and one
+// that stalls after writing an answer of known length leaves the
+// connection open for the client's next call.
+func TestAStalledCallKeepsItsBodyAndConnection(t *testing.T) {
+	t.Parallel()
+	const answer = "event: message\ndata: {}\n\n"
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		stallFirst := r.Header.Get("Stall") == "before"
+		if stallFirst {
+			time.Sleep(60 * time.Millisecond) // the stream opens meanwhile
+		}
+		b, err := io.ReadAll(r.Body)
+		if err != nil || string(b) != callOne {
+			t.Errorf("the handler read %q, %v; want the whole body", b, err)
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Length", fmt.Sprint(len(answer)))
+		_, _ = io.WriteString(w, answer)
+		if !stallFirst {
+			time.Sleep(60 * time.Millisecond) // a stall after the answer
+		}
+	})
+	srv := httptest.NewServer(NewCalls().Wrap(KeepAlive(10*time.Millisecond, h)))
+	defer srv.Close()
+	client := srv.Client()
+	call := func(stall string) (reused bool) {
+		t.Helper()
+		trace := &httptrace.ClientTrace{GotConn: func(c httptrace.GotConnInfo) { reused = c.Reused }}
+		ctx := httptrace.WithClientTrace(t.Context(), trace)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(callOne))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Stall", stall)
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("a call stalling %s: %v", stall, err)
+		}
+		defer res.Body.Close()
+		if b, err := io.ReadAll(res.Body); err != nil || !strings.Contains(string(b), answer) {
+			t.Errorf("a call stalling %s: body %q, %v", stall, b, err)
+		}
+		return reused
+	}
+	call("before")
+	call("after")
+	if !call("after") {
+		t.Error("the connection of an answer of known length was closed; the next call dialled anew")
 	}
 }
