@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 	defer sink.close()
 	logger := telemetry.NewLogger(sink.w, level, s.secrets.String).With("role", role)
 	sink.report(logger)
-	_, shutdown, err := telemetry.Setup(ctx, "zen-"+role, version, getenv)
+	_, shutdown, err := telemetry.Setup(ctx, "zen-"+role, version, getenv, logger)
 	if err != nil {
 		return err
 	}

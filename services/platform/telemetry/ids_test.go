@@ -1,7 +1,9 @@
 package telemetry
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -13,8 +15,17 @@ import (
 // propagator back when the test ends.
 func setup(t *testing.T, env map[string]string) trace.TracerProvider {
 	t.Helper()
+	tp, _ := setupLogged(t, env)
+	return tp
+}
+
+// setupLogged is setup that also returns what Setup logged.
+func setupLogged(t *testing.T, env map[string]string) (trace.TracerProvider, *bytes.Buffer) {
+	t.Helper()
+	var log bytes.Buffer
 	tp0, prop0 := otel.GetTracerProvider(), otel.GetTextMapPropagator()
-	tp, shutdown, err := Setup(t.Context(), "zen-test", "v0", func(k string) string { return env[k] })
+	tp, shutdown, err := Setup(t.Context(), "zen-test", "v0", func(k string) string { return env[k] },
+		slog.New(slog.NewTextHandler(&log, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +34,7 @@ func setup(t *testing.T, env map[string]string) trace.TracerProvider {
 		otel.SetTracerProvider(tp0)
 		otel.SetTextMapPropagator(prop0)
 	})
-	return tp
+	return tp, &log
 }
 
 // remoteParent is a caller's span, sampled or not, with a trace state.
@@ -106,22 +117,32 @@ func TestASetSamplerStillDecides(t *testing.T) {
 	}
 }
 
-// TestABadSamplerIsRefused: a sampler zen cannot make, or a ratio out of
-// range, stops the start with what to set, rather than trace otherwise
-// than asked.
-func TestABadSamplerIsRefused(t *testing.T) {
-	for _, env := range []map[string]string{
-		{"OTEL_TRACES_SAMPLER": "jaeger_remote"},
-		{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "1.5"},
-		{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "half"},
-	} {
-		_, _, err := Setup(t.Context(), "zen-test", "v0", func(k string) string { return env[k] })
-		if err == nil || !strings.Contains(err.Error(), "OTEL_TRACES_SAMPLER") {
-			t.Errorf("%v: error %v, want one naming the variable", env, err)
+// TestABadSamplerIsReportedAndIgnored: a sampler zen cannot make, or a
+// ratio out of range, is logged and ignored, as OpenTelemetry asks (the
+// variable may be set for every process of the machine): the default
+// sampler decides, or every trace is sampled.
+func TestABadSamplerIsReportedAndIgnored(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		warn string
+	}{
+		{map[string]string{"OTEL_TRACES_SAMPLER": "Jaeger_Remote"}, `OTEL_TRACES_SAMPLER names a sampler`},
+		{map[string]string{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "1.5"},
+			`OTEL_TRACES_SAMPLER_ARG is not a share`},
+		{map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "NaN"},
+			`OTEL_TRACES_SAMPLER_ARG is not a share`},
+	}
+	for _, c := range cases {
+		tp, log := setupLogged(t, c.env)
+		if !strings.Contains(log.String(), c.warn) {
+			t.Errorf("%v: logged %q, want %q", c.env, log.String(), c.warn)
+		}
+		if _, span := tp.Tracer("test").Start(t.Context(), "root"); !span.SpanContext().IsSampled() {
+			t.Errorf("%v: a new trace was not sampled", c.env)
 		}
 	}
-	tp := setup(t, map[string]string{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0"})
-	if _, span := tp.Tracer("test").Start(t.Context(), "root"); span.SpanContext().IsSampled() {
-		t.Error("a ratio of 0 sampled a trace")
+	tp, log := setupLogged(t, map[string]string{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0"})
+	if _, span := tp.Tracer("test").Start(t.Context(), "root"); span.SpanContext().IsSampled() || log.Len() > 0 {
+		t.Errorf("a ratio of 0 sampled a trace, or logged %q", log.String())
 	}
 }

@@ -1,7 +1,7 @@
 package telemetry
 
 import (
-	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -36,24 +36,31 @@ const defaultSampler = "parentbased_always_on"
 // sampler is the sampler OTEL_TRACES_SAMPLER names, read through getenv
 // (the environment and zen's .env files, as every other setting) rather
 // than by the SDK, which sees the process's environment alone; its name
-// tells the default apart.
-func sampler(getenv config.Getenv) (sdktrace.Sampler, string, error) {
-	name := strings.ToLower(strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER")))
+// tells the default apart. As OpenTelemetry asks, a value zen cannot use
+// is reported (warn) and ignored, not fatal: the variable may be set for
+// every process of a machine, zen among them.
+func sampler(getenv config.Getenv, warn func(msg string, args ...any)) (sdktrace.Sampler, string) {
+	given := strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER"))
+	name := strings.ToLower(given)
 	if name == "" {
 		name = defaultSampler
 	}
 	ratio := 1.0
 	if arg := strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER_ARG")); arg != "" && strings.HasSuffix(name, "traceidratio") {
 		r, err := strconv.ParseFloat(arg, 64)
-		if err != nil || r < 0 || r > 1 {
-			return nil, "", fmt.Errorf("OTEL_TRACES_SAMPLER_ARG=%q: want the share of traces to sample, from 0 to 1", arg)
+		if err != nil || math.IsNaN(r) || r < 0 || r > 1 {
+			warn("OTEL_TRACES_SAMPLER_ARG is not a share of traces from 0 to 1; sampling every trace",
+				"value", arg)
+		} else {
+			ratio = r
 		}
-		ratio = r
 	}
 	s, ok := samplerNamed(name, ratio)
 	if !ok {
-		return nil, "", fmt.Errorf("OTEL_TRACES_SAMPLER=%q: zen knows always_on, always_off, traceidratio, "+
-			"parentbased_always_on, parentbased_always_off and parentbased_traceidratio", name)
+		warn("OTEL_TRACES_SAMPLER names a sampler zen does not know; using "+defaultSampler+
+			" (zen knows always_on, always_off, traceidratio and their parentbased_ forms)", "value", given)
+		name = defaultSampler
+		s, _ = samplerNamed(name, ratio)
 	}
-	return s, name, nil
+	return s, name
 }

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/zenmcp/zen/services/platform/config"
@@ -22,17 +23,19 @@ import (
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set; otherwise, unless
 // OTEL_TRACES_SAMPLER names another sampler than the default, they carry
 // their ids and nothing else (idsOnly). OTEL_SERVICE_NAME, when set, wins
-// over service.
-func Setup(ctx context.Context, service, version string, getenv config.Getenv) (trace.TracerProvider, func(context.Context) error, error) {
+// over service. Settings zen cannot use are reported to logger (nil: the
+// default logger) and ignored.
+func Setup(ctx context.Context, service, version string, getenv config.Getenv,
+	logger *slog.Logger) (trace.TracerProvider, func(context.Context) error, error) {
 	if name := getenv("OTEL_SERVICE_NAME"); name != "" {
 		service = name
 	}
 	propagators := propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 	exporting := getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
-	sample, samplerName, err := sampler(getenv)
-	if err != nil {
-		return nil, nil, err
+	if logger == nil {
+		logger = slog.Default()
 	}
+	sample, samplerName := sampler(getenv, logger.Warn)
 	if !exporting && samplerName == defaultSampler {
 		otel.SetTextMapPropagator(propagators)
 		otel.SetTracerProvider(idsOnly{})

@@ -49,13 +49,13 @@ var directReq = provider.Request{Model: "llama3.2", Stream: true, Messages: []pr
 	{Role: "system", Content: "be brief"}, {Role: "user", Content: "How fast is the router?"}}}
 
 // productionTelemetry installs what the router role runs with: spans
-// always recorded (telemetry.Setup, no exporter) and, as with
+// that carry their ids (telemetry.Setup, no exporter) and, as with
 // ZEN_METRICS_ADDR, metrics read by the Prometheus registry. Without them
 // otel's globals are no-ops and a benchmark would not see what telemetry
 // costs.
 var productionTelemetry = sync.OnceValue(func() error {
 	noEnv := func(string) string { return "" }
-	if _, _, err := telemetry.Setup(context.Background(), "zen-router", "bench", noEnv); err != nil {
+	if _, _, err := telemetry.Setup(context.Background(), "zen-router", "bench", noEnv, nil); err != nil {
 		return err
 	}
 	_, err := telemetry.SetupMetrics("zen-router", "bench")
