@@ -19,8 +19,6 @@ func samplerNamed(name string, ratio float64) (sdktrace.Sampler, bool) {
 		return sdktrace.NeverSample(), true
 	case "traceidratio":
 		return sdktrace.TraceIDRatioBased(ratio), true
-	case "parentbased_always_on":
-		return sdktrace.ParentBased(sdktrace.AlwaysSample()), true
 	case "parentbased_always_off":
 		return sdktrace.ParentBased(sdktrace.NeverSample()), true
 	case "parentbased_traceidratio":
@@ -29,21 +27,18 @@ func samplerNamed(name string, ratio float64) (sdktrace.Sampler, bool) {
 	return nil, false
 }
 
-// defaultSampler is the SDK's sampler when none is named, whose decisions
-// idsOnly makes.
-const defaultSampler = "parentbased_always_on"
-
 // sampler is the sampler OTEL_TRACES_SAMPLER names, read through getenv
 // (the environment and zen's .env files, as every other setting) rather
-// than by the SDK, which sees the process's environment alone; its name
-// tells the default apart. As OpenTelemetry asks, a value zen cannot use
+// than by the SDK, which sees the process's environment alone, and
+// whether it is the SDK's default (parentbased_always_on), whose
+// decisions idsOnly makes. As OpenTelemetry asks, a value zen cannot use
 // is reported (warn) and ignored, not fatal: the variable may be set for
 // every process of a machine, zen among them.
-func sampler(getenv config.Getenv, warn func(msg string, args ...any)) (sdktrace.Sampler, string) {
+func sampler(getenv config.Getenv, warn func(msg string, args ...any)) (sdktrace.Sampler, bool) {
 	given := strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER"))
 	name := strings.ToLower(given)
-	if name == "" {
-		name = defaultSampler
+	if name == "" || name == "parentbased_always_on" {
+		return sdktrace.ParentBased(sdktrace.AlwaysSample()), true
 	}
 	ratio := 1.0
 	if arg := strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER_ARG")); arg != "" && strings.HasSuffix(name, "traceidratio") {
@@ -57,10 +52,9 @@ func sampler(getenv config.Getenv, warn func(msg string, args ...any)) (sdktrace
 	}
 	s, ok := samplerNamed(name, ratio)
 	if !ok {
-		warn("OTEL_TRACES_SAMPLER names a sampler zen does not know; using "+defaultSampler+
+		warn("OTEL_TRACES_SAMPLER names a sampler zen does not know; using parentbased_always_on"+
 			" (zen knows always_on, always_off, traceidratio and their parentbased_ forms)", "value", given)
-		name = defaultSampler
-		s, _ = samplerNamed(name, ratio)
+		return sdktrace.ParentBased(sdktrace.AlwaysSample()), true
 	}
-	return s, name
+	return s, false
 }

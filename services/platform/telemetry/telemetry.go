@@ -35,8 +35,8 @@ func Setup(ctx context.Context, service, version string, getenv config.Getenv,
 	if logger == nil {
 		logger = slog.Default()
 	}
-	sample, samplerName := sampler(getenv, logger.Warn)
-	if !exporting && samplerName == defaultSampler {
+	sample, byDefault := sampler(getenv, logger.Warn)
+	if !exporting && byDefault {
 		otel.SetTextMapPropagator(propagators)
 		otel.SetTracerProvider(idsOnly{})
 		return idsOnly{}, func(context.Context) error { return nil }, nil
