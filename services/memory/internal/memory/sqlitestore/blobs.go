@@ -41,7 +41,7 @@ func (s *Store) GetBlobs(ctx context.Context, shas []string, now time.Time) (map
 	if err != nil {
 		return nil, fmt.Errorf("encode file hashes: %w", err)
 	}
-	rows, err := s.reads.query(ctx, getBlobs, string(list), nanos(now))
+	rows, err := s.reads.query(statementContext(ctx), getBlobs, string(list), nanos(now))
 	if err != nil {
 		return nil, err
 	}

@@ -245,6 +245,7 @@ const (
 )
 
 func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
+	ctx = statementContext(ctx)
 	st, err := s.reads.get(ctx, getThread)
 	if err != nil {
 		return nil, err
