@@ -26,15 +26,12 @@ func KeepAlive(interval time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		kw := &keepAliveWriter{w: w, header: http.Header{}, lastWrite: time.Now(), atBoundary: true,
 			eager: Lifetime(r.Context()) != nil && acceptsSSE(r)}
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Go(func() { kw.tick(interval, stop) })
-		// The ticker must be gone before the handler returns: the server
-		// forbids writes to a finished response.
-		defer func() {
-			close(stop)
-			wg.Wait()
-		}()
+		// A timer, not a goroutine with a ticker: most calls end before it
+		// first fires, and then cost no goroutine at all.
+		kw.mu.Lock() // the timer's function reads kw.timer
+		kw.timer = time.AfterFunc(interval/2, func() { kw.ping(interval) })
+		kw.mu.Unlock()
+		defer kw.stop()
 		next.ServeHTTP(kw, r)
 	})
 }
@@ -62,6 +59,8 @@ type keepAliveWriter struct {
 	atBoundary  bool // what was written so far ends a whole event
 	lastWrite   time.Time
 	broken      bool
+	stopped     bool        // the handler has returned: nothing more may be written
+	timer       *time.Timer // runs ping every half interval
 }
 
 func (w *keepAliveWriter) Header() http.Header { return w.header }
@@ -109,23 +108,27 @@ func (w *keepAliveWriter) Flush() {
 // deadlines and the like.
 func (w *keepAliveWriter) Unwrap() http.ResponseWriter { return w.w }
 
-func (w *keepAliveWriter) tick(interval time.Duration, stop <-chan struct{}) {
-	t := time.NewTicker(interval / 2)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			w.ping(interval)
-		}
-	}
+// stop ends the pings before the handler returns, since the server
+// forbids writes to a finished response: a ping under way finishes first,
+// as it holds the lock, and none starts after.
+func (w *keepAliveWriter) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	w.timer.Stop()
 }
 
+// ping writes a comment if interval has passed since the last write, and
+// sets the timer for the next, until the handler returns or the client
+// has gone.
 func (w *keepAliveWriter) ping(interval time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.broken || time.Since(w.lastWrite) < interval {
+	if w.stopped || w.broken {
+		return
+	}
+	defer w.timer.Reset(interval / 2)
+	if time.Since(w.lastWrite) < interval {
 		return
 	}
 	if !w.wroteHeader && w.eager {

@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"net/http/httptrace"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -79,7 +81,9 @@ func TestKeepAliveLeavesAnAnswerOfKnownLengthAlone(t *testing.T) {
 	t.Parallel()
 	const answer = "event: message\ndata: {}\n\n"
 	rec := httptest.NewRecorder()
-	w := &keepAliveWriter{w: rec, header: http.Header{}, atBoundary: true, eager: true}
+	w := &keepAliveWriter{w: rec, header: http.Header{}, atBoundary: true, eager: true,
+		timer: time.AfterFunc(time.Hour, func() {})}
+	defer w.timer.Stop()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Content-Length", fmt.Sprint(len(answer)))
 	if _, err := io.WriteString(w, answer); err != nil {
@@ -144,4 +148,41 @@ func TestAStalledCallKeepsItsBodyAndConnection(t *testing.T) {
 	if !call("after") {
 		t.Error("the connection of an answer of known length was closed; the next call dialled anew")
 	}
+}
+
+// writesAfterReturn counts what reaches a response after its handler
+// returned, which the server forbids.
+type writesAfterReturn struct {
+	*httptest.ResponseRecorder
+	returned, late atomic.Bool
+}
+
+func (w *writesAfterReturn) Write(p []byte) (int, error) {
+	if w.returned.Load() {
+		w.late.Store(true)
+	}
+	return w.ResponseRecorder.Write(p)
+}
+
+// TestNoCommentOutlivesItsCall: the pings run on a timer, not a goroutine
+// the handler waits for; once the handler has returned none may write,
+// however long the timer would have gone on.
+func TestNoCommentOutlivesItsCall(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const interval = 10 * time.Millisecond
+		rec := &writesAfterReturn{ResponseRecorder: httptest.NewRecorder()}
+		h := KeepAlive(interval, sse(5*interval, "event: message\ndata: {}\n\n"))
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+		rec.returned.Store(true)
+		got := rec.Body.String()
+		if n := strings.Count(got, ": keep-alive\n\n"); n < 3 {
+			t.Errorf("%d comments in 50 ms of silence at a 10 ms interval, want at least 3:\n%q", n, got)
+		}
+		time.Sleep(100 * interval)
+		synctest.Wait()
+		if rec.late.Load() {
+			t.Errorf("a comment was written after the handler returned:\n%q", rec.Body.String())
+		}
+	})
 }
