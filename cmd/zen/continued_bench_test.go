@@ -23,8 +23,10 @@ var (
 		"file's name and .edge, .memory, .router, .executor)")
 	serveAllocProfile = flag.String("zen.allocprofile", "", "BenchmarkContinuedChat: write what zen allocates "+
 		"while the calls are measured (a heap profile's allocations) to this file, as -zen.cpuprofile does")
+	serveTrace = flag.String("zen.trace", "", "BenchmarkContinuedChat: write an execution trace of zen "+
+		"(go tool trace) taken while the calls are measured to this file, as -zen.cpuprofile does")
 	serveCPUProfileFor = flag.Duration("zen.cpuprofile-for", 10*time.Second,
-		"how long -zen.cpuprofile and -zen.allocprofile profile")
+		"how long -zen.cpuprofile, -zen.allocprofile and -zen.trace profile")
 	askProgress = flag.Bool("zen.progress", false, "BenchmarkContinuedChat: every call asks for progress "+
 		"(a progress token), as clients that reset their timeout on it do")
 )
@@ -198,7 +200,9 @@ func (st *benchStack) measure(b *testing.B, turns, callers int) {
 	fake := st.fakeOwn(b, start)
 
 	var profiles []chan error
-	for kind, file := range map[string]string{"profile": *serveCPUProfile, "allocs": *serveAllocProfile} {
+	for kind, file := range map[string]string{
+		"profile": *serveCPUProfile, "allocs": *serveAllocProfile, "trace": *serveTrace,
+	} {
 		for _, p := range st.pprofs {
 			if file == "" || b.N == 1 {
 				continue
