@@ -207,6 +207,11 @@ func (r *Runner) execute(ctx context.Context, req *executorv1.ExecuteToolRequest
 			continue
 		}
 		if res := msg.GetResult(); res != nil {
+			// The stream's end too, so that the call ends (its span; in one
+			// process, without a goroutine to end it) with the executor's
+			// handler, not with the client's request. The result is whole:
+			// what the end says changes nothing.
+			_, _ = stream.Recv()
 			// The turns are scrubbed before they are stored, for the same
 			// reasons as the reply (see finish).
 			r.Secrets.Message(res)

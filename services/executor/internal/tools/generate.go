@@ -10,6 +10,7 @@ import (
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -77,6 +78,7 @@ func run(ctx context.Context, env *Env, c *Call, g generation) (*routerv1.Genera
 		if done := msg.GetDone(); done != nil {
 			c.used(done.GetModelName(), done.GetProvider(), done.GetUsage().GetInputTokens(),
 				done.GetUsage().GetOutputTokens())
+			endOf(stream)
 			return done, nil
 		}
 		chars += int64(len(msg.GetDelta()))
@@ -150,4 +152,12 @@ func (c *Call) Usage() *executorv1.ModelUsage {
 	c.usage.mu.Lock()
 	defer c.usage.mu.Unlock()
 	return c.usage.u
+}
+
+// endOf reads the stream's end after its last message, so that the call
+// ends with the router's handler (its span; in one process, without a
+// goroutine to end it) rather than when the tool's own call does, much
+// later. The reply is whole by then: what the end says changes nothing.
+func endOf(stream grpc.ServerStreamingClient[routerv1.GenerateResponse]) {
+	_, _ = stream.Recv()
 }
