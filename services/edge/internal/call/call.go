@@ -125,7 +125,8 @@ func toolError(tool, msg string, meta map[string]any) Outcome {
 func (r *Runner) run(ctx context.Context, name string, rawArgs json.RawMessage,
 	progress func(string), sum *Summary) (Outcome, error) {
 	asked := time.Now()
-	if progress == nil {
+	quiet := progress == nil // the client asked for no progress
+	if quiet {
 		progress = func(string) {}
 	}
 	tool, ok := r.tools[name]
@@ -150,6 +151,7 @@ func (r *Runner) run(ctx context.Context, name string, rawArgs json.RawMessage,
 		return tool.asWorkflowError(deref(out), args), err
 	}
 	sum.prepared(req)
+	req.NoProgress = quiet
 	result, err := r.execute(ctx, req, progress)
 	if err != nil {
 		return Outcome{}, err

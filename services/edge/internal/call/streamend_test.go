@@ -2,23 +2,32 @@ package call
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
+	"github.com/zenmcp/zen/services/edge/internal/files"
 	"github.com/zenmcp/zen/services/platform/serve"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// answeringExecutor answers every call with one result.
+// answeringExecutor answers every call with one result, and keeps the
+// requests it got.
 type answeringExecutor struct {
 	executorv1.UnimplementedExecutorServiceServer
+	got chan *executorv1.ExecuteToolRequest // buffered; nil keeps none
 }
 
-func (answeringExecutor) ExecuteTool(_ *executorv1.ExecuteToolRequest,
+func (e answeringExecutor) ExecuteTool(req *executorv1.ExecuteToolRequest,
 	stream grpc.ServerStreamingServer[executorv1.ExecuteToolResponse]) error {
+	if e.got != nil {
+		e.got <- req
+	}
 	return stream.Send(&executorv1.ExecuteToolResponse{Event: &executorv1.ExecuteToolResponse_Result{
 		Result: &executorv1.ToolResult{Reply: []byte(`{"status":"success","content":"a"}`)}}})
 }
@@ -45,29 +54,63 @@ func (w *endWatch) RecvMsg(m any) error {
 	return err
 }
 
+// localExecutor serves e in process, through the stream interceptor si.
+func localExecutor(t *testing.T, e answeringExecutor, si grpc.StreamClientInterceptor) executorv1.ExecutorServiceClient {
+	t.Helper()
+	lis := serve.NewInProcess()
+	srv := grpc.NewServer()
+	executorv1.RegisterExecutorServiceServer(srv, e)
+	go func() { _ = srv.Serve(lis.Listener()) }()
+	t.Cleanup(srv.Stop)
+	conn, err := lis.Dial(grpc.WithStreamInterceptor(si))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return executorv1.NewExecutorServiceClient(conn)
+}
+
 // TestAToolCallReadsItsStreamToTheEnd: once the executor's result is in,
 // the edge still reads the stream's end, so that the call to the executor
 // ends (its span, its stream) with the executor's handler, not when the
 // client's request does.
 func TestAToolCallReadsItsStreamToTheEnd(t *testing.T) {
 	t.Parallel()
-	lis := serve.NewInProcess()
-	srv := grpc.NewServer()
-	executorv1.RegisterExecutorServiceServer(srv, answeringExecutor{})
-	go func() { _ = srv.Serve(lis.Listener()) }()
-	t.Cleanup(srv.Stop)
 	var seen ends
-	conn, err := lis.Dial(grpc.WithStreamInterceptor(seen.intercept))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	r := &Runner{b: Backends{Executor: executorv1.NewExecutorServiceClient(conn)}}
+	r := &Runner{b: Backends{Executor: localExecutor(t, answeringExecutor{}, seen.intercept)}}
 	res, err := r.execute(context.Background(), &executorv1.ExecuteToolRequest{ToolName: "chat"}, nil)
 	if err != nil || res == nil {
 		t.Fatalf("execute: %v, %v", res, err)
 	}
 	if got := seen.n.Load(); got != 1 {
 		t.Errorf("%d of 1 ExecuteTool streams read to their end", got)
+	}
+}
+
+// TestOnlyACallThatWantsProgressIsSentIt: a client that gave no progress
+// token hears no progress, so the executor is told to send none
+// (no_progress); one that gave a token hears it.
+func TestOnlyACallThatWantsProgressIsSentIt(t *testing.T) {
+	t.Parallel()
+	got := make(chan *executorv1.ExecuteToolRequest, 2)
+	var seen ends
+	exec := localExecutor(t, answeringExecutor{got: got}, seen.intercept)
+	schema, err := structpb.NewStruct(map[string]any{"type": "object"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, err := NewTool(&executorv1.Tool{Name: "listmodels", InputSchema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRunner(Backends{Executor: exec}, []*Tool{tool}, files.NewPolicy(files.Config{}), DefaultOutputTokens,
+		slog.New(slog.DiscardHandler))
+	for _, progress := range []func(string){nil, func(string) {}} {
+		if _, err := r.Run(context.Background(), "listmodels", json.RawMessage(`{}`), progress); err != nil {
+			t.Fatal(err)
+		}
+		if req := <-got; req.GetNoProgress() != (progress == nil) {
+			t.Errorf("progress wanted %t: no_progress = %t", progress != nil, req.GetNoProgress())
+		}
 	}
 }

@@ -67,13 +67,15 @@ func (s *Server) ExecuteTool(req *executorv1.ExecuteToolRequest, stream grpc.Ser
 		Args: req.GetArguments().AsMap(), Model: req.GetModel(), ModelRequested: req.GetModelRequested(),
 		Conversation: req.GetConversation(), Files: req.GetFiles(), Images: req.GetImages(), RemainingTurns: int(req.GetRemainingTurns()),
 		WorkflowState: req.GetWorkflowState(), Skipped: req.GetSkippedFiles(),
-		Progress: func(msg string, tokens int64) {
+	}
+	if !req.GetNoProgress() {
+		call.Progress = func(msg string, tokens int64) {
 			mu.Lock()
 			defer mu.Unlock()
 			_ = stream.Send(&executorv1.ExecuteToolResponse{Event: &executorv1.ExecuteToolResponse_Progress{
 				Progress: &executorv1.Progress{Message: s.scrub.String(msg), OutputTokens: int32(tokens)},
 			}})
-		},
+		}
 	}
 	result, err := tool.Run(ctx, s.env, call)
 	if err != nil {

@@ -509,7 +509,11 @@ type ExecuteToolRequest struct {
 	// skipped_files are files the call named that the edge left out
 	// (missing, unreadable, too large, past the file budget); the model reads
 	// one line for each.
-	SkippedFiles  []*SkippedFile `protobuf:"bytes,10,rep,name=skipped_files,json=skippedFiles,proto3" json:"skipped_files,omitempty"`
+	SkippedFiles []*SkippedFile `protobuf:"bytes,10,rep,name=skipped_files,json=skippedFiles,proto3" json:"skipped_files,omitempty"`
+	// no_progress says the caller reports no progress (its client asked for
+	// none): the executor then sends only the result. Unset, it sends
+	// progress as the call goes, as callers that predate the field expect.
+	NoProgress    bool `protobuf:"varint,11,opt,name=no_progress,json=noProgress,proto3" json:"no_progress,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -612,6 +616,13 @@ func (x *ExecuteToolRequest) GetSkippedFiles() []*SkippedFile {
 		return x.SkippedFiles
 	}
 	return nil
+}
+
+func (x *ExecuteToolRequest) GetNoProgress() bool {
+	if x != nil {
+		return x.NoProgress
+	}
+	return false
 }
 
 // SkippedFile is a file a call goes on without, and why.
@@ -1033,7 +1044,7 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\n" +
 	"size_bytes\x18\x04 \x01(\x05R\tsizeBytes\x12\x1f\n" +
 	"\vmodified_at\x18\x05 \x01(\tR\n" +
-	"modifiedAt\"\xf8\x03\n" +
+	"modifiedAt\"\x99\x04\n" +
 	"\x12ExecuteToolRequest\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x125\n" +
 	"\targuments\x18\x02 \x01(\v2\x17.google.protobuf.StructR\targuments\x12*\n" +
@@ -1045,7 +1056,9 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\x06images\x18\b \x03(\tR\x06images\x12>\n" +
 	"\x0eworkflow_state\x18\t \x01(\v2\x17.google.protobuf.StructR\rworkflowState\x12A\n" +
 	"\rskipped_files\x18\n" +
-	" \x03(\v2\x1c.zen.executor.v1.SkippedFileR\fskippedFiles\"9\n" +
+	" \x03(\v2\x1c.zen.executor.v1.SkippedFileR\fskippedFiles\x12\x1f\n" +
+	"\vno_progress\x18\v \x01(\bR\n" +
+	"noProgress\"9\n" +
 	"\vSkippedFile\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"I\n" +
