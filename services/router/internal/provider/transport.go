@@ -11,8 +11,8 @@ import (
 // the calls it serves at once. Go's default of 2 closes the connection of
 // every call past the second that ends together, so under load nearly
 // every call dials anew (and against a real provider pays a TLS handshake
-// too). An idle connection costs a socket and a few KB until the idle
-// timeout closes it.
+// too). An idle connection costs a socket and its buffers (writeBuffer
+// and 4 KB to read) until the idle timeout closes it.
 const DefaultMaxIdleConnsPerHost = 256
 
 // Connections are kept open for long, silent streams and checked while they
@@ -37,6 +37,12 @@ const (
 	// ping is not answered within h2PingTimeout.
 	h2PingAfter   = 30 * time.Second
 	h2PingTimeout = 15 * time.Second
+	// writeBuffer holds a request's head and body until they go out
+	// together: with Go's 4 KB, a request past it went out as its head and
+	// the start of its body, then the rest (two writes, two TLS records),
+	// and a continued conversation's request is tens of KB. It is kept
+	// for each open HTTP/1.1 connection (HTTP/2 has buffers of its own).
+	writeBuffer = 64 << 10
 )
 
 // HTTPOptions size the connections to providers.
@@ -75,6 +81,7 @@ func newTransport(o HTTPOptions) *http.Transport {
 	}
 	t.MaxIdleConns = 0 // no limit across hosts: the providers are few, each bounded above
 	t.IdleConnTimeout = idleConnTimeout
+	t.WriteBufferSize = writeBuffer
 	t.HTTP2 = &http.HTTP2Config{SendPingTimeout: h2PingAfter, PingTimeout: h2PingTimeout}
 	return t
 }

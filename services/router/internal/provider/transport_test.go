@@ -1,9 +1,13 @@
 package provider
 
 import (
+	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -29,5 +33,52 @@ func TestTransportSpeaksHTTP2WhereOffered(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if string(body) != "HTTP/2.0" {
 		t.Errorf("the provider saw %s, want HTTP/2.0", body)
+	}
+}
+
+// countingConn counts the writes made on a connection.
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int32
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// TestARequestGoesOutInOneWrite: a request whose head and body fit the
+// connection's write buffer is sent in one write, not its head and then
+// its body (two system calls, and two TLS records to a provider that
+// speaks HTTP/1.1 over TLS). A continued conversation's request is a few
+// KB to tens of KB.
+func TestARequestGoesOutInOneWrite(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}))
+	t.Cleanup(srv.Close)
+	tr := newTransport(HTTPOptions{Connect: 5 * time.Second})
+	var writes atomic.Int32
+	dial := tr.DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return countingConn{Conn: c, writes: &writes}, nil
+	}
+	for _, size := range []int{100, 7 << 10, 40 << 10} {
+		writes.Store(0)
+		body := strings.Repeat("x", size)
+		resp, err := (&http.Client{Transport: tr}).Post(srv.URL, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if n := writes.Load(); n != 1 {
+			t.Errorf("a request with a %d-byte body went out in %d writes, want 1", size, n)
+		}
 	}
 }
