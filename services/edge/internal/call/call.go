@@ -97,7 +97,9 @@ type Runner struct {
 	// message (see Run).
 	Secrets *secrets.Scrubber
 	// dirs are the working directories that passed the check lately.
-	dirs checkedDirs
+	dirs lapsing[string, struct{}]
+	// models are the router's resolutions given lately (resolve).
+	models lapsing[resolution, *routerv1.Model]
 }
 
 // NewRunner returns a runner for the given tools, reading files as policy
@@ -107,7 +109,9 @@ func NewRunner(b Backends, tools []*Tool, policy files.Policy, maxOutputTokens i
 	for _, t := range tools {
 		m[t.GetName()] = t
 	}
-	return &Runner{b: b, tools: m, files: policy, promptLimit: PromptLimit(maxOutputTokens), outputTokens: maxOutputTokens, logger: logger}
+	return &Runner{b: b, tools: m, files: policy, promptLimit: PromptLimit(maxOutputTokens), outputTokens: maxOutputTokens,
+		logger: logger, dirs: newLapsing[string, struct{}](maxCheckedDirs, dirCheckLasts),
+		models: newLapsing[resolution, *routerv1.Model](maxResolutions, resolutionLasts)}
 }
 
 // toolError is a refusal the edge makes before the tool runs, worded as

@@ -220,11 +220,11 @@ func (r *Runner) resolveModel(ctx context.Context, tool *Tool, args map[string]a
 	if ask == "" {
 		ask = inherited
 	}
-	resp, err := r.b.Router.ResolveModel(ctx, &routerv1.ResolveModelRequest{Model: ask, Category: tool.GetCategory()})
+	model, err := r.resolve(ctx, ask, tool.GetCategory())
 	if isNotFound(err) && inherited != "" {
 		// The thread's model is gone (catalogue or keys changed): let the
 		// default or auto mode choose, as the reference does.
-		resp, err = r.b.Router.ResolveModel(ctx, &routerv1.ResolveModelRequest{Category: tool.GetCategory()})
+		model, err = r.resolve(ctx, "", tool.GetCategory())
 	}
 	if isNotFound(err) {
 		return nil, "", ptr(r.unknownModel(ctx, tool, ask)), nil
@@ -237,9 +237,45 @@ func (r *Runner) resolveModel(ctx context.Context, tool *Tool, args map[string]a
 		return nil, "", nil, &BackendError{"router", err}
 	}
 	if requested == "" {
-		requested = resp.GetModel().GetName()
+		requested = model.GetName()
 	}
-	return resp.GetModel(), requested, nil, nil
+	return model, requested, nil, nil
+}
+
+// A router resolves a name for a category alike for as long as it runs:
+// its catalogue, restrictions and keys are read when it starts. So the
+// edge keeps what it answered for resolutionLasts, and a call that names a
+// model it resolved lately asks the router nothing. The bound is how long
+// a router restarted with other settings may go unheard; a model no router
+// serves any more is still refused, by Generate. Refusals are not kept.
+const (
+	resolutionLasts = 10 * time.Second
+	// maxResolutions bounds the names kept: an alias in other cases is
+	// another key.
+	maxResolutions = 256
+	// maxResolvedName bounds the length of a name kept.
+	maxResolvedName = 256
+)
+
+// resolution names what was resolved: a model name as asked, for a tool
+// category.
+type resolution struct{ model, category string }
+
+// resolve is the router's resolution of name for category, or one it gave
+// lately. The model returned is shared: it is read, never changed.
+func (r *Runner) resolve(ctx context.Context, name, category string) (*routerv1.Model, error) {
+	key := resolution{name, category}
+	if m, ok := r.models.get(key); ok {
+		return m, nil
+	}
+	resp, err := r.b.Router.ResolveModel(ctx, &routerv1.ResolveModelRequest{Model: name, Category: category})
+	if err != nil {
+		return nil, err
+	}
+	if len(name) <= maxResolvedName {
+		r.models.put(key, resp.GetModel())
+	}
+	return resp.GetModel(), nil
 }
 
 // unknownModel is the reference's error: what is available, and a pick.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/zenmcp/zen/services/edge/internal/files"
@@ -25,7 +24,7 @@ func (r *Runner) checkWorkingDirectory(tool string, args map[string]any) *Outcom
 		return ptr(toolError(tool, fmt.Sprintf("Error: working_directory_absolute_path must be a FULL absolute path "+
 			"to an existing directory; received %q", wd), nil))
 	}
-	if !r.files.Writes() || r.dirs.recent(p) {
+	if _, passed := r.dirs.get(p); passed || !r.files.Writes() {
 		return nil
 	}
 	resolved, err := r.files.Resolve(p)
@@ -36,8 +35,16 @@ func (r *Runner) checkWorkingDirectory(tool string, args map[string]any) *Outcom
 		return ptr(toolError(tool, fmt.Sprintf("Error: working_directory_absolute_path %q is not an existing "+
 			"directory; pass the project directory's absolute path", wd), nil))
 	}
-	r.dirs.passed(p)
+	r.dirPassed(p)
 	return nil
+}
+
+// dirPassed remembers that dir passed the check, unless its name is longer
+// than a path can be.
+func (r *Runner) dirPassed(dir string) {
+	if len(dir) <= maxCheckedDirLen {
+		r.dirs.put(dir, struct{}{})
+	}
 }
 
 // Resolving a working directory looks up each of its parts on disk, about
@@ -55,42 +62,3 @@ const (
 	maxCheckedDirs   = 64
 	maxCheckedDirLen = 4096 // PATH_MAX on Linux
 )
-
-// checkedDirs are the working directories that passed the check lately,
-// with when each pass lapses. The zero value is ready.
-type checkedDirs struct {
-	mu    sync.Mutex
-	until map[string]time.Time
-}
-
-// recent reports whether dir passed the check less than dirCheckLasts ago.
-func (c *checkedDirs) recent(dir string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	until, ok := c.until[dir]
-	return ok && time.Now().Before(until)
-}
-
-// passed records that dir passed the check now.
-func (c *checkedDirs) passed(dir string) {
-	now := time.Now()
-	if len(dir) > maxCheckedDirLen {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.until == nil {
-		c.until = make(map[string]time.Time)
-	}
-	// Lapsed passes go now, not when the map fills, which a quiet edge
-	// would never reach.
-	for d, until := range c.until {
-		if !now.Before(until) {
-			delete(c.until, d)
-		}
-	}
-	if len(c.until) >= maxCheckedDirs {
-		clear(c.until)
-	}
-	c.until[dir] = now.Add(dirCheckLasts)
-}

@@ -3,7 +3,6 @@ package call
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -111,37 +110,22 @@ func TestWorkingDirectoryRelinkedAfterPassing(t *testing.T) {
 	}
 }
 
-func TestCheckedDirsStayBounded(t *testing.T) {
-	t.Parallel()
-	var c checkedDirs
-	for i := range 3 * maxCheckedDirs {
-		c.passed(filepath.Join("/d", strconv.Itoa(i)))
-		if n := len(c.until); n > maxCheckedDirs {
-			t.Fatalf("after %d directories, %d are kept; want at most %d", i+1, n, maxCheckedDirs)
-		}
-	}
-	last := filepath.Join("/d", strconv.Itoa(3*maxCheckedDirs-1))
-	if !c.recent(last) {
-		t.Errorf("the directory passed last is not remembered")
-	}
-}
-
 // TestCheckedDirsForgetLapsedPasses: a pass that lapsed is dropped by the
-// next one, full or not, and a name longer than a path can be is never
-// kept, so a quiet edge holds no more than a few short names.
+// next one, and a name longer than a path can be is never kept, so a quiet
+// edge holds no more than a few short names.
 func TestCheckedDirsForgetLapsedPasses(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		var c checkedDirs
-		c.passed("/old")
+		r := workdirRunner(t.TempDir())
+		r.dirPassed("/old")
 		time.Sleep(dirCheckLasts)
-		c.passed("/new")
-		if _, kept := c.until["/old"]; kept {
+		r.dirPassed("/new")
+		if _, kept := r.dirs.m["/old"]; kept {
 			t.Errorf("a lapsed pass is still kept beside a new one")
 		}
 		long := "/proj" + strings.Repeat("/.", maxCheckedDirLen)
-		c.passed(long)
-		if c.recent(long) {
+		r.dirPassed(long)
+		if _, kept := r.dirs.get(long); kept {
 			t.Errorf("a name of %d bytes was kept", len(long))
 		}
 	})
@@ -157,7 +141,7 @@ func TestSharedServerLooksNothingUp(t *testing.T) {
 	if got := checkDir(r, "/on/the/clients/disk"); got != "" {
 		t.Errorf("a shared server refused a client's directory: %s", got)
 	}
-	if n := len(r.dirs.until); n != 0 {
+	if n := len(r.dirs.m); n != 0 {
 		t.Errorf("a shared server kept %d directories", n)
 	}
 }
@@ -182,7 +166,7 @@ func BenchmarkWorkingDirectoryCheck(b *testing.B) {
 			r := workdirRunner(home)
 			for b.Loop() {
 				if bc.forget {
-					r.dirs = checkedDirs{}
+					r.dirs = newLapsing[string, struct{}](maxCheckedDirs, dirCheckLasts)
 				}
 				if out := r.checkWorkingDirectory("chat", args); out != nil {
 					b.Fatal(out.Reply.Content)
