@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"reflect"
 	"strconv"
 	"strings"
@@ -99,8 +100,11 @@ func (t *tracedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	start := time.Now()
 	ctx, span := t.tracerFor(r.Context()).Start(r.Context(), "provider "+r.Method+" "+r.URL.Path,
 		trace.WithSpanKind(trace.SpanKindClient))
+	ctx, sent := countSent(ctx, r)
 	r = r.Clone(ctx) // a RoundTripper must not change the request it was given
-	sent := countBody(r)
+	if sent == nil {
+		sent = countBody(r)
+	}
 	// The span's attributes are set once, with the response's: each
 	// SetAttributes grows the span's slice anew.
 	attrs := requestAttrs(r)
@@ -333,6 +337,24 @@ func (b countedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.sent.read.Add(int64(n))
 	return n, err
+}
+
+// countSent counts a body held in memory (one http.NewRequest can send
+// again: GetBody set) without wrapping it: net/http sends the head of a
+// body it cannot tell is in memory on its own, ahead of the body, and a
+// provider call then costs two writes. It counts as sent once the
+// transport has a connection to send it on: otelhttp counts what the
+// transport read, the same but for a write that fails midway. Nil for any
+// other body.
+func countSent(ctx context.Context, r *http.Request) (context.Context, *sentBytes) {
+	if r.GetBody == nil || r.ContentLength <= 0 || r.Body == nil || r.Body == http.NoBody {
+		return ctx, nil
+	}
+	sent := &sentBytes{}
+	n := r.ContentLength
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { sent.read.Store(n) },
+	}), sent
 }
 
 // countBody makes r's body count what is read of it; nil when it has none.
