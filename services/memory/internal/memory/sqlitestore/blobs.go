@@ -41,6 +41,11 @@ func (s *Store) GetBlobs(ctx context.Context, shas []string, now time.Time) (map
 	if err != nil {
 		return nil, fmt.Errorf("encode file hashes: %w", err)
 	}
+	release, err := s.reads.take(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	rows, err := s.reads.query(statementContext(ctx), getBlobs, string(list), nanos(now))
 	if err != nil {
 		return nil, err

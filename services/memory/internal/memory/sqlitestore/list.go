@@ -28,10 +28,15 @@ func listQuery(columns string, p memory.ListParams, now time.Time) (string, []an
 }
 
 func (s *Store) List(ctx context.Context, p memory.ListParams, now time.Time) ([]*memory.Thread, error) {
+	release, err := s.reads.take(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	query, args := listQuery(threadColumns+`, turn_count`, p, now)
 	var out []*memory.Thread
 	var counts []int
-	err := s.query(ctx, query, args, func(rows *sql.Rows) error {
+	err = s.query(ctx, query, args, func(rows *sql.Rows) error {
 		var n int
 		t, err := scanThread(rows, &n)
 		out, counts = append(out, t), append(counts, n)
@@ -57,9 +62,14 @@ const firstPrompt = `(SELECT json_extract(body, '$.content') FROM turns WHERE th
 	AND json_extract(body, '$.role') = 1 ORDER BY seq LIMIT 1)`
 
 func (s *Store) Summaries(ctx context.Context, p memory.ListParams, now time.Time) ([]memory.Summary, error) {
+	release, err := s.reads.take(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	query, args := listQuery(threadColumns+`, turn_count, coalesce(`+firstPrompt+`, '')`, p, now)
 	var out []memory.Summary
-	err := s.query(ctx, query, args, func(rows *sql.Rows) error {
+	err = s.query(ctx, query, args, func(rows *sql.Rows) error {
 		var sum memory.Summary
 		t, err := scanThread(scanFunc(func(dest ...any) error {
 			return rows.Scan(append(dest, &sum.TurnCount, &sum.FirstPrompt)...)

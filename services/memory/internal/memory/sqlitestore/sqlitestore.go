@@ -118,12 +118,13 @@ func OpenWithTimeout(path string, busyTimeout time.Duration) (*Store, error) {
 	// the CPU. No mmap_size: SQLite unmaps a connection's mapping whenever
 	// another connection has written since its last read, so under appends
 	// a read remaps the file instead of reading its pages, for no gain.
-	r, err := pool(path, max(4, runtime.GOMAXPROCS(0)), "query_only(1)", busy)
+	readers := max(4, runtime.GOMAXPROCS(0))
+	r, err := pool(path, readers, "query_only(1)", busy)
 	if err != nil {
 		w.Close()
 		return nil, err
 	}
-	s := &Store{w: w, r: r, reads: readStmts{db: r}, cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes),
+	s := &Store{w: w, r: r, reads: newReadStmts(r, readers), cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes),
 		writer: make(chan struct{}, 1)}
 	if err := s.init(context.Background()); err != nil {
 		s.Close()
@@ -245,6 +246,11 @@ const (
 )
 
 func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
+	release, err := s.reads.take(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	ctx = statementContext(ctx)
 	st, err := s.reads.get(ctx, getThread)
 	if err != nil {
@@ -325,7 +331,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 }
 
 func (s *Store) Import(ctx context.Context, threads []*memory.Thread, replace bool) error {
-	return s.write(ctx, func(ctx context.Context) error {
+	return s.writeLong(ctx, func(ctx context.Context) error {
 		for _, t := range threads {
 			if err := s.insert(ctx, t, replace); err != nil {
 				return err
@@ -345,7 +351,7 @@ func (s *Store) sweep(ctx context.Context, now time.Time) {
 	}
 	s.mu.Unlock()
 	if due {
-		_ = s.write(ctx, func(ctx context.Context) error {
+		_ = s.writeLong(ctx, func(ctx context.Context) error {
 			if _, err := exec(ctx, s.writes.sweepThreads, nanos(now)); err != nil {
 				return err
 			}

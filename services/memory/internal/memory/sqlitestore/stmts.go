@@ -76,9 +76,34 @@ func (w *writeStmts) close() {
 
 // readStmts prepares each reader query the first time it runs: listings
 // build theirs from the filters they are given, a handful of texts.
+//
+// A read first takes one of slots, one per reader connection, with its
+// caller's context: its statements may then run with a context that
+// cannot end (statementContext), which would also make database/sql's own
+// wait for a free connection endless, and a caller that gives up must
+// still leave that wait at once. A read holds one connection at a time.
 type readStmts struct {
 	db    *sql.DB
-	stmts sync.Map // query text → *sql.Stmt
+	stmts sync.Map      // query text → *sql.Stmt
+	slots chan struct{} // a reader connection each
+}
+
+func newReadStmts(db *sql.DB, conns int) readStmts {
+	return readStmts{db: db, slots: make(chan struct{}, conns)}
+}
+
+// take waits for a reader connection to be free, as long as ctx lets it,
+// and returns what gives it back.
+func (r *readStmts) take(ctx context.Context) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	select {
+	case r.slots <- struct{}{}:
+		return func() { <-r.slots }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func (r *readStmts) get(ctx context.Context, query string) (*sql.Stmt, error) {

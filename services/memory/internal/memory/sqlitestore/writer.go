@@ -25,6 +25,7 @@ const maxGroup = 64
 type writeJob struct {
 	ctx   context.Context
 	fn    func(ctx context.Context) error
+	long  bool         // writeLong's: run alone, its statements end with ctx
 	state atomic.Int32 // jobQueued, then jobStarted or jobAbandoned
 	done  chan error   // buffered: the writer never waits for the caller
 }
@@ -68,17 +69,30 @@ func (q *writeQueue) take() []*writeJob {
 
 // write runs fn in a transaction on the writer connection, which holds
 // the write lock from its start (BEGIN IMMEDIATE); fn runs the writer's
-// statements with the context it is given. A caller that finds the
-// connection free takes the queue's oldest writes: its own alone it runs
-// itself, with its context, as every write ran before writes were grouped;
-// a group it runs apart, so that it can still leave while the group waits
-// for another process's lock. Every caller waits for its outcome, or gives
-// up when its context ends before its write has started.
+// statements with the context it is given, one that does not end with the
+// caller's (statementContext). A caller that finds the connection free
+// takes the queue's oldest writes: its own alone it runs itself, as every
+// write ran before writes were grouped; a group it runs apart, so that it
+// can still leave while the group waits for another process's lock. Every
+// caller waits for its outcome, or gives up when its context ends before
+// its write has started.
 func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) error {
+	return s.enqueue(&writeJob{ctx: ctx, fn: fn, done: make(chan error, 1)})
+}
+
+// writeLong is write for a write that may run long (an import, a sweep):
+// when it runs alone, its statements run with its caller's context, so a
+// caller that gives up ends it and it is rolled back. (In a group no
+// write's statements are interrupted: see inSavepoint.)
+func (s *Store) writeLong(ctx context.Context, fn func(ctx context.Context) error) error {
+	return s.enqueue(&writeJob{ctx: ctx, fn: fn, long: true, done: make(chan error, 1)})
+}
+
+func (s *Store) enqueue(j *writeJob) error {
+	ctx := j.ctx
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	j := &writeJob{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	s.queue.add(j)
 	for {
 		select {
@@ -105,8 +119,8 @@ func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) e
 }
 
 // commitGroup runs group's writes in one transaction and tells each its
-// outcome. A group of one runs with its caller's context and no
-// savepoint.
+// outcome. A group of one runs without a savepoint, its BEGIN with its
+// caller's context.
 func (s *Store) commitGroup(group []*writeJob) {
 	queued := 0
 	for _, j := range group {
@@ -120,7 +134,11 @@ func (s *Store) commitGroup(group []*writeJob) {
 	case len(group) == 1:
 		j := group[0]
 		if j.start() {
-			j.done <- s.transact(j.ctx, func() error { return j.fn(statementContext(j.ctx)) })
+			ctx := statementContext(j.ctx)
+			if j.long {
+				ctx = j.ctx
+			}
+			j.done <- s.transact(j.ctx, func() error { return j.fn(ctx) })
 		}
 		return
 	}
@@ -247,7 +265,7 @@ func (s *Store) transact(ctx context.Context, fn func() error) error {
 	// A COMMIT that ran must not be reported as failed, as the driver
 	// reports any statement it ran while ctx ended: ctx does not interrupt
 	// it. Holding the write lock, it waits for no other writer.
-	if _, err := s.writes.commit.ExecContext(context.WithoutCancel(ctx)); err != nil {
+	if _, err := s.writes.commit.ExecContext(statementContext(ctx)); err != nil {
 		s.rollback()
 		return describe(err)
 	}

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"path/filepath"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/zenmcp/zen/services/memory/internal/memory"
 )
 
 // A write queued behind another of this process's writes, which waits for
@@ -62,6 +66,58 @@ func waitHeld(t *testing.T, s *Store, first <-chan error) {
 			t.Fatalf("the first write did not wait for the lock: %v", err)
 		default:
 			runtime.Gosched()
+		}
+	}
+}
+
+// endsMidway is a context that ends once it has been asked for its Done
+// channel after times times: late enough to let a write begin, early
+// enough to end it among its statements.
+type endsMidway struct {
+	context.Context
+	asked, times atomic.Int32
+	done         chan struct{}
+	once         sync.Once
+}
+
+func (e *endsMidway) Done() <-chan struct{} {
+	if e.asked.Add(1) > e.times.Load() {
+		e.once.Do(func() { close(e.done) })
+	}
+	return e.done
+}
+
+func (e *endsMidway) Err() error {
+	select {
+	case <-e.done:
+		return context.Canceled
+	default:
+		return nil
+	}
+}
+
+// TestALongWriteEndsWithItsCaller: an import its caller gives up on while
+// its statements run is interrupted and rolled back, not committed behind
+// the caller's back; a short write (an append) runs its statements to the
+// end once it has begun.
+func TestALongWriteEndsWithItsCaller(t *testing.T) {
+	t.Parallel()
+	s := open(t, filepath.Join(t.TempDir(), "memory.db"))
+	now := time.Now().UTC()
+	var threads []*memory.Thread
+	for range 200 {
+		th := chatThread(now)
+		th.Turns = []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
+		threads = append(threads, th)
+	}
+	ctx := &endsMidway{Context: context.Background(), done: make(chan struct{})}
+	ctx.times.Store(40)
+	if err := s.Import(ctx, threads, false); err == nil {
+		t.Fatal("an import whose caller gave up midway succeeded")
+	}
+	for _, th := range []*memory.Thread{threads[0], threads[len(threads)-1]} {
+		if _, err := s.Get(context.Background(), th.ID, now); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("thread %s of the abandoned import: %v, want it rolled back (not found)", th.ID, err)
 		}
 	}
 }
