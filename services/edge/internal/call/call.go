@@ -103,7 +103,8 @@ type Runner struct {
 }
 
 // NewRunner returns a runner for the given tools, reading files as policy
-// allows and holding prompts to promptLimit characters.
+// allows and holding prompts to promptLimit characters. A Runner is made
+// only here: its zero value keeps nothing it learned (see lapsing).
 func NewRunner(b Backends, tools []*Tool, policy files.Policy, maxOutputTokens int, logger *slog.Logger) *Runner {
 	m := map[string]*Tool{}
 	for _, t := range tools {
@@ -158,6 +159,7 @@ func (r *Runner) run(ctx context.Context, name string, rawArgs json.RawMessage,
 	req.NoProgress = quiet
 	result, err := r.execute(ctx, req, progress)
 	if err != nil {
+		r.forgetResolutionsAfter(err)
 		return Outcome{}, err
 	}
 	sum.executed(result)

@@ -90,7 +90,8 @@ func localRouter(t *testing.T, srv routerv1.RouterServiceServer) routerv1.Router
 func TestAModelResolvedLatelyIsNotAskedForAgain(t *testing.T) {
 	t.Parallel()
 	router := &countingRouter{}
-	r := NewRunner(Backends{Router: localRouter(t, router)}, nil, files.NewPolicy(files.Config{}), DefaultOutputTokens, nil)
+	r := NewRunner(Backends{Router: localRouter(t, router)}, nil, files.NewPolicy(files.Config{}),
+		DefaultOutputTokens, nil)
 	ctx := context.Background()
 	for range 3 {
 		if m, err := r.resolve(ctx, "flash", "FAST_RESPONSE"); err != nil || m.GetName() != "flash" {
@@ -110,5 +111,35 @@ func TestAModelResolvedLatelyIsNotAskedForAgain(t *testing.T) {
 	}
 	if n := router.asked.Load(); n != 4 {
 		t.Errorf("the router was asked %d times after two refusals, want 4: a refusal is not kept", n)
+	}
+}
+
+// TestAModelCallToAModelGoneForgetsTheResolutions: once a model call fails
+// as one to a model no router serves does, the next call asks the router
+// again; other failures keep what was resolved. Names the router trims
+// alike are one.
+func TestAModelCallToAModelGoneForgetsTheResolutions(t *testing.T) {
+	t.Parallel()
+	router := &countingRouter{}
+	r := NewRunner(Backends{Router: localRouter(t, router)}, nil, files.NewPolicy(files.Config{}),
+		DefaultOutputTokens, nil)
+	ctx := context.Background()
+	resolve := func(name string) {
+		t.Helper()
+		if _, err := r.resolve(ctx, name, "FAST_RESPONSE"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resolve("flash")
+	resolve(" flash\t")
+	r.forgetResolutionsAfter(&BackendError{"executor", status.Error(codes.Unavailable, "executor down")})
+	resolve("flash")
+	if n := router.asked.Load(); n != 1 {
+		t.Errorf("the router was asked %d times, want once", n)
+	}
+	r.forgetResolutionsAfter(&BackendError{"executor", status.Error(codes.NotFound, "model not available")})
+	resolve("flash")
+	if n := router.asked.Load(); n != 2 {
+		t.Errorf("after a model call to a model gone, the router was asked %d times in all, want 2", n)
 	}
 }

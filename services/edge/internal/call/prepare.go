@@ -10,6 +10,8 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/edge/internal/files"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -257,14 +259,25 @@ const (
 	maxResolvedName = 256
 )
 
-// resolution names what was resolved: a model name as asked, for a tool
-// category.
+// resolution names what was resolved: a model name as asked (the router
+// trims it), for a tool category.
 type resolution struct{ model, category string }
+
+// forgetResolutionsAfter forgets every resolution kept when a model call
+// failed as one to a model no router serves (any more) does: the next
+// call asks again, and one continuing a thread whose model is gone falls
+// back to the default or auto mode at once.
+func (r *Runner) forgetResolutionsAfter(err error) {
+	switch status.Code(err) {
+	case codes.NotFound, codes.FailedPrecondition:
+		r.models.clear()
+	}
+}
 
 // resolve is the router's resolution of name for category, or one it gave
 // lately. The model returned is shared: it is read, never changed.
 func (r *Runner) resolve(ctx context.Context, name, category string) (*routerv1.Model, error) {
-	key := resolution{name, category}
+	key := resolution{strings.TrimSpace(name), category}
 	if m, ok := r.models.get(key); ok {
 		return m, nil
 	}

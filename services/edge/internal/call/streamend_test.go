@@ -54,15 +54,15 @@ func (w *endWatch) RecvMsg(m any) error {
 	return err
 }
 
-// localExecutor serves e in process, through the stream interceptor si.
-func localExecutor(t *testing.T, e answeringExecutor, si grpc.StreamClientInterceptor) executorv1.ExecutorServiceClient {
+// localExecutor serves e in process, dialled with opts.
+func localExecutor(t *testing.T, e answeringExecutor, opts ...grpc.DialOption) executorv1.ExecutorServiceClient {
 	t.Helper()
 	lis := serve.NewInProcess()
 	srv := grpc.NewServer()
 	executorv1.RegisterExecutorServiceServer(srv, e)
 	go func() { _ = srv.Serve(lis.Listener()) }()
 	t.Cleanup(srv.Stop)
-	conn, err := lis.Dial(grpc.WithStreamInterceptor(si))
+	conn, err := lis.Dial(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func localExecutor(t *testing.T, e answeringExecutor, si grpc.StreamClientInterc
 func TestAToolCallReadsItsStreamToTheEnd(t *testing.T) {
 	t.Parallel()
 	var seen ends
-	r := &Runner{b: Backends{Executor: localExecutor(t, answeringExecutor{}, seen.intercept)}}
+	r := &Runner{b: Backends{Executor: localExecutor(t, answeringExecutor{}, grpc.WithStreamInterceptor(seen.intercept))}}
 	res, err := r.execute(context.Background(), &executorv1.ExecuteToolRequest{ToolName: "chat"}, nil)
 	if err != nil || res == nil {
 		t.Fatalf("execute: %v, %v", res, err)
@@ -93,8 +93,7 @@ func TestAToolCallReadsItsStreamToTheEnd(t *testing.T) {
 func TestOnlyACallThatWantsProgressIsSentIt(t *testing.T) {
 	t.Parallel()
 	got := make(chan *executorv1.ExecuteToolRequest, 2)
-	var seen ends
-	exec := localExecutor(t, answeringExecutor{got: got}, seen.intercept)
+	exec := localExecutor(t, answeringExecutor{got: got})
 	schema, err := structpb.NewStruct(map[string]any{"type": "object"})
 	if err != nil {
 		t.Fatal(err)

@@ -45,8 +45,8 @@ func acceptsSSE(r *http.Request) bool {
 	return false
 }
 
-// keepAliveWriter gives the handler a header map of its own, so the ticker
-// never touches a map the handler is writing; the handler's headers are
+// keepAliveWriter gives the handler a header map of its own, so the pings
+// never touch a map the handler is writing; the handler's headers are
 // copied to the response when it sends its status.
 type keepAliveWriter struct {
 	w      http.ResponseWriter
