@@ -47,11 +47,10 @@ func (c countingConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// TestARequestGoesOutInOneWrite: a request whose head and body fit the
-// connection's write buffer is sent in one write, not its head and then
-// its body (two system calls, and two TLS records to a provider that
-// speaks HTTP/1.1 over TLS). A continued conversation's request is a few
-// KB to tens of KB.
+// TestARequestGoesOutInOneWrite: over plain HTTP (a local or custom
+// endpoint), a request whose head and body fit the connection's write
+// buffer is sent in one write, not its head and then its body. A continued
+// conversation's request is a few KB to tens of KB.
 // The traced transport counts the body's bytes without hiding it from
 // net/http, which sends the head of a body it cannot tell is in memory
 // on its own.
