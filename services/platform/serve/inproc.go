@@ -32,8 +32,9 @@ import (
 // of its own (one kept from earlier calls: inproc_workers.go) with the
 // caller's deadline and cancellation but none of the caller's context
 // values, so a caller that gives up returns at once, as it would from a
-// remote call. The one exception to the copies: a reply its service names
-// fresh (FreshReplies) is handed to the caller, as no one else holds it.
+// remote call. The exceptions to the copies: a reply its service names
+// fresh (FreshReplies) is handed to the caller, as no one else holds it,
+// and a streamed request its caller hands over (HandOver) to the handler.
 type Local struct {
 	reg                      *registry
 	checks                   Security // the server's side: what g's port checks calls with

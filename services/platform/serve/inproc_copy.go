@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"sync"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -182,6 +183,24 @@ func holdsUTF8Value(fd protoreflect.FieldDescriptor, seen map[protoreflect.Messa
 		return enforcesUTF8(fd)
 	case protoreflect.MessageKind, protoreflect.GroupKind:
 		return holdsUTF8(fd.Message(), seen)
+	}
+	return false
+}
+
+// HandOver is a call option for a caller that hands the messages it
+// streams over: it neither changes one once sent nor reads it again
+// before the call has ended. A streaming call in process then gives the
+// handler the caller's own message instead of a copy (still checked as a
+// network would check it). Across a network it changes nothing.
+func HandOver() grpc.CallOption { return handOver{} }
+
+type handOver struct{ grpc.EmptyCallOption }
+
+func handsOver(opts []grpc.CallOption) bool {
+	for _, o := range opts {
+		if _, ok := o.(handOver); ok {
+			return true
+		}
 	}
 	return false
 }

@@ -22,13 +22,16 @@ type sent struct {
 }
 
 // send is m as a stream carries it, or the status gRPC's codec refuses it
-// with.
-func send(m any) (sent, error) {
+// with: a copy, unless its sender handed it over (HandOver).
+func send(m any, handedOver bool) (sent, error) {
 	pm, size, err := sendable(m)
 	if err != nil {
 		return sent{}, err
 	}
-	return sent{m: proto.Clone(pm), size: size}, nil
+	if !handedOver {
+		pm = proto.Clone(pm)
+	}
+	return sent{m: pm, size: size}, nil
 }
 
 // streamBuffer is how many messages a side may send ahead of the other's
@@ -70,7 +73,8 @@ func (l *Local) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.Cl
 		done:       make(chan struct{}),
 	}
 	s := l.accept(c, release)
-	cs := &clientStream{call: c, p: p, desc: desc, abort: s.cancel, finished: make(chan struct{})}
+	cs := &clientStream{call: c, p: p, desc: desc, abort: s.cancel, finished: make(chan struct{}),
+		handOver: handsOver(opts)}
 	// A caller that gives up ends the call at once, whether or not it
 	// reads again, as gRPC's client does.
 	cs.unwatch = context.AfterFunc(c.ctx, func() { cs.finish(grpcstatus.FromContextError(c.ctx.Err()).Err()) })
@@ -89,6 +93,7 @@ type clientStream struct {
 	abort      context.CancelFunc // ends the handler's context
 	unwatch    func() bool
 	sendClosed bool
+	handOver   bool // the caller hands its messages over (HandOver)
 
 	once     sync.Once
 	finished chan struct{}
@@ -128,7 +133,7 @@ func (cs *clientStream) SendMsg(m any) error {
 	if cs.sendClosed {
 		return grpcstatus.Error(codes.Internal, "SendMsg called after CloseSend")
 	}
-	msg, err := send(m)
+	msg, err := send(m, cs.handOver)
 	if err != nil {
 		cs.finish(err)
 		return err
@@ -290,7 +295,7 @@ func (ss *serverStream) SetTrailer(md metadata.MD) {
 }
 
 func (ss *serverStream) SendMsg(m any) error {
-	msg, err := send(m)
+	msg, err := send(m, false)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/zenmcp/zen/services/platform/origin"
 	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/secrets"
+	"github.com/zenmcp/zen/services/platform/serve"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"github.com/zenmcp/zen/services/platform/turnmeta"
 	"google.golang.org/grpc"
@@ -198,7 +199,9 @@ func deref(o *Outcome) Outcome {
 
 // execute streams the executor's answer, passing progress on.
 func (r *Runner) execute(ctx context.Context, req *executorv1.ExecuteToolRequest, progress func(string)) (*executorv1.ToolResult, error) {
-	stream, err := r.b.Executor.ExecuteTool(ctx, req)
+	// The request is the executor's from here: finish reads it once the
+	// call has ended, so in one process it is not copied.
+	stream, err := r.b.Executor.ExecuteTool(ctx, req, serve.HandOver())
 	if err != nil {
 		return nil, &BackendError{"executor", err}
 	}

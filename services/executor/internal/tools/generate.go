@@ -10,6 +10,7 @@ import (
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/platform/serve"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -61,7 +62,7 @@ func run(ctx context.Context, env *Env, c *Call, g generation) (*routerv1.Genera
 		what += " (" + g.label + ")"
 	}
 	progress(fmt.Sprintf("asking %s via %s", what, g.model.GetProvider()), 0)
-	stream, err := env.Router.Generate(ctx, req)
+	stream, err := env.Router.Generate(ctx, req, serve.HandOver()) // req is not used again
 	if err != nil {
 		return nil, fromRouter(ctx, err)
 	}
