@@ -188,10 +188,10 @@ func holdsUTF8Value(fd protoreflect.FieldDescriptor, seen map[protoreflect.Messa
 }
 
 // HandOver is a call option for a caller that hands the messages it
-// streams over: it neither changes one once sent nor reads it again
-// before the call has ended. A streaming call in process then gives the
-// handler the caller's own message instead of a copy (still checked as a
-// network would check it). Across a network it changes nothing.
+// streams over: once sent, neither it nor the handler changes one (both
+// may still read it). A streaming call in process then gives the handler
+// the caller's own message instead of a copy (still checked as a network
+// would check it). Across a network it changes nothing.
 func HandOver() grpc.CallOption { return handOver{} }
 
 type handOver struct{ grpc.EmptyCallOption }

@@ -160,7 +160,6 @@ func (r *Runner) run(ctx context.Context, name string, rawArgs json.RawMessage,
 	req.NoProgress = quiet
 	result, err := r.execute(ctx, req, progress)
 	if err != nil {
-		r.forgetResolutionsAfter(err)
 		return Outcome{}, err
 	}
 	sum.executed(result)
@@ -199,8 +198,8 @@ func deref(o *Outcome) Outcome {
 
 // execute streams the executor's answer, passing progress on.
 func (r *Runner) execute(ctx context.Context, req *executorv1.ExecuteToolRequest, progress func(string)) (*executorv1.ToolResult, error) {
-	// The request is the executor's from here: finish reads it once the
-	// call has ended, so in one process it is not copied.
+	// Nothing changes the request from here (finish only reads it), so in
+	// one process it is not copied.
 	stream, err := r.b.Executor.ExecuteTool(ctx, req, serve.HandOver())
 	if err != nil {
 		return nil, &BackendError{"executor", err}

@@ -62,10 +62,3 @@ func (l *lapsing[K, V]) put(k K, v V) {
 	}
 	l.m[k] = lapsingEntry[V]{v: v, until: now.Add(l.lasts)}
 }
-
-// clear forgets everything kept.
-func (l *lapsing[K, V]) clear() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	clear(l.m)
-}

@@ -10,8 +10,6 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/edge/internal/files"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -248,8 +246,11 @@ func (r *Runner) resolveModel(ctx context.Context, tool *Tool, args map[string]a
 // its catalogue, restrictions and keys are read when it starts. So the
 // edge keeps what it answered for resolutionLasts, and a call that names a
 // model it resolved lately asks the router nothing. The bound is how long
-// a router restarted with other settings may go unheard; a model no router
-// serves any more is still refused, by Generate. Refusals are not kept.
+// a router restarted with other settings may go unheard: a model no router
+// serves any more is still refused, by Generate, but for that long a call
+// naming it is told so there rather than offered the models there are, and
+// one continuing a thread of it fails rather than falls back to the
+// default. Refusals are not kept.
 const (
 	resolutionLasts = 10 * time.Second
 	// maxResolutions bounds the names kept: an alias in other cases is
@@ -262,17 +263,6 @@ const (
 // resolution names what was resolved: a model name as asked (the router
 // trims it), for a tool category.
 type resolution struct{ model, category string }
-
-// forgetResolutionsAfter forgets every resolution kept when a model call
-// failed as one to a model no router serves (any more) does: the next
-// call asks again, and one continuing a thread whose model is gone falls
-// back to the default or auto mode at once.
-func (r *Runner) forgetResolutionsAfter(err error) {
-	switch status.Code(err) {
-	case codes.NotFound, codes.FailedPrecondition:
-		r.models.clear()
-	}
-}
 
 // resolve is the router's resolution of name for category, or one it gave
 // lately. The model returned is shared: it is read, never changed.

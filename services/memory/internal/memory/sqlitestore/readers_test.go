@@ -107,6 +107,14 @@ wait:
 			break wait
 		}
 	}
+	// The others are in a reader, held by the neighbour: none ends before
+	// it lets go (else the neighbour blocks nothing, and the test proves
+	// nothing).
+	select {
+	case <-took:
+		t.Error("a read ended while the neighbour held the read marks")
+	case <-time.After(50 * time.Millisecond):
+	}
 	release.Close()
 	wg.Wait()
 	if left < calls-readers {

@@ -112,8 +112,12 @@ func TestALongWriteEndsWithItsCaller(t *testing.T) {
 	}
 	ctx := &endsMidway{Context: context.Background(), done: make(chan struct{})}
 	ctx.times.Store(40)
-	if err := s.Import(ctx, threads, false); err == nil {
-		t.Fatal("an import whose caller gave up midway succeeded")
+	begun := s.transactions.Load()
+	if err := s.Import(ctx, threads, false); !errors.Is(err, context.Canceled) {
+		t.Fatalf("an import whose caller gave up midway: %v, want context.Canceled", err)
+	}
+	if n := s.transactions.Load() - begun; n != 1 {
+		t.Fatalf("%d transactions began, want 1: the caller must give up among the import's statements", n)
 	}
 	for _, th := range []*memory.Thread{threads[0], threads[len(threads)-1]} {
 		if _, err := s.Get(context.Background(), th.ID, now); !errors.Is(err, memory.ErrNotFound) {
