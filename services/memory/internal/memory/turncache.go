@@ -4,7 +4,6 @@ import (
 	"container/list"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"sync"
 )
 
@@ -27,7 +26,7 @@ const turnOverhead = 256
 // revision and turn count with every read, in the same statement or round
 // trip as the rest of its head, so other processes writing the same store
 // are seen at once. An append this process commits adds its turns (see
-// AppendedJSON), so a continued call's read, which follows its previous call's
+// Appended), so a continued call's read, which follows its previous call's
 // append, decodes none.
 type TurnCache struct {
 	mu    sync.Mutex
@@ -146,20 +145,25 @@ func (c *TurnCache) appended(id, rev string, from int, turns []Turn) {
 	c.evictLocked()
 }
 
-// AppendedJSON records turns as a store encoded them, JSON of
-// each Turn: it decodes them, as a read would, only when the cache would
-// keep them.
-func (c *TurnCache) AppendedJSON(id, rev string, from int, encoded [][]byte) {
+// Appended records turns a store has just committed, as the store wrote
+// them, from index from on (see appended). Each is kept as the store
+// would decode it, and only when the cache would keep them; the cache then
+// owns them, and those who gave them change them no more.
+func (c *TurnCache) Appended(id, rev string, from int, turns []Turn) {
 	if cached, n := c.Peek(id); cached != rev || n != from || rev == "" {
 		return
 	}
-	turns := make([]Turn, len(encoded))
-	for i, e := range encoded {
-		if json.Unmarshal(e, &turns[i]) != nil {
-			return // it was just encoded; the next read decodes it, and says what is wrong
+	stored := make([]Turn, len(turns))
+	for i, t := range turns {
+		var ok bool
+		if stored[i], ok = asStored(t); ok {
+			continue
+		}
+		if stored[i], ok = roundTrip(t); !ok {
+			return // the store encoded it; the next read decodes it, and says what is wrong
 		}
 	}
-	c.appended(id, rev, from, turns)
+	c.appended(id, rev, from, stored)
 }
 
 func turnBytes(turns []Turn) int64 {

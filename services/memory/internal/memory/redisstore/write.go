@@ -27,22 +27,20 @@ func fileSHAs(turns []memory.Turn) []any {
 	return out
 }
 
-// encodeTurns appends turns to a script's args as stored, and returns
-// their JSON too.
-func (s *Store) encodeTurns(args []any, turns []memory.Turn) ([]any, [][]byte, error) {
-	raw := make([][]byte, len(turns))
-	for i, turn := range turns {
-		var err error
-		if raw[i], err = json.Marshal(turn); err != nil {
-			return nil, nil, fmt.Errorf("encode turn: %w", err)
-		}
-		enc, err := s.pack(raw[i])
+// encodeTurns appends turns to a script's args as stored.
+func (s *Store) encodeTurns(args []any, turns []memory.Turn) ([]any, error) {
+	for _, turn := range turns {
+		raw, err := json.Marshal(turn)
 		if err != nil {
-			return nil, nil, err
+			return nil, fmt.Errorf("encode turn: %w", err)
+		}
+		enc, err := s.pack(raw)
+		if err != nil {
+			return nil, err
 		}
 		args = append(args, enc)
 	}
-	return args, raw, nil
+	return args, nil
 }
 
 func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
@@ -59,7 +57,7 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 	shas := fileSHAs(t.Turns)
 	args := []any{flag, life, string(m), strconv.FormatInt(t.UpdatedAt.UnixNano(), 10), t.ExpiresAt.UnixMilli(),
 		t.ClientID, score(t.UpdatedAt), t.ID, t.UpdatedAt.UnixMilli(), len(shas)}
-	if args, _, err = s.encodeTurns(append(args, shas...), t.Turns); err != nil {
+	if args, err = s.encodeTurns(append(args, shas...), t.Turns); err != nil {
 		return err
 	}
 	created, err := putScript.Run(ctx, s.rdb, s.keys(t.ID, t.ClientID), args...).Int()
@@ -92,12 +90,12 @@ func (s *Store) Append(ctx context.Context, id, clientID, exchangeID string, tur
 	shas := fileSHAs(turns)
 	args := []any{maxTurns, now.UnixMilli(), strconv.FormatInt(now.UnixNano(), 10), expiresAt.UnixMilli(), life,
 		clientID, keepUntil.UnixMilli(), exchangeID, score(now), id, len(shas)}
-	args, raw, err := s.encodeTurns(append(args, shas...), turns)
+	args, err := s.encodeTurns(append(args, shas...), turns)
 	if err != nil {
 		return 0, err
 	}
 	// The revision this process saw the thread at before the script: the
-	// script does not say which it appended to (see TurnCache.AppendedJSON).
+	// script does not say which it appended to (see TurnCache.Appended).
 	rev, _ := s.cache.Peek(id)
 	res, err := appendScript.Run(ctx, s.rdb, s.keys(id, clientID), args...).Slice()
 	if err != nil {
@@ -126,7 +124,7 @@ func (s *Store) Append(ctx context.Context, id, clientID, exchangeID string, tur
 		expires, _ := strconv.ParseInt(str(res[3]), 10, 64)
 		s.index(ctx, pipe, clientID, id, time.Unix(0, updated), time.UnixMilli(expires), now)
 	default:
-		s.cache.AppendedJSON(id, rev, int(count)-len(turns), raw)
+		s.cache.Appended(id, rev, int(count)-len(turns), turns)
 		keepLife := ttl(now, keepUntil)
 		for _, sha := range res[2:] {
 			blobScript.Eval(ctx, pipe, []string{s.blobKey(str(sha))}, keepLife, keepUntil.UnixMilli(), "0", "", "")

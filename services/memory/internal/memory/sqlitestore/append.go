@@ -53,7 +53,7 @@ func (s *Store) Append(ctx context.Context, id, clientID, exchangeID string, tur
 		return err
 	})
 	if err == nil && bodies != nil {
-		s.cache.AppendedJSON(id, rev, count-len(bodies), bodies)
+		s.cache.Appended(id, rev, count-len(turns), turns)
 	}
 	return count, err
 }
