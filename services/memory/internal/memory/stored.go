@@ -20,7 +20,7 @@ func asStored(t Turn) (Turn, bool) {
 		return Turn{}, false
 	}
 	for _, f := range t.Files {
-		if !utf8.ValidString(f.Path) || !utf8.ValidString(f.SHA256) || !f.Modified.IsZero() && !inUTC(f.Modified) {
+		if !utf8.ValidString(f.Path) || !utf8.ValidString(f.SHA256) || !inUTC(f.Modified) {
 			return Turn{}, false
 		}
 	}
@@ -36,10 +36,6 @@ func asStored(t Turn) (Turn, bool) {
 	}
 	if !jsonShaped(t.ModelMetadata) || !jsonShaped(t.WorkflowState) {
 		return Turn{}, false
-	}
-	t.Timestamp = t.Timestamp.Round(0) // no monotonic reading
-	for i := range t.Files {
-		t.Files[i].Modified = t.Files[i].Modified.Round(0)
 	}
 	if len(t.Files) == 0 {
 		t.Files = nil
@@ -59,7 +55,9 @@ func asStored(t Turn) (Turn, bool) {
 	return t, true
 }
 
-// inUTC tells a time JSON carries in UTC: its years run from 0 to 9999.
+// inUTC tells a time JSON carries as it is: in UTC (so with no monotonic
+// reading; a zero time is, and JSON leaves it out and reads it back), its
+// year from 0 to 9999.
 func inUTC(t time.Time) bool { return t.Location() == time.UTC && t.Year() >= 0 && t.Year() <= 9999 }
 
 // jsonShaped tells whether every value in m is one encoding/json decodes

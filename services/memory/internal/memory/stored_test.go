@@ -18,11 +18,11 @@ var sameTime = cmp.Comparer(func(a, b time.Time) bool {
 // store's JSON round trip gives.
 func checkAsStored(t *testing.T, turn Turn) (taken bool) {
 	t.Helper()
+	want, decoded := roundTrip(turn) // before asStored, which must leave turn as it is
 	got, ok := asStored(turn)
 	if !ok {
 		return false
 	}
-	want, decoded := roundTrip(turn)
 	if !decoded {
 		t.Fatalf("asStored took a turn JSON cannot carry: %#v", turn)
 	}
@@ -53,13 +53,16 @@ func TestATurnIsCachedAsTheStoreReadsIt(t *testing.T) {
 		"every field": {full, true},
 		"empty lists and maps": {Turn{Timestamp: at, Files: []FileRef{}, Images: []string{}, Tokens: map[string]int64{},
 			ModelMetadata: map[string]any{}, WorkflowState: map[string]any{}}, true},
-		"zero time":              {Turn{Content: "q"}, true},
-		"monotonic reading":      {Turn{Timestamp: time.Now().UTC().Add(time.Second)}, true},
-		"another zone":           {Turn{Timestamp: at.In(time.FixedZone("X", 3600))}, false},
-		"local time":             {Turn{Timestamp: time.Now()}, time.Local == time.UTC},
-		"invalid UTF-8":          {Turn{Timestamp: at, Content: "a\xffb"}, false},
-		"an int in metadata":     {Turn{Timestamp: at, ModelMetadata: map[string]any{"n": 1}}, false},
-		"a nil list in metadata": {Turn{Timestamp: at, WorkflowState: map[string]any{"l": []any(nil)}}, false},
+		"zero time":               {Turn{Content: "q"}, true},
+		"monotonic reading":       {Turn{Timestamp: time.Now().UTC().Add(time.Second)}, true},
+		"another zone":            {Turn{Timestamp: at.In(time.FixedZone("X", 3600))}, false},
+		"local time":              {Turn{Timestamp: time.Now()}, time.Local == time.UTC},
+		"invalid UTF-8":           {Turn{Timestamp: at, Content: "a\xffb"}, false},
+		"invalid UTF-8 in a name": {Turn{Timestamp: at, ModelName: "m\xff"}, false},
+		"invalid UTF-8 in a path": {Turn{Timestamp: at, Files: []FileRef{{Path: "/\xff"}}}, false},
+		"invalid UTF-8 in a key":  {Turn{Timestamp: at, Tokens: map[string]int64{"\xff": 1}}, false},
+		"an int in metadata":      {Turn{Timestamp: at, ModelMetadata: map[string]any{"n": 1}}, false},
+		"a nil list in metadata":  {Turn{Timestamp: at, WorkflowState: map[string]any{"l": []any(nil)}}, false},
 		"a file of another zone": {Turn{Timestamp: at, Files: []FileRef{{Path: "/a",
 			Modified: at.In(time.FixedZone("Y", -7200))}}}, false},
 	} {
@@ -71,15 +74,24 @@ func TestATurnIsCachedAsTheStoreReadsIt(t *testing.T) {
 
 // FuzzAsStored: whatever asStored takes, it gives as the round trip does.
 func FuzzAsStored(f *testing.F) {
-	f.Add("q", "chat", "k", "v", 1.5, int64(1764687845123456789), true)
-	f.Add("a\xffb", "", "\xfe", "", math.Inf(1), int64(0), false)
-	f.Fuzz(func(t *testing.T, content, tool, key, val string, num float64, nanos int64, utc bool) {
-		ts := time.Unix(0, nanos).UTC()
+	f.Add("q", "chat", "k", "v", 1.5, int64(1764687845123456789), true, int64(0))
+	f.Add("a\xffb", "", "\xfe", "", math.Inf(1), int64(0), false, int64(-1))
+	f.Fuzz(func(t *testing.T, content, name, key, val string, num float64, nanos int64, utc bool, modified int64) {
+		zone := time.UTC
 		if !utc {
-			ts = ts.In(time.FixedZone("Z1", 5400))
+			zone = time.FixedZone("Z1", 5400)
 		}
-		turn := Turn{Content: content, ToolName: tool, Timestamp: ts,
-			ModelMetadata: map[string]any{key: val, "n": num}, Images: []string{val}}
+		mod := time.Time{}.In(zone)
+		if modified != 0 {
+			mod = time.Unix(0, modified).In(zone)
+		}
+		turn := Turn{Content: content, ToolName: name, ModelProvider: val, ModelName: key,
+			Timestamp: time.Unix(0, nanos).In(zone), Images: []string{val},
+			Files:         []FileRef{{Path: key, SHA256: val, Modified: mod}},
+			Tokens:        map[string]int64{key: 1},
+			ModelMetadata: map[string]any{key: val, "n": num, "list": []any{num, val, map[string]any{key: nil}}},
+			WorkflowState: map[string]any{val: map[string]any{key: []any{}}},
+		}
 		checkAsStored(t, turn)
 	})
 }
