@@ -236,6 +236,17 @@ func NewInProcess() *InProcess { return &InProcess{lis: bufconn.Listen(1 << 20)}
 // Listener is what the server serves on.
 func (p *InProcess) Listener() net.Listener { return p.lis }
 
+// Serve serves srv on the in-memory listener and connects to it, with
+// opts added to Dial's defaults; stop closes the connection and stops srv.
+func (p *InProcess) Serve(srv *grpc.Server, opts ...grpc.DialOption) (conn *grpc.ClientConn, stop func(), err error) {
+	go func() { _ = srv.Serve(p.lis) }()
+	if conn, err = p.Dial(opts...); err != nil {
+		srv.Stop()
+		return nil, nil, err
+	}
+	return conn, func() { conn.Close(); srv.Stop() }, nil
+}
+
 // Dial connects to the in-memory listener; opts add to Dial's defaults.
 func (p *InProcess) Dial(opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 	return Dial("passthrough:///in-process", append([]grpc.DialOption{grpc.WithContextDialer(

@@ -106,15 +106,12 @@ func serveRouter(t *testing.T, cfg Config) routerv1.RouterServiceClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lis := serve.NewInProcess()
 	gs := grpc.NewServer()
 	srv.Register(gs)
-	go func() { _ = gs.Serve(lis.Listener()) }()
-	t.Cleanup(gs.Stop)
-	conn, err := lis.Dial()
+	conn, stop, err := serve.NewInProcess().Serve(gs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
+	t.Cleanup(stop)
 	return routerv1.NewRouterServiceClient(conn)
 }

@@ -10,7 +10,6 @@ import (
 
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/edge/internal/files"
-	"github.com/zenmcp/zen/services/platform/serve"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -70,18 +69,9 @@ func (c *countingRouter) ResolveModel(_ context.Context, req *routerv1.ResolveMo
 }
 
 func localRouter(t *testing.T, srv routerv1.RouterServiceServer) routerv1.RouterServiceClient {
-	t.Helper()
-	lis := serve.NewInProcess()
-	g := grpc.NewServer()
-	routerv1.RegisterRouterServiceServer(g, srv)
-	go func() { _ = g.Serve(lis.Listener()) }()
-	t.Cleanup(g.Stop)
-	conn, err := lis.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return routerv1.NewRouterServiceClient(conn)
+	return routerv1.NewRouterServiceClient(inProcess(t, func(g *grpc.Server) {
+		routerv1.RegisterRouterServiceServer(g, srv)
+	}))
 }
 
 // TestAModelResolvedLatelyIsNotAskedForAgain: a call naming a model the

@@ -11,7 +11,6 @@ import (
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	"github.com/zenmcp/zen/services/edge/internal/files"
-	"github.com/zenmcp/zen/services/platform/serve"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -56,18 +55,9 @@ func (w *endWatch) RecvMsg(m any) error {
 
 // localExecutor serves e in process, dialled with opts.
 func localExecutor(t *testing.T, e answeringExecutor, opts ...grpc.DialOption) executorv1.ExecutorServiceClient {
-	t.Helper()
-	lis := serve.NewInProcess()
-	srv := grpc.NewServer()
-	executorv1.RegisterExecutorServiceServer(srv, e)
-	go func() { _ = srv.Serve(lis.Listener()) }()
-	t.Cleanup(srv.Stop)
-	conn, err := lis.Dial(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return executorv1.NewExecutorServiceClient(conn)
+	return executorv1.NewExecutorServiceClient(inProcess(t, func(g *grpc.Server) {
+		executorv1.RegisterExecutorServiceServer(g, e)
+	}, opts...))
 }
 
 // TestAToolCallReadsItsStreamToTheEnd: once the executor's result is in,

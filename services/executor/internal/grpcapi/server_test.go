@@ -74,16 +74,13 @@ func TestAFailureKeepsItsOriginAcrossTheExecutor(t *testing.T) {
 // serveOne serves what register registers over an in-memory listener.
 func serveOne(t *testing.T, register func(*grpc.Server)) *grpc.ClientConn {
 	t.Helper()
-	lis := serve.NewInProcess()
 	srv := grpc.NewServer()
 	register(srv)
-	go func() { _ = srv.Serve(lis.Listener()) }()
-	t.Cleanup(srv.Stop)
-	conn, err := lis.Dial()
+	conn, stop, err := serve.NewInProcess().Serve(srv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
+	t.Cleanup(stop)
 	return conn
 }
 

@@ -34,17 +34,16 @@ func (f *fakeRouter) Generate(req *routerv1.GenerateRequest, stream grpc.ServerS
 	}}})
 }
 
-func newEnv(t *testing.T, f routerv1.RouterServiceServer) *Env {
-	lis := serve.NewInProcess()
+// newEnv is an Env whose router is f, served in process and dialled with
+// opts.
+func newEnv(t *testing.T, f routerv1.RouterServiceServer, opts ...grpc.DialOption) *Env {
 	srv := grpc.NewServer()
 	routerv1.RegisterRouterServiceServer(srv, f)
-	go func() { _ = srv.Serve(lis.Listener()) }()
-	t.Cleanup(srv.Stop)
-	conn, err := lis.Dial()
+	conn, stop, err := serve.NewInProcess().Serve(srv, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
+	t.Cleanup(stop)
 	return &Env{Router: routerv1.NewRouterServiceClient(conn), Locale: "de-DE"}
 }
 

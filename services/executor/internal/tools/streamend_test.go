@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
-	"github.com/zenmcp/zen/services/platform/serve"
 	"google.golang.org/grpc"
 )
 
@@ -40,18 +39,8 @@ func (w *endWatch) RecvMsg(m any) error {
 // own call does.
 func TestAModelCallReadsItsStreamToTheEnd(t *testing.T) {
 	t.Parallel()
-	lis := serve.NewInProcess()
-	srv := grpc.NewServer()
-	routerv1.RegisterRouterServiceServer(srv, &fakeRouter{reply: "an answer"})
-	go func() { _ = srv.Serve(lis.Listener()) }()
-	t.Cleanup(srv.Stop)
 	var ends endsSeen
-	conn, err := lis.Dial(grpc.WithStreamInterceptor(ends.intercept))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	env := &Env{Router: routerv1.NewRouterServiceClient(conn), Locale: "de-DE"}
+	env := newEnv(t, &fakeRouter{reply: "an answer"}, grpc.WithStreamInterceptor(ends.intercept))
 	res, err := runChat(context.Background(), env, &Call{Args: map[string]any{"prompt": "why?"},
 		Model: &routerv1.Model{Name: "llama3.2"}, RemainingTurns: 48})
 	if err != nil || res.GetIsError() {

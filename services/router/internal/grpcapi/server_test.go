@@ -72,16 +72,13 @@ func onlyProvider(tb testing.TB, name, label string, fake *fakemodel.Server) *ro
 // returns a client of it; both stop when the test ends.
 func serveRouter(t *testing.T, api *grpcapi.Server, opts ...grpc.ServerOption) routerv1.RouterServiceClient {
 	t.Helper()
-	lis := serve.NewInProcess()
 	srv := grpc.NewServer(opts...)
 	routerv1.RegisterRouterServiceServer(srv, api)
-	go func() { _ = srv.Serve(lis.Listener()) }()
-	t.Cleanup(srv.Stop)
-	conn, err := lis.Dial()
+	conn, stop, err := serve.NewInProcess().Serve(srv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
+	t.Cleanup(stop)
 	return routerv1.NewRouterServiceClient(conn)
 }
 
