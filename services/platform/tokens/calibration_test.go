@@ -11,7 +11,7 @@ import (
 
 // corpus reads the repository's own files with the given extension (at
 // least 500 bytes, generated code left out) as samples of real text.
-func corpus(t *testing.T, ext string) []string {
+func corpus(t testing.TB, ext string) []string {
 	t.Helper()
 	root, err := filepath.Abs("../../..")
 	if err != nil {
@@ -42,7 +42,7 @@ func corpus(t *testing.T, ext string) []string {
 // (taken 2026-11-25). The documents themselves change with every session,
 // and seven of them are too few for a figure that moves with each edit:
 // the estimate is held to a fixed text, as docs/TOKENS.md reports it.
-func prose(t *testing.T) []string {
+func prose(t testing.TB) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("testdata", "prose", "*.md.txt"))
 	if err != nil {
@@ -65,8 +65,8 @@ func prose(t *testing.T) []string {
 func TestEstimateCalibration(t *testing.T) {
 	for _, kind := range []struct {
 		name    string
-		samples func(*testing.T) []string
-	}{{"code", func(t *testing.T) []string { return corpus(t, ".go") }}, {"prose", prose}} {
+		samples func(testing.TB) []string
+	}{{"code", func(t testing.TB) []string { return corpus(t, ".go") }}, {"prose", prose}} {
 		t.Run(kind.name, func(t *testing.T) {
 			samples := kind.samples(t)
 			if len(samples) < 3 {
