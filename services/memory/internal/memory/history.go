@@ -148,8 +148,14 @@ func (s *Service) selectFiles(ctx context.Context, sel *Selection, turns []Turn,
 	return nil
 }
 
-// tokensOf uses a stored count when there is one for the encoding.
+// tokensOf uses a stored count when there is one for the encoding. The
+// estimate is read from the text's length instead: the same figure, never
+// stale, and with no map to look in (a selection charges every turn, and
+// under load each turn's map was a miss in the CPU's caches).
 func tokensOf(counts map[string]int64, encoding, text string) int64 {
+	if encoding == tokens.EstimateEncoding {
+		return tokens.Estimate(text)
+	}
 	if n, ok := counts[encoding]; ok {
 		return n
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 	"github.com/zenmcp/zen/services/memory/internal/memory/memstore"
+	"github.com/zenmcp/zen/services/platform/tokens"
 )
 
 func exchange(q, a string) []memory.Turn {
@@ -97,5 +98,30 @@ func TestCreateRejectsTurnsWithoutRole(t *testing.T) {
 	_, err := svc.Create(context.Background(), memory.CreateParams{ToolName: "chat", Turns: []memory.Turn{{Content: "x"}}})
 	if !errors.Is(err, memory.ErrInvalid) {
 		t.Errorf("err = %v, want ErrInvalid", err)
+	}
+}
+
+// The estimate a selection charges is the formula's, read from the text's
+// length: a count stored with a turn (by an older version, or an older
+// formula) is never trusted over it, and reading the length costs less
+// than finding the stored count.
+func TestSelectionEstimatesFromTheText(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	now := time.Now().UTC()
+	th := &memory.Thread{ID: "00000000-0000-4000-8000-000000000001", ToolName: "chat", CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{{Role: memory.RoleUser, Content: "hello world",
+			Timestamp: now, Tokens: map[string]int64{tokens.EstimateEncoding: 999}}}}
+	if err := store.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	svc := memory.NewService(store, time.Hour, 50)
+	sel, err := svc.SelectHistory(ctx, th.ID, "", memory.SelectParams{Budget: 10_000, Model: "llama3.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sel.Turns) != 1 || sel.TokensUsed >= 999 {
+		t.Errorf("selected %d turns for %d tokens, want the turn for its estimate (%d) and a header",
+			len(sel.Turns), sel.TokensUsed, tokens.Estimate("hello world"))
 	}
 }
