@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -29,7 +30,30 @@ var (
 		"how long -zen.cpuprofile, -zen.allocprofile and -zen.trace profile")
 	askProgress = flag.Bool("zen.progress", false, "BenchmarkContinuedChat: every call asks for progress "+
 		"(a progress token), as clients that reset their timeout on it do")
+	promptBytes = flag.Int("zen.prompt-bytes", 0, "BenchmarkContinuedChat: every prompt padded to about this "+
+		"many bytes of prose and code, as agents' prompts are (0: prompts of a few dozen bytes)")
+	replyBytes = flag.Int("zen.reply-bytes", 0, "BenchmarkContinuedChat: the model's reply, about this many "+
+		"bytes of prose and code streamed word by word (0: \"fake reply\")")
 )
+
+// filler is what -zen.prompt-bytes and -zen.reply-bytes repeat: prose and
+// Go, as a coding agent's prompts and a model's answers mix them.
+const filler = "The store appends each exchange in one transaction, so a retry finds it there. " +
+	"func (s *Store) Append(ctx context.Context, id string, turns []Turn) (int, error) { return s.write(ctx, id, turns) } "
+
+// sized is text padded with filler to about n bytes, when n is larger.
+func sized(text string, n int) string {
+	if len(text) >= n {
+		return text
+	}
+	var b strings.Builder
+	b.WriteString(text)
+	for b.Len() < n {
+		b.WriteString(" ")
+		b.WriteString(filler[:min(len(filler), n-b.Len())])
+	}
+	return b.String()
+}
 
 // BenchmarkContinuedChat measures chat calls that continue a conversation,
 // the way agents use zen: on threads of 1, 10 and 50 turns (turns=0 is a
@@ -62,7 +86,8 @@ var (
 // hardly move with the machine's speed (a read that finds nothing yet,
 // under load, counts too). With -zen.progress
 // every call carries a progress token, as from clients that reset their
-// timeout on progress.
+// timeout on progress. -zen.prompt-bytes and -zen.reply-bytes make the
+// turns the size of a coding agent's (prompts and answers of kilobytes).
 //
 //	go test -run '^$' -bench ContinuedChat -benchtime 2000x ./cmd/zen
 func BenchmarkContinuedChat(b *testing.B) {
@@ -106,6 +131,10 @@ type benchStack struct {
 const benchSessions = 16
 
 func (st *benchStack) connect(b *testing.B) {
+	if *replyBytes > 0 {
+		reply := sized("Here is what I found.", *replyBytes)
+		st.fake.SetReply(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Content: reply} })
+	}
 	for range benchSessions {
 		// A connection pool per caller, as agents in separate processes
 		// have; the shared default keeps only two idle connections.
@@ -187,7 +216,7 @@ func (st *benchStack) measure(b *testing.B, turns, callers int) {
 	run := func(c int, ids []string, record func(time.Duration)) error {
 		for _, id := range ids {
 			t0 := time.Now()
-			if _, err := st.chat(st.sessions[c], id, "and then?"); err != nil {
+			if _, err := st.chat(st.sessions[c], id, sized("and then?", *promptBytes)); err != nil {
 				return err
 			}
 			if record != nil {
@@ -267,7 +296,7 @@ func (st *benchStack) grow(b *testing.B, n, turns int) []string {
 		for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
 			id := ""
 			for t := 0; t < turns; t += 2 {
-				prompt := fmt.Sprint("Turn ", t+1, " of a conversation about call paths.")
+				prompt := sized(fmt.Sprint("Turn ", t+1, " of a conversation about call paths."), *promptBytes)
 				var err error
 				if id, err = st.chat(st.sessions[c], id, prompt); err != nil {
 					return err
