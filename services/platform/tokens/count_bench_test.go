@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -34,10 +35,36 @@ func BenchmarkCount(b *testing.B) {
 	})
 	// Nothing remembered: each count as the first text the process sees.
 	b.Run("pieces-cold", func(b *testing.B) {
+		Count(O200k, "x") // the encoders are made on first use
 		b.SetBytes(int64(len(text)))
 		for b.Loop() {
-			codecs[O200k].pieces = pieceCache{}
+			forget(&codecs[O200k].pieces)
 			Count(O200k, text)
 		}
 	})
+}
+
+// forget empties c, as a process that has counted nothing has it.
+func forget(c *pieceCache) {
+	for i := range c.slots {
+		c.slots[i].Store(nil)
+	}
+}
+
+// BenchmarkCountBlankLines counts blank lines of indentation, 8,000 and
+// 64,000 of them: white space whose every run holds many line breaks.
+// Each line costs the same at both sizes (an earlier version scanned the
+// rest of the run for each line, as the module still does: quadratic).
+//
+//	go test -run '^$' -bench CountBlankLines ./services/platform/tokens
+func BenchmarkCountBlankLines(b *testing.B) {
+	for _, lines := range []int{8_000, 64_000} {
+		text := strings.Repeat("\t \n", lines) + "x"
+		b.Run(fmt.Sprint("lines=", lines), func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				Count(O200k, text)
+			}
+		})
+	}
 }

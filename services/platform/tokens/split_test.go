@@ -13,7 +13,10 @@ import (
 )
 
 // splitPatterns are the tokenizer module's own expressions (codec
-// package), which pieces stands in for.
+// package), which pieces stands in for. They must be the module's byte for
+// byte: regexp2 runs the code generated for a pattern only when it is the
+// very string registered, and interprets any other, without the faults
+// pieces copies (TestPatternsRunTheModulesMatcher).
 var splitPatterns = map[splitter]string{
 	splitO200k: `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+` +
 		`(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
@@ -81,13 +84,30 @@ var trickySplits = []string{
 	"ÉCOLE", "x\x7fy", " \x7f", "a\x7f\x7fb", "x  \x7f",
 	"12345", "1 234 5678", "٣٤٥٦", "Ⅻ12", "x=1/2;", " ///\n", "<<=>>", " !\r\n/", "a/b", "café", "naïve",
 	"κόσμε", "Привет, мир!", "こんにちは世界", "🙂🙂 ok", "a\u200db", "\u00a0x", "x\u0085y", "tab\there",
-	"line1\nline2\n\n\nline3", "  leading", "trailing   ", "mixed \t \n \t end",
+	"line1\nline2\n\n\nline3", "  leading", "trailing   ", "mixed \t \n \t end", " \n \n \n x", "\t\n\t\n\tx",
+	"\r\n \r\n  ",
 }
 
 func splitSamples(t testing.TB) []string {
 	samples := append([]string{}, trickySplits...)
 	samples = append(samples, prose(t)...)
-	return append(samples, corpus(t, ".go")[:40]...)
+	code := corpus(t, ".go")
+	return append(samples, code[:min(40, len(code))]...)
+}
+
+// TestPatternsRunTheModulesMatcher: the patterns above reach the module's
+// generated matcher, which alone puts U+007F in no piece and ends \s* at
+// the first line break; the interpreter would split these otherwise.
+func TestPatternsRunTheModulesMatcher(t *testing.T) {
+	t.Parallel()
+	for s, pattern := range splitPatterns {
+		if got := regexpPieces(t, pattern, "x\x7fy"); !cmp.Equal(got, []string{"x", "y"}) {
+			t.Errorf("%s: %q, want the generated matcher's [x y]", splitEncodings[s], got)
+		}
+		if got := regexpPieces(t, pattern, " \n \n"); !cmp.Equal(got, []string{" \n", " \n"}) {
+			t.Errorf("%s: %q, want the generated matcher's [\" \\n\" \" \\n\"]", splitEncodings[s], got)
+		}
+	}
 }
 
 // TestPiecesMatchTheRegexp: on tricky texts, the project's prose and Go
@@ -136,8 +156,16 @@ func FuzzPiecesMatchTheRegexp(f *testing.F) {
 		f.Add(s)
 	}
 	f.Add(strings.Repeat("Ab'S 12\u0301 ", 5))
+	f.Add("a\xffb \xc3")
 	f.Fuzz(func(t *testing.T, text string) {
 		if !utf8.ValidString(text) {
+			// Counted by the module itself: the same by construction, but
+			// held to it all the same.
+			for _, enc := range splitEncodings {
+				if got, want := Count(enc, text), libraryCount(t, enc, text); got != want {
+					t.Fatalf("%s, %q: %d tokens, the module counts %d", enc, text, got, want)
+				}
+			}
 			return
 		}
 		for s, pattern := range splitPatterns {
