@@ -83,44 +83,32 @@ func encodedSize(messages []openai.ChatCompletionMessage) int {
 }
 
 // appendMessages appends messages to dst encoded as go-openai encodes
-// them: a message of text alone by hand, any other by its own MarshalJSON.
+// them: a message of text alone by hand, its text quoted straight into
+// dst (encoding/json's encoder tests each byte, and its output was then
+// copied once more), any other by its own MarshalJSON.
 func appendMessages(dst []byte, messages []openai.ChatCompletionMessage) ([]byte, error) {
-	b := bytes.NewBuffer(dst)
-	// Encode writes what json.Marshal returns, then a newline, which is
-	// dropped; strings escape HTML, as go-openai's encoder does.
-	enc := json.NewEncoder(b)
-	encode := func(v any) error {
-		if err := enc.Encode(v); err != nil {
-			return err
-		}
-		b.Truncate(b.Len() - 1)
-		return nil
-	}
-	b.WriteByte('[')
+	dst = append(dst, '[')
 	for i, m := range messages {
 		if i > 0 {
-			b.WriteByte(',')
+			dst = append(dst, ',')
 		}
 		if !plainMessage(m) {
-			if err := encode(m); err != nil {
+			// What json.Marshal writes, strings HTML-escaped, as
+			// go-openai's encoder does.
+			encoded, err := json.Marshal(m)
+			if err != nil {
 				return nil, err
 			}
+			dst = append(dst, encoded...)
 			continue
 		}
-		b.WriteString(`{"role":`)
-		if err := encode(m.Role); err != nil {
-			return nil, err
-		}
+		dst = appendQuoted(append(dst, `{"role":`...), m.Role)
 		if m.Content != "" {
-			b.WriteString(`,"content":`)
-			if err := encode(m.Content); err != nil {
-				return nil, err
-			}
+			dst = appendQuoted(append(dst, `,"content":`...), m.Content)
 		}
-		b.WriteByte('}')
+		dst = append(dst, '}')
 	}
-	b.WriteByte(']')
-	return b.Bytes(), nil
+	return append(dst, ']'), nil
 }
 
 // plainMessage tells a message that holds a role and text and nothing
