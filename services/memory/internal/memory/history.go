@@ -148,9 +148,10 @@ func (s *Service) selectFiles(ctx context.Context, sel *Selection, turns []Turn,
 	return nil
 }
 
-// tokensOf uses a stored count when there is one for the encoding. The
-// estimate is read from the text's length instead: the same figure, never
-// stale, and with no map to look in (a selection charges every turn, and
+// tokensOf is what text costs in the encoding. For a BPE encoding that is
+// the count stored with the text, or a count made now. The estimate is
+// always computed from the text's length: the same figure as a stored one,
+// never stale, and no map to look in (a selection charges every turn, and
 // under load each turn's map was a miss in the CPU's caches).
 func tokensOf(counts map[string]int64, encoding, text string) int64 {
 	if encoding == tokens.EstimateEncoding {

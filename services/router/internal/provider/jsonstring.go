@@ -9,10 +9,10 @@ import (
 // default HTML escaping (json.Marshal, go-openai's encoder): quoted, with
 // ", \ and control bytes escaped, <, > and & as \u003c, \u003e and \u0026,
 // U+2028 and U+2029 as \u2028 and \u2029, and each byte of invalid UTF-8
-// as \ufffd. FuzzAppendQuoted holds it to encoding/json. It reads eight
-// bytes at a time while they need nothing, since a request's messages are
-// mostly plain text: encoding/json's encoder tests each byte, and a
-// request then copied its output once more.
+// as \ufffd. FuzzAppendQuoted holds it to encoding/json. It tests eight
+// bytes at a time, since a request's text is mostly bytes that need no
+// escape, and writes into the body itself: a request holds a thread's
+// history, a hundred kilobytes and more at an agent's sizes.
 func appendQuoted(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
@@ -90,9 +90,11 @@ func load8(s string, i int) uint64 {
 
 // notPlain marks, in the top bit of each of w's eight bytes, those that
 // are not plain ASCII: at 0x80 or above, below 0x20, or one of " \ < > &.
-// The lowest mark is always right (what it uses: with every byte below
-// 0x80, x - k·ones sets a byte's top bit, where x's is clear, when the
-// byte is below k); a borrow may add marks above it.
+// The lowest mark is the first byte that is not plain: the bytes before it
+// are at least 0x20 and none of the five, so none starts a borrow in the
+// subtractions (x - k·ones marks a byte below k, or one a borrow reaches)
+// and none is marked, and bytes at 0x80 or above are marked by w itself.
+// Marks above the lowest may be borrows' and are not used.
 func notPlain(w uint64) uint64 {
 	const ones, tops = 0x0101010101010101, 0x8080808080808080
 	below := func(x, k uint64) uint64 { return (x - k*ones) &^ x }

@@ -84,8 +84,8 @@ func encodedSize(messages []openai.ChatCompletionMessage) int {
 
 // appendMessages appends messages to dst encoded as go-openai encodes
 // them: a message of text alone by hand, its text quoted straight into
-// dst (encoding/json's encoder tests each byte, and its output was then
-// copied once more), any other by its own MarshalJSON.
+// dst (appendQuoted), any other by its own MarshalJSON, through an encoder
+// that writes into dst, so that an image's data is copied once.
 func appendMessages(dst []byte, messages []openai.ChatCompletionMessage) ([]byte, error) {
 	dst = append(dst, '[')
 	for i, m := range messages {
@@ -94,12 +94,11 @@ func appendMessages(dst []byte, messages []openai.ChatCompletionMessage) ([]byte
 		}
 		if !plainMessage(m) {
 			// What json.Marshal writes, strings HTML-escaped, as
-			// go-openai's encoder does.
-			encoded, err := json.Marshal(m)
-			if err != nil {
+			// go-openai's encoder does, and a newline, dropped.
+			if err := json.NewEncoder(appender{&dst}).Encode(m); err != nil {
 				return nil, err
 			}
-			dst = append(dst, encoded...)
+			dst = dst[:len(dst)-1]
 			continue
 		}
 		dst = appendQuoted(append(dst, `{"role":`...), m.Role)
@@ -109,6 +108,14 @@ func appendMessages(dst []byte, messages []openai.ChatCompletionMessage) ([]byte
 		dst = append(dst, '}')
 	}
 	return append(dst, ']'), nil
+}
+
+// appender is an io.Writer that appends to a slice.
+type appender struct{ b *[]byte }
+
+func (a appender) Write(p []byte) (int, error) {
+	*a.b = append(*a.b, p...)
+	return len(p), nil
 }
 
 // plainMessage tells a message that holds a role and text and nothing

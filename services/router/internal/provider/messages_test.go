@@ -198,3 +198,31 @@ func TestASecondBodyLeavesTheFirst(t *testing.T) {
 		t.Errorf("second body (-go-openai +zen):\n%s", diff)
 	}
 }
+
+// TestMessagesWithMoreThanTextAreGoOpenAIs: a message with a name, tool
+// calls, a tool call's id or parts is not plain text, and is encoded as
+// go-openai encodes it, in a body that is go-openai's.
+func TestMessagesWithMoreThanTextAreGoOpenAIs(t *testing.T) {
+	t.Parallel()
+	for _, m := range []openai.ChatCompletionMessage{
+		{Role: "user", Content: "hi <there>", Name: "ann"},
+		{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: "c1", Type: openai.ToolTypeFunction,
+			Function: openai.FunctionCall{Name: "f", Arguments: `{"a":"<b>"}`}}}},
+		{Role: "tool", Content: "42 & more", ToolCallID: "c1"},
+		{Role: "user", MultiContent: []openai.ChatMessagePart{{Type: openai.ChatMessagePartTypeText, Text: "look"},
+			{Type: openai.ChatMessagePartTypeImageURL,
+				ImageURL: &openai.ChatMessageImageURL{URL: "data:image/png;base64,AA"}}}},
+	} {
+		req := openai.ChatCompletionRequest{Model: "m", Messages: []openai.ChatCompletionMessage{
+			{Role: "system", Content: "be brief"}, m}}
+		want, err := json.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, stub := withMessages(t.Context(), req)
+		got := spliceStub(t, stub, ctx.Value(messagesKey{}).(*heldMessages))
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("%+v (-go-openai +zen):\n%s", m, diff)
+		}
+	}
+}
