@@ -141,9 +141,10 @@ func (s *Service) Warnings() []string {
 }
 
 // countedEncodings are counted when text is written: the encoding most
-// OpenAI models use and the estimate for everything else. Others are
-// counted when a selection needs them.
-var countedEncodings = []string{tokens.O200k, tokens.EstimateEncoding}
+// OpenAI models use. Others are counted when a selection needs them; the
+// estimate, for every other model, a selection reads from the text's
+// length (tokensOf), so it is not stored.
+var countedEncodings = []string{tokens.O200k}
 
 func tokenCounts(text string) map[string]int64 {
 	m := make(map[string]int64, len(countedEncodings))
