@@ -59,16 +59,15 @@ func (s splitter) pieces(text string, yield func(string)) {
 	}
 }
 
-// Classes of runes the patterns use.
-func isLetter(r rune) bool { return unicode.IsLetter(r) }
-func isNumber(r rune) bool { return unicode.IsNumber(r) }
-func isSpace(r rune) bool  { return unicode.IsSpace(r) }
-
 // isPrefix is [^\r\n\p{L}\p{N}], what may lead a word (U+007F aside).
-func isPrefix(r rune) bool { return r != '\r' && r != '\n' && r != del && !isLetter(r) && !isNumber(r) }
+func isPrefix(r rune) bool {
+	return r != '\r' && r != '\n' && r != del && !unicode.IsLetter(r) && !unicode.IsNumber(r)
+}
 
 // isPunct is [^\s\p{L}\p{N}] (U+007F aside).
-func isPunct(r rune) bool { return r != del && !isSpace(r) && !isLetter(r) && !isNumber(r) }
+func isPunct(r rune) bool {
+	return r != del && !unicode.IsSpace(r) && !unicode.IsLetter(r) && !unicode.IsNumber(r)
+}
 
 // del (U+007F) is in no class of the generated matcher's but \S: no
 // piece holds it.
@@ -128,7 +127,7 @@ func o200kPiece(text string, p int) int {
 			return end
 		}
 	}
-	if isNumber(c) {
+	if unicode.IsNumber(c) {
 		return numbers(text, p)
 	}
 	if end, ok := punct(text, p, "\r\n/"); ok {
@@ -172,14 +171,14 @@ func cl100kPiece(text string, p int) int {
 		}
 	}
 	if isPrefix(c) {
-		if r, _ := runeAt(text, p+n); p+n < len(text) && isLetter(r) {
-			return run(text, p+n, isLetter)
+		if r, _ := runeAt(text, p+n); p+n < len(text) && unicode.IsLetter(r) {
+			return run(text, p+n, unicode.IsLetter)
 		}
 	}
-	if isLetter(c) {
-		return run(text, p, isLetter)
+	if unicode.IsLetter(c) {
+		return run(text, p, unicode.IsLetter)
 	}
-	if isNumber(c) {
+	if unicode.IsNumber(c) {
 		return numbers(text, p)
 	}
 	if end, ok := punct(text, p, "\r\n"); ok {
@@ -217,7 +216,7 @@ func contraction(text string, p int) int {
 func numbers(text string, p int) int {
 	for range 3 {
 		r, n := runeAt(text, p)
-		if p >= len(text) || !isNumber(r) {
+		if p >= len(text) || !unicode.IsNumber(r) {
 			break
 		}
 		p += n
@@ -256,7 +255,7 @@ func spaces(text string, p int) int {
 			}
 			return end
 		}
-		if !isSpace(r) {
+		if !unicode.IsSpace(r) {
 			break
 		}
 		end += n
