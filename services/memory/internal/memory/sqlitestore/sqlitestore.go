@@ -209,32 +209,35 @@ func (s *Store) insert(ctx context.Context, t *memory.Thread, replace bool) erro
 		}
 		return err
 	}
-	_, _, err = s.insertTurns(ctx, t.ID, 0, t.Turns)
-	return err
+	return s.insertTurns(ctx, t.ID, 0, t.Turns)
 }
 
-// insertTurns stores turns from seq first on, and returns them as stored
-// and whether they reference files.
-func (s *Store) insertTurns(ctx context.Context, id string, first int, turns []memory.Turn) ([][]byte, bool, error) {
-	bodies := make([][]byte, len(turns))
-	files := false
+// insertTurns stores turns from seq first on: an exchange, the usual two,
+// in one statement.
+func (s *Store) insertTurns(ctx context.Context, id string, first int, turns []memory.Turn) error {
+	bodies := make([]string, len(turns))
 	for i, turn := range turns {
 		body, err := json.Marshal(turn)
 		if err != nil {
-			return nil, false, fmt.Errorf("encode turn: %w", err)
+			return fmt.Errorf("encode turn: %w", err)
 		}
-		bodies[i] = body
-		if _, err := exec(ctx, s.writes.insertTurn, id, first+i, string(body)); err != nil {
-			return nil, false, err
-		}
+		bodies[i] = string(body)
 		for _, f := range turn.Files {
 			if _, err := exec(ctx, s.writes.insertFile, id, f.SHA256); err != nil {
-				return nil, false, err
+				return err
 			}
-			files = true
 		}
 	}
-	return bodies, files, nil
+	if len(bodies) == 2 {
+		_, err := exec(ctx, s.writes.insertTwoTurns, id, first, bodies[0], bodies[1])
+		return err
+	}
+	for i, body := range bodies {
+		if _, err := exec(ctx, s.writes.insertTurn, id, first+i, body); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 const (

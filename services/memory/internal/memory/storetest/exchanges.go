@@ -142,4 +142,49 @@ func runExchanges(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			t.Errorf("turns (-want +got):\n%s", diff)
 		}
 	})
+
+	t.Run("a retry is answered only to the thread's client, while it lives", func(t *testing.T) {
+		s := newStore(t)
+		th := newThread("alice")
+		if err := s.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		// Full, so that even the path that tells a retry from the turn
+		// limit is taken.
+		if _, err := s.Append(ctx, th.ID, "alice", "x-1", exchange("q", "a"), 2, base, hour); err != nil {
+			t.Fatal(err)
+		}
+		for _, limit := range []int{2, 10} {
+			_, err := s.Append(ctx, th.ID, "bob", "x-1", exchange("q", "a"), limit, base, hour)
+			if !errors.Is(err, memory.ErrNotFound) {
+				t.Errorf("another client's retry (limit %d): err = %v, want ErrNotFound", limit, err)
+			}
+			_, err = s.Append(ctx, th.ID, "alice", "x-1", exchange("q", "a"), limit, hour, hour.Add(time.Hour))
+			if !errors.Is(err, memory.ErrNotFound) {
+				t.Errorf("a retry once the thread expired (limit %d): err = %v, want ErrNotFound", limit, err)
+			}
+		}
+		if diff := cmp.Diff([]string{"q", "a"}, contents(t, s, th.ID)); diff != "" {
+			t.Errorf("turns (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("appends of one turn and of three read in order", func(t *testing.T) {
+		s := newStore(t)
+		th := newThread("")
+		if err := s.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		one := []memory.Turn{{Role: memory.RoleUser, Content: "q1", Timestamp: base}}
+		three := append(exchange("q2", "a2"), memory.Turn{Role: memory.RoleUser, Content: "q3", Timestamp: base})
+		if n, err := s.Append(ctx, th.ID, "", "x-1", one, 10, base, hour); err != nil || n != 1 {
+			t.Fatalf("Append one = %d, %v; want 1, nil", n, err)
+		}
+		if n, err := s.Append(ctx, th.ID, "", "x-2", three, 10, base, hour); err != nil || n != 4 {
+			t.Fatalf("Append three = %d, %v; want 4, nil", n, err)
+		}
+		if diff := cmp.Diff([]string{"q1", "q2", "a2", "q3"}, contents(t, s, th.ID)); diff != "" {
+			t.Errorf("turns (-want +got):\n%s", diff)
+		}
+	})
 }
