@@ -45,7 +45,8 @@ func holdReadMarks(path string) {
 // waiting (another zen recovering a large WAL does the same). A read whose
 // caller gives up meanwhile leaves at once instead of queueing for a
 // reader, so abandoned reads do not pile up behind the lock; only those
-// already in a reader wait out the busy timeout.
+// already in a connection (a reader's, or the writer's, which a read takes
+// when no write holds it) wait out the busy timeout.
 func TestAReadLeavesWithItsCaller(t *testing.T) {
 	t.Parallel()
 	const busy = time.Second
@@ -81,7 +82,7 @@ func TestAReadLeavesWithItsCaller(t *testing.T) {
 		t.Fatalf("the neighbour did not take the read marks: %q, %v", line, err)
 	}
 
-	readers := cap(s.reads.slots)
+	readers := cap(s.reads.slots) + 1 // and the idle writer
 	calls := 2 * readers
 	var wg sync.WaitGroup
 	took := make(chan time.Duration, calls)
@@ -107,7 +108,7 @@ wait:
 			break wait
 		}
 	}
-	// The others are in a reader, held by the neighbour: none ends before
+	// The others are in a connection, held by the neighbour: none ends before
 	// it lets go (else the neighbour blocks nothing, and the test proves
 	// nothing).
 	select {

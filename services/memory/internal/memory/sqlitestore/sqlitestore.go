@@ -5,7 +5,9 @@
 // A store holds two pools on the file, shaped for WAL: one writer
 // connection, since SQLite lets one write at a time and writers of this
 // process are better queued in it than spinning on the file lock, and a
-// few readers, which WAL lets read while the writer writes. Connections
+// few readers, which WAL lets read while the writer writes; a thread's read
+// takes the writer's connection when no write holds it, since only that
+// connection's page cache outlives the appends. Connections
 // and their prepared statements live as long as the store: the store holds
 // the writer's connection and runs one transaction on it at a time, which
 // the writes that queued meanwhile share, a savepoint each (writer.go).
@@ -248,20 +250,41 @@ const (
 		FROM turns WHERE thread_id = ? AND seq >= ? AND seq < ? ORDER BY seq`
 )
 
+// Get reads the thread on the writer's connection when no write holds it,
+// else on a reader. SQLite drops a connection's page cache whenever
+// another connection has written since its last read: under appends a
+// reader fetches every page of a read from the file again (nine reads a
+// Get, measured), while the writer's cache holds the pages it wrote.
 func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
+	select {
+	case s.writer <- struct{}{}:
+		defer func() { <-s.writer }()
+		return s.get(statementContext(ctx), id, now, s.writes.getThread, s.writes.getTurns)
+	default:
+	}
 	release, err := s.reads.take(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	ctx = statementContext(ctx)
-	st, err := s.reads.get(ctx, getThread)
+	thread, err := s.reads.get(ctx, getThread)
 	if err != nil {
 		return nil, err
 	}
+	turns, err := s.reads.get(ctx, getTurns)
+	if err != nil {
+		return nil, err
+	}
+	return s.get(ctx, id, now, thread, turns)
+}
+
+// get reads the thread with thread (getThread) and the turns the cache
+// lacks with turns (getTurns), statements on the connection held.
+func (s *Store) get(ctx context.Context, id string, now time.Time, thread, turns *sql.Stmt) (*memory.Thread, error) {
 	var count int
 	var rev string
-	t, err := scanThread(st.QueryRowContext(ctx, id, nanos(now)), &count, &rev)
+	t, err := scanThread(thread.QueryRowContext(ctx, id, nanos(now)), &count, &rev)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memory.ErrNotFound
 	}
@@ -269,7 +292,11 @@ func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thre
 		return nil, describe(err)
 	}
 	t.Turns, err = s.cache.Read(id, rev, count, func(from int) ([]memory.Turn, error) {
-		return s.turns(ctx, id, from, count)
+		rows, err := turns.QueryContext(ctx, id, from, count)
+		if err != nil {
+			return nil, describe(err)
+		}
+		return turnRows(rows, id, count-from)
 	})
 	if err != nil {
 		return nil, err
@@ -301,8 +328,13 @@ func (s *Store) turns(ctx context.Context, id string, from, until int) ([]memory
 	if err != nil {
 		return nil, err
 	}
+	return turnRows(rows, id, until-from)
+}
+
+// turnRows decodes and closes the rows of getTurns, n of them expected.
+func turnRows(rows *sql.Rows, id string, n int) ([]memory.Turn, error) {
 	defer rows.Close()
-	out := make([]memory.Turn, 0, until-from)
+	out := make([]memory.Turn, 0, n)
 	for rows.Next() {
 		var body sql.RawBytes
 		var content string

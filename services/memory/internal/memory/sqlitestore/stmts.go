@@ -19,7 +19,7 @@ type writeStmts struct {
 	begin, commit, rollback, savepoint, rollbackTo, release *sql.Stmt
 	owner, drop, insertThread, insertTurn, insertTwoTurns   *sql.Stmt
 	insertFile, head, advance, addExchange, hasExchange     *sql.Stmt
-	keepFiles                                               *sql.Stmt
+	keepFiles, getThread, getTurns                          *sql.Stmt
 	saveBlob, sweepThreads, sweepBlobs                      *sql.Stmt
 }
 
@@ -59,6 +59,8 @@ func (w *writeStmts) rows() []stmtText {
 			ON CONFLICT (sha256) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`},
 		{&w.sweepThreads, `DELETE FROM threads WHERE expires_at <= ?`},
 		{&w.sweepBlobs, `DELETE FROM blobs WHERE expires_at <= ?`},
+		{&w.getThread, getThread},
+		{&w.getTurns, getTurns},
 	}
 }
 
