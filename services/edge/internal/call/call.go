@@ -151,8 +151,8 @@ func (r *Runner) run(ctx context.Context, name string, rawArgs json.RawMessage,
 			return Outcome{}, err
 		}
 	}
-	var left files.Omitted
-	req, out, err := r.prepare(ctx, tool, args, progress, &left)
+	var learnt prepared
+	req, out, err := r.prepare(ctx, tool, args, progress, &learnt)
 	if err != nil || out != nil {
 		return tool.asWorkflowError(deref(out), args), err
 	}
@@ -164,7 +164,7 @@ func (r *Runner) run(ctx context.Context, name string, rawArgs json.RawMessage,
 	}
 	sum.executed(result)
 	stampTurns(result.GetTurns(), asked, time.Now(), telemetry.TraceID(ctx))
-	return r.finish(ctx, tool, req, result, left, sum)
+	return r.finish(ctx, tool, req, result, learnt, sum)
 }
 
 // stampTurns dates the exchange's turns the executor left undated: the
@@ -230,18 +230,28 @@ func (r *Runner) execute(ctx context.Context, req *executorv1.ExecuteToolRequest
 	}
 }
 
+// prepared is what preparing a call learns that only its end reads.
+type prepared struct {
+	// omitted are the files of named directories left out.
+	omitted files.Omitted
+	// turnCount is the thread's turn count memory prepared the call with
+	// (PrepareCallResponse.turn_count): the append looks for a stored
+	// attempt of the exchange no further back.
+	turnCount int32
+}
+
 // finish stores the exchange and adds to the tool's reply what transport
-// knows: the files left out (left and the request's skipped files), the
-// trace id, the continuation, the output cap. sum learns the thread the
+// knows: the files left out (learnt's and the request's skipped files),
+// the trace id, the continuation, the output cap. sum learns the thread the
 // exchange went to.
 func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.ExecuteToolRequest,
-	res *executorv1.ToolResult, left files.Omitted, sum *Summary) (Outcome, error) {
+	res *executorv1.ToolResult, learnt prepared, sum *Summary) (Outcome, error) {
 	out, err := reply.Decode(res.GetReply())
 	if err != nil {
 		r.logger.ErrorContext(ctx, "executor reply", "tool", tool.GetName(), "err", err)
 		return Outcome{}, &BackendError{"executor", status.Error(codes.Internal, "executor: its reply did not decode")}
 	}
-	noteOmitted(out, req.GetModel(), left)
+	noteOmitted(out, req.GetModel(), learnt.omitted)
 	noteSkipped(out, req.GetSkippedFiles())
 	out.Metadata.TraceID = telemetry.TraceID(ctx)
 	if code := res.GetGeneratedCode(); code != "" {
@@ -250,7 +260,7 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 	if res.GetIsError() || !res.GetOffersContinuation() || len(res.GetTurns()) == 0 {
 		return r.deliver(out, res.GetIsError(), ""), nil
 	}
-	threadID, stored, remaining, err := r.store(ctx, tool, req, res)
+	threadID, stored, remaining, err := r.store(ctx, tool, req, res, learnt.turnCount)
 	if err != nil {
 		// The answer is good; only the continuation is lost. Say so rather
 		// than throw the answer away.
@@ -299,7 +309,7 @@ func (r *Runner) deliver(out *reply.Reply, isError bool, threadID string) Outcom
 // how many more turns the thread may then hold, under the limit memory
 // enforces now.
 func (r *Runner) store(ctx context.Context, tool *Tool, req *executorv1.ExecuteToolRequest,
-	res *executorv1.ToolResult) (string, bool, int, error) {
+	res *executorv1.ToolResult, turnCount int32) (string, bool, int, error) {
 	blobs := make([]*memoryv1.FileBlob, len(req.GetFiles()))
 	for i, f := range req.GetFiles() {
 		blobs[i] = &memoryv1.FileBlob{Sha256: f.GetSha256(), Content: f.GetContent()}
@@ -314,7 +324,7 @@ func (r *Runner) store(ctx context.Context, tool *Tool, req *executorv1.ExecuteT
 		// One exchange id for every attempt: memory stores a retried
 		// append whose first attempt got through only once.
 		add := &memoryv1.AppendTurnsRequest{ThreadId: c.GetThreadId(), Turns: res.GetTurns(), Blobs: blobs,
-			ExchangeId: uuid.NewString(), ModelWindow: window}
+			ExchangeId: uuid.NewString(), ModelWindow: window, TurnCountSeen: turnCount}
 		var resp *memoryv1.AppendTurnsResponse
 		err := r.retryMemory(ctx, "AppendTurns", func(ctx context.Context, opts ...grpc.CallOption) (err error) {
 			resp, err = r.b.Memory.AppendTurns(ctx, add, opts...)

@@ -47,7 +47,8 @@ func memoryClient(t *testing.T, srv memoryv1.MemoryServiceServer) memoryv1.Memor
 }
 
 // TestEachSaveNamesItsExchange: every exchange the edge appends carries an
-// exchange id of its own, which memory uses to store a retried save once.
+// exchange id of its own, which memory uses to store a retried save once,
+// and the turn count the call was prepared with, from which memory looks.
 func TestEachSaveNamesItsExchange(t *testing.T) {
 	t.Parallel()
 	fake := &fakeMemory{}
@@ -59,7 +60,7 @@ func TestEachSaveNamesItsExchange(t *testing.T) {
 		{Role: memoryv1.Role_ROLE_ASSISTANT, Content: "a"},
 	}}
 	for range 2 {
-		if _, stored, _, err := r.store(context.Background(), nil, req, res); err != nil || !stored {
+		if _, stored, _, err := r.store(context.Background(), nil, req, res, 7); err != nil || !stored {
 			t.Fatalf("store: %v, stored %v", err, stored)
 		}
 	}
@@ -70,5 +71,10 @@ func TestEachSaveNamesItsExchange(t *testing.T) {
 			t.Errorf("exchange id %q: want a fresh UUID for each exchange", id)
 		}
 		seen[id] = true
+		// Where memory looks for an earlier attempt: the thread as the
+		// call was prepared.
+		if n := a.GetTurnCountSeen(); n != 7 {
+			t.Errorf("turn_count_seen = %d, want the prepared count, 7", n)
+		}
 	}
 }

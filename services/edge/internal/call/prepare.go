@@ -15,9 +15,9 @@ import (
 
 // prepare does everything before the executor runs: it either returns the
 // request to execute, or an outcome that ends the call without a model.
-// It sets left to the files of named directories it left out.
+// It tells learnt what the call's end needs of what it learns.
 func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, progress func(string),
-	left *files.Omitted) (*executorv1.ExecuteToolRequest, *Outcome, error) {
+	learnt *prepared) (*executorv1.ExecuteToolRequest, *Outcome, error) {
 	name := tool.GetName()
 	if name == "clink" && !r.files.RunsAgentCLIs() {
 		return nil, ptr(toolError(name, "Error: clink is off on this server: it runs an agent CLI with the server's "+
@@ -47,6 +47,7 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 	if su.prep != nil {
 		// After this exchange's request and reply, as the offer will say.
 		req.RemainingTurns = su.prep.GetRemainingTurns() - 2
+		learnt.turnCount = su.prep.GetTurnCount()
 	}
 	if su.model != nil {
 		progress("using " + su.model.GetName())
@@ -60,7 +61,7 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 		if out != nil {
 			return nil, out, nil
 		}
-		*left = set.omitted
+		learnt.omitted = set.omitted
 		req.Files, req.SkippedFiles = toFileContents(set.read), skippedFiles(set.skipped)
 	}
 	if refs := stringList(args["images"]); len(refs) > 0 {

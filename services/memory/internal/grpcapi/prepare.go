@@ -26,6 +26,7 @@ func (s *Server) PrepareCall(ctx context.Context, req *memoryv1.PrepareCallReque
 	}
 	resp.ToolName, resp.InitialContext = p.Thread.ToolName, toStruct(p.Thread.InitialContext)
 	resp.LastModel, resp.RemainingTurns = p.LastModel, int32(p.Remaining)
+	resp.TurnCount = int32(len(p.Thread.Turns))
 	resp.WorkflowState = toStruct(p.WorkflowState)
 	if sel := p.History; sel != nil {
 		resp.History = &memoryv1.History{

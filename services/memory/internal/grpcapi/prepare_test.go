@@ -118,7 +118,7 @@ func TestPrepareCallAnswersAContinuedCallInOne(t *testing.T) {
 			}
 			continued := func(tool string, state *structpb.Struct, h *memoryv1.History) *memoryv1.PrepareCallResponse {
 				return &memoryv1.PrepareCallResponse{Limits: limits, ToolName: "debug", LastModel: "gpt-5",
-					InitialContext: mustStruct(t, map[string]any{"path": "/repo"}), RemainingTurns: 2,
+					InitialContext: mustStruct(t, map[string]any{"path": "/repo"}), RemainingTurns: 2, TurnCount: 4,
 					WorkflowState: state, History: h}
 			}
 			for _, tc := range []struct {
@@ -174,7 +174,7 @@ func TestPrepareCallWithoutAKnownWindow(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := &memoryv1.PrepareCallResponse{Limits: &memoryv1.Limits{MaxTurns: 50, TtlSeconds: 3600},
-				ToolName: "chat", LastModel: "gpt-5", RemainingTurns: 48}
+				ToolName: "chat", LastModel: "gpt-5", RemainingTurns: 48, TurnCount: 2}
 			if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}

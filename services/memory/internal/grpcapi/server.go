@@ -57,8 +57,8 @@ func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) 
 
 func (s *Server) AppendTurns(ctx context.Context, req *memoryv1.AppendTurnsRequest) (*memoryv1.AppendTurnsResponse, error) {
 	turns := memory.Served(fromProtoTurns(req.GetTurns()), fromProtoWindow(req.GetModelWindow()))
-	n, err := s.svc.Append(ctx, req.GetThreadId(), auth.Client(ctx), req.GetExchangeId(), turns,
-		fromProtoBlobs(req.GetBlobs()))
+	ex := memory.Exchange{ID: req.GetExchangeId(), After: int(req.GetTurnCountSeen())}
+	n, err := s.svc.Append(ctx, req.GetThreadId(), auth.Client(ctx), ex, turns, fromProtoBlobs(req.GetBlobs()))
 	resp := &memoryv1.AppendTurnsResponse{Accepted: true, TurnCount: int32(n),
 		RemainingTurns: int32(s.svc.MaxTurns() - n)}
 	if errors.Is(err, memory.ErrTurnLimit) {

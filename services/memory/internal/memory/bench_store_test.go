@@ -70,7 +70,8 @@ func (f *storeFixture) threads(b *testing.B, n, turns int) []string {
 
 func (f *storeFixture) append(b *testing.B, id string) {
 	now := time.Now()
-	if _, err := f.store.Append(context.Background(), id, "", "", f.reply, 1000, now, now.Add(time.Hour)); err != nil {
+	if _, err := f.store.Append(context.Background(), id, "", memory.Exchange{}, f.reply, 1000, now,
+		now.Add(time.Hour)); err != nil {
 		b.Error(err)
 	}
 }

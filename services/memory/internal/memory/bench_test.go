@@ -62,7 +62,7 @@ func thread(b *testing.B, svc *memory.Service, exchanges int) string {
 			id = th.ID
 			continue
 		}
-		if _, err := svc.Append(ctx, id, "", "", turns, blobs); err != nil {
+		if _, err := svc.Append(ctx, id, "", memory.Exchange{}, turns, blobs); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -133,7 +133,8 @@ func BenchmarkAppendExchange(b *testing.B) {
 			ctx := context.Background()
 			i := 0
 			latency.Measure(b, 0, func() {
-				if _, err := svc.Append(ctx, ids[i/perThread], "", "", exchange(text[:1000], text[1000:3000]), nil); err != nil {
+				if _, err := svc.Append(ctx, ids[i/perThread], "", memory.Exchange{}, exchange(text[:1000],
+					text[1000:3000]), nil); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -192,7 +193,8 @@ func BenchmarkStoreAppend(b *testing.B) {
 			i := 0
 			latency.Measure(b, 0, func() {
 				now := time.Now()
-				if _, err := store.Append(ctx, ids[i/perThread], "", "", turns, 50, now, now.Add(time.Hour)); err != nil {
+				if _, err := store.Append(ctx, ids[i/perThread], "", memory.Exchange{}, turns, 50, now,
+					now.Add(time.Hour)); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -217,7 +219,8 @@ func BenchmarkPrepare(b *testing.B) {
 				b.Fatal(err)
 			}
 			for i := 1; i < 25; i++ {
-				if _, err := svc.Append(ctx, th.ID, "", "", exchange(text[i*3000:i*3000+1000], text[i*3000+1000:i*3000+3000]),
+				if _, err := svc.Append(ctx, th.ID, "", memory.Exchange{}, exchange(text[i*3000:i*3000+1000],
+					text[i*3000+1000:i*3000+3000]),
 					nil); err != nil {
 					b.Fatal(err)
 				}

@@ -35,10 +35,11 @@ func TestSelectionEmbedsEachFileOnceAtItsNewestVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Append(ctx, th.ID, "", "", turnWith("/src/b.go", other), []memory.Blob{other}); err != nil {
+	if _, err := svc.Append(ctx, th.ID, "", memory.Exchange{}, turnWith("/src/b.go", other),
+		[]memory.Blob{other}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Append(ctx, th.ID, "", "", turnWith("/src/a.go", v2), []memory.Blob{v2}); err != nil {
+	if _, err := svc.Append(ctx, th.ID, "", memory.Exchange{}, turnWith("/src/a.go", v2), []memory.Blob{v2}); err != nil {
 		t.Fatal(err)
 	}
 	sel, err := svc.SelectHistory(ctx, th.ID, "", memory.SelectParams{
@@ -69,7 +70,8 @@ func TestFilesOverTheBudgetAreLeftOutNewestFirst(t *testing.T) {
 	// these two files.
 	old, recent := blob(strings.Repeat("old line\n", 400)), blob(strings.Repeat("new line\n", 400))
 	th, _ := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: turnWith("/old.txt", old), Blobs: []memory.Blob{old}})
-	if _, err := svc.Append(ctx, th.ID, "", "", turnWith("/new.txt", recent), []memory.Blob{recent}); err != nil {
+	if _, err := svc.Append(ctx, th.ID, "", memory.Exchange{}, turnWith("/new.txt", recent),
+		[]memory.Blob{recent}); err != nil {
 		t.Fatal(err)
 	}
 	sel, err := svc.SelectHistory(ctx, th.ID, "", memory.SelectParams{ContextWindow: 10_000})

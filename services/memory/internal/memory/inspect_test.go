@@ -22,7 +22,7 @@ func TestBranchSeesItsParentsHistory(t *testing.T) {
 	if branch.ParentID != root.ID || len(branch.Turns) != 0 || branch.ToolName != "chat" {
 		t.Fatalf("branch = %+v", branch)
 	}
-	if _, err := svc.Append(ctx, branch.ID, "", "", exchange("q2", "a2"), nil); err != nil {
+	if _, err := svc.Append(ctx, branch.ID, "", memory.Exchange{}, exchange("q2", "a2"), nil); err != nil {
 		t.Fatal(err)
 	}
 	sel, err := svc.SelectHistory(ctx, branch.ID, "", memory.SelectParams{Budget: 10_000})

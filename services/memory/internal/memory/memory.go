@@ -85,6 +85,18 @@ type Turn struct {
 	Tokens map[string]int64 `json:"tokens,omitempty"`
 }
 
+// Exchange names the call whose turns an append stores, so that a retry
+// of the append is known: the edge makes one for each call and sends the
+// same one when it retries.
+type Exchange struct {
+	// ID is the exchange's name; empty for an append no retry repeats.
+	ID string
+	// After is the thread's turn count when the call was prepared: a
+	// stored attempt of the exchange begins at or after that turn, so a
+	// store need look no further back for it. 0 means from the start.
+	After int
+}
+
 // Thread is a conversation named by its id.
 type Thread struct {
 	ID             string         `json:"thread_id"`
@@ -112,11 +124,11 @@ type Store interface {
 	// most maxTurns turns, sets its update time to now and its expiry, and
 	// that of every blob its turns reference, to expiresAt, and returns the
 	// new turn count. Otherwise it returns ErrTurnLimit and changes
-	// nothing. Another client's thread is ErrNotFound. exchangeID, when
+	// nothing. Another client's thread is ErrNotFound. ex, when its ID is
 	// set, names the exchange: when the thread already holds it, the
 	// append is a retry of one that was stored, and Append changes nothing
 	// and returns the turn count, limit or not.
-	Append(ctx context.Context, id, clientID, exchangeID string, turns []Turn, maxTurns int,
+	Append(ctx context.Context, id, clientID string, ex Exchange, turns []Turn, maxTurns int,
 		now, expiresAt time.Time) (int, error)
 	// List returns live threads (expiring after now) matching p, most
 	// recently updated first (ties by id, descending), strictly after

@@ -62,7 +62,7 @@ func TestPrepareReadsEachThreadOnce(t *testing.T) {
 	steps := memory.Served(exchange("step", "looked"), memory.ModelWindow{Model: "m", ContextWindow: 100_000})
 	steps[0].ToolName, steps[1].ToolName = "debug", "debug"
 	steps[1].WorkflowState = map[string]any{"step": 1.0}
-	if _, err := svc.Append(ctx, branch.ID, "", "", steps, nil); err != nil {
+	if _, err := svc.Append(ctx, branch.ID, "", memory.Exchange{}, steps, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

@@ -103,17 +103,21 @@ func (s *Service) Get(ctx context.Context, id, clientID string) (*Thread, error)
 const MaxExchangeIDBytes = 128
 
 // Append adds one exchange's turns, all or none, and refreshes the TTL of
-// the thread and of every file it references. exchangeID, when set, makes
-// a repeated append of the same exchange (a retried save) store nothing.
-func (s *Service) Append(ctx context.Context, id, clientID, exchangeID string, turns []Turn,
+// the thread and of every file it references. ex.ID, when set, makes a
+// repeated append of the same exchange (a retried save) store nothing.
+func (s *Service) Append(ctx context.Context, id, clientID string, ex Exchange, turns []Turn,
 	blobs []Blob) (int, error) {
 	if len(turns) == 0 {
 		return 0, fmt.Errorf("%w: no turns to append", ErrInvalid)
 	}
-	if len(exchangeID) > MaxExchangeIDBytes {
-		return 0, fmt.Errorf("%w: exchange_id is %d bytes, over the %d-byte limit", ErrInvalid, len(exchangeID),
+	if len(ex.ID) > MaxExchangeIDBytes {
+		return 0, fmt.Errorf("%w: exchange_id is %d bytes, over the %d-byte limit", ErrInvalid, len(ex.ID),
 			MaxExchangeIDBytes)
 	}
+	// A count from before the thread began, or past its end, only widens
+	// or empties where a retry is looked for: a store reads it as no hint
+	// or as its own count.
+	ex.After = max(ex.After, 0)
 	if err := validTurns(turns); err != nil {
 		return 0, err
 	}
@@ -127,7 +131,7 @@ func (s *Service) Append(ctx context.Context, id, clientID, exchangeID string, t
 	if err := s.store.SaveBlobs(ctx, blobs, now, now.Add(s.ttl)); err != nil {
 		return 0, fmt.Errorf("save files: %w", err)
 	}
-	return s.store.Append(ctx, id, clientID, exchangeID, count(stamp(turns, now)), s.maxTurns, now, now.Add(s.ttl))
+	return s.store.Append(ctx, id, clientID, ex, count(stamp(turns, now)), s.maxTurns, now, now.Add(s.ttl))
 }
 
 // Warnings are conditions that put the store's threads at risk, such as a

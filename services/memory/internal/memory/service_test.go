@@ -23,7 +23,7 @@ func TestSelectHistoryKeepsNewestTurnsInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Append(ctx, th.ID, "", "", exchange("q2", "b2"), nil); err != nil {
+	if _, err := svc.Append(ctx, th.ID, "", memory.Exchange{}, exchange("q2", "b2"), nil); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -81,10 +81,11 @@ func TestAppendPastTheLimitStoresNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := svc.Append(ctx, th.ID, "", "", exchange("q2", "a2"), nil); err != nil || n != 4 {
+	if n, err := svc.Append(ctx, th.ID, "", memory.Exchange{}, exchange("q2", "a2"), nil); err != nil || n != 4 {
 		t.Fatalf("second exchange: %d, %v", n, err)
 	}
-	if _, err := svc.Append(ctx, th.ID, "", "", exchange("q3", "a3"), nil); !errors.Is(err, memory.ErrTurnLimit) {
+	if _, err := svc.Append(ctx, th.ID, "", memory.Exchange{}, exchange("q3", "a3"), nil); !errors.Is(err,
+		memory.ErrTurnLimit) {
 		t.Fatalf("third exchange: err = %v, want ErrTurnLimit", err)
 	}
 	got, _ := svc.Get(ctx, th.ID, "")

@@ -900,7 +900,13 @@ type AppendTurnsRequest struct {
 	ExchangeId string `protobuf:"bytes,5,opt,name=exchange_id,json=exchangeId,proto3" json:"exchange_id,omitempty"`
 	// model_window is the model the exchange was run for (see
 	// CreateThreadRequest.model_window).
-	ModelWindow   *ModelWindow `protobuf:"bytes,6,opt,name=model_window,json=modelWindow,proto3" json:"model_window,omitempty"`
+	ModelWindow *ModelWindow `protobuf:"bytes,6,opt,name=model_window,json=modelWindow,proto3" json:"model_window,omitempty"`
+	// turn_count_seen is the thread's turn count when the call was prepared
+	// (PrepareCallResponse.turn_count). An earlier attempt of this exchange
+	// stored its turns after those, so memory looks for exchange_id no
+	// further back: what an append costs stays what it appends. 0, or an
+	// edge that does not send it, means the whole thread.
+	TurnCountSeen int32 `protobuf:"varint,7,opt,name=turn_count_seen,json=turnCountSeen,proto3" json:"turn_count_seen,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -968,6 +974,13 @@ func (x *AppendTurnsRequest) GetModelWindow() *ModelWindow {
 		return x.ModelWindow
 	}
 	return nil
+}
+
+func (x *AppendTurnsRequest) GetTurnCountSeen() int32 {
+	if x != nil {
+		return x.TurnCountSeen
+	}
+	return 0
 }
 
 type AppendTurnsResponse struct {
@@ -1218,7 +1231,10 @@ type PrepareCallResponse struct {
 	WorkflowState *structpb.Struct `protobuf:"bytes,6,opt,name=workflow_state,json=workflowState,proto3" json:"workflow_state,omitempty"`
 	// history is selected for model_window, or for the inherited model; unset
 	// when the call inherits a model whose context window memory does not know.
-	History       *History `protobuf:"bytes,7,opt,name=history,proto3" json:"history,omitempty"`
+	History *History `protobuf:"bytes,7,opt,name=history,proto3" json:"history,omitempty"`
+	// turn_count is how many turns the thread holds: the append that stores
+	// the call's exchange sends it back (AppendTurnsRequest.turn_count_seen).
+	TurnCount     int32 `protobuf:"varint,8,opt,name=turn_count,json=turnCount,proto3" json:"turn_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1300,6 +1316,13 @@ func (x *PrepareCallResponse) GetHistory() *History {
 		return x.History
 	}
 	return nil
+}
+
+func (x *PrepareCallResponse) GetTurnCount() int32 {
+	if x != nil {
+		return x.TurnCount
+	}
+	return 0
 }
 
 type SelectHistoryRequest struct {
@@ -2252,14 +2275,15 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\x11GetThreadResponse\x12-\n" +
 	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\x12\x1d\n" +
 	"\n" +
-	"last_model\x18\x02 \x01(\tR\tlastModel\"\xfc\x01\n" +
+	"last_model\x18\x02 \x01(\tR\tlastModel\"\xa4\x02\n" +
 	"\x12AppendTurnsRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12)\n" +
 	"\x05turns\x18\x02 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12-\n" +
 	"\x05blobs\x18\x04 \x03(\v2\x17.zen.memory.v1.FileBlobR\x05blobs\x12\x1f\n" +
 	"\vexchange_id\x18\x05 \x01(\tR\n" +
 	"exchangeId\x12=\n" +
-	"\fmodel_window\x18\x06 \x01(\v2\x1a.zen.memory.v1.ModelWindowR\vmodelWindowJ\x04\b\x03\x10\x04R\tclient_id\"y\n" +
+	"\fmodel_window\x18\x06 \x01(\v2\x1a.zen.memory.v1.ModelWindowR\vmodelWindow\x12&\n" +
+	"\x0fturn_count_seen\x18\a \x01(\x05R\rturnCountSeenJ\x04\b\x03\x10\x04R\tclient_id\"y\n" +
 	"\x13AppendTurnsResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x1d\n" +
 	"\n" +
@@ -2276,7 +2300,7 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"totalTurns\x12#\n" +
 	"\romitted_turns\x18\x04 \x01(\x05R\fomittedTurns\x120\n" +
 	"\x05files\x18\x05 \x03(\v2\x1a.zen.memory.v1.HistoryFileR\x05files\x12#\n" +
-	"\romitted_files\x18\x06 \x01(\x05R\fomittedFiles\"\xdd\x02\n" +
+	"\romitted_files\x18\x06 \x01(\x05R\fomittedFiles\"\xfc\x02\n" +
 	"\x13PrepareCallResponse\x12-\n" +
 	"\x06limits\x18\x01 \x01(\v2\x15.zen.memory.v1.LimitsR\x06limits\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12@\n" +
@@ -2285,7 +2309,9 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"last_model\x18\x04 \x01(\tR\tlastModel\x12'\n" +
 	"\x0fremaining_turns\x18\x05 \x01(\x05R\x0eremainingTurns\x12>\n" +
 	"\x0eworkflow_state\x18\x06 \x01(\v2\x17.google.protobuf.StructR\rworkflowState\x120\n" +
-	"\ahistory\x18\a \x01(\v2\x16.zen.memory.v1.HistoryR\ahistory\"\xd9\x01\n" +
+	"\ahistory\x18\a \x01(\v2\x16.zen.memory.v1.HistoryR\ahistory\x12\x1d\n" +
+	"\n" +
+	"turn_count\x18\b \x01(\x05R\tturnCount\"\xd9\x01\n" +
 	"\x14SelectHistoryRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12!\n" +
 	"\ftoken_budget\x18\x02 \x01(\x05R\vtokenBudget\x12%\n" +

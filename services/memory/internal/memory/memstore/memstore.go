@@ -104,8 +104,9 @@ func (s *Store) drop(id string) {
 	delete(s.files, id)
 }
 
-func (s *Store) Append(_ context.Context, id, clientID, exchangeID string, turns []memory.Turn, maxTurns int,
+func (s *Store) Append(_ context.Context, id, clientID string, ex memory.Exchange, turns []memory.Turn, maxTurns int,
 	now, expiresAt time.Time) (int, error) {
+	exchangeID := ex.ID // a set of every exchange: no need of where to look
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.threads[id]

@@ -88,7 +88,8 @@ func TestRestartThatLostDataIsNoticed(t *testing.T) {
 		t.Errorf("b's check after the loss: %+v, %v; want the loss", h, err)
 	}
 	<-noticed
-	if _, err := b.Append(ctx, th.ID, "me", "", th.Turns, 10, now, now.Add(time.Hour)); !errors.As(err, &lost) {
+	if _, err := b.Append(ctx, th.ID, "me", memory.Exchange{}, th.Turns, 10, now,
+		now.Add(time.Hour)); !errors.As(err, &lost) {
 		t.Errorf("Append after the loss: err = %v, want a LostError", err)
 	}
 	warned := strings.Join(b.Warnings(), "\n")

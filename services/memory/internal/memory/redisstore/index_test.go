@@ -88,7 +88,7 @@ func TestSummariesAreOnePipeline(t *testing.T) {
 	for i := range 20 {
 		th := create(t, s, "me", now.Add(time.Duration(i)*time.Second), time.Hour)
 		for range 10 {
-			if _, err := s.Append(ctx, th.ID, "me", "", th.Turns, 100, now, now.Add(time.Hour)); err != nil {
+			if _, err := s.Append(ctx, th.ID, "me", memory.Exchange{}, th.Turns, 100, now, now.Add(time.Hour)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -137,7 +137,8 @@ func TestIndexFollowsTheThreads(t *testing.T) {
 	}
 	later := now.Add(2 * time.Minute)
 	mr.FastForward(2 * time.Minute)
-	if _, err := s.Append(ctx, kept.ID, "me", "", kept.Turns, 100, later, later.Add(time.Hour)); err != nil {
+	if _, err := s.Append(ctx, kept.ID, "me", memory.Exchange{}, kept.Turns, 100, later,
+		later.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{kept.ID}, members()); diff != "" {

@@ -56,7 +56,8 @@ func TestEveryKeyHasATTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	answer := []memory.Turn{{Role: memory.RoleAssistant, Content: "a"}}
-	if _, err := s.Append(context.Background(), th.ID, "", "x-1", answer, 10, now, now.Add(time.Hour)); err != nil {
+	if _, err := s.Append(context.Background(), th.ID, "", memory.Exchange{ID: "x-1"}, answer, 10, now,
+		now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range mr.Keys() {

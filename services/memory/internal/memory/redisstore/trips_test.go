@@ -50,7 +50,7 @@ func TestOneRoundTripPerOperation(t *testing.T) {
 			write = 2
 		}
 		appendX := func(th *memory.Thread, exchange string) error {
-			_, err := s.Append(ctx, th.ID, "me", exchange, answer, 10, now, now.Add(time.Hour))
+			_, err := s.Append(ctx, th.ID, "me", memory.Exchange{ID: exchange}, answer, 10, now, now.Add(time.Hour))
 			return err
 		}
 		for _, op := range []struct {
@@ -153,7 +153,7 @@ func TestAReadAfterAnAppendReadsNoTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	turns := []memory.Turn{{Role: memory.RoleAssistant, Content: "a1"}, {Role: memory.RoleUser, Content: "q2"}}
-	if _, err := s.Append(ctx, th.ID, "", "x-1", turns, 10, now, now.Add(time.Hour)); err != nil {
+	if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, turns, 10, now, now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	before := read.n.Load()

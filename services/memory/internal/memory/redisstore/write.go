@@ -81,8 +81,9 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 
 func (s *Store) Create(ctx context.Context, t *memory.Thread) error { return s.put(ctx, t, false) }
 
-func (s *Store) Append(ctx context.Context, id, clientID, exchangeID string, turns []memory.Turn, maxTurns int,
+func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Exchange, turns []memory.Turn, maxTurns int,
 	now, expiresAt time.Time) (int, error) {
+	exchangeID := ex.ID // the thread's exchanges are a set: no need of where to look
 	life := ttl(now, expiresAt)
 	// Files are kept a quarter TTL past the thread, so the appends in that
 	// window need not touch them again.

@@ -15,17 +15,19 @@ var errRetry = errors.New("sqlitestore: the exchange is stored already")
 
 // Append writes the new turns and moves the thread's row on, in three
 // statements: the row's UPDATE checks the owner, the expiry and the turn
-// limit and returns what the turns need (their first seq, the revision),
-// the exchange id is recorded, and the turns go in one INSERT. It reads
-// nothing of what the thread held: it costs what it appends. Once they are
-// committed, it adds the turns to the ones this process keeps of the
-// thread, so that the next read, a continued call's, decodes none.
+// limit and returns what the turns need (their first seq, the revision);
+// a read of the turns stored since the call was prepared (ex.After) tells
+// whether they hold the exchange already; and the turns go in one INSERT,
+// the first named by the exchange. It reads nothing else of what the
+// thread held: it costs what it appends. Once they are committed, it adds
+// the turns to the ones this process keeps of the thread, so that the next
+// read, a continued call's, decodes none.
 //
 // An UPDATE that finds no row to move is told apart (why) only then: an
 // unknown or expired thread, the turn limit, or a retry of an exchange
 // the full thread holds.
-func (s *Store) Append(ctx context.Context, id, clientID, exchangeID string, turns []memory.Turn, maxTurns int,
-	now, expiresAt time.Time) (int, error) {
+func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Exchange, turns []memory.Turn,
+	maxTurns int, now, expiresAt time.Time) (int, error) {
 	files := false
 	for _, t := range turns {
 		files = files || len(t.Files) > 0
@@ -43,16 +45,17 @@ func (s *Store) Append(ctx context.Context, id, clientID, exchangeID string, tur
 		err := s.writes.advance.QueryRowContext(ctx, len(turns), nanos(now), nanos(expiresAt), files, keepUntil,
 			id, clientID, maxTurns).Scan(&count, &filesKept, &rev)
 		if errors.Is(err, sql.ErrNoRows) {
-			count, err = s.why(ctx, id, clientID, exchangeID, now)
+			count, err = s.why(ctx, id, clientID, ex, now)
 			return err
 		}
 		if err != nil {
 			return describe(err)
 		}
-		if retry, err := s.seen(ctx, id, exchangeID); err != nil || retry {
-			return errors.Join(err, errIf(retry))
+		first := count - len(turns)
+		if held, err := s.holds(ctx, id, ex, first); err != nil || held {
+			return errors.Join(err, errIf(held))
 		}
-		if err := s.insertTurns(ctx, id, count-len(turns), turns); err != nil {
+		if err := s.insertTurns(ctx, id, first, ex.ID, turns); err != nil {
 			return err
 		}
 		if filesKept == keepUntil {
@@ -79,10 +82,22 @@ func errIf(retry bool) error {
 	return nil
 }
 
+// holds reports whether the thread's first count turns hold exchange ex:
+// those from ex.After on, where an earlier attempt of it would have begun,
+// or the exchanges an older version recorded apart.
+func (s *Store) holds(ctx context.Context, id string, ex memory.Exchange, count int) (bool, error) {
+	if ex.ID == "" {
+		return false, nil
+	}
+	var held bool
+	err := s.writes.holds.QueryRowContext(ctx, id, ex.ID, min(ex.After, count), count).Scan(&held)
+	return held, describe(err)
+}
+
 // why is the outcome of an append whose thread did not move on: the
 // thread's turn count for a retry, else what refused it (with the count,
 // for a full thread).
-func (s *Store) why(ctx context.Context, id, clientID, exchangeID string, now time.Time) (int, error) {
+func (s *Store) why(ctx context.Context, id, clientID string, ex memory.Exchange, now time.Time) (int, error) {
 	var count int
 	var expires int64
 	err := s.writes.head.QueryRowContext(ctx, id, clientID).Scan(&count, &expires)
@@ -92,14 +107,12 @@ func (s *Store) why(ctx context.Context, id, clientID, exchangeID string, now ti
 	if err != nil {
 		return 0, describe(err)
 	}
-	if exchangeID != "" {
-		err := s.writes.hasExchange.QueryRowContext(ctx, id, exchangeID).Scan(new(int))
-		if err == nil {
-			return count, nil // the full thread holds it: the retry is answered
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return 0, describe(err)
-		}
+	held, err := s.holds(ctx, id, ex, count)
+	if err != nil {
+		return 0, err
+	}
+	if held {
+		return count, nil // the full thread holds it: the retry is answered
 	}
 	return count, memory.ErrTurnLimit
 }
@@ -109,25 +122,11 @@ func (s *Store) turnCount(ctx context.Context, id, clientID string, now time.Tim
 	var count int
 	err := s.write(ctx, func(ctx context.Context) error {
 		var err error
-		count, err = s.why(ctx, id, clientID, "", now)
+		count, err = s.why(ctx, id, clientID, memory.Exchange{}, now)
 		if errors.Is(err, memory.ErrTurnLimit) {
 			err = nil // no exchange asked about: the thread is there
 		}
 		return err
 	})
 	return count, err
-}
-
-// seen reports whether the thread already holds the exchange, and records
-// it when it does not: the transaction stores its turns or rolls back.
-func (s *Store) seen(ctx context.Context, id, exchangeID string) (bool, error) {
-	if exchangeID == "" {
-		return false, nil
-	}
-	res, err := exec(ctx, s.writes.addExchange, id, exchangeID)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 0, describe(err)
 }

@@ -33,7 +33,7 @@ func TestConnectionsAreKept(t *testing.T) {
 					t.Error(err)
 				}
 				turn := []memory.Turn{{Role: memory.RoleAssistant, Content: "a"}}
-				if _, err := s.Append(ctx, th.ID, "", "", turn, 1000, now, now.Add(time.Hour)); err != nil {
+				if _, err := s.Append(ctx, th.ID, "", memory.Exchange{}, turn, 1000, now, now.Add(time.Hour)); err != nil {
 					t.Error(err)
 				}
 			}
@@ -49,15 +49,17 @@ func TestConnectionsAreKept(t *testing.T) {
 	}
 }
 
-// A file written before files_until and rev existed gains the columns when
-// a store opens it, its threads get a revision, and they read and grow as
-// before.
+// A file written before files_until, rev and turns.exchange_id existed
+// gains the columns when a store opens it, its threads get a revision, they
+// read and grow as before, and a retry of an exchange the older version
+// recorded (in the exchanges table) stores nothing again.
 func TestAnOlderFileGainsTheColumns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.db")
 	older := strings.Replace(schema,
 		",\n\tfiles_until     INTEGER NOT NULL DEFAULT 0,\n\trev             TEXT NOT NULL DEFAULT ''", "", 1)
-	if older == schema {
-		t.Fatal("the schema no longer declares files_until and rev as this test expects")
+	older = strings.Replace(older, "\texchange_id TEXT NOT NULL DEFAULT '',\n", "", 1)
+	if strings.Contains(older, "files_until") || strings.Contains(older, "exchange_id TEXT NOT NULL DEFAULT") {
+		t.Fatal("the schema no longer declares files_until, rev and turns.exchange_id as this test expects")
 	}
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
@@ -68,6 +70,7 @@ func TestAnOlderFileGainsTheColumns(t *testing.T) {
 	for _, q := range []string{older,
 		`INSERT INTO threads (id, tool_name, created_at, updated_at, expires_at, turn_count) VALUES (?, 'chat', ?, ?, ?, 1)`,
 		`INSERT INTO turns (thread_id, seq, body) VALUES (?, 0, '{"role":1,"content":"before"}')`,
+		`INSERT INTO exchanges (thread_id, exchange_id) VALUES (?, 'x-old')`,
 	} {
 		args := []any{id, nanos(now), nanos(now), nanos(now.Add(time.Hour))}
 		if _, err := db.Exec(q, args[:strings.Count(q, "?")]...); err != nil {
@@ -83,10 +86,15 @@ func TestAnOlderFileGainsTheColumns(t *testing.T) {
 		unnamed != 0 {
 		t.Errorf("threads without a revision after opening: %d, %v", unnamed, err)
 	}
-	n, err := s.Append(ctx, id, "", "", []memory.Turn{{Role: memory.RoleAssistant, Content: "after"}}, 10, now,
-		now.Add(time.Hour))
+	after := []memory.Turn{{Role: memory.RoleAssistant, Content: "after"}}
+	n, err := s.Append(ctx, id, "", memory.Exchange{ID: "x-new"}, after, 10, now, now.Add(time.Hour))
 	if err != nil || n != 2 {
 		t.Fatalf("append to an older thread: %d, %v", n, err)
+	}
+	for _, ex := range []memory.Exchange{{ID: "x-old"}, {ID: "x-new", After: 1}} {
+		if n, err := s.Append(ctx, id, "", ex, after, 10, now, now.Add(time.Hour)); err != nil || n != 2 {
+			t.Errorf("retry of %s: %d, %v; want 2, nil", ex.ID, n, err)
+		}
 	}
 	got, err := s.Get(ctx, id, now)
 	if err != nil || len(got.Turns) != 2 || got.Turns[0].Content != "before" || got.Turns[1].Content != "after" {

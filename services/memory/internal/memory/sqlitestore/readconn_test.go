@@ -45,7 +45,8 @@ func appendedThread(t *testing.T, s *Store) *memory.Thread {
 	for i := range 20 {
 		turns := []memory.Turn{{Role: memory.RoleUser, Content: fmt.Sprint("q", i)},
 			{Role: memory.RoleAssistant, Content: fmt.Sprint("a", i)}}
-		if _, err := s.Append(ctx, th.ID, "", uuid.NewString(), turns, 100, now, now.Add(time.Hour)); err != nil {
+		if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: uuid.NewString()}, turns, 100, now,
+			now.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}

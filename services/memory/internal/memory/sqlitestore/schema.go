@@ -7,10 +7,13 @@ import "context"
 // leave the files alone; files of threads written before it existed are
 // kept again by their next append. rev names the thread's write as a whole
 // (see memory.TurnCache); older threads get one when it is added.
-var added = []struct{ column, add, fill string }{
-	{"files_until", `ALTER TABLE threads ADD COLUMN files_until INTEGER NOT NULL DEFAULT 0`, ""},
-	{"rev", `ALTER TABLE threads ADD COLUMN rev TEXT NOT NULL DEFAULT ''`,
+// turns.exchange_id names the exchange whose first turn the row is (see
+// Append); the exchanges older versions recorded stay in their table.
+var added = []struct{ table, column, add, fill string }{
+	{"threads", "files_until", `ALTER TABLE threads ADD COLUMN files_until INTEGER NOT NULL DEFAULT 0`, ""},
+	{"threads", "rev", `ALTER TABLE threads ADD COLUMN rev TEXT NOT NULL DEFAULT ''`,
 		`UPDATE threads SET rev = lower(hex(randomblob(8))) WHERE rev = ''`},
+	{"turns", "exchange_id", `ALTER TABLE turns ADD COLUMN exchange_id TEXT NOT NULL DEFAULT ''`, ""},
 }
 
 // dropped are the indexes older files have that nothing reads now.
@@ -44,8 +47,8 @@ func (s *Store) init(ctx context.Context) error {
 		}
 		for _, a := range added {
 			var n int
-			err := wc.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('threads') WHERE name = ?`, a.column).
-				Scan(&n)
+			err := wc.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, a.table,
+				a.column).Scan(&n)
 			if err != nil || n > 0 {
 				return describe(err)
 			}

@@ -54,9 +54,10 @@ CREATE TABLE IF NOT EXISTS threads (
 );
 CREATE INDEX IF NOT EXISTS threads_recent ON threads (client_id, updated_at DESC, id DESC);
 CREATE TABLE IF NOT EXISTS turns (
-	thread_id TEXT NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
-	seq       INTEGER NOT NULL,
-	body      TEXT NOT NULL,
+	thread_id   TEXT NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
+	seq         INTEGER NOT NULL,
+	exchange_id TEXT NOT NULL DEFAULT '',
+	body        TEXT NOT NULL,
 	PRIMARY KEY (thread_id, seq)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS thread_files (
@@ -71,6 +72,7 @@ CREATE TABLE IF NOT EXISTS blobs (
 	expires_at INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS blobs_expiry ON blobs (expires_at);
+-- Older versions recorded each exchange here; its retries are still found.
 CREATE TABLE IF NOT EXISTS exchanges (
 	thread_id   TEXT NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
 	exchange_id TEXT NOT NULL,
@@ -211,12 +213,13 @@ func (s *Store) insert(ctx context.Context, t *memory.Thread, replace bool) erro
 		}
 		return err
 	}
-	return s.insertTurns(ctx, t.ID, 0, t.Turns)
+	return s.insertTurns(ctx, t.ID, 0, "", t.Turns)
 }
 
-// insertTurns stores turns from seq first on: an exchange, the usual two,
-// in one statement.
-func (s *Store) insertTurns(ctx context.Context, id string, first int, turns []memory.Turn) error {
+// insertTurns stores turns from seq first on, the first named by the
+// exchange they are (none for a thread's first turns): an exchange, the
+// usual two, in one statement.
+func (s *Store) insertTurns(ctx context.Context, id string, first int, exchangeID string, turns []memory.Turn) error {
 	bodies := make([]string, len(turns))
 	for i, turn := range turns {
 		body, err := json.Marshal(turn)
@@ -231,13 +234,14 @@ func (s *Store) insertTurns(ctx context.Context, id string, first int, turns []m
 		}
 	}
 	if len(bodies) == 2 {
-		_, err := exec(ctx, s.writes.insertTwoTurns, id, first, bodies[0], bodies[1])
+		_, err := exec(ctx, s.writes.insertTwoTurns, id, first, exchangeID, bodies[0], bodies[1])
 		return err
 	}
 	for i, body := range bodies {
-		if _, err := exec(ctx, s.writes.insertTurn, id, first+i, body); err != nil {
+		if _, err := exec(ctx, s.writes.insertTurn, id, first+i, exchangeID, body); err != nil {
 			return err
 		}
+		exchangeID = ""
 	}
 	return nil
 }

@@ -93,7 +93,7 @@ func TestTwoHandlesShareOneFile(t *testing.T) {
 		go func() {
 			for range 25 {
 				turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
-				if _, err := s.Append(ctx, th.ID, "", "", turns, 1000, now, now.Add(time.Hour)); err != nil {
+				if _, err := s.Append(ctx, th.ID, "", memory.Exchange{}, turns, 1000, now, now.Add(time.Hour)); err != nil {
 					done <- err
 					return
 				}
@@ -143,14 +143,14 @@ func TestALockHeldTooLongIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := []memory.Turn{{Role: memory.RoleUser, Content: "q"}}
-	_, err = s.Append(ctx, th.ID, "", "", q, 10, now, now.Add(time.Hour))
+	_, err = s.Append(ctx, th.ID, "", memory.Exchange{}, q, 10, now, now.Add(time.Hour))
 	if !errors.Is(err, memory.ErrUnavailable) {
 		t.Errorf("append under a held lock: err = %v, want ErrUnavailable", err)
 	}
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(ctx, th.ID, "", "", q, 10, now, now.Add(time.Hour)); err != nil {
+	if _, err := s.Append(ctx, th.ID, "", memory.Exchange{}, q, 10, now, now.Add(time.Hour)); err != nil {
 		t.Errorf("after the lock was released: %v", err)
 	}
 }
@@ -174,7 +174,7 @@ func TestAReadAfterAnAppendReadsNoTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	turns := []memory.Turn{{Role: memory.RoleAssistant, Content: "a1"}, {Role: memory.RoleUser, Content: "q2"}}
-	if _, err := s.Append(ctx, th.ID, "", "x-1", turns, 10, now, now.Add(time.Hour)); err != nil {
+	if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, turns, 10, now, now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := sql.Open("sqlite", "file:"+path)
@@ -212,7 +212,8 @@ func TestAWriteWhoseContextEndsLeavesTheWriterFree(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendTo := func(ctx context.Context, content string) error {
-		_, err := s.Append(ctx, th.ID, "", "", []memory.Turn{{Role: memory.RoleUser, Content: content}}, 10, now,
+		_, err := s.Append(ctx, th.ID, "", memory.Exchange{}, []memory.Turn{{Role: memory.RoleUser,
+			Content: content}}, 10, now,
 			now.Add(time.Hour))
 		return err
 	}
@@ -239,5 +240,43 @@ func TestAWriteWhoseContextEndsLeavesTheWriterFree(t *testing.T) {
 	}
 	if len(got.Turns) != 1 || got.Turns[0].Content != "kept" {
 		t.Errorf("turns: %+v, want only the last append's", got.Turns)
+	}
+}
+
+// An append keeps its exchange id on its first turn's row: a table of
+// exchanges apart cost every append its own B-tree's pages in the WAL (1.5
+// of its 7.7 frames, measured).
+func TestAnExchangeIsKeptWithItsTurns(t *testing.T) {
+	t.Parallel()
+	s := open(t, filepath.Join(t.TempDir(), "memory.db"))
+	ctx := context.Background()
+	now := time.Now().UTC()
+	th := chatThread(now)
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
+	if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, turns, 10, now, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	var apart int
+	if err := s.wc.QueryRowContext(ctx, `SELECT count(*) FROM exchanges`).Scan(&apart); err != nil || apart != 0 {
+		t.Errorf("exchanges recorded apart: %d, %v; want none", apart, err)
+	}
+	rows, err := s.wc.QueryContext(ctx, `SELECT exchange_id FROM turns WHERE thread_id = ? ORDER BY seq`, th.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if diff := cmp.Diff([]string{"x-1", ""}, ids); diff != "" {
+		t.Errorf("the turns' exchange ids (-want +got):\n%s", diff)
 	}
 }

@@ -18,7 +18,7 @@ import (
 type writeStmts struct {
 	begin, commit, rollback, savepoint, rollbackTo, release *sql.Stmt
 	owner, drop, insertThread, insertTurn, insertTwoTurns   *sql.Stmt
-	insertFile, head, advance, addExchange, hasExchange     *sql.Stmt
+	insertFile, head, advance, holds                        *sql.Stmt
 	keepFiles, getThread, getTurns                          *sql.Stmt
 	saveBlob, sweepThreads, sweepBlobs                      *sql.Stmt
 }
@@ -41,8 +41,9 @@ func (w *writeStmts) rows() []stmtText {
 		{&w.drop, `DELETE FROM threads WHERE id = ?`},
 		{&w.insertThread, `INSERT INTO threads (id, parent_id, tool_name, client_id, created_at, updated_at,
 			expires_at, initial_context, turn_count, rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
-		{&w.insertTurn, `INSERT INTO turns (thread_id, seq, body) VALUES (?, ?, ?)`},
-		{&w.insertTwoTurns, `INSERT INTO turns (thread_id, seq, body) VALUES (?1, ?2, ?3), (?1, ?2 + 1, ?4)`},
+		{&w.insertTurn, `INSERT INTO turns (thread_id, seq, exchange_id, body) VALUES (?, ?, ?, ?)`},
+		{&w.insertTwoTurns, `INSERT INTO turns (thread_id, seq, exchange_id, body)
+			VALUES (?1, ?2, ?3, ?4), (?1, ?2 + 1, '', ?5)`},
 		{&w.insertFile, `INSERT OR IGNORE INTO thread_files (thread_id, sha256) VALUES (?, ?)`},
 		{&w.head, `SELECT turn_count, expires_at FROM threads WHERE id = ? AND client_id = ?`},
 		// ?1 turns, ?2 now, ?3 the new expiry, ?4 whether the turns bring
@@ -51,8 +52,11 @@ func (w *writeStmts) rows() []stmtText {
 			files_until = CASE WHEN ?4 OR files_until < ?3 THEN ?5 ELSE files_until END
 			WHERE id = ?6 AND client_id = ?7 AND expires_at > ?2 AND turn_count + ?1 <= ?8
 			RETURNING turn_count, files_until, rev`},
-		{&w.addExchange, `INSERT OR IGNORE INTO exchanges (thread_id, exchange_id) VALUES (?, ?)`},
-		{&w.hasExchange, `SELECT 1 FROM exchanges WHERE thread_id = ? AND exchange_id = ?`},
+		// Whether the thread holds exchange ?2 among its turns ?3 to ?4, or
+		// an older version recorded it.
+		{&w.holds, `SELECT EXISTS (SELECT 1 FROM turns
+				WHERE thread_id = ?1 AND seq >= ?3 AND seq < ?4 AND exchange_id = ?2)
+			OR EXISTS (SELECT 1 FROM exchanges WHERE thread_id = ?1 AND exchange_id = ?2)`},
 		{&w.keepFiles, `UPDATE blobs SET expires_at = ?1
 			WHERE sha256 IN (SELECT sha256 FROM thread_files WHERE thread_id = ?2) AND expires_at < ?1`},
 		{&w.saveBlob, `INSERT INTO blobs (sha256, content, tokens, expires_at) VALUES (?, ?, ?, ?)

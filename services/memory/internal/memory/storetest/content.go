@@ -30,7 +30,8 @@ func runContent(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		if err := s.Create(ctx, th); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Append(ctx, th.ID, "", "", exchange(odd[0], odd[1]), 100, base, base.Add(time.Hour)); err != nil {
+		if _, err := s.Append(ctx, th.ID, "", memory.Exchange{}, exchange(odd[0], odd[1]), 100, base,
+			base.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		want := append(odd, odd[0], odd[1])
@@ -63,7 +64,7 @@ func runContent(t *testing.T, newStore func(t *testing.T) memory.Store) {
 				}
 				turns[0].Files = []memory.FileRef{{Path: "/2", SHA256: "f2"}}
 			}
-			if _, err := s.Append(ctx, th.ID, "", "", turns, 1000, now, now.Add(time.Hour)); err != nil {
+			if _, err := s.Append(ctx, th.ID, "", memory.Exchange{}, turns, 1000, now, now.Add(time.Hour)); err != nil {
 				t.Fatal(err)
 			}
 			// Just before the thread expires, both files are there.

@@ -58,15 +58,18 @@ func runExchanges(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			t.Fatal(err)
 		}
 		for range 3 {
-			if n, err := s.Append(ctx, th.ID, "", "x-1", exchange("q1", "a1"), 10, base, hour); err != nil || n != 2 {
+			if n, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, exchange("q1", "a1"), 10, base,
+				hour); err != nil || n != 2 {
 				t.Fatalf("Append x-1 = %d, %v; want 2, nil", n, err)
 			}
 		}
-		if n, err := s.Append(ctx, th.ID, "", "x-2", exchange("q2", "a2"), 10, base, hour); err != nil || n != 4 {
+		if n, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-2"}, exchange("q2", "a2"), 10, base,
+			hour); err != nil || n != 4 {
 			t.Fatalf("Append x-2 = %d, %v; want 4, nil", n, err)
 		}
 		// A late retry of the first exchange, after another was stored.
-		if n, err := s.Append(ctx, th.ID, "", "x-1", exchange("q1", "a1"), 10, base, hour); err != nil || n != 4 {
+		if n, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, exchange("q1", "a1"), 10, base,
+			hour); err != nil || n != 4 {
 			t.Fatalf("late retry of x-1 = %d, %v; want 4, nil", n, err)
 		}
 		if diff := cmp.Diff([]string{"q1", "a1", "q2", "a2"}, contents(t, s, th.ID)); diff != "" {
@@ -80,15 +83,17 @@ func runExchanges(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		if err := s.Create(ctx, th); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := s.Append(ctx, th.ID, "", "x-1", exchange("q", "a"), 2, base, hour); err != nil || n != 2 {
+		if n, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, exchange("q", "a"), 2, base,
+			hour); err != nil || n != 2 {
 			t.Fatalf("Append = %d, %v; want 2, nil", n, err)
 		}
 		// The first attempt filled the thread; its retry is not a new
 		// exchange over the limit but the same one, already kept.
-		if n, err := s.Append(ctx, th.ID, "", "x-1", exchange("q", "a"), 2, base, hour); err != nil || n != 2 {
+		if n, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, exchange("q", "a"), 2, base,
+			hour); err != nil || n != 2 {
 			t.Errorf("retry at the limit = %d, %v; want 2, nil", n, err)
 		}
-		_, err := s.Append(ctx, th.ID, "", "x-2", exchange("q", "a"), 2, base, hour)
+		_, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-2"}, exchange("q", "a"), 2, base, hour)
 		if !errors.Is(err, memory.ErrTurnLimit) {
 			t.Errorf("a new exchange at the limit: err = %v, want ErrTurnLimit", err)
 		}
@@ -101,12 +106,12 @@ func runExchanges(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			if err := s.Create(ctx, th); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Append(ctx, th.ID, "", "same", exchange("q", "a"), 10, base, hour); err != nil {
+			if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "same"}, exchange("q", "a"), 10, base, hour); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for range 2 {
-			if _, err := s.Append(ctx, a.ID, "", "", exchange("no id", "kept"), 10, base, hour); err != nil {
+			if _, err := s.Append(ctx, a.ID, "", memory.Exchange{}, exchange("no id", "kept"), 10, base, hour); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -128,7 +133,7 @@ func runExchanges(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		errs := make(chan error, 20)
 		for range 20 {
 			wg.Go(func() {
-				if _, err := s.Append(ctx, th.ID, "", "x-1", exchange("q", "a"), 10, base, hour); err != nil {
+				if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, exchange("q", "a"), 10, base, hour); err != nil {
 					errs <- err
 				}
 			})
@@ -151,15 +156,17 @@ func runExchanges(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		}
 		// Full, so that even the path that tells a retry from the turn
 		// limit is taken.
-		if _, err := s.Append(ctx, th.ID, "alice", "x-1", exchange("q", "a"), 2, base, hour); err != nil {
+		if _, err := s.Append(ctx, th.ID, "alice", memory.Exchange{ID: "x-1"}, exchange("q", "a"), 2, base,
+			hour); err != nil {
 			t.Fatal(err)
 		}
 		for _, limit := range []int{2, 10} {
-			_, err := s.Append(ctx, th.ID, "bob", "x-1", exchange("q", "a"), limit, base, hour)
+			_, err := s.Append(ctx, th.ID, "bob", memory.Exchange{ID: "x-1"}, exchange("q", "a"), limit, base, hour)
 			if !errors.Is(err, memory.ErrNotFound) {
 				t.Errorf("another client's retry (limit %d): err = %v, want ErrNotFound", limit, err)
 			}
-			_, err = s.Append(ctx, th.ID, "alice", "x-1", exchange("q", "a"), limit, hour, hour.Add(time.Hour))
+			_, err = s.Append(ctx, th.ID, "alice", memory.Exchange{ID: "x-1"}, exchange("q", "a"), limit, hour,
+				hour.Add(time.Hour))
 			if !errors.Is(err, memory.ErrNotFound) {
 				t.Errorf("a retry once the thread expired (limit %d): err = %v, want ErrNotFound", limit, err)
 			}
@@ -177,14 +184,45 @@ func runExchanges(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		}
 		one := []memory.Turn{{Role: memory.RoleUser, Content: "q1", Timestamp: base}}
 		three := append(exchange("q2", "a2"), memory.Turn{Role: memory.RoleUser, Content: "q3", Timestamp: base})
-		if n, err := s.Append(ctx, th.ID, "", "x-1", one, 10, base, hour); err != nil || n != 1 {
+		if n, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, one, 10, base, hour); err != nil || n != 1 {
 			t.Fatalf("Append one = %d, %v; want 1, nil", n, err)
 		}
-		if n, err := s.Append(ctx, th.ID, "", "x-2", three, 10, base, hour); err != nil || n != 4 {
+		if n, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-2"}, three, 10, base, hour); err != nil || n != 4 {
 			t.Fatalf("Append three = %d, %v; want 4, nil", n, err)
 		}
 		if diff := cmp.Diff([]string{"q1", "q2", "a2", "q3"}, contents(t, s, th.ID)); diff != "" {
 			t.Errorf("turns (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("a retry is found after the exchanges stored since its call was prepared", func(t *testing.T) {
+		s := newStore(t)
+		th := newThread("")
+		if err := s.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-0"}, exchange("q0", "a0"), 10, base,
+			hour); err != nil {
+			t.Fatal(err)
+		}
+		// Two calls prepared at 2 turns; a third after them.
+		for _, ex := range []memory.Exchange{{ID: "x-1", After: 2}, {ID: "x-2", After: 2}, {ID: "x-3", After: 6}} {
+			if _, err := s.Append(ctx, th.ID, "", ex, exchange("q", "a"), 10, base, hour); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, ex := range []memory.Exchange{{ID: "x-1", After: 2}, {ID: "x-2", After: 2}, {ID: "x-3", After: 6}} {
+			if n, err := s.Append(ctx, th.ID, "", ex, exchange("again", "again"), 10, base, hour); err != nil || n != 8 {
+				t.Errorf("retry of %s = %d, %v; want 8, nil", ex.ID, n, err)
+			}
+		}
+		// Full: a retry is told from a new exchange by the same search.
+		if n, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-2", After: 2}, exchange("again", "again"), 8,
+			base, hour); err != nil || n != 8 {
+			t.Errorf("retry of x-2 at the limit = %d, %v; want 8, nil", n, err)
+		}
+		if got := contents(t, s, th.ID); len(got) != 8 {
+			t.Errorf("turns = %q, want the 8 stored once", got)
 		}
 	})
 }

@@ -27,7 +27,7 @@ func RunShared(t *testing.T, newPair func(t *testing.T) (reader, writer memory.S
 	later := base.Add(time.Minute)
 	appendTo := func(t *testing.T, s memory.Store, id string, turns []memory.Turn) {
 		t.Helper()
-		if _, err := s.Append(ctx, id, "", "", turns, 100, later, later.Add(time.Hour)); err != nil {
+		if _, err := s.Append(ctx, id, "", memory.Exchange{}, turns, 100, later, later.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}

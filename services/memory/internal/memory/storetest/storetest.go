@@ -68,7 +68,7 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		}
 		later := base.Add(50 * time.Minute)
 		first := []memory.Turn{turn(memory.RoleUser, "1"), turn(memory.RoleAssistant, "2")}
-		n, err := s.Append(ctx, th.ID, "", "", first, 3, later, later.Add(time.Hour))
+		n, err := s.Append(ctx, th.ID, "", memory.Exchange{}, first, 3, later, later.Add(time.Hour))
 		if err != nil || n != 2 {
 			t.Fatalf("Append = %d, %v; want 2, nil", n, err)
 		}
@@ -76,7 +76,7 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			t.Errorf("after refresh: %v", err)
 		}
 		second := []memory.Turn{turn(memory.RoleUser, "3"), turn(memory.RoleAssistant, "4")}
-		_, err = s.Append(ctx, th.ID, "", "", second, 3, later, later.Add(time.Hour))
+		_, err = s.Append(ctx, th.ID, "", memory.Exchange{}, second, 3, later, later.Add(time.Hour))
 		if !errors.Is(err, memory.ErrTurnLimit) {
 			t.Errorf("past the limit: err = %v, want ErrTurnLimit", err)
 		}
@@ -100,7 +100,7 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			go func() {
 				defer wg.Done()
 				turns := []memory.Turn{turn(memory.RoleUser, fmt.Sprint("q", i)), turn(memory.RoleAssistant, fmt.Sprint("a", i))}
-				if _, err := s.Append(ctx, th.ID, "", "", turns, 1000, base, base.Add(time.Hour)); err != nil {
+				if _, err := s.Append(ctx, th.ID, "", memory.Exchange{}, turns, 1000, base, base.Add(time.Hour)); err != nil {
 					errs <- err
 				}
 			}()
@@ -267,7 +267,7 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		}
 		later := base.Add(50 * time.Minute)
 		answer := []memory.Turn{{Role: memory.RoleAssistant, Content: "a"}}
-		if _, err := s.Append(ctx, th.ID, "", "", answer, 10, later, later.Add(time.Hour)); err != nil {
+		if _, err := s.Append(ctx, th.ID, "", memory.Exchange{}, answer, 10, later, later.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		after, err := s.GetBlobs(ctx, []string{"aa", "bb"}, base.Add(90*time.Minute))
@@ -290,11 +290,12 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			t.Fatal(err)
 		}
 		turn := []memory.Turn{{Role: memory.RoleUser, Content: "q"}}
-		_, err := s.Append(ctx, th.ID, "bob", "", turn, 10, base, base.Add(time.Hour))
+		_, err := s.Append(ctx, th.ID, "bob", memory.Exchange{}, turn, 10, base, base.Add(time.Hour))
 		if !errors.Is(err, memory.ErrNotFound) {
 			t.Errorf("another client's append: err = %v, want ErrNotFound", err)
 		}
-		if n, err := s.Append(ctx, th.ID, "alice", "", turn, 10, base, base.Add(time.Hour)); err != nil || n != 1 {
+		if n, err := s.Append(ctx, th.ID, "alice", memory.Exchange{}, turn, 10, base,
+			base.Add(time.Hour)); err != nil || n != 1 {
 			t.Errorf("owner's append: %d, %v", n, err)
 		}
 	})
