@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,7 +33,8 @@ func readSyscalls(t *testing.T) int {
 	return 0
 }
 
-// appendedThread is a thread of 20 exchanges, the last appended just now.
+// appendedThread is a thread of 20 exchanges, read, as a continued call
+// reads it, before the last was appended just now.
 func appendedThread(t *testing.T, s *Store) *memory.Thread {
 	t.Helper()
 	ctx := context.Background()
@@ -43,6 +45,11 @@ func appendedThread(t *testing.T, s *Store) *memory.Thread {
 		t.Fatal(err)
 	}
 	for i := range 20 {
+		if i == 19 {
+			if _, err := s.Get(ctx, th.ID, now); err != nil {
+				t.Fatal(err)
+			}
+		}
 		turns := []memory.Turn{{Role: memory.RoleUser, Content: fmt.Sprint("q", i)},
 			{Role: memory.RoleAssistant, Content: fmt.Sprint("a", i)}}
 		if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: uuid.NewString()}, turns, 100, now,
@@ -96,5 +103,36 @@ func TestReadsDoNotWaitForAWrite(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"q19", "a19"}, contents); diff != "" {
 		t.Errorf("the last exchange (-want +got):\n%s", diff)
+	}
+}
+
+// A read of more turns than the process holds (the first since a restart)
+// reads them on a reader, leaving the writer's connection to the writes:
+// with every reader busy it waits for one (here until its caller gives
+// up), the writer free meanwhile.
+func TestALongReadLeavesTheWriterFree(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	th := appendedThread(t, open(t, path))
+	cold := open(t, path) // another process's view: none of the turns held
+	for range cap(cold.reads.slots) {
+		cold.reads.slots <- struct{}{}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := cold.Get(ctx, th.ID, time.Now()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a read of 40 turns with every reader busy: err = %v, want it to wait for a reader until "+
+			"its deadline", err)
+	}
+	select {
+	case cold.writer <- struct{}{}:
+		<-cold.writer
+	default:
+		t.Error("the writer's connection is held after the read")
+	}
+	<-cold.reads.slots
+	got, err := cold.Get(context.Background(), th.ID, time.Now())
+	if err != nil || len(got.Turns) != 40 {
+		t.Fatalf("the read with a reader free: %v, %v", got, err)
 	}
 }

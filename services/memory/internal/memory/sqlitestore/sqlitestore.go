@@ -258,12 +258,33 @@ const (
 // else on a reader. SQLite drops a connection's page cache whenever
 // another connection has written since its last read: under appends a
 // reader fetches every page of a read from the file again (nine reads a
-// Get, measured), while the writer's cache holds the pages it wrote.
+// Get, measured), while the writer's cache holds the pages it wrote. The
+// writer reads the row and a few turns the process does not hold yet
+// (another process's appends); more (a thread read first since a restart)
+// go to a reader, so that a long read does not hold up the writes.
 func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
 	select {
 	case s.writer <- struct{}{}:
-		defer func() { <-s.writer }()
-		return s.get(statementContext(ctx), id, now, s.writes.getThread, s.writes.getTurns)
+		held := true
+		leave := func() {
+			if held {
+				held = false
+				<-s.writer
+			}
+		}
+		defer leave()
+		return s.get(statementContext(ctx), id, now, s.writes.getThread, func(from, count int) ([]memory.Turn, error) {
+			if count-from <= writerTurns {
+				return queryTurns(statementContext(ctx), s.writes.getTurns, id, from, count)
+			}
+			leave()
+			release, err := s.reads.take(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer release()
+			return s.turns(statementContext(ctx), id, from, count)
+		})
 	default:
 	}
 	release, err := s.reads.take(ctx)
@@ -276,16 +297,19 @@ func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thre
 	if err != nil {
 		return nil, err
 	}
-	turns, err := s.reads.get(ctx, getTurns)
-	if err != nil {
-		return nil, err
-	}
-	return s.get(ctx, id, now, thread, turns)
+	return s.get(ctx, id, now, thread, func(from, count int) ([]memory.Turn, error) {
+		return s.turns(ctx, id, from, count)
+	})
 }
 
-// get reads the thread with thread (getThread) and the turns the cache
-// lacks with turns (getTurns), statements on the connection held.
-func (s *Store) get(ctx context.Context, id string, now time.Time, thread, turns *sql.Stmt) (*memory.Thread, error) {
+// writerTurns is the most turns a read on the writer's connection reads
+// from the file.
+const writerTurns = 16
+
+// get reads the thread's row with thread (getThread), and the turns the
+// cache lacks with turns.
+func (s *Store) get(ctx context.Context, id string, now time.Time, thread *sql.Stmt,
+	turns func(from, count int) ([]memory.Turn, error)) (*memory.Thread, error) {
 	var count int
 	var rev string
 	t, err := scanThread(thread.QueryRowContext(ctx, id, nanos(now)), &count, &rev)
@@ -295,13 +319,7 @@ func (s *Store) get(ctx context.Context, id string, now time.Time, thread, turns
 	if err != nil {
 		return nil, describe(err)
 	}
-	t.Turns, err = s.cache.Read(id, rev, count, func(from int) ([]memory.Turn, error) {
-		rows, err := turns.QueryContext(ctx, id, from, count)
-		if err != nil {
-			return nil, describe(err)
-		}
-		return turnRows(rows, id, count-from)
-	})
+	t.Turns, err = s.cache.Read(id, rev, count, func(from int) ([]memory.Turn, error) { return turns(from, count) })
 	if err != nil {
 		return nil, err
 	}
@@ -326,11 +344,21 @@ func scanThread(row scanner, more ...any) (*memory.Thread, error) {
 	return &t, nil
 }
 
-// turns reads the thread's turns from index from up to until.
+// turns reads the thread's turns from index from up to until, on a reader.
 func (s *Store) turns(ctx context.Context, id string, from, until int) ([]memory.Turn, error) {
-	rows, err := s.reads.query(ctx, getTurns, id, from, until)
+	st, err := s.reads.get(ctx, getTurns)
 	if err != nil {
 		return nil, err
+	}
+	return queryTurns(ctx, st, id, from, until)
+}
+
+// queryTurns reads the thread's turns from index from up to until with st
+// (getTurns).
+func queryTurns(ctx context.Context, st *sql.Stmt, id string, from, until int) ([]memory.Turn, error) {
+	rows, err := st.QueryContext(ctx, id, from, until)
+	if err != nil {
+		return nil, describe(err)
 	}
 	return turnRows(rows, id, until-from)
 }
