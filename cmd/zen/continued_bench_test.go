@@ -34,6 +34,8 @@ var (
 		"many bytes of prose and code, as agents' prompts are (0: prompts of a few dozen bytes)")
 	replyBytes = flag.Int("zen.reply-bytes", 0, "BenchmarkContinuedChat: the model's reply, about this many "+
 		"bytes of prose and code streamed word by word (0: \"fake reply\")")
+	serveStore = flag.String("zen.serve-store", "sqlite", "BenchmarkContinuedChat: serve-sqlite's "+
+		"ZEN_MEMORY_STORE; memory (nothing kept past the process) shows what the SQLite store costs a call")
 )
 
 // filler is what -zen.prompt-bytes and -zen.reply-bytes repeat: prose and
