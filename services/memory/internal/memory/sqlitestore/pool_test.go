@@ -103,6 +103,40 @@ func TestAnOlderFileGainsTheColumns(t *testing.T) {
 	open(t, path) // a second opening finds the column there
 }
 
+// A file the version before turns.exchange_id wrote (it has every other
+// column) gains that one: the migration does not stop at the first column
+// it finds there already.
+func TestTheLastVersionsFileGainsTheExchangeColumn(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	last := strings.Replace(schema, "\texchange_id TEXT NOT NULL DEFAULT '',\n", "", 1)
+	if last == schema {
+		t.Fatal("the schema no longer declares turns.exchange_id as this test expects")
+	}
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(last); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s := open(t, path)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	th := chatThread(now)
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
+	for range 2 {
+		if n, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, turns, 10, now, now.Add(time.Hour)); err != nil ||
+			n != 2 {
+			t.Fatalf("append, then its retry: %d, %v; want 2, nil", n, err)
+		}
+	}
+}
+
 // TestAnOlderFileLosesTheExpiryIndex: a file written before appends
 // stopped keeping threads_expiry has it dropped when opened, and the sweep
 // finds expired threads without it.

@@ -49,8 +49,11 @@ func (s *Store) init(ctx context.Context) error {
 			var n int
 			err := wc.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, a.table,
 				a.column).Scan(&n)
-			if err != nil || n > 0 {
+			if err != nil {
 				return describe(err)
+			}
+			if n > 0 {
+				continue // added already, by a later version or another process
 			}
 			if _, err := wc.ExecContext(ctx, a.add); err != nil {
 				return describe(err)
