@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	edgeserver "github.com/zenmcp/zen/services/edge/server"
 	memoryserver "github.com/zenmcp/zen/services/memory/server"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
@@ -19,20 +20,29 @@ import (
 	"google.golang.org/grpc"
 )
 
-// memoryCalls counts the calls a memory role answers, by method.
+// memoryCalls counts the calls a memory role answers, by method, and keeps
+// the turn counts PrepareCall answered and AppendTurns sent back.
 type memoryCalls struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu                 sync.Mutex
+	n                  map[string]int
+	prepared, appended []int32
 }
 
 func (c *memoryCalls) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 	handler grpc.UnaryHandler) (any, error) {
+	resp, err := handler(ctx, req)
 	if method, ok := strings.CutPrefix(info.FullMethod, "/zen.memory.v1.MemoryService/"); ok {
 		c.mu.Lock()
 		c.n[method]++
+		if r, ok := resp.(*memoryv1.PrepareCallResponse); ok && r.GetToolName() != "" {
+			c.prepared = append(c.prepared, r.GetTurnCount())
+		}
+		if r, ok := req.(*memoryv1.AppendTurnsRequest); ok {
+			c.appended = append(c.appended, r.GetTurnCountSeen())
+		}
 		c.mu.Unlock()
 	}
-	return handler(ctx, req)
+	return resp, err
 }
 
 // take returns the counts so far and starts again from none.
@@ -147,5 +157,14 @@ func TestAContinuedCallAsksMemoryOnceToPrepareAndOnceToStore(t *testing.T) {
 				t.Errorf("%s, turn %d: memory calls (-want +got):\n%s", name, turn, diff)
 			}
 		}
+	}
+	// Each append tells memory where its exchange begins: the count the
+	// call was prepared with.
+	want := []int32{2, 4, 6, 8, 10, 12}
+	if diff := cmp.Diff(want, calls.prepared); diff != "" {
+		t.Errorf("the turn counts PrepareCall answered (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, calls.appended); diff != "" {
+		t.Errorf("the turn counts AppendTurns sent back (-want +got):\n%s", diff)
 	}
 }

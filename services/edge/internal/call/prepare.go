@@ -15,7 +15,8 @@ import (
 
 // prepare does everything before the executor runs: it either returns the
 // request to execute, or an outcome that ends the call without a model.
-// It tells learnt what the call's end needs of what it learns.
+// It fills learnt with what finish needs: the files left out and the
+// turn count memory prepared the call with.
 func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, progress func(string),
 	learnt *prepared) (*executorv1.ExecuteToolRequest, *Outcome, error) {
 	name := tool.GetName()

@@ -157,7 +157,8 @@ func TestSaveRetriesUnavailable(t *testing.T) {
 			if tc.existing {
 				req.Conversation = &executorv1.Conversation{ThreadId: "old-thread"}
 			}
-			out, err := r.finish(ctx, &Tool{Tool: &executorv1.Tool{Name: "chat"}}, req, chatResult(t), prepared{}, &Summary{})
+			out, err := r.finish(ctx, &Tool{Tool: &executorv1.Tool{Name: "chat"}}, req, chatResult(t), prepared{},
+				&Summary{})
 			if err != nil {
 				t.Fatalf("finish: %v", err)
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -232,6 +233,53 @@ func TestAppendAtTheLimitAnswersTheRemainingTurns(t *testing.T) {
 	want := &memoryv1.AppendTurnsResponse{Accepted: false, TurnCount: 2, RemainingTurns: 1}
 	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// exchangesSeen is a store that records the exchanges appends name.
+type exchangesSeen struct {
+	memory.Store
+	mu   sync.Mutex
+	seen []memory.Exchange
+}
+
+func (s *exchangesSeen) Append(ctx context.Context, id, clientID string, ex memory.Exchange, turns []memory.Turn,
+	maxTurns int, now, expiresAt time.Time) (int, error) {
+	s.mu.Lock()
+	s.seen = append(s.seen, ex)
+	s.mu.Unlock()
+	return s.Store.Append(ctx, id, clientID, ex, turns, maxTurns, now, expiresAt)
+}
+
+// TestPrepareAndAppendAgreeOnWhereAnExchangeBegins: PrepareCall answers the
+// thread's turn count, and an append that sends it back has the store look
+// for its exchange from there.
+func TestPrepareAndAppendAgreeOnWhereAnExchangeBegins(t *testing.T) {
+	t.Parallel()
+	store := &exchangesSeen{Store: memstore.New()}
+	srv := New(memory.NewService(store, time.Hour, 10), slog.New(slog.DiscardHandler))
+	ctx := context.Background()
+	exchange := []*memoryv1.Turn{{Role: memoryv1.Role_ROLE_USER, Content: "q"}, {Role: memoryv1.Role_ROLE_ASSISTANT,
+		Content: "a"}}
+	created, err := srv.CreateThread(ctx, &memoryv1.CreateThreadRequest{ToolName: "chat", Turns: exchange})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.GetThread().GetThreadId()
+	prep, err := srv.PrepareCall(ctx, &memoryv1.PrepareCallRequest{ThreadId: id, ToolName: "chat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := prep.GetTurnCount(); n != 2 {
+		t.Fatalf("PrepareCall's turn_count = %d, want 2", n)
+	}
+	_, err = srv.AppendTurns(ctx, &memoryv1.AppendTurnsRequest{ThreadId: id, Turns: exchange, ExchangeId: "x-1",
+		TurnCountSeen: prep.GetTurnCount()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]memory.Exchange{{ID: "x-1", After: 2}}, store.seen); diff != "" {
+		t.Errorf("the exchanges the store was given (-want +got):\n%s", diff)
 	}
 }
 

@@ -39,7 +39,8 @@ func TestSelectionEmbedsEachFileOnceAtItsNewestVersion(t *testing.T) {
 		[]memory.Blob{other}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Append(ctx, th.ID, "", memory.Exchange{}, turnWith("/src/a.go", v2), []memory.Blob{v2}); err != nil {
+	if _, err := svc.Append(ctx, th.ID, "", memory.Exchange{}, turnWith("/src/a.go", v2),
+		[]memory.Blob{v2}); err != nil {
 		t.Fatal(err)
 	}
 	sel, err := svc.SelectHistory(ctx, th.ID, "", memory.SelectParams{

@@ -91,9 +91,11 @@ type Turn struct {
 type Exchange struct {
 	// ID is the exchange's name; empty for an append no retry repeats.
 	ID string
-	// After is the thread's turn count when the call was prepared: a
-	// stored attempt of the exchange begins at or after that turn, so a
-	// store need look no further back for it. 0 means from the start.
+	// After is the thread's turn count when the call was prepared
+	// (PrepareCallResponse.turn_count): a stored attempt of the exchange
+	// begins at or after that turn, so a store need look no further back
+	// for it. 0 means from the start; a count past the truth can make a
+	// retry be stored again.
 	After int
 }
 
@@ -127,7 +129,9 @@ type Store interface {
 	// nothing. Another client's thread is ErrNotFound. ex, when its ID is
 	// set, names the exchange: when the thread already holds it, the
 	// append is a retry of one that was stored, and Append changes nothing
-	// and returns the turn count, limit or not.
+	// and returns the turn count, limit or not. A store may look for it
+	// only among the turns from ex.After on: a retry whose first attempt
+	// began before that is stored again.
 	Append(ctx context.Context, id, clientID string, ex Exchange, turns []Turn, maxTurns int,
 		now, expiresAt time.Time) (int, error)
 	// List returns live threads (expiring after now) matching p, most

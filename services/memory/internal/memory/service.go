@@ -114,10 +114,6 @@ func (s *Service) Append(ctx context.Context, id, clientID string, ex Exchange, 
 		return 0, fmt.Errorf("%w: exchange_id is %d bytes, over the %d-byte limit", ErrInvalid, len(ex.ID),
 			MaxExchangeIDBytes)
 	}
-	// A count from before the thread began, or past its end, only widens
-	// or empties where a retry is looked for: a store reads it as no hint
-	// or as its own count.
-	ex.After = max(ex.After, 0)
 	if err := validTurns(turns); err != nil {
 		return 0, err
 	}

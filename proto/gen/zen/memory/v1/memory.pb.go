@@ -903,9 +903,10 @@ type AppendTurnsRequest struct {
 	ModelWindow *ModelWindow `protobuf:"bytes,6,opt,name=model_window,json=modelWindow,proto3" json:"model_window,omitempty"`
 	// turn_count_seen is the thread's turn count when the call was prepared
 	// (PrepareCallResponse.turn_count). An earlier attempt of this exchange
-	// stored its turns after those, so memory looks for exchange_id no
-	// further back: what an append costs stays what it appends. 0, or an
-	// edge that does not send it, means the whole thread.
+	// stored its turns at or after that one, so memory may look for
+	// exchange_id no further back: what an append costs stays what it
+	// appends. 0 (unset) means the whole thread; a count above the one
+	// memory answered can make a retry be stored again.
 	TurnCountSeen int32 `protobuf:"varint,7,opt,name=turn_count_seen,json=turnCountSeen,proto3" json:"turn_count_seen,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1232,8 +1233,9 @@ type PrepareCallResponse struct {
 	// history is selected for model_window, or for the inherited model; unset
 	// when the call inherits a model whose context window memory does not know.
 	History *History `protobuf:"bytes,7,opt,name=history,proto3" json:"history,omitempty"`
-	// turn_count is how many turns the thread holds: the append that stores
-	// the call's exchange sends it back (AppendTurnsRequest.turn_count_seen).
+	// turn_count is how many turns the thread holds (0 for a call that starts
+	// one): the append that stores the call's exchange sends it back
+	// (AppendTurnsRequest.turn_count_seen).
 	TurnCount     int32 `protobuf:"varint,8,opt,name=turn_count,json=turnCount,proto3" json:"turn_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -106,7 +106,7 @@ func (s *Store) drop(id string) {
 
 func (s *Store) Append(_ context.Context, id, clientID string, ex memory.Exchange, turns []memory.Turn, maxTurns int,
 	now, expiresAt time.Time) (int, error) {
-	exchangeID := ex.ID // a set of every exchange: no need of where to look
+	exchangeID := ex.ID // a set per thread: ex.After is not needed
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.threads[id]

@@ -88,7 +88,8 @@ func TestSummariesAreOnePipeline(t *testing.T) {
 	for i := range 20 {
 		th := create(t, s, "me", now.Add(time.Duration(i)*time.Second), time.Hour)
 		for range 10 {
-			if _, err := s.Append(ctx, th.ID, "me", memory.Exchange{}, th.Turns, 100, now, now.Add(time.Hour)); err != nil {
+			if _, err := s.Append(ctx, th.ID, "me", memory.Exchange{}, th.Turns, 100, now,
+				now.Add(time.Hour)); err != nil {
 				t.Fatal(err)
 			}
 		}

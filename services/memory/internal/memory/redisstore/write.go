@@ -83,7 +83,7 @@ func (s *Store) Create(ctx context.Context, t *memory.Thread) error { return s.p
 
 func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Exchange, turns []memory.Turn, maxTurns int,
 	now, expiresAt time.Time) (int, error) {
-	exchangeID := ex.ID // the thread's exchanges are a set: no need of where to look
+	exchangeID := ex.ID // a set per thread: ex.After is not needed
 	life := ttl(now, expiresAt)
 	// Files are kept a quarter TTL past the thread, so the appends in that
 	// window need not touch them again.

@@ -10,7 +10,8 @@ import (
 )
 
 // errRetry rolls back an append whose exchange the thread already holds:
-// a retry changes nothing, not even the expiry.
+// a retry changes nothing, not even the expiry, and is answered with the
+// turn count the transaction saw.
 var errRetry = errors.New("sqlitestore: the exchange is stored already")
 
 // Append writes the new turns and moves the thread's row on, in three
@@ -52,8 +53,13 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 			return describe(err)
 		}
 		first := count - len(turns)
-		if held, err := s.holds(ctx, id, ex, first); err != nil || held {
-			return errors.Join(err, errIf(held))
+		held, err := s.holds(ctx, id, ex, first)
+		if err != nil {
+			return err
+		}
+		if held {
+			count = first // what the thread holds once the UPDATE is undone
+			return errRetry
 		}
 		if err := s.insertTurns(ctx, id, first, ex.ID, turns); err != nil {
 			return err
@@ -67,19 +73,12 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 		return nil
 	})
 	if errors.Is(err, errRetry) {
-		return s.turnCount(ctx, id, clientID, now)
+		return count, nil
 	}
 	if err == nil && stored {
 		s.cache.Appended(id, rev, count-len(turns), turns)
 	}
 	return count, err
-}
-
-func errIf(retry bool) error {
-	if retry {
-		return errRetry
-	}
-	return nil
 }
 
 // holds reports whether the thread's first count turns hold exchange ex:
@@ -115,18 +114,4 @@ func (s *Store) why(ctx context.Context, id, clientID string, ex memory.Exchange
 		return count, nil // the full thread holds it: the retry is answered
 	}
 	return count, memory.ErrTurnLimit
-}
-
-// turnCount is the thread's turn count, as a retry answers it.
-func (s *Store) turnCount(ctx context.Context, id, clientID string, now time.Time) (int, error) {
-	var count int
-	err := s.write(ctx, func(ctx context.Context) error {
-		var err error
-		count, err = s.why(ctx, id, clientID, memory.Exchange{}, now)
-		if errors.Is(err, memory.ErrTurnLimit) {
-			err = nil // no exchange asked about: the thread is there
-		}
-		return err
-	})
-	return count, err
 }

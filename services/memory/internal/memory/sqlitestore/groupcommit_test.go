@@ -93,7 +93,8 @@ func TestQueuedWritesCommitTogether(t *testing.T) {
 	for i := range appends {
 		go func() {
 			q := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
-			n, err := h.s.Append(context.Background(), id, "", memory.Exchange{ID: fmt.Sprint("exchange-", i)}, q, 100, now,
+			n, err := h.s.Append(context.Background(), id, "", memory.Exchange{ID: fmt.Sprint("exchange-", i)}, q,
+				100, now,
 				now.Add(time.Hour))
 			counts <- n
 			errs <- err

@@ -33,7 +33,8 @@ func TestConnectionsAreKept(t *testing.T) {
 					t.Error(err)
 				}
 				turn := []memory.Turn{{Role: memory.RoleAssistant, Content: "a"}}
-				if _, err := s.Append(ctx, th.ID, "", memory.Exchange{}, turn, 1000, now, now.Add(time.Hour)); err != nil {
+				if _, err := s.Append(ctx, th.ID, "", memory.Exchange{}, turn, 1000, now,
+					now.Add(time.Hour)); err != nil {
 					t.Error(err)
 				}
 			}
@@ -130,7 +131,8 @@ func TestTheLastVersionsFileGainsTheExchangeColumn(t *testing.T) {
 	}
 	turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
 	for range 2 {
-		if n, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, turns, 10, now, now.Add(time.Hour)); err != nil ||
+		if n, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, turns, 10, now,
+			now.Add(time.Hour)); err != nil ||
 			n != 2 {
 			t.Fatalf("append, then its retry: %d, %v; want 2, nil", n, err)
 		}

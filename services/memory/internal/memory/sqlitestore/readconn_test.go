@@ -68,18 +68,35 @@ func appendedThread(t *testing.T, s *Store) *memory.Thread {
 func TestAReadAfterAnAppendReadsNoPageFromTheFile(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "memory.db"))
 	th := appendedThread(t, s)
-	counting := -readSyscalls(t) + readSyscalls(t) // what counting itself adds
-	before := readSyscalls(t)
-	got, err := s.Get(context.Background(), th.ID, time.Now())
-	after := readSyscalls(t)
-	if err != nil {
-		t.Fatal(err)
+	first := readSyscalls(t)
+	counting := readSyscalls(t) - first // what counting itself adds
+	// The fewest of three calls, each a read after an append: the runtime
+	// may read a file of its own meanwhile.
+	fewest := -1
+	for i := range 3 {
+		if i > 0 {
+			now := time.Now().UTC()
+			turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
+			if _, err := s.Append(context.Background(), th.ID, "", memory.Exchange{ID: uuid.NewString()}, turns, 100,
+				now, now.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := readSyscalls(t)
+		got, err := s.Get(context.Background(), th.ID, time.Now())
+		after := readSyscalls(t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Turns) != 40+2*i {
+			t.Fatalf("read %d turns, want %d", len(got.Turns), 40+2*i)
+		}
+		if n := after - before - counting; fewest < 0 || n < fewest {
+			fewest = n
+		}
 	}
-	if len(got.Turns) != 40 {
-		t.Fatalf("read %d turns, want 40", len(got.Turns))
-	}
-	if n := after - before - counting; n > 0 {
-		t.Errorf("the read after an append made %d read system calls, want none", n)
+	if fewest > 0 {
+		t.Errorf("the read after an append made %d read system calls, want none", fewest)
 	}
 }
 

@@ -83,10 +83,11 @@ CREATE TABLE IF NOT EXISTS exchanges (
 // Store is a memory.Store in SQLite.
 type Store struct {
 	w  *sql.DB   // the writer: one connection, wc
-	wc *sql.Conn // held for the life of the store; taking writer guards its transaction
+	wc *sql.Conn // held for the life of the store; taking writer lends it to one transaction or read
 	// writer is a one-slot semaphore: unlike a mutex, a write queued for it
 	// gives up when its context ends, rather than wait out the write ahead
 	// of it (which may wait the busy timeout for another process's lock).
+	// A thread's read (Get) takes it too when it is free, never waiting.
 	writer chan struct{}
 	queue  writeQueue // the writes waiting for writer (writer.go)
 	// transactions counts the writer's transactions, for tests and
@@ -258,33 +259,11 @@ const (
 // else on a reader. SQLite drops a connection's page cache whenever
 // another connection has written since its last read: under appends a
 // reader fetches every page of a read from the file again (nine reads a
-// Get, measured), while the writer's cache holds the pages it wrote. The
-// writer reads the row and a few turns the process does not hold yet
-// (another process's appends); more (a thread read first since a restart)
-// go to a reader, so that a long read does not hold up the writes.
+// Get, measured), while the writer's cache holds the pages it wrote.
 func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
 	select {
 	case s.writer <- struct{}{}:
-		held := true
-		leave := func() {
-			if held {
-				held = false
-				<-s.writer
-			}
-		}
-		defer leave()
-		return s.get(statementContext(ctx), id, now, s.writes.getThread, func(from, count int) ([]memory.Turn, error) {
-			if count-from <= writerTurns {
-				return queryTurns(statementContext(ctx), s.writes.getTurns, id, from, count)
-			}
-			leave()
-			release, err := s.reads.take(ctx)
-			if err != nil {
-				return nil, err
-			}
-			defer release()
-			return s.turns(statementContext(ctx), id, from, count)
-		})
+		return s.getOnWriter(ctx, id, now)
 	default:
 	}
 	release, err := s.reads.take(ctx)
@@ -299,6 +278,34 @@ func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thre
 	}
 	return s.get(ctx, id, now, thread, func(from, count int) ([]memory.Turn, error) {
 		return s.turns(ctx, id, from, count)
+	})
+}
+
+// getOnWriter is Get on the writer's connection, which the caller has
+// taken: it reads the row and up to writerTurns turns the process does not
+// hold yet (another process's appends). More (a thread first read since a
+// restart) are read on a reader once the writer is given back, so that a
+// long read does not hold up the writes.
+func (s *Store) getOnWriter(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
+	held := true
+	giveBack := func() {
+		if held {
+			held = false
+			<-s.writer
+		}
+	}
+	defer giveBack()
+	return s.get(statementContext(ctx), id, now, s.writes.getThread, func(from, count int) ([]memory.Turn, error) {
+		if count-from <= writerTurns {
+			return queryTurns(statementContext(ctx), s.writes.getTurns, id, from, count)
+		}
+		giveBack()
+		release, err := s.reads.take(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		return s.turns(statementContext(ctx), id, from, count)
 	})
 }
 

@@ -93,7 +93,8 @@ func TestTwoHandlesShareOneFile(t *testing.T) {
 		go func() {
 			for range 25 {
 				turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
-				if _, err := s.Append(ctx, th.ID, "", memory.Exchange{}, turns, 1000, now, now.Add(time.Hour)); err != nil {
+				if _, err := s.Append(ctx, th.ID, "", memory.Exchange{}, turns, 1000, now,
+					now.Add(time.Hour)); err != nil {
 					done <- err
 					return
 				}

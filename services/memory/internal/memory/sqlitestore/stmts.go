@@ -11,10 +11,10 @@ import (
 // database/sql prepares a statement again on each connection that runs it,
 // once, and keeps it there.
 
-// writeStmts are every statement the writer runs, prepared on its one
-// connection when the store opens, BEGIN and COMMIT included: a
-// database/sql transaction has the driver prepare those two again for each
-// write.
+// writeStmts are every statement the writer's connection runs, prepared on
+// it when the store opens: BEGIN and COMMIT included (a database/sql
+// transaction has the driver prepare those two again for each write), and
+// the reads of a thread Get runs there.
 type writeStmts struct {
 	begin, commit, rollback, savepoint, rollbackTo, release *sql.Stmt
 	owner, drop, insertThread, insertTurn, insertTwoTurns   *sql.Stmt

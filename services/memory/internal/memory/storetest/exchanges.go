@@ -106,12 +106,14 @@ func runExchanges(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			if err := s.Create(ctx, th); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "same"}, exchange("q", "a"), 10, base, hour); err != nil {
+			if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "same"}, exchange("q", "a"), 10, base,
+				hour); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for range 2 {
-			if _, err := s.Append(ctx, a.ID, "", memory.Exchange{}, exchange("no id", "kept"), 10, base, hour); err != nil {
+			if _, err := s.Append(ctx, a.ID, "", memory.Exchange{}, exchange("no id", "kept"), 10, base,
+				hour); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -133,7 +135,8 @@ func runExchanges(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		errs := make(chan error, 20)
 		for range 20 {
 			wg.Go(func() {
-				if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, exchange("q", "a"), 10, base, hour); err != nil {
+				if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, exchange("q", "a"), 10, base,
+					hour); err != nil {
 					errs <- err
 				}
 			})
@@ -212,7 +215,8 @@ func runExchanges(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			}
 		}
 		for _, ex := range []memory.Exchange{{ID: "x-1", After: 2}, {ID: "x-2", After: 2}, {ID: "x-3", After: 6}} {
-			if n, err := s.Append(ctx, th.ID, "", ex, exchange("again", "again"), 10, base, hour); err != nil || n != 8 {
+			if n, err := s.Append(ctx, th.ID, "", ex, exchange("again", "again"), 10, base,
+				hour); err != nil || n != 8 {
 				t.Errorf("retry of %s = %d, %v; want 8, nil", ex.ID, n, err)
 			}
 		}
@@ -221,8 +225,9 @@ func runExchanges(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			base, hour); err != nil || n != 8 {
 			t.Errorf("retry of x-2 at the limit = %d, %v; want 8, nil", n, err)
 		}
-		if got := contents(t, s, th.ID); len(got) != 8 {
-			t.Errorf("turns = %q, want the 8 stored once", got)
+		want := []string{"q0", "a0", "q", "a", "q", "a", "q", "a"} // no "again"
+		if diff := cmp.Diff(want, contents(t, s, th.ID)); diff != "" {
+			t.Errorf("turns (-want +got):\n%s", diff)
 		}
 	})
 }

@@ -100,7 +100,8 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			go func() {
 				defer wg.Done()
 				turns := []memory.Turn{turn(memory.RoleUser, fmt.Sprint("q", i)), turn(memory.RoleAssistant, fmt.Sprint("a", i))}
-				if _, err := s.Append(ctx, th.ID, "", memory.Exchange{}, turns, 1000, base, base.Add(time.Hour)); err != nil {
+				if _, err := s.Append(ctx, th.ID, "", memory.Exchange{}, turns, 1000, base,
+					base.Add(time.Hour)); err != nil {
 					errs <- err
 				}
 			}()
