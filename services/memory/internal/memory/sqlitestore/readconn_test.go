@@ -2,10 +2,10 @@ package sqlitestore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -125,31 +125,64 @@ func TestReadsDoNotWaitForAWrite(t *testing.T) {
 
 // A read of more turns than the process holds (the first since a restart)
 // reads them on a reader, leaving the writer's connection to the writes:
-// with every reader busy it waits for one (here until its caller gives
-// up), the writer free meanwhile.
+// with every reader busy it waits for one, and a write goes through
+// meanwhile.
 func TestALongReadLeavesTheWriterFree(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "memory.db")
 	th := appendedThread(t, open(t, path))
 	cold := open(t, path) // another process's view: none of the turns held
+	other := chatThread(time.Now().UTC())
+	if err := cold.Create(context.Background(), other); err != nil {
+		t.Fatal(err)
+	}
 	for range cap(cold.reads.slots) {
 		cold.reads.slots <- struct{}{}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	type result struct {
+		thread *memory.Thread
+		err    error
+	}
+	read := make(chan result, 1)
+	go func() {
+		got, err := cold.Get(context.Background(), th.ID, time.Now())
+		read <- result{got, err}
+	}()
+	waitForGoroutineIn(t, "sqlitestore.(*readStmts).take")
+
+	// While the read waits for a reader, a write goes through the writer.
+	now := time.Now().UTC()
+	turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := cold.Get(ctx, th.ID, time.Now()); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("a read of 40 turns with every reader busy: err = %v, want it to wait for a reader until "+
-			"its deadline", err)
+	if _, err := cold.Append(ctx, other.ID, "", memory.Exchange{ID: uuid.NewString()}, turns, 100, now,
+		now.Add(time.Hour)); err != nil {
+		t.Fatalf("an append while a read of 40 turns waits for a reader: %v (the read holds the writer)", err)
 	}
 	select {
-	case cold.writer <- struct{}{}:
-		<-cold.writer
+	case r := <-read:
+		t.Fatalf("the read ended with every reader busy: %v, %v", r.thread, r.err)
 	default:
-		t.Error("the writer's connection is held after the read")
 	}
+
 	<-cold.reads.slots
-	got, err := cold.Get(context.Background(), th.ID, time.Now())
-	if err != nil || len(got.Turns) != 40 {
-		t.Fatalf("the read with a reader free: %v, %v", got, err)
+	r := <-read
+	if r.err != nil || len(r.thread.Turns) != 40 {
+		t.Fatalf("the read with a reader free: %v, %v", r.thread, r.err)
 	}
+}
+
+// waitForGoroutineIn waits until a goroutine's stack holds fn (a
+// package-qualified function name), for at most ten seconds.
+func waitForGoroutineIn(t *testing.T, fn string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	buf := make([]byte, 1<<20)
+	for time.Now().Before(deadline) {
+		if strings.Contains(string(buf[:runtime.Stack(buf, true)]), fn) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("no goroutine reached %s in ten seconds", fn)
 }
