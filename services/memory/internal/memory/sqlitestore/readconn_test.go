@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,66 +123,89 @@ func TestReadsDoNotWaitForAWrite(t *testing.T) {
 	}
 }
 
-// A read of more turns than the process holds (the first since a restart)
-// reads them on a reader, leaving the writer's connection to the writes:
-// with every reader busy it waits for one, and a write goes through
-// meanwhile.
+// A read of more than writerTurns turns the process does not hold (the
+// first since a restart) reads them on a reader and gives the writer's
+// connection back first: with every reader busy it waits for one, and
+// writes go through meanwhile.
 func TestALongReadLeavesTheWriterFree(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "memory.db")
 	th := appendedThread(t, open(t, path))
-	cold := open(t, path) // another process's view: none of the turns held
-	other := chatThread(time.Now().UTC())
+	cold := open(t, path)                 // another process's view: none of the turns held
+	other := chatThread(time.Now().UTC()) // appended to while the read waits
 	if err := cold.Create(context.Background(), other); err != nil {
 		t.Fatal(err)
 	}
-	for range cap(cold.reads.slots) {
+	for range cap(cold.reads.slots) { // every reader busy: the read must wait
 		cold.reads.slots <- struct{}{}
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel) // before the store closes (cleanups run last first), should the read still wait
+	waiting := &waitsForReader{Context: ctx, writer: cold.writer, held: make(chan bool, 1)}
 	type result struct {
 		thread *memory.Thread
 		err    error
 	}
 	read := make(chan result, 1)
 	go func() {
-		got, err := cold.Get(context.Background(), th.ID, time.Now())
+		got, err := cold.Get(waiting, th.ID, time.Now())
 		read <- result{got, err}
 	}()
-	waitForGoroutineIn(t, "sqlitestore.(*readStmts).take")
+	select {
+	case held := <-waiting.held:
+		if held {
+			t.Fatal("the read waits for a reader holding the writer's connection")
+		}
+	case r := <-read:
+		t.Fatalf("the read of 40 turns did not wait for a reader: %d turns, %v", turnCount(r.thread), r.err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the read neither waited for a reader nor ended in ten seconds")
+	}
 
-	// While the read waits for a reader, a write goes through the writer.
 	now := time.Now().UTC()
 	turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := cold.Append(ctx, other.ID, "", memory.Exchange{ID: uuid.NewString()}, turns, 100, now,
+	actx, acancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer acancel()
+	if _, err := cold.Append(actx, other.ID, "", memory.Exchange{ID: uuid.NewString()}, turns, 100, now,
 		now.Add(time.Hour)); err != nil {
-		t.Fatalf("an append while a read of 40 turns waits for a reader: %v (the read holds the writer)", err)
+		t.Fatalf("an append while the read waits for a reader: %v", err)
 	}
 	select {
 	case r := <-read:
-		t.Fatalf("the read ended with every reader busy: %v, %v", r.thread, r.err)
+		t.Fatalf("the read ended with every reader busy: %d turns, %v", turnCount(r.thread), r.err)
 	default:
 	}
 
 	<-cold.reads.slots
-	r := <-read
-	if r.err != nil || len(r.thread.Turns) != 40 {
-		t.Fatalf("the read with a reader free: %v, %v", r.thread, r.err)
+	select {
+	case r := <-read:
+		if r.err != nil || len(r.thread.Turns) != 40 {
+			t.Fatalf("the read with a reader free: %d turns, %v; want 40", turnCount(r.thread), r.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the read did not end in ten seconds once a reader was free")
 	}
 }
 
-// waitForGoroutineIn waits until a goroutine's stack holds fn (a
-// package-qualified function name), for at most ten seconds.
-func waitForGoroutineIn(t *testing.T, fn string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	buf := make([]byte, 1<<20)
-	for time.Now().Before(deadline) {
-		if strings.Contains(string(buf[:runtime.Stack(buf, true)]), fn) {
-			return
-		}
-		time.Sleep(time.Millisecond)
+// waitsForReader is a read's context that reports, the first time it is
+// asked for its Done channel, whether the store's writer is held then. A
+// read asks only when it waits for a reader: its statements run on a
+// context that cannot end (statementContext).
+type waitsForReader struct {
+	context.Context
+	writer chan struct{}
+	asked  sync.Once
+	held   chan bool
+}
+
+func (w *waitsForReader) Done() <-chan struct{} {
+	w.asked.Do(func() { w.held <- len(w.writer) > 0 })
+	return w.Context.Done()
+}
+
+func turnCount(t *memory.Thread) int {
+	if t == nil {
+		return 0
 	}
-	t.Fatalf("no goroutine reached %s in ten seconds", fn)
+	return len(t.Turns)
 }
