@@ -51,6 +51,43 @@ var oddChunks = []string{
 	`{"choices":[{"delta":{"content":"a"}}]} trailing`,
 	`{"choices":[{"delta":{"content":"a"}}]`,
 	``,
+	// Not JSON: scanChunk checks the syntax as it reads, so each must be
+	// left to encoding/json, which refuses it.
+	`{,"choices":[]}`,
+	`{"choices":[],}`,
+	`{"choices":[,{"delta":{"content":"a"}}]}`,
+	`{"choices":[{"delta":{"content":"a"}},]}`,
+	`{"choices":[{"delta":{"content":"a"}}{"delta":{}}]}`,
+	`{"choices" [{"delta":{"content":"a"}}]}`,
+	`{"choices":[{"delta":{"content" "a"}}]}`,
+	`{"choices":[{"delta":{"content":"a"} "x":1}]}`,
+	"{\"choices\":[{\"delta\":{\"content\":\"tab\there\"}}]}", // a raw control character
+	"{\"id\":\"a\x01b\",\"choices\":[]}",
+	`{"id":"\q","choices":[]}`,
+	`{"id":"\u12","choices":[]}`,
+	`{"id":nul,"choices":[]}`,
+	`{"id":nulll,"choices":[]}`,
+	`{"id":tru,"choices":[]}`,
+	`{"id":falsey,"choices":[]}`,
+	`{"id":01,"choices":[]}`,
+	`{"id":1.,"choices":[]}`,
+	`{"id":-,"choices":[]}`,
+	`{"id":1e,"choices":[]}`,
+	`{"id":+1,"choices":[]}`,
+	`{"id":.5,"choices":[]}`,
+	`{"x":[1 2],"choices":[]}`,
+	`{"x":{"a" 1},"choices":[]}`,
+	`{"x":{"a":1,},"choices":[]}`,
+	`{"x":{1:2},"choices":[]}`,
+	`{"x":[1,],"choices":[]}`,
+	`{"x":]}`,
+	`{"usage":{"prompt_tokens":01}}`,
+	`{"usage":{"prompt_tokens":-}}`,
+	`{"usage":{"prompt_tokens":--1}}`,
+	`{"choices":[{"delta":nul}]}`,
+	`{"choices":nul}`,
+	`{"choices":[{"delta":{"content":"a"}}]}}`,
+	`{"x":"\ud83d\ude00","y":[true,false,null,-0.5e+3,{"z":[]}],"choices":[]}`, // JSON, all of it
 }
 
 // FuzzScanChunk: wherever scanChunk decodes a payload, encoding/json
@@ -106,5 +143,44 @@ func TestScanChunkTakesTheUsualChunks(t *testing.T) {
 				t.Errorf("scanChunk left %s to encoding/json", p)
 			}
 		})
+	}
+}
+
+// TestScanChunkReadsAllOfJSON: what scanChunk skips may be any JSON
+// (escaped keys, numbers of every form, literals, nesting), and reading it
+// does not send the payload to encoding/json.
+func TestScanChunkReadsAllOfJSON(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{
+		`{"x":"\ud83d\ude00 \"\\\/\b\f\n\r\t","choices":[{"delta":{"content":"a"}}]}`,
+		`{"y":[true,false,null,0,-0,12,-0.5e+3,1E-2,3.25,{"z":[[]],"k\"ey":{}}],"choices":[]}`,
+		"{\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"\xff\"}],\"content\":\"b\"}}]}",
+		"\t{ \"choices\" :\n[ { \"delta\" : { } , \"finish_reason\" : \"stop\" } ] }\r\n",
+	} {
+		var c streamChunk
+		if !scanChunk([]byte(p), &c) {
+			t.Errorf("scanChunk left %s to encoding/json", p)
+		}
+	}
+}
+
+// BenchmarkDecodeChunk decodes the chunks a provider streams, one after
+// another into one chunk, as a stream's reader does.
+func BenchmarkDecodeChunk(b *testing.B) {
+	var chunk streamChunk
+	payloads := make([][]byte, len(usualChunks))
+	size := 0
+	for i, p := range usualChunks {
+		payloads[i] = []byte(p)
+		size += len(p)
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, p := range payloads {
+			if err := decodeChunk(p, &chunk); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }
