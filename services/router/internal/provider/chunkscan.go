@@ -18,10 +18,9 @@ import (
 // json.Unmarshal to decode again: a key spelled in another case (which
 // encoding/json matches), choices or usage given twice (which it merges),
 // a value of another type, a number that is not a plain integer, and
-// anything that is not JSON. It checks the syntax as it reads, in the one
-// pass: checking it first with json.Valid was a second pass over every
-// event, 7% of zen's CPU at an agent's sizes. FuzzScanChunk holds it to
-// that.
+// anything that is not JSON. FuzzScanChunk holds it to that. It checks
+// the syntax as it reads: checking it first with json.Valid was a second
+// pass over every event (docs/BENCHMARKS.md, the call path's twelfth step).
 func scanChunk(payload []byte, chunk *streamChunk) bool {
 	s := chunkScanner{b: payload}
 	var seen [2]bool
@@ -46,9 +45,12 @@ func once(seen *bool) bool {
 	return first
 }
 
-// chunkScanner reads a payload, checking its syntax as it goes: each of
-// its reads answers false where the payload is not JSON, as well as where
-// it leaves the payload to encoding/json.
+// chunkScanner reads a payload, checking its syntax as it goes. A read
+// that answers true has consumed one whole JSON value; bytes that cannot
+// follow it (the l of nulll, the 1 of 01) are refused by the caller's next
+// read, which expects a comma, a closing bracket or the end. A read
+// answers false where the payload is not JSON, and where it leaves the
+// payload to encoding/json.
 type chunkScanner struct {
 	b []byte
 	i int
@@ -70,8 +72,7 @@ func (s *chunkScanner) peek() byte {
 	return s.b[s.i]
 }
 
-// null consumes a null, if that is what comes next. Anything else that
-// begins with n is no JSON: the caller's next read refuses it.
+// null consumes a null, if that is what comes next.
 func (s *chunkScanner) null() bool {
 	return s.peek() == 'n' && s.literal("null")
 }
@@ -88,24 +89,24 @@ func (s *chunkScanner) literal(word string) bool {
 // object reads an object, calling member for each key, positioned at its
 // value, which member must consume.
 func (s *chunkScanner) object(member func(key []byte) bool) bool {
-	return s.members('{', '}', func() bool {
+	return s.sequence('{', '}', func() bool {
 		key, ok := s.rawString()
 		if !ok || s.peek() != ':' {
-			return false // a key with escapes is encoding/json's to match
+			return false // a key with escapes is encoding/json's to match; anything else here is no JSON
 		}
 		s.i++
 		return member(key)
 	})
 }
 
-// members reads the elements of an array or the members of an object,
-// from open to close, each with element, and the commas between them.
-func (s *chunkScanner) members(open, close byte, element func() bool) bool {
-	if s.peek() != open {
+// sequence reads the elements of an array or the members of an object,
+// from opening to closing, each with element, and the commas between them.
+func (s *chunkScanner) sequence(opening, closing byte, element func() bool) bool {
+	if s.peek() != opening {
 		return false
 	}
 	s.i++
-	if s.peek() == close {
+	if s.peek() == closing {
 		s.i++
 		return true
 	}
@@ -116,7 +117,7 @@ func (s *chunkScanner) members(open, close byte, element func() bool) bool {
 		switch s.peek() {
 		case ',':
 			s.i++
-		case close:
+		case closing:
 			s.i++
 			return true
 		default:
@@ -132,21 +133,23 @@ func (s *chunkScanner) rawString() ([]byte, bool) {
 		return nil, false
 	}
 	start := s.i + 1
-	end := bytes.IndexByte(s.b[start:], '"')
-	if end < 0 {
-		return nil, false
-	}
-	raw := s.b[start : start+end]
-	for _, c := range raw {
-		if c < ' ' || c == '\\' {
+	ascii := true
+	for end := start; end < len(s.b); end++ {
+		switch c := s.b[end]; {
+		case c == '"':
+			raw := s.b[start:end]
+			if !ascii && !utf8.Valid(raw) {
+				return nil, false
+			}
+			s.i = end + 1
+			return raw, true
+		case c < ' ' || c == '\\':
 			return nil, false // a control character is no JSON; an escape is encoding/json's to decode
+		case c >= utf8.RuneSelf:
+			ascii = false
 		}
 	}
-	if !utf8.Valid(raw) {
-		return nil, false
-	}
-	s.i = start + end + 1
-	return raw, true
+	return nil, false
 }
 
 // str reads a string or null into dst, as encoding/json does: null leaves
@@ -202,7 +205,7 @@ func (s *chunkScanner) choices(chunk *streamChunk) bool {
 	if chunk.Choices == nil {
 		chunk.Choices = []streamChoice{} // as encoding/json leaves an empty array
 	}
-	return s.members('[', ']', func() bool {
+	return s.sequence('[', ']', func() bool {
 		chunk.Choices = append(chunk.Choices, streamChoice{})
 		return s.null() || s.choice(&chunk.Choices[len(chunk.Choices)-1])
 	})
@@ -253,19 +256,26 @@ func (s *chunkScanner) usage(chunk *streamChunk) bool {
 	return ok
 }
 
-// maxDepth bounds the nesting skip follows. encoding/json refuses
-// payloads nested deeper than 10,000; deeper than this is left to it.
+// maxDepth bounds the nesting skip follows, for two reasons: skip
+// recurses once a level, so a provider's payload must not choose how deep
+// the stack grows; and encoding/json refuses payloads nested deeper than
+// 10,000, which a bound well under it (the levels above skip's value are
+// at most four) never decodes. Deeper values are left to encoding/json.
 const maxDepth = 512
 
 // skip passes over one value.
 func (s *chunkScanner) skip() bool { return s.skipNested(0) }
 
+// skipNested is skip for a value depth levels below the one skip began.
 func (s *chunkScanner) skipNested(depth int) bool {
 	switch s.peek() {
 	case '"':
 		return s.skipString()
 	case '{':
-		return depth < maxDepth && s.members('{', '}', func() bool {
+		// The members' keys are skipped too, escapes and all: object's
+		// rawString would leave a skipped object with an escaped key to
+		// encoding/json, though its keys are never read.
+		return depth < maxDepth && s.sequence('{', '}', func() bool {
 			if s.peek() != '"' || !s.skipString() || s.peek() != ':' {
 				return false
 			}
@@ -273,18 +283,20 @@ func (s *chunkScanner) skipNested(depth int) bool {
 			return s.skipNested(depth + 1)
 		})
 	case '[':
-		return depth < maxDepth && s.members('[', ']', func() bool { return s.skipNested(depth + 1) })
+		return depth < maxDepth && s.sequence('[', ']', func() bool { return s.skipNested(depth + 1) })
 	case 't':
 		return s.literal("true")
 	case 'f':
 		return s.literal("false")
 	case 'n':
-		return s.literal("null")
+		return s.null()
 	}
 	return s.number()
 }
 
-// skipString passes over the string that starts at s.i, escapes and all.
+// skipString passes over the string whose opening quote is at s.i, which
+// the caller has seen, checking it: no control character, and only JSON's
+// escapes.
 func (s *chunkScanner) skipString() bool {
 	for s.i++; s.i < len(s.b); s.i++ {
 		switch c := s.b[s.i]; {
@@ -300,8 +312,7 @@ func (s *chunkScanner) skipString() bool {
 			switch s.b[s.i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
-				if len(s.b)-s.i < 5 || !isHex(s.b[s.i+1]) || !isHex(s.b[s.i+2]) || !isHex(s.b[s.i+3]) ||
-					!isHex(s.b[s.i+4]) {
+				if len(s.b)-s.i < 5 || !isHex4(s.b[s.i+1:s.i+5]) {
 					return false
 				}
 				s.i += 4
@@ -334,8 +345,8 @@ func (s *chunkScanner) number() bool {
 	return true
 }
 
-// integerPart passes over a number's sign and integer digits, with no
-// leading zero.
+// integerPart passes over a number's sign and integer digits. A 0 ends
+// them: the 1 of 01 is left for the caller's next read to refuse.
 func (s *chunkScanner) integerPart() bool {
 	if s.i < len(s.b) && s.b[s.i] == '-' {
 		s.i++
@@ -356,4 +367,12 @@ func (s *chunkScanner) digits() bool {
 	return s.i > start
 }
 
-func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+// isHex4 reports whether b is four hexadecimal digits (a \u escape's).
+func isHex4(b []byte) bool {
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return len(b) == 4
+}

@@ -3,6 +3,7 @@ package provider
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -51,8 +52,8 @@ var oddChunks = []string{
 	`{"choices":[{"delta":{"content":"a"}}]} trailing`,
 	`{"choices":[{"delta":{"content":"a"}}]`,
 	``,
-	// Not JSON: scanChunk checks the syntax as it reads, so each must be
-	// left to encoding/json, which refuses it.
+	// Not JSON, one error each. scanChunk checks the syntax itself, so these
+	// hold it to leaving each to encoding/json, which refuses it.
 	`{,"choices":[]}`,
 	`{"choices":[],}`,
 	`{"choices":[,{"delta":{"content":"a"}}]}`,
@@ -87,7 +88,14 @@ var oddChunks = []string{
 	`{"choices":[{"delta":nul}]}`,
 	`{"choices":nul}`,
 	`{"choices":[{"delta":{"content":"a"}}]}}`,
-	`{"x":"\ud83d\ude00","y":[true,false,null,-0.5e+3,{"z":[]}],"choices":[]}`, // JSON, all of it
+	`{"id":nulx,"choices":[]}`,
+	`{"id":trUe,"choices":[]}`,
+	`{"choices":nuLl}`,
+	`{"choices":[{"delta":nuLl}]}`,
+	`{"usage":{"prompt_tokens":nuLl}}`,
+	`{"id":"\u00zz","choices":[]}`,
+	`{"choices";[]}`,
+	`{"x":{"a";1},"choices":[]}`,
 }
 
 // FuzzScanChunk: wherever scanChunk decodes a payload, encoding/json
@@ -146,23 +154,53 @@ func TestScanChunkTakesTheUsualChunks(t *testing.T) {
 	}
 }
 
-// TestScanChunkReadsAllOfJSON: what scanChunk skips may be any JSON
-// (escaped keys, numbers of every form, literals, nesting), and reading it
-// does not send the payload to encoding/json.
+// TestScanChunkReadsAllOfJSON: what scanChunk skips may be JSON of many
+// forms (escapes, escaped keys, numbers of every form, literals, nesting
+// up to maxDepth), and reading it neither sends the payload to
+// encoding/json nor decodes it otherwise.
 func TestScanChunkReadsAllOfJSON(t *testing.T) {
 	t.Parallel()
 	for _, p := range []string{
-		`{"x":"\ud83d\ude00 \"\\\/\b\f\n\r\t","choices":[{"delta":{"content":"a"}}]}`,
+		`{"x":"\ud83d\ude00 \u00E9\u00e9 \"\\\/\b\f\n\r\t","choices":[{"delta":{"content":"a"}}]}`,
 		`{"y":[true,false,null,0,-0,12,-0.5e+3,1E-2,3.25,{"z":[[]],"k\"ey":{}}],"choices":[]}`,
 		"{\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"\xff\"}],\"content\":\"b\"}}]}",
 		"\t{ \"choices\" :\n[ { \"delta\" : { } , \"finish_reason\" : \"stop\" } ] }\r\n",
+		`{"deep":` + nested(maxDepth) + `,"choices":[{"delta":{"content":"c"}}]}`,
 	} {
-		var c streamChunk
-		if !scanChunk([]byte(p), &c) {
-			t.Errorf("scanChunk left %s to encoding/json", p)
+		var got, want streamChunk
+		if !scanChunk([]byte(p), &got) {
+			t.Errorf("scanChunk left %.80s to encoding/json", p)
+			continue
+		}
+		if err := json.Unmarshal([]byte(p), &want); err != nil {
+			t.Fatalf("%.80s: %v", p, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%.80s (-encoding/json +scanChunk):\n%s", p, diff)
 		}
 	}
 }
+
+// TestScanChunkLeavesDeepNestingToEncodingJSON: a skipped value nested
+// deeper than maxDepth goes to encoding/json, which decodes it, or refuses
+// it past its own limit; the scanner's stack stays bounded either way.
+func TestScanChunkLeavesDeepNestingToEncodingJSON(t *testing.T) {
+	t.Parallel()
+	deeper := []byte(`{"deep":` + nested(maxDepth+1) + `,"choices":[{"delta":{"content":"c"}}]}`)
+	var c streamChunk
+	if scanChunk(deeper, &c) {
+		t.Errorf("scanChunk decoded a value nested %d deep; want it left to encoding/json", maxDepth+1)
+	}
+	if err := decodeChunk(deeper, &c); err != nil || len(c.Choices) != 1 || c.Choices[0].Delta.Content != "c" {
+		t.Errorf("decodeChunk of a value nested %d deep: %+v, %v; want its content", maxDepth+1, c, err)
+	}
+	if err := decodeChunk([]byte(`{"deep":`+nested(10_001)+`}`), &c); err == nil {
+		t.Error("decodeChunk of a value nested 10,001 deep: no error; want encoding/json's")
+	}
+}
+
+// nested is n arrays, one inside the other.
+func nested(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 
 // BenchmarkDecodeChunk decodes the chunks a provider streams, one after
 // another into one chunk, as a stream's reader does.
