@@ -87,15 +87,22 @@ func (s *chunkScanner) literal(word string) bool {
 }
 
 // object reads an object, calling member for each key, positioned at its
-// value, which member must consume.
+// value, which member must consume. A key with escapes is encoding/json's
+// to match.
 func (s *chunkScanner) object(member func(key []byte) bool) bool {
+	return s.members(s.rawString, member)
+}
+
+// members reads an object, each key with key, and each value with member,
+// which must consume it.
+func (s *chunkScanner) members(key func() ([]byte, bool), member func(key []byte) bool) bool {
 	return s.sequence('{', '}', func() bool {
-		key, ok := s.rawString()
+		k, ok := key()
 		if !ok || s.peek() != ':' {
-			return false // a key with escapes is encoding/json's to match; anything else here is no JSON
+			return false
 		}
 		s.i++
-		return member(key)
+		return member(k)
 	})
 }
 
@@ -272,16 +279,7 @@ func (s *chunkScanner) skipNested(depth int) bool {
 	case '"':
 		return s.skipString()
 	case '{':
-		// The members' keys are skipped too, escapes and all: object's
-		// rawString would leave a skipped object with an escaped key to
-		// encoding/json, though its keys are never read.
-		return depth < maxDepth && s.sequence('{', '}', func() bool {
-			if s.peek() != '"' || !s.skipString() || s.peek() != ':' {
-				return false
-			}
-			s.i++
-			return s.skipNested(depth + 1)
-		})
+		return depth < maxDepth && s.members(s.anyKey, func([]byte) bool { return s.skipNested(depth + 1) })
 	case '[':
 		return depth < maxDepth && s.sequence('[', ']', func() bool { return s.skipNested(depth + 1) })
 	case 't':
@@ -293,6 +291,11 @@ func (s *chunkScanner) skipNested(depth int) bool {
 	}
 	return s.number()
 }
+
+// anyKey passes over a skipped object's key, escapes and all: rawString
+// would leave an object with an escaped key to encoding/json, though a
+// skipped object's keys are never read.
+func (s *chunkScanner) anyKey() ([]byte, bool) { return nil, s.peek() == '"' && s.skipString() }
 
 // skipString passes over the string whose opening quote is at s.i, which
 // the caller has seen, checking it: no control character, and only JSON's
