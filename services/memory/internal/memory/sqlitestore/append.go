@@ -83,9 +83,11 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 
 // holds reports whether the thread's first count turns hold exchange ex:
 // those from ex.After on, where an earlier attempt of it would have begun,
-// or the exchanges an older version recorded apart.
+// or the exchanges an older version recorded apart. When no turn came
+// after ex.After, no attempt was stored (an older version's record came
+// with its turns too), and nothing need be read: the usual append.
 func (s *Store) holds(ctx context.Context, id string, ex memory.Exchange, count int) (bool, error) {
-	if ex.ID == "" {
+	if ex.ID == "" || count <= ex.After {
 		return false, nil
 	}
 	var held bool
