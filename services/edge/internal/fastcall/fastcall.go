@@ -83,7 +83,14 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, c call) {
 	header.Set("Content-Type", "text/event-stream")
 	header.Set("Connection", "keep-alive")
 	events := &eventStream{w: w}
-	res, err := c.handler(mcpserver.WithProgressSink(r.Context(), events.progress), req)
+	ctx, after := mcpserver.WithAfterAnswer(mcpserver.WithProgressSink(r.Context(), events.progress))
+	// What the call left for later waits for its answer to be out, not
+	// the client for it: the answer is flushed first (an error's too).
+	defer func() {
+		_ = http.NewResponseController(w).Flush()
+		after.Run()
+	}()
+	res, err := c.handler(ctx, req)
 	events.close()
 	msg, status := h.answer(c, res, err)
 	if status != 0 {

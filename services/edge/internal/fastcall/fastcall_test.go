@@ -16,8 +16,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// tools is one tool, chat, whose handler records what it was called with.
-type tools struct{ got []*mcp.CallToolRequest }
+// tools is one tool, chat, whose handler records what it was called with
+// (or is handler, when set).
+type tools struct {
+	got     []*mcp.CallToolRequest
+	handler mcp.ToolHandler // chat's, when set
+}
 
 func (ts *tools) Implementation() *mcp.Implementation {
 	return &mcp.Implementation{Name: "zen", Version: "test"}
@@ -26,6 +30,9 @@ func (ts *tools) Implementation() *mcp.Implementation {
 func (ts *tools) PlainTool(name string) (mcp.ToolHandler, bool) {
 	if name != "chat" {
 		return nil, false
+	}
+	if ts.handler != nil {
+		return ts.handler, true
 	}
 	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ts.got = append(ts.got, req)

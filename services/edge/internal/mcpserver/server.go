@@ -156,8 +156,8 @@ func handler(name string, runner *call.Runner, tracer trace.Tracer, metrics tele
 			attrs := measured[outcome]
 			metrics.ToolCalls.Add(context.WithoutCancel(ctx), 1, attrs)
 			metrics.ToolDuration.Record(context.WithoutCancel(ctx), took.Seconds(), attrs)
-			logCall(ctx, o.Logger, callRecord{tool: name, outcome: outcome, took: took, sum: out.Summary,
-				req: req, failure: failure})
+			rec := callRecord{tool: name, outcome: outcome, took: took, sum: out.Summary, req: req, failure: failure}
+			DoAfterAnswer(ctx, func() { logCall(ctx, o.Logger, rec) })
 		}()
 		ctx, span := tracer.Start(ctx, spanName, spanOptions...)
 		defer span.End()
