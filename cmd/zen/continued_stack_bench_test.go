@@ -28,11 +28,14 @@ func benchEnv(fake *fakemodel.Server) map[string]string {
 
 // startServeSQLite runs zen serve, its own process, with its default
 // SQLite store in a temporary data directory (or -zen.serve-store's).
-func startServeSQLite(b *testing.B) *benchStack {
+func startServeSQLite(b *testing.B) *benchStack { return startServeSQLiteOf(b, zenBin) }
+
+// startServeSQLiteOf is startServeSQLite with the zen binary bin.
+func startServeSQLiteOf(b *testing.B, bin string) *benchStack {
 	fake := fakemodel.New(b)
 	env := mergeEnv(benchEnv(fake), map[string]string{"ZEN_DATA_DIR": b.TempDir(), "ZEN_PPROF_ADDR": "127.0.0.1:0",
 		"ZEN_MEMORY_STORE": *serveStore})
-	p := startZen(b, env, []string{"mcp", "pprof"}, serveArgs()...)
+	p := startBinIn(b, bin, b.TempDir(), env, []string{"mcp", "pprof"}, serveArgs()...)
 	st := &benchStack{mcpURL: "http://" + p.addr("mcp") + "/mcp", zenPIDs: []int{p.cmd.Process.Pid}, fake: fake,
 		pprofs: []pprofListener{{"serve", p.addr("pprof")}}, wd: b.TempDir()}
 	st.connect(b)

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"flag"
+	"slices"
+	"testing"
+	"time"
+)
+
+var against = flag.String("zen.against", "", "BenchmarkPairedChat: the zen binary, built from another tree, "+
+	"that this tree's zen is measured against")
+
+// BenchmarkPairedChat measures this tree's zen serve against another
+// build's (-zen.against) call by call: one caller continues 50-turn
+// threads on both, a call on each in turn, the order alternating pair by
+// pair. This machine's speed drifts by a third within minutes, so that
+// runs of one build a few seconds apart differ by more than a change
+// worth making; two calls a millisecond apart meet it alike.
+//
+// Metrics: p50-ms and other-p50-ms are what each build adds (as in
+// BenchmarkContinuedChat, the fake's own time taken off); diff-p50-us is
+// the median of the pairs' differences, this build's call minus the
+// other's (below zero: this build is faster); faster-pct is the share of
+// pairs in which this build's call was the faster; cpu-ms/call and
+// other-cpu-ms/call are each build's CPU a call.
+//
+//	(cd ../../other/cmd/zen && go build -o /tmp/zen-other .)
+//	go test -run '^$' -bench PairedChat -benchtime 3000x ./cmd/zen -args -zen.against=/tmp/zen-other
+func BenchmarkPairedChat(b *testing.B) {
+	if *against == "" {
+		b.Skip("-zen.against names no zen binary to measure against")
+	}
+	stacks := [2]*benchStack{startServeSQLiteOf(b, zenBin), startServeSQLiteOf(b, *against)}
+	const warm = 20 // pairs before the measured ones
+	per, start := window(50)
+	n := warm + b.N
+	var ids [2][]string
+	var fake [2]time.Duration
+	for i, st := range stacks {
+		ids[i] = st.grow(b, (n+per-1)/per, start)
+		fake[i] = st.fakeOwn(b, start)
+	}
+	took := [2][]time.Duration{make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)}
+	var before [2]cpuTimes
+	for i := range n {
+		if i == warm {
+			b.ResetTimer()
+			before = [2]cpuTimes{stacks[0].cpu(b), stacks[1].cpu(b)}
+		}
+		for k := range 2 {
+			s := k ^ i%2 // this build first in even pairs, the other in odd ones
+			st := stacks[s]
+			t0 := time.Now()
+			if _, err := st.chat(st.sessions[0], ids[s][i/per], sized("and then?", *promptBytes)); err != nil {
+				b.Fatal(err)
+			}
+			if i >= warm {
+				took[s] = append(took[s], time.Since(t0)-fake[s])
+			}
+		}
+	}
+	b.StopTimer()
+	after := [2]cpuTimes{stacks[0].cpu(b), stacks[1].cpu(b)}
+	diffs := make([]time.Duration, b.N)
+	faster := 0
+	for i := range diffs {
+		diffs[i] = took[0][i] - took[1][i]
+		if diffs[i] < 0 {
+			faster++
+		}
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(median(took[0])), "p50-ms")
+	b.ReportMetric(ms(median(took[1])), "other-p50-ms")
+	b.ReportMetric(float64(median(diffs).Nanoseconds())/1000, "diff-p50-us")
+	b.ReportMetric(100*float64(faster)/float64(b.N), "faster-pct")
+	b.ReportMetric(ms(after[0].zen-before[0].zen)/float64(b.N), "cpu-ms/call")
+	b.ReportMetric(ms(after[1].zen-before[1].zen)/float64(b.N), "other-cpu-ms/call")
+}
+
+// median is the middle of ds, which it leaves unsorted.
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
