@@ -91,9 +91,9 @@ func median(ds []time.Duration) time.Duration {
 }
 
 // besideZenBin copies the binary bin to where zenBin lies, in a directory
-// of its own. Run from elsewhere, one build measured against itself came
-// out tens of microseconds a call apart, always the same way (zen reads
-// where its binary lies, to keep out of that directory); from beside
+// of its own, a file as new as zenBin. Run from where it was built, one
+// build measured against itself came out tens of microseconds a call
+// apart, always the same way, for a reason not found; from a copy beside
 // zenBin, the two agree within the noise.
 func besideZenBin(b *testing.B, bin string) string {
 	src, err := os.Open(bin)
