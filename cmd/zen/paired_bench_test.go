@@ -26,8 +26,9 @@ var against = flag.String("zen.against", "", "BenchmarkPairedChat: the zen binar
 // by its own noise and shift every pair's difference); diff-p50-us is
 // the median of the pairs' differences, this build's call minus the
 // other's (below zero: this build is faster); faster-pct is the share of
-// pairs in which this build's call was the faster; cpu-ms/call and
-// other-cpu-ms/call are each build's CPU a call.
+// pairs in which this build's call was the faster (a tie is not);
+// cpu-ms/call and other-cpu-ms/call are each build's CPU a call. ns/op is
+// a pair's: two calls.
 //
 //	(cd ../../other/cmd/zen && go build -o /tmp/zen-other .)
 //	go test -run '^$' -bench PairedChat -benchtime 3000x ./cmd/zen -args -zen.against=/tmp/zen-other
@@ -91,8 +92,8 @@ func median(ds []time.Duration) time.Duration {
 }
 
 // besideZenBin copies the binary bin to where zenBin lies, in a directory
-// of its own, a file as new as zenBin. Run from where it was built, one
-// build measured against itself came out tens of microseconds a call
+// of its own, a file made anew as zenBin is. Run from where it was built,
+// one build measured against itself came out tens of microseconds a call
 // apart, always the same way, for a reason not found; from a copy beside
 // zenBin, the two agree within the noise.
 func besideZenBin(b *testing.B, bin string) string {

@@ -85,9 +85,15 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, c call) {
 	events := &eventStream{w: w}
 	ctx, after := mcpserver.WithAfterAnswer(mcpserver.WithProgressSink(r.Context(), events.progress))
 	// What the call left for later waits for its answer to be out, not
-	// the client for it: the answer is flushed first (an error's too).
+	// the client for it: an answer written is flushed first. One with its
+	// length is then whole at the client; on a stream progress opened,
+	// the answer's event is, and the stream's end follows the work. A
+	// handler that panicked wrote none, and none is flushed for it.
+	answered := false
 	defer func() {
-		_ = http.NewResponseController(w).Flush()
+		if answered {
+			_ = http.NewResponseController(w).Flush()
+		}
 		after.Run()
 	}()
 	res, err := c.handler(ctx, req)
@@ -100,8 +106,11 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, c call) {
 		// progress today: the one a handler returns (an unknown tool) comes
 		// first, and fastcall takes only known tools.
 		header.Set("Content-Type", "application/json")
+		// Its length, as net/http would set it for an answer not flushed.
+		header.Set("Content-Length", strconv.Itoa(len(msg)))
 		w.WriteHeader(status)
 		_, _ = w.Write(msg)
+		answered = true
 		return
 	}
 	// With its length, an answer that opens the stream goes out when the
@@ -113,6 +122,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, c call) {
 	answer := event(msg)
 	header.Set("Content-Length", strconv.Itoa(len(answer)))
 	_, _ = w.Write(answer)
+	answered = true
 }
 
 // answer is the JSON-RPC response to c, and the HTTP status it goes out

@@ -3,12 +3,14 @@ package fastcall
 import (
 	"context"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zenmcp/zen/services/edge/internal/mcpserver"
 )
@@ -25,16 +27,7 @@ func TestAnAnswerWithoutProgressGoesOutWhole(t *testing.T) {
 	})
 	srv := httptest.NewServer(New(sdk, &tools{}))
 	defer srv.Close()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(
-		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"chat","arguments":{"prompt":"hi"}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = headers("2025-11-25")
-	res, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := postCall(t, srv, headers("2025-11-25"), chatCall)
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
@@ -55,43 +48,123 @@ func TestAnAnswerWithoutProgressGoesOutWhole(t *testing.T) {
 // its answer is out (its log line) runs after the client has the whole
 // answer, not before it: here that work waits for the client to have read
 // it, which it could not if the answer went out only as the call returned.
+// An error a 2026-07-28 client gets with a status of its own goes out
+// whole, with its length, as every other answer.
 func TestWorkLeftAfterTheAnswerWaitsForIt(t *testing.T) {
 	t.Parallel()
-	read := make(chan struct{})
-	ran := make(chan bool, 1)
-	tool := func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		mcpserver.DoAfterAnswer(ctx, func() {
-			select {
-			case <-read:
-				ran <- true
-			case <-time.After(10 * time.Second):
-				ran <- false
+	const modern = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{` +
+		`"io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"chat","arguments":{"prompt":"hi"}}}`
+	cases := []struct {
+		name       string
+		header     http.Header
+		body       string
+		result     *mcp.CallToolResult
+		err        error
+		wantStatus int
+		wantBody   string
+	}{
+		{"an answer", headers("2025-11-25"), chatCall,
+			&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil, http.StatusOK, `"text":"hi"`},
+		{"an error with a status", headers("2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "chat"), modern,
+			nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no such prompt"}, http.StatusBadRequest,
+			`"message":"no such prompt"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			read := make(chan struct{})
+			ran := make(chan bool, 1)
+			tool := func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				mcpserver.DoAfterAnswer(ctx, func() {
+					select {
+					case <-read:
+						ran <- true
+					case <-time.After(10 * time.Second):
+						ran <- false
+					}
+				})
+				return c.result, c.err
+			}
+			srv := httptest.NewServer(New(http.NotFoundHandler(), &tools{handler: tool}))
+			defer srv.Close()
+			res := postCall(t, srv, c.header, c.body)
+			defer res.Body.Close()
+			body, err := io.ReadAll(res.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			close(read)
+			if !ranWithin(t, ran) {
+				t.Errorf("the work left after the answer ran before the client had it (%q)", body)
+			}
+			if res.StatusCode != c.wantStatus || !strings.Contains(string(body), c.wantBody) {
+				t.Errorf("got %d %q, want %d and %s", res.StatusCode, body, c.wantStatus, c.wantBody)
+			}
+			if res.ContentLength != int64(len(body)) || len(res.TransferEncoding) > 0 {
+				t.Errorf("sent with Content-Length %d and Transfer-Encoding %q; want length %d, not chunked",
+					res.ContentLength, res.TransferEncoding, len(body))
 			}
 		})
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil
 	}
-	srv := httptest.NewServer(New(http.NotFoundHandler(), &tools{handler: tool}))
+}
+
+// TestAPanicLeavesNoAnswerButItsWork: a handler that panics has written no
+// answer, and none is made up for it (no head of a stream that never
+// comes: the client sees the connection end, as before there was work
+// left for after the answer); what it left is still done.
+func TestAPanicLeavesNoAnswerButItsWork(t *testing.T) {
+	t.Parallel()
+	ran := make(chan bool, 1)
+	tool := func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		mcpserver.DoAfterAnswer(ctx, func() { ran <- true })
+		panic("the handler failed")
+	}
+	srv := httptest.NewUnstartedServer(New(http.NotFoundHandler(), &tools{handler: tool}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // net/http reports the panic
+	srv.Start()
 	defer srv.Close()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(
-		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"chat","arguments":{"prompt":"hi"}}}`))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(chatCall))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header = headers("2025-11-25")
+	if res, err := srv.Client().Do(req); err == nil {
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		t.Errorf("a panicking call was answered %d %q; want the connection closed", res.StatusCode, body)
+	}
+	if !ranWithin(t, ran) {
+		t.Error("the work the call left was not done")
+	}
+}
+
+// chatCall is a 2025-era tools/call of chat.
+const chatCall = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"chat","arguments":{"prompt":"hi"}}}`
+
+// postCall sends body with header to srv.
+func postCall(t *testing.T, srv *httptest.Server, header http.Header, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = header
 	res, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	close(read)
-	if !<-ran {
-		t.Errorf("the work left after the answer ran before the client had it (%q)", body)
-	}
-	if !strings.Contains(string(body), `"text":"hi"`) {
-		t.Errorf("body %q, want the tool's answer", body)
+	return res
+}
+
+// ranWithin is what the work left reported, or false if it reported
+// nothing in good time.
+func ranWithin(t *testing.T, ran <-chan bool) bool {
+	t.Helper()
+	select {
+	case ok := <-ran:
+		return ok
+	case <-time.After(30 * time.Second):
+		return false
 	}
 }

@@ -14,11 +14,12 @@ import (
 // turn count the transaction saw.
 var errRetry = errors.New("sqlitestore: the exchange is stored already")
 
-// Append writes the new turns and moves the thread's row on, in three
-// statements: the row's UPDATE checks the owner, the expiry and the turn
-// limit and returns what the turns need (their first seq, the revision);
-// a read of the turns stored since the call was prepared (ex.After) tells
-// whether they hold the exchange already; and the turns go in one INSERT,
+// Append writes the new turns and moves the thread's row on, in at most
+// three statements: the row's UPDATE checks the owner, the expiry and the
+// turn limit and returns what the turns need (their first seq, the
+// revision); a read of the turns stored since the call was prepared
+// (ex.After), when there are any, tells whether they hold the exchange
+// already (holds); and the turns go in one INSERT,
 // the first named by the exchange. It reads nothing else of what the
 // thread held: it costs what it appends. Once they are committed, it adds
 // the turns to the ones this process keeps of the thread, so that the next
