@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -88,11 +89,20 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, c call) {
 	// the client for it: an answer written is flushed first. One with its
 	// length is then whole at the client; on a stream progress opened,
 	// the answer's event is, and the stream's end follows the work. A
-	// handler that panicked wrote none, and none is flushed for it.
-	answered := false
+	// handler that panicked wrote none, and none is flushed for it. A
+	// client that does not read holds the work up for afterAnswerWait at
+	// most: it is then done beside the write.
+	var late *time.Timer // set as the answer is written
+	send := func(answer []byte) {
+		late = time.AfterFunc(afterAnswerWait, after.Run)
+		_, _ = w.Write(answer)
+	}
 	defer func() {
-		if answered {
+		if late != nil {
 			_ = http.NewResponseController(w).Flush()
+			if !late.Stop() {
+				return // running, or done
+			}
 		}
 		after.Run()
 	}()
@@ -109,8 +119,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, c call) {
 		// Its length, as net/http would set it for an answer not flushed.
 		header.Set("Content-Length", strconv.Itoa(len(msg)))
 		w.WriteHeader(status)
-		_, _ = w.Write(msg)
-		answered = true
+		send(msg)
 		return
 	}
 	// With its length, an answer that opens the stream goes out when the
@@ -121,9 +130,12 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, c call) {
 	// the answer ends the chunked stream, flushed as the call returns.
 	answer := event(msg)
 	header.Set("Content-Length", strconv.Itoa(len(answer)))
-	_, _ = w.Write(answer)
-	answered = true
+	send(answer)
 }
+
+// afterAnswerWait is how long what a call left waits for its answer to
+// reach a client that reads slowly, or not at all.
+const afterAnswerWait = time.Second
 
 // answer is the JSON-RPC response to c, and the HTTP status it goes out
 // with when it is not an SSE event: the 2026-07-28 protocol sends some

@@ -4,9 +4,11 @@ import (
 	"context"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -164,7 +166,50 @@ func ranWithin(t *testing.T, ran <-chan bool) bool {
 	select {
 	case ok := <-ran:
 		return ok
-	case <-time.After(30 * time.Second):
+	case <-time.After(10 * time.Second):
 		return false
+	}
+}
+
+// TestASlowReaderHoldsTheWorkLeftOnlyAWhile: a client that does not read
+// its answer cannot keep what the call left (its log line) from being
+// done: the work waits for the answer to be out, but not for long.
+func TestASlowReaderHoldsTheWorkLeftOnlyAWhile(t *testing.T) {
+	t.Parallel()
+	ran := make(chan bool, 1)
+	big := strings.Repeat("x", 16<<20) // more than the sockets' buffers hold
+	tool := func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		mcpserver.DoAfterAnswer(ctx, func() { ran <- true })
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}}}, nil
+	}
+	srv := httptest.NewServer(New(http.NotFoundHandler(), &tools{handler: tool}))
+	defer srv.Close()
+	// A client whose socket takes little before it reads.
+	dialer := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var err error
+		if cerr := c.Control(func(fd uintptr) {
+			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		}); cerr != nil {
+			return cerr
+		}
+		return err
+	}}
+	client := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(chatCall))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = headers("2025-11-25")
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if !ranWithin(t, ran) { // the body unread meanwhile
+		t.Error("the work left waited for a client that does not read its answer")
+	}
+	n, err := io.Copy(io.Discard, res.Body)
+	if err != nil || n < int64(len(big)) {
+		t.Errorf("read %d bytes of the answer (%v), want all of it", n, err)
 	}
 }
