@@ -61,10 +61,22 @@ func (q *writeQueue) len() int {
 	return len(q.jobs)
 }
 
-// waitQueued waits until n writes are queued.
+// waitQueued waits until n writes are queued. It fails rather than wait
+// for ever when they cannot be: the first write ended, not waiting for
+// the lock (seen once, in a CI run, as a hang), or the writes ran without
+// queuing.
 func (h *heldWriter) waitQueued(t *testing.T, n int) {
 	t.Helper()
+	deadline := time.Now().Add(time.Minute)
 	for h.s.queue.len() != n {
+		select {
+		case err := <-h.first:
+			t.Fatalf("the first write ended (err %v) before %d writes queued behind it", err, n)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writes queued after a minute, want %d", h.s.queue.len(), n)
+		}
 		runtime.Gosched()
 	}
 }
