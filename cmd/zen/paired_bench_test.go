@@ -94,8 +94,9 @@ func median(ds []time.Duration) time.Duration {
 // besideZenBin copies the binary bin to where zenBin lies, in a directory
 // of its own, a file made anew as zenBin is. Run from where it was built,
 // one build measured against itself came out tens of microseconds a call
-// apart, always the same way, for a reason not found; from a copy beside
-// zenBin, the two agree within the noise.
+// apart, always the same way, for a reason not found (a later build run
+// from where it was built showed no gap: the file's age, perhaps, not its
+// place); from a copy beside zenBin, the two agree within the noise.
 func besideZenBin(b *testing.B, bin string) string {
 	src, err := os.Open(bin)
 	if err != nil {
