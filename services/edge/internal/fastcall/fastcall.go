@@ -96,15 +96,12 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, c call) {
 	send := func(answer []byte) {
 		late = time.AfterFunc(afterAnswerWait, after.Run)
 		_, _ = w.Write(answer)
+		_ = http.NewResponseController(w).Flush()
 	}
 	defer func() {
-		if late != nil {
-			_ = http.NewResponseController(w).Flush()
-			if !late.Stop() {
-				return // running, or done
-			}
+		if late == nil || late.Stop() { // else running, or done
+			after.Run()
 		}
-		after.Run()
 	}()
 	res, err := c.handler(ctx, req)
 	events.close()
@@ -122,12 +119,12 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, c call) {
 		send(msg)
 		return
 	}
-	// With its length, an answer that opens the stream goes out when the
-	// call returns, head and event in one write while they fit the
-	// server's buffer, where the SDK flushes the event and then writes the
-	// end of a chunked stream. Once progress or a keep-alive comment has
-	// opened the stream, the head is out and the length changes nothing:
-	// the answer ends the chunked stream, flushed as the call returns.
+	// With its length, an answer that opens the stream goes out whole,
+	// head and event in one write while they fit the server's buffer,
+	// where the SDK flushes the event and then writes the end of a chunked
+	// stream. Once progress or a keep-alive comment has opened the stream,
+	// the head is out and the length changes nothing: the answer's event
+	// is flushed, and the chunked stream ends as the call returns.
 	answer := event(msg)
 	header.Set("Content-Length", strconv.Itoa(len(answer)))
 	send(answer)

@@ -19,9 +19,9 @@ var errRetry = errors.New("sqlitestore: the exchange is stored already")
 // turn limit and returns what the turns need (their first seq, the
 // revision); a read of the turns stored since the call was prepared
 // (ex.After), when there are any, tells whether they hold the exchange
-// already (holds); and the turns go in one INSERT,
-// the first named by the exchange. It reads nothing else of what the
-// thread held: it costs what it appends. Once they are committed, it adds
+// already (holds); and the turns go in one INSERT, the first named by the
+// exchange. It reads nothing else of what the thread held: it costs what
+// it appends. Once they are committed, it adds
 // the turns to the ones this process keeps of the thread, so that the next
 // read, a continued call's, decodes none.
 //
@@ -92,7 +92,7 @@ func (s *Store) holds(ctx context.Context, id string, ex memory.Exchange, count 
 		return false, nil
 	}
 	var held bool
-	err := s.writes.holds.QueryRowContext(ctx, id, ex.ID, min(ex.After, count), count).Scan(&held)
+	err := s.writes.holds.QueryRowContext(ctx, id, ex.ID, ex.After, count).Scan(&held)
 	return held, describe(err)
 }
 
