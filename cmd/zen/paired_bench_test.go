@@ -5,9 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
+
+	"github.com/zenmcp/zen/services/platform/latency"
 )
 
 var against = flag.String("zen.against", "", "BenchmarkPairedChat: the zen binary, built from another tree, "+
@@ -20,15 +21,16 @@ var against = flag.String("zen.against", "", "BenchmarkPairedChat: the zen binar
 // runs of one build a few seconds apart differ by more than a change
 // worth making; two calls a millisecond apart meet it alike.
 //
-// Metrics: p50-ms and other-p50-ms are what each build adds (as in
+// Metrics (latency.ReportAdded, this build as the one "with"): p50-ms and
+// without-p50-ms are what this build and the other add (as in
 // BenchmarkContinuedChat, the fake's own time taken off: one figure for
 // both, the mean of the two fakes' p50, as a figure of each would differ
-// by its own noise and shift every pair's difference); diff-p50-us is
-// the median of the pairs' differences, this build's call minus the
-// other's (below zero: this build is faster); faster-pct is the share of
-// pairs in which this build's call was the faster (a tie is not);
-// cpu-ms/call and other-cpu-ms/call are each build's CPU a call. ns/op is
-// a pair's: two calls.
+// by its own noise), added-p50-ms the difference of the two; pair-p50-ms
+// is the median of the pairs' differences,
+// this build's call minus the other's (below zero: this build is faster);
+// faster-pct is the share of pairs in which this build's call was the
+// faster (a tie is not); cpu-ms/call and other-cpu-ms/call are each
+// build's CPU a call. ns/op is a pair's: two calls.
 //
 //	(cd ../../other/cmd/zen && go build -o /tmp/zen-other .)
 //	go test -run '^$' -bench PairedChat -benchtime 3000x ./cmd/zen -args -zen.against=/tmp/zen-other
@@ -67,28 +69,17 @@ func BenchmarkPairedChat(b *testing.B) {
 	}
 	b.StopTimer()
 	after := [2]cpuTimes{stacks[0].cpu(b), stacks[1].cpu(b)}
-	diffs := make([]time.Duration, b.N)
 	faster := 0
-	for i := range diffs {
-		diffs[i] = took[0][i] - took[1][i]
-		if diffs[i] < 0 {
+	for i := range b.N {
+		if took[0][i] < took[1][i] {
 			faster++
 		}
 	}
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	b.ReportMetric(ms(median(took[0])), "p50-ms")
-	b.ReportMetric(ms(median(took[1])), "other-p50-ms")
-	b.ReportMetric(float64(median(diffs).Nanoseconds())/1000, "diff-p50-us")
+	latency.ReportAdded(b, took[1], took[0])
 	b.ReportMetric(100*float64(faster)/float64(b.N), "faster-pct")
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	b.ReportMetric(ms(after[0].zen-before[0].zen)/float64(b.N), "cpu-ms/call")
 	b.ReportMetric(ms(after[1].zen-before[1].zen)/float64(b.N), "other-cpu-ms/call")
-}
-
-// median is the middle of ds, which it leaves unsorted.
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 // besideZenBin copies the binary bin to where zenBin lies, in a directory
