@@ -94,6 +94,45 @@ func BenchmarkStoreGet(b *testing.B) {
 	}
 }
 
+// BenchmarkStoreReadAfterAppend is a continued call's read: the thread
+// (50 turns) read right after the previous call's append, its first
+// prompt, kept in the thread's initial context, of 100 bytes or 20 KB.
+// Only the reads are timed.
+//
+//	go test -run '^$' -bench StoreReadAfterAppend -benchtime 2000x ./services/memory/internal/memory
+func BenchmarkStoreReadAfterAppend(b *testing.B) {
+	for _, be := range backends() {
+		b.Run(be.name, func(b *testing.B) {
+			f := newStoreFixture(b, be.open(b))
+			for _, prompt := range []int{100, 20_000} {
+				b.Run("prompt="+strconv.Itoa(prompt), func(b *testing.B) {
+					initial := map[string]any{"prompt": sourceText(b, prompt)[:prompt]}
+					var id string
+					lat := make([]time.Duration, 0, b.N)
+					for i := range b.N {
+						if i%100 == 0 { // a thread holds 1,000 turns at most
+							now := time.Now().UTC()
+							id = uuid.NewString()
+							th := &memory.Thread{ID: id, ToolName: "chat", CreatedAt: now, UpdatedAt: now,
+								ExpiresAt: now.Add(time.Hour), Turns: f.turns, InitialContext: initial}
+							if err := f.store.Create(context.Background(), th); err != nil {
+								b.Fatal(err)
+							}
+						}
+						f.append(b, id)
+						t0 := time.Now()
+						if _, err := f.store.Get(context.Background(), id, time.Now()); err != nil {
+							b.Fatal(err)
+						}
+						lat = append(lat, time.Since(t0))
+					}
+					latency.Report(b, lat)
+				})
+			}
+		})
+	}
+}
+
 // BenchmarkStoreAppendAt appends one exchange (1 and 2 KB, no new file) to
 // threads that hold 2 or 50 turns: an append should cost what it appends,
 // whatever the thread holds. Each thread takes five appends.

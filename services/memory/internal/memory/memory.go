@@ -119,8 +119,9 @@ type Store interface {
 	// Create stores a new thread; its id is already set.
 	Create(ctx context.Context, t *Thread) error
 	// Get returns the thread, or ErrNotFound when it is absent or has expired
-	// by now. The caller owns the thread and its Turns slice (the maps and
-	// slices inside a turn may be shared, and are read only).
+	// by now. The caller owns the thread and its Turns slice (its initial
+	// context, and the maps and slices inside a turn, may be shared, and
+	// are read only).
 	Get(ctx context.Context, id string, now time.Time) (*Thread, error)
 	// Append adds turns to the client's thread when it would then hold at
 	// most maxTurns turns, sets its update time to now and its expiry, and

@@ -24,8 +24,9 @@ const turnOverhead = 256
 // the same id): each such write gives the thread a new revision, and the
 // cache keeps turns by thread id and revision. A store reads the thread's
 // revision and turn count with every read, in the same statement or round
-// trip as the rest of its head, so other processes writing the same store
-// are seen at once. An append this process commits adds its turns (see
+// trip as the rest of its head (or knows that nobody else has written
+// since it last did: sqlitestore's rows), so other processes writing the
+// same store are seen at once. An append this process commits adds its turns (see
 // Appended), so a continued call's read, which follows its previous call's
 // append, decodes none.
 type TurnCache struct {

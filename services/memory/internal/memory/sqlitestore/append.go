@@ -30,29 +30,20 @@ var errRetry = errors.New("sqlitestore: the exchange is stored already")
 // the full thread holds.
 func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Exchange, turns []memory.Turn,
 	maxTurns int, now, expiresAt time.Time) (int, error) {
-	files := false
-	for _, t := range turns {
-		files = files || len(t.Files) > 0
-	}
-	// The thread's files are kept a quarter of its lifetime past it, so that
-	// the appends in that time need not touch them: each would rewrite every
-	// file's row. New files start the count again.
-	keepUntil := nanos(expiresAt.Add(expiresAt.Sub(now) / 4))
 	var count int
 	var rev string
 	var stored bool
 	err := s.write(ctx, func(ctx context.Context) error {
 		stored = false // a write may run again (writer.go): only the run that commits counts
-		var filesKept int64
-		err := s.writes.advance.QueryRowContext(ctx, len(turns), nanos(now), nanos(expiresAt), files, keepUntil,
-			id, clientID, maxTurns).Scan(&count, &filesKept, &rev)
+		moved, err := s.advance(ctx, id, clientID, turns, maxTurns, now, expiresAt)
 		if errors.Is(err, sql.ErrNoRows) {
 			count, err = s.why(ctx, id, clientID, ex, now)
 			return err
 		}
 		if err != nil {
-			return describe(err)
+			return err
 		}
+		count, rev = moved.count, moved.rev
 		first := count - len(turns)
 		held, err := s.holds(ctx, id, ex, first)
 		if err != nil {
@@ -65,8 +56,8 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 		if err := s.insertTurns(ctx, id, first, ex.ID, turns); err != nil {
 			return err
 		}
-		if filesKept == keepUntil {
-			if _, err := exec(ctx, s.writes.keepFiles, filesKept, id); err != nil {
+		if moved.keepFiles != 0 {
+			if _, err := exec(ctx, s.writes.keepFiles, moved.keepFiles, id); err != nil {
 				return err
 			}
 		}
@@ -80,6 +71,45 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 		s.cache.Appended(id, rev, count-len(turns), turns)
 	}
 	return count, err
+}
+
+// advanced is what an append's UPDATE of the thread's row answers.
+type advanced struct {
+	count int    // the thread's turns, the new ones included
+	rev   string // the thread's revision
+	// keepFiles, when set, is how long the thread's files are now to be
+	// kept (Unix ns): the append brings files, or theirs run out first.
+	keepFiles int64
+}
+
+// advance moves the thread's row on by turns, when the client's thread is
+// live and has room for them (else sql.ErrNoRows), and records the move
+// for the rows the store keeps.
+func (s *Store) advance(ctx context.Context, id, clientID string, turns []memory.Turn, maxTurns int,
+	now, expiresAt time.Time) (advanced, error) {
+	files := false
+	for _, t := range turns {
+		files = files || len(t.Files) > 0
+	}
+	// The thread's files are kept a quarter of its lifetime past it, so that
+	// the appends in that time need not touch them: each would rewrite every
+	// file's row. New files start the count again.
+	keepUntil := nanos(expiresAt.Add(expiresAt.Sub(now) / 4))
+	var moved advanced
+	var filesKept int64
+	err := s.writes.advance.QueryRowContext(ctx, len(turns), nanos(now), nanos(expiresAt), files, keepUntil,
+		id, clientID, maxTurns).Scan(&moved.count, &filesKept, &moved.rev)
+	if errors.Is(err, sql.ErrNoRows) {
+		return advanced{}, err
+	}
+	if err != nil {
+		return advanced{}, describe(err)
+	}
+	if filesKept == keepUntil {
+		moved.keepFiles = keepUntil
+	}
+	s.rows.change(rowChange{id: id, moved: true, count: moved.count, updated: now, expires: expiresAt})
+	return moved, nil
 }
 
 // holds reports whether the thread's first count turns hold exchange ex:

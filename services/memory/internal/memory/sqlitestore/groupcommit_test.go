@@ -42,6 +42,9 @@ func holdWriter(t *testing.T, threads int) *heldWriter {
 		if err := s.Create(context.Background(), th); err != nil { // the first also sweeps
 			t.Fatal(err)
 		}
+		if _, err := s.Get(context.Background(), th.ID, now); err != nil { // the store keeps its row
+			t.Fatal(err)
+		}
 		h.threads = append(h.threads, th)
 	}
 	h.other = holdWriteLock(t, path)

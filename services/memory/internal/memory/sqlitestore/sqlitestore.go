@@ -11,6 +11,9 @@
 // and their prepared statements live as long as the store: the store holds
 // the writer's connection and runs one transaction on it at a time, which
 // the writes that queued meanwhile share, a savepoint each (writer.go).
+// The writer's connection keeps the threads' rows it read or wrote until
+// another process commits (rows.go), so that a continued call's read reads
+// neither its thread's row nor its turns from the file.
 package sqlitestore
 
 import (
@@ -97,6 +100,9 @@ type Store struct {
 	writes       writeStmts
 	reads        readStmts
 	cache        *memory.TurnCache
+	rows         rowCache // the rows the writer's connection last saw (rows.go)
+	// rowReads counts the thread rows read, for tests.
+	rowReads atomic.Int64
 
 	mu        sync.Mutex
 	lastSweep time.Time
@@ -205,6 +211,8 @@ func (s *Store) insert(ctx context.Context, t *memory.Thread, replace bool) erro
 		if _, err := exec(ctx, s.writes.drop, t.ID); err != nil {
 			return err
 		}
+		s.rows.change(rowChange{id: t.ID})
+
 	}
 	_, err = exec(ctx, s.writes.insertThread, t.ID, t.ParentID, t.ToolName, t.ClientID, nanos(t.CreatedAt),
 		nanos(t.UpdatedAt), nanos(t.ExpiresAt), string(initial), len(t.Turns), memory.NewRevision())
@@ -248,7 +256,8 @@ func (s *Store) insertTurns(ctx context.Context, id string, first int, exchangeI
 }
 
 const (
-	getThread = `SELECT ` + threadColumns + `, turn_count, rev FROM threads WHERE id = ? AND expires_at > ?`
+	getThread = `SELECT ` + threadColumns + `, turn_count, rev, length(initial_context)
+		FROM threads WHERE id = ? AND expires_at > ?`
 	// SQLite takes the content out of the turn's JSON faster than
 	// encoding/json reads it.
 	getTurns = `SELECT json_remove(body, '$.content'), coalesce(json_extract(body, '$.content'), '')
@@ -276,16 +285,21 @@ func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thre
 	if err != nil {
 		return nil, err
 	}
-	return s.get(ctx, id, now, thread, func(from, count int) ([]memory.Turn, error) {
+	t, count, rev, _, err := s.readRow(ctx, thread, id, now)
+	if err != nil {
+		return nil, err
+	}
+	return s.withTurns(t, count, rev, func(from int) ([]memory.Turn, error) {
 		return s.turns(ctx, id, from, count)
 	})
 }
 
 // getOnWriter is Get on the writer's connection, which the caller has
-// taken: it reads the row and up to writerTurns turns the process does not
-// hold yet (another process's appends). More (a thread first read since a
-// restart) are read on a reader once the writer is given back, so that a
-// long read does not hold up the writes.
+// taken: it reads the row, unless the writer's connection has kept it
+// (rows.go), and up to writerTurns turns the process does not hold yet
+// (another process's appends). More (a thread first read since a restart)
+// are read on a reader once the writer is given back, so that a long read
+// does not hold up the writes.
 func (s *Store) getOnWriter(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
 	held := true
 	giveBack := func() {
@@ -295,9 +309,21 @@ func (s *Store) getOnWriter(ctx context.Context, id string, now time.Time) (*mem
 		}
 	}
 	defer giveBack()
-	return s.get(statementContext(ctx), id, now, s.writes.getThread, func(from, count int) ([]memory.Turn, error) {
+	sctx := statementContext(ctx)
+	t, count, rev, ok, err := s.keptRow(sctx, id, now)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		var size int
+		if t, count, rev, size, err = s.readRow(sctx, s.writes.getThread, id, now); err != nil {
+			return nil, err
+		}
+		s.rows.keep(t, count, rev, size)
+	}
+	return s.withTurns(t, count, rev, func(from int) ([]memory.Turn, error) {
 		if count-from <= writerTurns {
-			return queryTurns(statementContext(ctx), s.writes.getTurns, id, from, count)
+			return queryTurns(sctx, s.writes.getTurns, id, from, count)
 		}
 		giveBack()
 		release, err := s.reads.take(ctx)
@@ -305,7 +331,7 @@ func (s *Store) getOnWriter(ctx context.Context, id string, now time.Time) (*mem
 			return nil, err
 		}
 		defer release()
-		return s.turns(statementContext(ctx), id, from, count)
+		return s.turns(sctx, id, from, count)
 	})
 }
 
@@ -313,23 +339,31 @@ func (s *Store) getOnWriter(ctx context.Context, id string, now time.Time) (*mem
 // from the file.
 const writerTurns = 16
 
-// get reads the thread's row with thread (getThread), and the turns the
-// cache lacks with turns.
-func (s *Store) get(ctx context.Context, id string, now time.Time, thread *sql.Stmt,
-	turns func(from, count int) ([]memory.Turn, error)) (*memory.Thread, error) {
-	var count int
-	var rev string
-	t, err := scanThread(thread.QueryRowContext(ctx, id, nanos(now)), &count, &rev)
+// readRow reads the thread's row with thread (getThread): the thread
+// without its turns, their count, the thread's revision and the size of
+// its initial context as stored.
+func (s *Store) readRow(ctx context.Context, thread *sql.Stmt, id string, now time.Time) (t *memory.Thread,
+	count int, rev string, size int, err error) {
+	s.rowReads.Add(1)
+	t, err = scanThread(thread.QueryRowContext(ctx, id, nanos(now)), &count, &rev, &size)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, memory.ErrNotFound
+		return nil, 0, "", 0, memory.ErrNotFound
 	}
 	if err != nil {
-		return nil, describe(err)
+		return nil, 0, "", 0, describe(err)
 	}
-	t.Turns, err = s.cache.Read(id, rev, count, func(from int) ([]memory.Turn, error) { return turns(from, count) })
+	return t, count, rev, size, nil
+}
+
+// withTurns gives t its count turns at rev: those the cache holds, and
+// the rest read from index from on with rest.
+func (s *Store) withTurns(t *memory.Thread, count int, rev string,
+	rest func(from int) ([]memory.Turn, error)) (*memory.Thread, error) {
+	turns, err := s.cache.Read(t.ID, rev, count, rest)
 	if err != nil {
 		return nil, err
 	}
+	t.Turns = turns
 	return t, nil
 }
 
@@ -397,6 +431,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
+		s.rows.change(rowChange{id: id})
 		if n, _ := res.RowsAffected(); n == 0 {
 			return memory.ErrNotFound
 		}
@@ -429,6 +464,7 @@ func (s *Store) sweep(ctx context.Context, now time.Time) {
 			if _, err := exec(ctx, s.writes.sweepThreads, nanos(now)); err != nil {
 				return err
 			}
+			s.rows.change(rowChange{}) // the rows of expired threads are never read: only their memory is freed
 			_, err := exec(ctx, s.writes.sweepBlobs, nanos(now))
 			return err
 		})

@@ -19,7 +19,7 @@ type writeStmts struct {
 	begin, commit, rollback, savepoint, rollbackTo, release *sql.Stmt
 	owner, drop, insertThread, insertTurn, insertTwoTurns   *sql.Stmt
 	insertFile, head, advance, holds                        *sql.Stmt
-	keepFiles, getThread, getTurns                          *sql.Stmt
+	keepFiles, getThread, getTurns, dataVersion             *sql.Stmt
 	saveBlob, sweepThreads, sweepBlobs                      *sql.Stmt
 }
 
@@ -65,6 +65,7 @@ func (w *writeStmts) rows() []stmtText {
 		{&w.sweepBlobs, `DELETE FROM blobs WHERE expires_at <= ?`},
 		{&w.getThread, getThread},
 		{&w.getTurns, getTurns},
+		{&w.dataVersion, `PRAGMA data_version`},
 	}
 }
 

@@ -206,7 +206,9 @@ func (s *Store) inSavepoint(j *writeJob) (fnErr, txErr error) {
 	if _, err := s.writes.savepoint.ExecContext(ctx); err != nil {
 		return nil, describe(err)
 	}
+	mark := s.rows.mark()
 	if fnErr = j.fn(ctx); fnErr != nil {
+		s.rows.undo(mark)
 		if _, err := s.writes.rollbackTo.ExecContext(ctx); err != nil {
 			return fnErr, describe(err)
 		}
@@ -260,6 +262,7 @@ func (s *Store) transact(ctx context.Context, fn func() error) error {
 	s.transactions.Add(1)
 	if err := fn(); err != nil {
 		s.rollback()
+		s.rows.rolledBack(false)
 		return err
 	}
 	// A COMMIT that ran must not be reported as failed, as the driver
@@ -267,8 +270,10 @@ func (s *Store) transact(ctx context.Context, fn func() error) error {
 	// it. Holding the write lock, it waits for no other writer.
 	if _, err := s.writes.commit.ExecContext(statementContext(ctx)); err != nil {
 		s.rollback()
+		s.rows.rolledBack(true)
 		return describe(err)
 	}
+	s.rows.committed()
 	return nil
 }
 

@@ -162,4 +162,6 @@ func RunShared(t *testing.T, newPair func(t *testing.T) (reader, writer memory.S
 		}
 		want(t, r, th.ID, "q", "a")
 	})
+
+	runHeads(t, newPair)
 }

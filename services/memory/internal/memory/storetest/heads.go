@@ -1,0 +1,107 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+)
+
+// runHeads checks that a thread's head (its times, initial context, parent)
+// reads as the last write left it, whichever handle wrote it: stores may
+// keep the rows they read (sqlitestore).
+func runHeads(t *testing.T, newPair func(t *testing.T) (reader, writer memory.Store)) {
+	ctx := context.Background()
+	head := func(t *testing.T, s memory.Store, id string, now time.Time) (memory.Thread, int) {
+		t.Helper()
+		got, err := s.Get(ctx, id, now)
+		if err != nil {
+			t.Fatalf("read thread %s: %v", id, err)
+		}
+		n := len(got.Turns)
+		got.Turns = nil
+		return *got, n
+	}
+	want := func(t *testing.T, s memory.Store, now time.Time, th *memory.Thread, turns int) {
+		t.Helper()
+		wantHead := *th
+		wantHead.Turns = nil
+		for range 2 { // the second read may be answered from what the first kept
+			got, n := head(t, s, th.ID, now)
+			if diff := cmp.Diff(wantHead, got); diff != "" {
+				t.Errorf("thread's head (-want +got):\n%s", diff)
+			}
+			if n != turns {
+				t.Errorf("thread has %d turns, want %d", n, turns)
+			}
+		}
+	}
+	appendAt := func(t *testing.T, s memory.Store, th *memory.Thread, at, expires time.Time) {
+		t.Helper()
+		if _, err := s.Append(ctx, th.ID, "", memory.Exchange{}, exchange("q", "a"), 100, at, expires); err != nil {
+			t.Fatal(err)
+		}
+		th.UpdatedAt, th.ExpiresAt = at, expires
+	}
+
+	t.Run("a thread's head reads as the last write left it, through either handle", func(t *testing.T) {
+		r, w := newPair(t)
+		th := newThread("")
+		th.InitialContext = map[string]any{"prompt": "first"}
+		if err := w.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		want(t, r, base, th, 0)
+
+		appendAt(t, w, th, base.Add(time.Minute), base.Add(2*time.Hour))
+		want(t, r, base, th, 2)
+		appendAt(t, r, th, base.Add(2*time.Minute), base.Add(3*time.Hour))
+		want(t, r, base, th, 4)
+		want(t, w, base, th, 4)
+
+		replaced := *th
+		replaced.ParentID, replaced.UpdatedAt = "a parent", base.Add(3*time.Minute)
+		replaced.InitialContext = map[string]any{"prompt": "second"}
+		replaced.Turns = append(exchange("q", "a"), exchange("q", "a")...) // as many turns as before
+		if err := w.Import(ctx, []*memory.Thread{&replaced}, true); err != nil {
+			t.Fatal(err)
+		}
+		want(t, r, base, &replaced, 4)
+
+		if err := w.Delete(ctx, th.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Get(ctx, th.ID, base); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("a deleted thread reads with %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("a write through the other handle reads whichever thread is read first after it", func(t *testing.T) {
+		r, w := newPair(t)
+		changed, other := newThread(""), newThread("")
+		for _, th := range []*memory.Thread{changed, other} {
+			if err := w.Create(ctx, th); err != nil {
+				t.Fatal(err)
+			}
+			want(t, r, base, th, 0)
+		}
+		appendAt(t, w, changed, base.Add(time.Minute), base.Add(2*time.Hour))
+		want(t, r, base, other, 0)
+		want(t, r, base, changed, 2)
+	})
+
+	t.Run("a thread read before it expired does not read once it has", func(t *testing.T) {
+		r, w := newPair(t)
+		th := newThread("")
+		if err := w.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		want(t, r, base, th, 0)
+		if _, err := r.Get(ctx, th.ID, th.ExpiresAt); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("an expired thread reads with %v, want ErrNotFound", err)
+		}
+	})
+}
