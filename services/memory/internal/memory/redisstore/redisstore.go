@@ -30,7 +30,6 @@ package redisstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -60,6 +59,7 @@ type Store struct {
 	lostAt     time.Time // the last loss noticed or read
 
 	cache  *memory.TurnCache
+	metas  *metaCache
 	health *Health // the last check's result
 }
 
@@ -72,7 +72,7 @@ func New(rdb redis.UniversalClient, prefix string, compress bool) *Store {
 	}
 	_, oneServer := rdb.(*redis.Client)
 	return &Store{rdb: rdb, prefix: prefix, compress: compress, oneServer: oneServer, lossWindow: defaultLossWindow,
-		cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes)}
+		cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes), metas: newMetaCache(maxMetaBytes)}
 }
 
 // Open connects to the Redis at url: a plain redis:// or rediss:// URL for
@@ -241,8 +241,9 @@ func (s *Store) head(id string, h map[string]string, now time.Time) (*memory.Thr
 	if expires <= now.UnixMilli() {
 		return nil, m, memory.ErrNotFound
 	}
-	if err := json.Unmarshal([]byte(h["meta"]), &m); err != nil {
-		return nil, m, fmt.Errorf("thread %s: decode: %w", id, err)
+	m, err := s.metas.decode(id, h["meta"])
+	if err != nil {
+		return nil, m, err
 	}
 	updated, _ := strconv.ParseInt(h["updated_ns"], 10, 64)
 	t := &memory.Thread{ID: m.ID, ParentID: m.ParentID, ToolName: m.ToolName, ClientID: m.ClientID,
