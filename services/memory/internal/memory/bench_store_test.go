@@ -95,9 +95,10 @@ func BenchmarkStoreGet(b *testing.B) {
 }
 
 // BenchmarkStoreReadAfterAppend is a continued call's read: the thread
-// (50 turns) read right after the previous call's append, its first
-// prompt, kept in the thread's initial context, of 100 bytes or 20 KB.
-// Only the reads are timed.
+// read right after the previous call's append, its first prompt, kept in
+// the thread's initial context, of 100 bytes or 20 KB. Each thread starts
+// with 50 turns and takes 100 calls (to 250 turns: an append's limit here
+// is 1,000). Only the reads are timed.
 //
 //	go test -run '^$' -bench StoreReadAfterAppend -benchtime 2000x ./services/memory/internal/memory
 func BenchmarkStoreReadAfterAppend(b *testing.B) {
@@ -110,7 +111,7 @@ func BenchmarkStoreReadAfterAppend(b *testing.B) {
 					var id string
 					lat := make([]time.Duration, 0, b.N)
 					for i := range b.N {
-						if i%100 == 0 { // a thread holds 1,000 turns at most
+						if i%100 == 0 {
 							now := time.Now().UTC()
 							id = uuid.NewString()
 							th := &memory.Thread{ID: id, ToolName: "chat", CreatedAt: now, UpdatedAt: now,

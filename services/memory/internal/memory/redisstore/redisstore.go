@@ -72,7 +72,7 @@ func New(rdb redis.UniversalClient, prefix string, compress bool) *Store {
 	}
 	_, oneServer := rdb.(*redis.Client)
 	return &Store{rdb: rdb, prefix: prefix, compress: compress, oneServer: oneServer, lossWindow: defaultLossWindow,
-		cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes), metas: newMetaCache(maxMetaBytes)}
+		cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes), metas: newMetaCache(memory.DefaultHeadBytes)}
 }
 
 // Open connects to the Redis at url: a plain redis:// or rediss:// URL for

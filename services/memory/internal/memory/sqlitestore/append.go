@@ -108,7 +108,9 @@ func (s *Store) advance(ctx context.Context, id, clientID string, turns []memory
 	if filesKept == keepUntil {
 		moved.keepFiles = keepUntil
 	}
-	s.rows.change(rowChange{id: id, moved: true, count: moved.count, updated: now, expires: expiresAt})
+	// As the file gives them back: in UTC, to the nanosecond, without a monotonic reading.
+	s.rows.change(rowChange{id: id, moved: true, count: moved.count, updated: fromNanos(nanos(now)),
+		expires: fromNanos(nanos(expiresAt))})
 	return moved, nil
 }
 

@@ -42,7 +42,8 @@ func holdWriter(t *testing.T, threads int) *heldWriter {
 		if err := s.Create(context.Background(), th); err != nil { // the first also sweeps
 			t.Fatal(err)
 		}
-		if _, err := s.Get(context.Background(), th.ID, now); err != nil { // the store keeps its row
+		// Read, so that the store keeps its row and the groups' writes move it.
+		if _, err := s.Get(context.Background(), th.ID, now); err != nil {
 			t.Fatal(err)
 		}
 		h.threads = append(h.threads, th)
@@ -107,7 +108,7 @@ func TestQueuedWritesCommitTogether(t *testing.T) {
 	now := time.Now().UTC()
 	for i := range appends {
 		go func() {
-			q := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
+			q := qa()
 			n, err := h.s.Append(context.Background(), id, "", memory.Exchange{ID: fmt.Sprint("exchange-", i)}, q,
 				100, now,
 				now.Add(time.Hour))

@@ -129,7 +129,7 @@ func TestTheLastVersionsFileGainsTheExchangeColumn(t *testing.T) {
 	if err := s.Create(ctx, th); err != nil {
 		t.Fatal(err)
 	}
-	turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
+	turns := qa()
 	for range 2 {
 		if n, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, turns, 10, now,
 			now.Add(time.Hour)); err != nil ||

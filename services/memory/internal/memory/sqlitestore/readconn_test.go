@@ -76,7 +76,7 @@ func TestAReadAfterAnAppendReadsNoPageFromTheFile(t *testing.T) {
 	for i := range 3 {
 		if i > 0 {
 			now := time.Now().UTC()
-			turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
+			turns := qa()
 			if _, err := s.Append(context.Background(), th.ID, "", memory.Exchange{ID: uuid.NewString()}, turns, 100,
 				now, now.Add(time.Hour)); err != nil {
 				t.Fatal(err)
@@ -163,7 +163,7 @@ func TestALongReadLeavesTheWriterFree(t *testing.T) {
 	}
 
 	now := time.Now().UTC()
-	turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
+	turns := qa()
 	actx, acancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer acancel()
 	if _, err := cold.Append(actx, other.ID, "", memory.Exchange{ID: uuid.NewString()}, turns, 100, now,

@@ -9,26 +9,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
+	"github.com/zenmcp/zen/services/memory/internal/memory/storetest"
 )
 
-// readHead reads the thread and returns its head (without the turns) and
-// its turn count.
-func readHead(t *testing.T, s *Store, id string, now time.Time) (memory.Thread, int) {
-	t.Helper()
-	got, err := s.Get(context.Background(), id, now)
-	if err != nil {
-		t.Fatalf("read thread %s: %v", id, err)
-	}
-	n := len(got.Turns)
-	got.Turns = nil
-	return *got, n
-}
-
 // A continued call's read follows its previous call's append: it reads
-// neither the thread's row nor its turns from the file.
+// no row from the file, and answers the head the file holds, to the
+// representation of its times.
 func TestAReadAfterAnAppendReadsNoRow(t *testing.T) {
 	t.Parallel()
-	s := open(t, filepath.Join(t.TempDir(), "memory.db"))
+	path := filepath.Join(t.TempDir(), "memory.db")
+	s, fromFile := open(t, path), open(t, path)
 	ctx := context.Background()
 	now := time.Now().UTC()
 	th := chatThread(now)
@@ -36,32 +26,54 @@ func TestAReadAfterAnAppendReadsNoRow(t *testing.T) {
 	if err := s.Create(ctx, th); err != nil {
 		t.Fatal(err)
 	}
-	readHead(t, s, th.ID, now)
+	storetest.Head(t, s, th.ID, now)
 	before := s.rowReads.Load()
-	later, expires := now.Add(time.Minute), now.Add(2*time.Hour)
-	turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
+	// Times as a caller may give them: in another zone, with a monotonic reading.
+	later := time.Now().In(time.FixedZone("UTC+1", 3600)).Add(time.Minute)
+	exactly := cmp.Comparer(func(a, b time.Time) bool { return a == b })
 	for i := range 3 {
-		if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x", After: 2 * i}, turns, 10, later,
-			expires); err != nil {
+		if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x", After: 2 * i}, qa(), 10, later,
+			later.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		th.UpdatedAt, th.ExpiresAt = later, expires
-		head, n := readHead(t, s, th.ID, now)
-		if diff := cmp.Diff(*th, head); diff != "" {
-			t.Errorf("head after append %d (-want +got):\n%s", i+1, diff)
+		head, n := storetest.Head(t, s, th.ID, now)
+		want, wantN := storetest.Head(t, fromFile, th.ID, now)
+		if diff := cmp.Diff(want, head, exactly); diff != "" {
+			t.Errorf("head after append %d (-in the file +read):\n%s", i+1, diff)
 		}
-		if n != 2*(i+1) {
-			t.Errorf("after append %d: %d turns, want %d", i+1, n, 2*(i+1))
+		if n != wantN {
+			t.Errorf("after append %d: %d turns, the file holds %d", i+1, n, wantN)
 		}
-		later, expires = later.Add(time.Minute), expires.Add(time.Minute)
+		later = later.Add(time.Minute)
 	}
 	if n := s.rowReads.Load() - before; n != 0 {
 		t.Errorf("reads after the appends read the thread's row %d times, want none", n)
 	}
 }
 
-// An append refused, answered as a retry, or undone with its group leaves
-// the row this process keeps as the file has it.
+// A sweep that deletes a thread drops its kept row, which a read whose
+// clock was set back would otherwise find live.
+func TestASweptThreadIsNotReadFromItsKeptRow(t *testing.T) {
+	t.Parallel()
+	s := open(t, filepath.Join(t.TempDir(), "memory.db"))
+	ctx := context.Background()
+	now := time.Now().UTC()
+	swept := chatThread(now)
+	if err := s.Create(ctx, swept); err != nil {
+		t.Fatal(err)
+	}
+	storetest.Head(t, s, swept.ID, now)
+	if err := s.Create(ctx, chatThread(swept.ExpiresAt.Add(2*sweepEvery))); err != nil { // sweeps
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, swept.ID, now); !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("a swept thread read at an earlier time: %v, want ErrNotFound", err)
+	}
+}
+
+// An append refused, answered as a retry, or undone in its own
+// transaction leaves the row this process keeps as the file has it, and
+// nothing of it is applied by the next write that commits.
 func TestAWriteNotCommittedLeavesTheKeptRowAlone(t *testing.T) {
 	t.Parallel()
 	s := open(t, filepath.Join(t.TempDir(), "memory.db"))
@@ -71,8 +83,8 @@ func TestAWriteNotCommittedLeavesTheKeptRowAlone(t *testing.T) {
 	if err := s.Create(ctx, th); err != nil {
 		t.Fatal(err)
 	}
-	turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
-	if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x"}, turns, 2, now, th.ExpiresAt); err != nil {
+	storetest.Head(t, s, th.ID, now) // kept from here on
+	if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x"}, qa(), 4, now, th.ExpiresAt); err != nil {
 		t.Fatal(err)
 	}
 	check := func(what string) {
@@ -81,18 +93,19 @@ func TestAWriteNotCommittedLeavesTheKeptRowAlone(t *testing.T) {
 		if err := s.Create(ctx, chatThread(now)); err != nil {
 			t.Fatal(err)
 		}
-		head, n := readHead(t, s, th.ID, now)
+		head, n := storetest.Head(t, s, th.ID, now)
 		if diff := cmp.Diff(*th, head); diff != "" || n != 2 {
 			t.Errorf("after %s: %d turns, want 2; head (-want +got):\n%s", what, n, diff)
 		}
 	}
 	check("the append")
 	later := now.Add(time.Minute)
-	if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x"}, turns, 2, later, later.Add(time.Hour)); err != nil {
+	// Room for it: the row moves, then the turns show it a retry, and it is rolled back.
+	if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x"}, qa(), 4, later, later.Add(time.Hour)); err != nil {
 		t.Fatalf("a retry: %v", err)
 	}
 	check("a retry")
-	if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "y"}, turns, 2, later,
+	if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "y"}, append(qa(), qa()...), 4, later,
 		later.Add(time.Hour)); !errors.Is(err, memory.ErrTurnLimit) {
 		t.Fatalf("an append past the limit: %v, want ErrTurnLimit", err)
 	}
@@ -100,7 +113,7 @@ func TestAWriteNotCommittedLeavesTheKeptRowAlone(t *testing.T) {
 
 	errUndone := errors.New("undone after its statements")
 	undone := func(ctx context.Context) error {
-		if _, err := s.advance(ctx, th.ID, "", turns, 10, later, later.Add(time.Hour)); err != nil {
+		if _, err := s.advance(ctx, th.ID, "", qa(), 10, later, later.Add(time.Hour)); err != nil {
 			return err
 		}
 		return errUndone
@@ -118,7 +131,7 @@ func TestAWriteUndoneInAGroupLeavesTheKeptRowAlone(t *testing.T) {
 	h := holdWriter(t, 2)
 	kept, undone := h.threads[0], h.threads[1]
 	now := time.Now().UTC()
-	turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
+	turns := qa()
 	later := now.Add(time.Minute)
 	errUndone := errors.New("undone after its statements")
 	writes := []func(ctx context.Context) error{
@@ -159,7 +172,7 @@ func TestAWriteUndoneInAGroupLeavesTheKeptRowAlone(t *testing.T) {
 		turns int
 	}{{kept, 2}, {undone, 0}} {
 		for range 2 {
-			head, n := readHead(t, h.s, want.th.ID, now)
+			head, n := storetest.Head(t, h.s, want.th.ID, now)
 			if diff := cmp.Diff(*want.th, head); diff != "" || n != want.turns {
 				t.Errorf("%d turns, want %d; head (-want +got):\n%s", n, want.turns, diff)
 			}

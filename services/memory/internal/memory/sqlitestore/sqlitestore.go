@@ -11,9 +11,10 @@
 // and their prepared statements live as long as the store: the store holds
 // the writer's connection and runs one transaction on it at a time, which
 // the writes that queued meanwhile share, a savepoint each (writer.go).
-// The writer's connection keeps the threads' rows it read or wrote until
-// another process commits (rows.go), so that a continued call's read reads
-// neither its thread's row nor its turns from the file.
+// The writer's connection keeps the threads' rows it read, as its own
+// writes since left them, until another process commits (rows.go), so that
+// a continued call's read reads neither its thread's row nor its turns
+// from the file.
 package sqlitestore
 
 import (
@@ -136,7 +137,7 @@ func OpenWithTimeout(path string, busyTimeout time.Duration) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{w: w, r: r, reads: newReadStmts(r, readers), cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes),
-		writer: make(chan struct{}, 1)}
+		rows: newRowCache(), writer: make(chan struct{}, 1)}
 	if err := s.init(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -212,7 +213,6 @@ func (s *Store) insert(ctx context.Context, t *memory.Thread, replace bool) erro
 			return err
 		}
 		s.rows.change(rowChange{id: t.ID})
-
 	}
 	_, err = exec(ctx, s.writes.insertThread, t.ID, t.ParentID, t.ToolName, t.ClientID, nanos(t.CreatedAt),
 		nanos(t.UpdatedAt), nanos(t.ExpiresAt), string(initial), len(t.Turns), memory.NewRevision())
@@ -256,7 +256,7 @@ func (s *Store) insertTurns(ctx context.Context, id string, first int, exchangeI
 }
 
 const (
-	getThread = `SELECT ` + threadColumns + `, turn_count, rev, length(initial_context)
+	getThread = `SELECT ` + threadColumns + `, turn_count, rev, octet_length(initial_context)
 		FROM threads WHERE id = ? AND expires_at > ?`
 	// SQLite takes the content out of the turn's JSON faster than
 	// encoding/json reads it.
@@ -285,12 +285,12 @@ func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thre
 	if err != nil {
 		return nil, err
 	}
-	t, count, rev, _, err := s.readRow(ctx, thread, id, now)
+	row, _, err := s.readRow(ctx, thread, id, now)
 	if err != nil {
 		return nil, err
 	}
-	return s.withTurns(t, count, rev, func(from int) ([]memory.Turn, error) {
-		return s.turns(ctx, id, from, count)
+	return s.withTurns(row, func(from int) ([]memory.Turn, error) {
+		return s.turns(ctx, id, from, row.count)
 	})
 }
 
@@ -310,18 +310,19 @@ func (s *Store) getOnWriter(ctx context.Context, id string, now time.Time) (*mem
 	}
 	defer giveBack()
 	sctx := statementContext(ctx)
-	t, count, rev, ok, err := s.keptRow(sctx, id, now)
+	row, ok, err := s.kept(sctx, id, now)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		var size int
-		if t, count, rev, size, err = s.readRow(sctx, s.writes.getThread, id, now); err != nil {
+		if row, size, err = s.readRow(sctx, s.writes.getThread, id, now); err != nil {
 			return nil, err
 		}
-		s.rows.keep(t, count, rev, size)
+		s.rows.keep(row, size)
 	}
-	return s.withTurns(t, count, rev, func(from int) ([]memory.Turn, error) {
+	count := row.count
+	return s.withTurns(row, func(from int) ([]memory.Turn, error) {
 		if count-from <= writerTurns {
 			return queryTurns(sctx, s.writes.getTurns, id, from, count)
 		}
@@ -339,32 +340,32 @@ func (s *Store) getOnWriter(ctx context.Context, id string, now time.Time) (*mem
 // from the file.
 const writerTurns = 16
 
-// readRow reads the thread's row with thread (getThread): the thread
-// without its turns, their count, the thread's revision and the size of
+// readRow reads the thread's row with thread (getThread), and the size of
 // its initial context as stored.
-func (s *Store) readRow(ctx context.Context, thread *sql.Stmt, id string, now time.Time) (t *memory.Thread,
-	count int, rev string, size int, err error) {
+func (s *Store) readRow(ctx context.Context, thread *sql.Stmt, id string, now time.Time) (threadRow, int, error) {
 	s.rowReads.Add(1)
-	t, err = scanThread(thread.QueryRowContext(ctx, id, nanos(now)), &count, &rev, &size)
+	var row threadRow
+	var size int
+	t, err := scanThread(thread.QueryRowContext(ctx, id, nanos(now)), &row.count, &row.rev, &size)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, 0, "", 0, memory.ErrNotFound
+		return threadRow{}, 0, memory.ErrNotFound
 	}
 	if err != nil {
-		return nil, 0, "", 0, describe(err)
+		return threadRow{}, 0, describe(err)
 	}
-	return t, count, rev, size, nil
+	row.thread = t
+	return row, size, nil
 }
 
-// withTurns gives t its count turns at rev: those the cache holds, and
+// withTurns gives the row's thread its turns: those the cache holds, and
 // the rest read from index from on with rest.
-func (s *Store) withTurns(t *memory.Thread, count int, rev string,
-	rest func(from int) ([]memory.Turn, error)) (*memory.Thread, error) {
-	turns, err := s.cache.Read(t.ID, rev, count, rest)
+func (s *Store) withTurns(row threadRow, rest func(from int) ([]memory.Turn, error)) (*memory.Thread, error) {
+	turns, err := s.cache.Read(row.thread.ID, row.rev, row.count, rest)
 	if err != nil {
 		return nil, err
 	}
-	t.Turns = turns
-	return t, nil
+	row.thread.Turns = turns
+	return row.thread, nil
 }
 
 type scanner interface{ Scan(...any) error }
@@ -464,7 +465,9 @@ func (s *Store) sweep(ctx context.Context, now time.Time) {
 			if _, err := exec(ctx, s.writes.sweepThreads, nanos(now)); err != nil {
 				return err
 			}
-			s.rows.change(rowChange{}) // the rows of expired threads are never read: only their memory is freed
+			// A read is answered from a kept row only while it is live at the
+			// read's time, which a clock set back can put before the sweep's.
+			s.rows.change(rowChange{})
 			_, err := exec(ctx, s.writes.sweepBlobs, nanos(now))
 			return err
 		})

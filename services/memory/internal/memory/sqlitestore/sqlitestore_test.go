@@ -32,6 +32,11 @@ func chatThread(now time.Time) *memory.Thread {
 		ExpiresAt: now.Add(time.Hour)}
 }
 
+// qa is an exchange: a question and its answer.
+func qa() []memory.Turn {
+	return []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
+}
+
 // holdWriteLock has another process's connection take the file's write lock
 // and keep it until the transaction it returns ends (or the test does).
 func holdWriteLock(t *testing.T, path string) *sql.Tx {
@@ -92,7 +97,7 @@ func TestTwoHandlesShareOneFile(t *testing.T) {
 	for _, s := range []*Store{a, b} {
 		go func() {
 			for range 25 {
-				turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
+				turns := qa()
 				if _, err := s.Append(ctx, th.ID, "", memory.Exchange{}, turns, 1000, now,
 					now.Add(time.Hour)); err != nil {
 					done <- err
@@ -256,7 +261,7 @@ func TestAnExchangeIsKeptWithItsTurns(t *testing.T) {
 	if err := s.Create(ctx, th); err != nil {
 		t.Fatal(err)
 	}
-	turns := []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
+	turns := qa()
 	if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, turns, 10, now, now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}

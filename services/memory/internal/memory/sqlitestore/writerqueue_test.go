@@ -107,7 +107,7 @@ func TestALongWriteEndsWithItsCaller(t *testing.T) {
 	var threads []*memory.Thread
 	for range 200 {
 		th := chatThread(now)
-		th.Turns = []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
+		th.Turns = qa()
 		threads = append(threads, th)
 	}
 	ctx := &endsMidway{Context: context.Background(), done: make(chan struct{})}

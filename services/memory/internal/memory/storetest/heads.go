@@ -10,27 +10,30 @@ import (
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 )
 
+// Head reads the thread at now and returns its head (the thread without
+// its turns) and how many turns it has.
+func Head(t *testing.T, s memory.Store, id string, now time.Time) (memory.Thread, int) {
+	t.Helper()
+	got, err := s.Get(context.Background(), id, now)
+	if err != nil {
+		t.Fatalf("read thread %s: %v", id, err)
+	}
+	n := len(got.Turns)
+	got.Turns = nil
+	return *got, n
+}
+
 // runHeads checks that a thread's head (its times, initial context, parent)
 // reads as the last write left it, whichever handle wrote it: stores may
 // keep the rows they read (sqlitestore).
 func runHeads(t *testing.T, newPair func(t *testing.T) (reader, writer memory.Store)) {
 	ctx := context.Background()
-	head := func(t *testing.T, s memory.Store, id string, now time.Time) (memory.Thread, int) {
-		t.Helper()
-		got, err := s.Get(ctx, id, now)
-		if err != nil {
-			t.Fatalf("read thread %s: %v", id, err)
-		}
-		n := len(got.Turns)
-		got.Turns = nil
-		return *got, n
-	}
 	want := func(t *testing.T, s memory.Store, now time.Time, th *memory.Thread, turns int) {
 		t.Helper()
 		wantHead := *th
 		wantHead.Turns = nil
 		for range 2 { // the second read may be answered from what the first kept
-			got, n := head(t, s, th.ID, now)
+			got, n := Head(t, s, th.ID, now)
 			if diff := cmp.Diff(wantHead, got); diff != "" {
 				t.Errorf("thread's head (-want +got):\n%s", diff)
 			}
@@ -79,7 +82,7 @@ func runHeads(t *testing.T, newPair func(t *testing.T) (reader, writer memory.St
 		}
 	})
 
-	t.Run("a write through the other handle reads whichever thread is read first after it", func(t *testing.T) {
+	t.Run("a write through the other handle is seen whichever thread is read first", func(t *testing.T) {
 		r, w := newPair(t)
 		changed, other := newThread(""), newThread("")
 		for _, th := range []*memory.Thread{changed, other} {
