@@ -76,3 +76,35 @@ func (h *Heads[V]) Clear() {
 	clear(h.byID)
 	h.size = 0
 }
+
+// HeadSize estimates what keeping t's head decoded costs: its strings,
+// and its initial context as decoded, which JSON of small values (empty
+// objects, say) makes many times the size of its text. The turns are not
+// counted.
+func HeadSize(t *Thread) int {
+	return len(t.ID) + len(t.ParentID) + len(t.ToolName) + len(t.ClientID) + decodedSize(t.InitialContext)
+}
+
+// decodedSize estimates the memory a value decoded from JSON holds: a
+// word or two for each value, the bytes of each string, a map's entries.
+func decodedSize(v any) int {
+	const word = 8
+	switch v := v.(type) {
+	case string:
+		return 2*word + len(v)
+	case map[string]any:
+		n := 6 * word
+		for k, e := range v {
+			n += 2*word + len(k) + 2*word + decodedSize(e)
+		}
+		return n
+	case []any:
+		n := 3 * word
+		for _, e := range v {
+			n += 2*word + decodedSize(e)
+		}
+		return n
+	default:
+		return 2 * word
+	}
+}

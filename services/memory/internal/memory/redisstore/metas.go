@@ -42,7 +42,9 @@ func (c *metaCache) decode(id, raw string) (meta, error) {
 		return meta{}, fmt.Errorf("thread %s: decode: %w", id, err)
 	}
 	c.mu.Lock()
-	c.heads.Put(id, decodedMeta{raw: raw, m: m}, len(raw))
+	head := memory.Thread{ID: m.ID, ParentID: m.ParentID, ToolName: m.ToolName, ClientID: m.ClientID,
+		InitialContext: m.InitialContext}
+	c.heads.Put(id, decodedMeta{raw: raw, m: m}, len(raw)+memory.HeadSize(&head))
 	c.mu.Unlock()
 	return m, nil
 }

@@ -36,3 +36,17 @@ func TestAMetaIsDecodedAgainOnlyWhenItsBytesChange(t *testing.T) {
 		t.Errorf("a meta that does not decode: %v, want an error naming the thread", err)
 	}
 }
+
+// A meta is counted as decoded: JSON of empty objects, 450 KB of text,
+// decodes to some 10 MB, more than one thread may take of the bound.
+func TestAMetaIsCountedAsDecoded(t *testing.T) {
+	t.Parallel()
+	c := newMetaCache(memory.DefaultHeadBytes)
+	raw := `{"thread_id":"t","initial_context":{"x":[{}` + strings.Repeat(",{}", 150_000) + `]}}`
+	if _, err := c.decode("t", raw); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.heads.Get("t"); ok {
+		t.Error("a meta of some 10 MB decoded was kept, counted as its text")
+	}
+}

@@ -78,12 +78,12 @@ func (s *Store) kept(ctx context.Context, id string, now time.Time) (threadRow, 
 }
 
 // keep records a row the writer's connection has just read, after kept
-// found none; size is the bytes of its initial context as stored.
-func (c *rowCache) keep(row threadRow, size int) {
+// found none.
+func (c *rowCache) keep(row threadRow) {
 	thread := *row.thread
 	thread.Turns = nil
 	row.thread = &thread
-	c.rows.Put(thread.ID, row, size)
+	c.rows.Put(thread.ID, row, memory.HeadSize(&thread))
 }
 
 // change records what the open transaction did to a row.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,4 +180,57 @@ func TestAWriteUndoneInAGroupLeavesTheKeptRowAlone(t *testing.T) {
 			}
 		}
 	}
+}
+
+// heapBytes is the heap in use once garbage is collected.
+func heapBytes() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// The rows kept hold no more than their bound, however a thread's head is
+// made: an initial context whose JSON decodes to many times its text, or
+// names of a megabyte. Not parallel: it measures the heap.
+func TestTheRowsKeptHoldNoMoreThanTheirBound(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "memory.db"))
+	ctx := context.Background()
+	now := time.Now().UTC()
+	empties := make([]any, 150_000) // 450 KB of JSON, about 10 MB decoded
+	for i := range empties {
+		empties[i] = map[string]any{}
+	}
+	big := strings.Repeat("n", 1<<20)
+	var threads []*memory.Thread
+	for i := range 40 {
+		th := chatThread(now)
+		if i < 8 {
+			th.InitialContext = map[string]any{"x": empties}
+		} else {
+			th.ToolName, th.ParentID = big, big
+		}
+		threads = append(threads, th)
+	}
+	if err := s.Import(ctx, threads, false); err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(threads))
+	for i, th := range threads {
+		ids[i] = th.ID
+	}
+	empties, threads = nil, nil
+	before := heapBytes()
+	for _, read := range [][]string{ids[:8], ids[8:]} { // each kind alone, then the second in place of the first
+		for _, id := range read {
+			if _, err := s.Get(ctx, id, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if grew := heapBytes() - before; grew > 2*memory.DefaultHeadBytes {
+			t.Errorf("the rows kept hold %d MB, over twice their bound of %d MB", grew>>20, memory.DefaultHeadBytes>>20)
+		}
+	}
+	runtime.KeepAlive(s)
 }

@@ -256,8 +256,7 @@ func (s *Store) insertTurns(ctx context.Context, id string, first int, exchangeI
 }
 
 const (
-	getThread = `SELECT ` + threadColumns + `, turn_count, rev, octet_length(initial_context)
-		FROM threads WHERE id = ? AND expires_at > ?`
+	getThread = `SELECT ` + threadColumns + `, turn_count, rev FROM threads WHERE id = ? AND expires_at > ?`
 	// SQLite takes the content out of the turn's JSON faster than
 	// encoding/json reads it.
 	getTurns = `SELECT json_remove(body, '$.content'), coalesce(json_extract(body, '$.content'), '')
@@ -285,7 +284,7 @@ func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thre
 	if err != nil {
 		return nil, err
 	}
-	row, _, err := s.readRow(ctx, thread, id, now)
+	row, err := s.readRow(ctx, thread, id, now)
 	if err != nil {
 		return nil, err
 	}
@@ -315,11 +314,10 @@ func (s *Store) getOnWriter(ctx context.Context, id string, now time.Time) (*mem
 		return nil, err
 	}
 	if !ok {
-		var size int
-		if row, size, err = s.readRow(sctx, s.writes.getThread, id, now); err != nil {
+		if row, err = s.readRow(sctx, s.writes.getThread, id, now); err != nil {
 			return nil, err
 		}
-		s.rows.keep(row, size)
+		s.rows.keep(row)
 	}
 	count := row.count
 	return s.withTurns(row, func(from int) ([]memory.Turn, error) {
@@ -340,21 +338,19 @@ func (s *Store) getOnWriter(ctx context.Context, id string, now time.Time) (*mem
 // from the file.
 const writerTurns = 16
 
-// readRow reads the thread's row with thread (getThread), and the size of
-// its initial context as stored.
-func (s *Store) readRow(ctx context.Context, thread *sql.Stmt, id string, now time.Time) (threadRow, int, error) {
+// readRow reads the thread's row with thread (getThread).
+func (s *Store) readRow(ctx context.Context, thread *sql.Stmt, id string, now time.Time) (threadRow, error) {
 	s.rowReads.Add(1)
 	var row threadRow
-	var size int
-	t, err := scanThread(thread.QueryRowContext(ctx, id, nanos(now)), &row.count, &row.rev, &size)
+	t, err := scanThread(thread.QueryRowContext(ctx, id, nanos(now)), &row.count, &row.rev)
 	if errors.Is(err, sql.ErrNoRows) {
-		return threadRow{}, 0, memory.ErrNotFound
+		return threadRow{}, memory.ErrNotFound
 	}
 	if err != nil {
-		return threadRow{}, 0, describe(err)
+		return threadRow{}, describe(err)
 	}
 	row.thread = t
-	return row, size, nil
+	return row, nil
 }
 
 // withTurns gives the row's thread its turns: those the cache holds, and
