@@ -86,7 +86,7 @@ func HeadSize(t *Thread) int {
 }
 
 // decodedSize estimates the memory a value decoded from JSON holds: a
-// word or two for each value, the bytes of each string, a map's entries.
+// word or two for each value, the bytes of each string, a map's slots.
 func decodedSize(v any) int {
 	const word = 8
 	switch v := v.(type) {
@@ -94,8 +94,14 @@ func decodedSize(v any) int {
 		return 2*word + len(v)
 	case map[string]any:
 		n := 6 * word
+		if len(v) > 0 {
+			// Go's maps hold their entries in groups of eight slots (a key and
+			// a value, four words, each), the first group whole from the first
+			// entry, and room to grow past those filled.
+			n += max(8, 2*len(v)) * 4 * word
+		}
 		for k, e := range v {
-			n += 2*word + len(k) + 2*word + decodedSize(e)
+			n += len(k) + decodedSize(e)
 		}
 		return n
 	case []any:
