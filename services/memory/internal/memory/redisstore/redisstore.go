@@ -176,47 +176,69 @@ type meta struct {
 }
 
 // Get reads the thread's hash and the turns appended since the cache last
-// saw it, in one round trip; a second only when the thread was written anew.
+// saw it, in one round trip, as one transaction (MULTI), so that the two
+// are one version's; a second only when the thread was written anew.
 func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
+	return memory.ReadAgain(func() string { return "thread " + id }, func() (*memory.Thread, error) {
+		return s.get(ctx, id, now)
+	})
+}
+
+// get is one attempt of Get.
+func (s *Store) get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
 	rev, seen := s.cache.Peek(id)
-	pipe := s.rdb.Pipeline()
-	h := pipe.HGetAll(ctx, s.metaKey(id))
-	turns := pipe.LRange(ctx, s.turnsKey(id), int64(seen), -1)
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, unavailable(err)
-	}
-	if len(h.Val()) == 0 {
-		return nil, s.missing(ctx, now) // absent: perhaps lost with Redis's data
-	}
-	t, m, err := s.head(id, h.Val(), now)
+	t, m, raw, err := s.readFrom(ctx, id, seen, now)
 	if err != nil {
 		return nil, err
 	}
-	raw := turns.Val()
 	if seen > 0 && m.Rev != rev {
 		// Written anew since the cache saw it: the turns after seen are
 		// not the ones to read.
-		if raw, err = s.rdb.LRange(ctx, s.turnsKey(id), 0, -1).Result(); err != nil {
-			return nil, unavailable(err)
-		}
 		seen = 0
+		if t, m, raw, err = s.readFrom(ctx, id, 0, now); err != nil {
+			return nil, err
+		}
 	}
 	count := seen + len(raw)
 	t.Turns, err = s.cache.Read(id, m.Rev, count, func(from int) ([]memory.Turn, error) {
 		if from >= seen {
 			return decodeTurns(id, raw[from-seen:])
 		}
-		// Another read cached fewer turns meanwhile.
-		more, err := s.rdb.LRange(ctx, s.turnsKey(id), int64(from), int64(seen-1)).Result()
+		// Another read cached fewer turns meanwhile: read them again, at
+		// the revision of the rest.
+		_, again, all, err := s.readFrom(ctx, id, 0, now)
 		if err != nil {
-			return nil, unavailable(err)
+			return nil, err
 		}
-		return decodeTurns(id, append(more, raw...))
+		if again.Rev != m.Rev || len(all) < count {
+			return nil, memory.ErrWrittenAnew
+		}
+		return decodeTurns(id, all[from:count])
 	})
 	if err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// readFrom reads, in one transaction, the thread's head and its turns
+// from index from on (raw).
+func (s *Store) readFrom(ctx context.Context, id string, from int, now time.Time) (*memory.Thread, meta, []string,
+	error) {
+	tx := s.rdb.TxPipeline()
+	h := tx.HGetAll(ctx, s.metaKey(id))
+	turns := tx.LRange(ctx, s.turnsKey(id), int64(from), -1)
+	if _, err := tx.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, meta{}, nil, unavailable(err)
+	}
+	if len(h.Val()) == 0 {
+		return nil, meta{}, nil, s.missing(ctx, now) // absent: perhaps lost with Redis's data
+	}
+	t, m, err := s.head(id, h.Val(), now)
+	if err != nil {
+		return nil, meta{}, nil, err
+	}
+	return t, m, turns.Val(), nil
 }
 
 // decode rebuilds a thread; an absent or expired one is not found.

@@ -28,18 +28,25 @@ func listQuery(columns string, p memory.ListParams, now time.Time) (string, []an
 }
 
 func (s *Store) List(ctx context.Context, p memory.ListParams, now time.Time) ([]*memory.Thread, error) {
+	return memory.ReadAgain(func() string { return "a thread listed" }, func() ([]*memory.Thread, error) {
+		return s.list(ctx, p, now)
+	})
+}
+
+// list is one attempt of List.
+func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time) ([]*memory.Thread, error) {
 	release, err := s.reads.take(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	query, args := listQuery(threadColumns+`, turn_count`, p, now)
+	query, args := listQuery(threadColumns+`, turn_count, rev`, p, now)
 	var out []*memory.Thread
-	var counts []int
-	err = s.query(ctx, query, args, func(rows *sql.Rows) error {
-		var n int
-		t, err := scanThread(rows, &n)
-		out, counts = append(out, t), append(counts, n)
+	var rows []threadRow
+	err = s.query(ctx, query, args, func(r *sql.Rows) error {
+		var row threadRow
+		t, err := scanThread(r, &row.count, &row.rev)
+		out, rows = append(out, t), append(rows, row)
 		return err
 	})
 	if err != nil {
@@ -48,7 +55,7 @@ func (s *Store) List(ctx context.Context, p memory.ListParams, now time.Time) ([
 	// Listings read threads once each (an export): they go around the
 	// cache, which keeps the threads that calls continue.
 	for i, t := range out {
-		if t.Turns, err = s.turns(ctx, t.ID, 0, counts[i]); err != nil {
+		if t.Turns, err = s.turns(ctx, t.ID, rows[i].rev, 0, rows[i].count); err != nil {
 			return nil, err
 		}
 	}

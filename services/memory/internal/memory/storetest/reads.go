@@ -164,4 +164,5 @@ func RunShared(t *testing.T, newPair func(t *testing.T) (reader, writer memory.S
 	})
 
 	runHeads(t, newPair)
+	runVersions(t, newPair)
 }
