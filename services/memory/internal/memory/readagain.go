@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -14,18 +15,17 @@ var ErrWrittenAnew = errors.New("the thread was written anew while it was read")
 const readAttempts = 5
 
 // ReadAgain runs read until it does not find its thread written anew, at
-// most readAttempts times; what names what it reads, for the error that
-// says it gave up.
-func ReadAgain[T any](what func() string, read func() (T, error)) (T, error) {
-	for range readAttempts - 1 {
-		if v, err := read(); !errors.Is(err, ErrWrittenAnew) {
+// most readAttempts times, and while ctx lasts.
+func ReadAgain[T any](ctx context.Context, read func() (T, error)) (T, error) {
+	var v T
+	var err error
+	for range readAttempts {
+		if v, err = read(); !errors.Is(err, ErrWrittenAnew) {
 			return v, err
 		}
+		if ctx.Err() != nil {
+			return v, ctx.Err()
+		}
 	}
-	v, err := read()
-	if errors.Is(err, ErrWrittenAnew) {
-		return v, fmt.Errorf("%w: %s was written anew during each of %d reads, or its turns do not match its "+
-			"head; try again", ErrUnavailable, what(), readAttempts)
-	}
-	return v, err
+	return v, fmt.Errorf("%w: %w, in each of %d reads; try again", ErrUnavailable, err, readAttempts)
 }

@@ -26,9 +26,12 @@ const turnOverhead = 256
 // revision and turn count with every read, in the same statement or round
 // trip as the rest of its head (or knows that nobody else has written
 // since it last did: sqlitestore's rows), so other processes writing the
-// same store are seen at once. An append this process commits adds its
-// turns (see Appended), so a continued call's read, which follows its
-// previous call's append, decodes none.
+// same store are seen at once. The turns a read lacks are read at the
+// revision of the head it read (in the same statement or transaction, or
+// on condition that the thread is still at it: see ReadAgain), so that a
+// read returns one version of its thread. An append this process commits
+// adds its turns (see Appended), so a continued call's read, which follows
+// its previous call's append, decodes none.
 type TurnCache struct {
 	mu    sync.Mutex
 	max   int64

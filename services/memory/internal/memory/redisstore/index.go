@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -79,10 +80,8 @@ func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time, la
 			return nil, unavailable(err)
 		}
 		type reads struct {
-			id    string
-			meta  *redis.MapStringStringCmd
-			count *redis.IntCmd
-			turns *redis.StringSliceCmd
+			id   string
+			read *redis.Cmd
 		}
 		var batchReads []reads
 		pipe := s.rdb.Pipeline()
@@ -91,8 +90,10 @@ func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time, la
 			if p.After != nil && e.Score == score(p.After.UpdatedAt) && id >= p.After.ID {
 				continue
 			}
-			batchReads = append(batchReads, reads{id: id, meta: pipe.HGetAll(ctx, s.metaKey(id)),
-				count: pipe.LLen(ctx, s.turnsKey(id)), turns: pipe.LRange(ctx, s.turnsKey(id), 0, lastTurn)})
+			// A script each, so that a thread's head and turns are one
+			// version's; the pipeline spans slots, which one MULTI cannot.
+			read := listedScript.Eval(ctx, pipe, []string{s.metaKey(id), s.turnsKey(id)}, lastTurn)
+			batchReads = append(batchReads, reads{id: id, read: read})
 		}
 		if len(batchReads) > 0 {
 			if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
@@ -100,7 +101,11 @@ func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time, la
 			}
 		}
 		for _, r := range batchReads {
-			t, err := s.decode(r.id, r.meta.Val(), r.turns.Val(), now)
+			meta, count, turns, err := listedReply(r.read)
+			if err != nil {
+				return nil, fmt.Errorf("thread %s: %w", r.id, err)
+			}
+			t, err := s.decode(r.id, meta, turns, now)
 			if errors.Is(err, memory.ErrNotFound) {
 				stale = append(stale, r.id)
 				continue
@@ -109,7 +114,7 @@ func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time, la
 				return nil, err
 			}
 			if t.ClientID == p.ClientID && (p.ToolName == "" || t.ToolName == p.ToolName) {
-				out = append(out, listed{thread: t, turns: r.count.Val()})
+				out = append(out, listed{thread: t, turns: count})
 				if len(out) == p.Limit {
 					break
 				}
@@ -144,4 +149,36 @@ func (s *Store) Summaries(ctx context.Context, p memory.ListParams, now time.Tim
 		out[i].Thread.Turns = nil
 	}
 	return out, err
+}
+
+// listedScript reads a thread as a listing does, in one step: its hash,
+// its turn count and its turns up to index ARGV[1]. KEYS: metaKey,
+// turnsKey.
+var listedScript = redis.NewScript(`
+return {redis.call('HGETALL', KEYS[1]), redis.call('LLEN', KEYS[2]), redis.call('LRANGE', KEYS[2], 0, ARGV[1])}
+`)
+
+// listedReply takes listedScript's reply apart.
+func listedReply(cmd *redis.Cmd) (meta map[string]string, count int64, turns []string, err error) {
+	reply, err := cmd.Slice()
+	if err != nil {
+		return nil, 0, nil, unavailable(err)
+	}
+	if len(reply) != 3 {
+		return nil, 0, nil, fmt.Errorf("listing script: %d values, want 3", len(reply))
+	}
+	fields, _ := reply[0].([]any)
+	count, _ = reply[1].(int64)
+	listedTurns, _ := reply[2].([]any)
+	meta = make(map[string]string, len(fields)/2)
+	for i := 0; i+1 < len(fields); i += 2 {
+		k, _ := fields[i].(string)
+		v, _ := fields[i+1].(string)
+		meta[k] = v
+	}
+	turns = make([]string, len(listedTurns))
+	for i, t := range listedTurns {
+		turns[i], _ = t.(string)
+	}
+	return meta, count, turns, nil
 }

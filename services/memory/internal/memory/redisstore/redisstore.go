@@ -179,9 +179,7 @@ type meta struct {
 // saw it, in one round trip, as one transaction (MULTI), so that the two
 // are one version's; a second only when the thread was written anew.
 func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
-	return memory.ReadAgain(func() string { return "thread " + id }, func() (*memory.Thread, error) {
-		return s.get(ctx, id, now)
-	})
+	return memory.ReadAgain(ctx, func() (*memory.Thread, error) { return s.get(ctx, id, now) })
 }
 
 // get is one attempt of Get.
@@ -206,14 +204,14 @@ func (s *Store) get(ctx context.Context, id string, now time.Time) (*memory.Thre
 		}
 		// Another read cached fewer turns meanwhile: read them again, at
 		// the revision of the rest.
-		_, again, all, err := s.readFrom(ctx, id, 0, now)
+		_, again, more, err := s.readFrom(ctx, id, from, now)
 		if err != nil {
 			return nil, err
 		}
-		if again.Rev != m.Rev || len(all) < count {
-			return nil, memory.ErrWrittenAnew
+		if again.Rev != m.Rev || len(more) < count-from {
+			return nil, fmt.Errorf("thread %s: %w", id, memory.ErrWrittenAnew)
 		}
-		return decodeTurns(id, all[from:count])
+		return decodeTurns(id, more[:count-from])
 	})
 	if err != nil {
 		return nil, err

@@ -28,9 +28,7 @@ func listQuery(columns string, p memory.ListParams, now time.Time) (string, []an
 }
 
 func (s *Store) List(ctx context.Context, p memory.ListParams, now time.Time) ([]*memory.Thread, error) {
-	return memory.ReadAgain(func() string { return "a thread listed" }, func() ([]*memory.Thread, error) {
-		return s.list(ctx, p, now)
-	})
+	return memory.ReadAgain(ctx, func() ([]*memory.Thread, error) { return s.list(ctx, p, now) })
 }
 
 // list is one attempt of List.
@@ -41,12 +39,12 @@ func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time) ([
 	}
 	defer release()
 	query, args := listQuery(threadColumns+`, turn_count, rev`, p, now)
-	var out []*memory.Thread
-	var rows []threadRow
+	var listed []threadRow
 	err = s.query(ctx, query, args, func(r *sql.Rows) error {
 		var row threadRow
-		t, err := scanThread(r, &row.count, &row.rev)
-		out, rows = append(out, t), append(rows, row)
+		var err error
+		row.thread, err = scanThread(r, &row.count, &row.rev)
+		listed = append(listed, row)
 		return err
 	})
 	if err != nil {
@@ -54,10 +52,12 @@ func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time) ([
 	}
 	// Listings read threads once each (an export): they go around the
 	// cache, which keeps the threads that calls continue.
-	for i, t := range out {
-		if t.Turns, err = s.turns(ctx, t.ID, rows[i].rev, 0, rows[i].count); err != nil {
+	out := make([]*memory.Thread, len(listed))
+	for i, row := range listed {
+		if row.thread.Turns, err = s.turns(ctx, row.thread.ID, row.rev, 0, row.count); err != nil {
 			return nil, err
 		}
+		out[i] = row.thread
 	}
 	return out, nil
 }

@@ -14,13 +14,16 @@ import (
 const (
 	getThread = `SELECT ` + threadColumns + `, turn_count, rev FROM threads WHERE id = ? AND expires_at > ?`
 	// SQLite takes the content out of the turn's JSON faster than
-	// encoding/json reads it. The turns are read only while the thread is
-	// still at revision ?4, the one its row was read at: in another
-	// statement, the row and the turns may be two versions'.
-	getTurns = `SELECT json_remove(body, '$.content'), coalesce(json_extract(body, '$.content'), '')
-		FROM turns WHERE thread_id = ?1 AND seq >= ?2 AND seq < ?3
-			AND EXISTS (SELECT 1 FROM threads WHERE id = ?1 AND rev = ?4)
-		ORDER BY seq`
+	// encoding/json reads it. The turns are read from the thread's row at
+	// revision ?4, the one the read found: in another statement, the row
+	// and the turns may be two versions'. No row at all means the thread
+	// is no longer at that revision; a row without a turn (its third
+	// column false), that it has no turns in the range.
+	getTurns = `SELECT json_remove(t.body, '$.content'), coalesce(json_extract(t.body, '$.content'), ''),
+			t.seq IS NOT NULL
+		FROM threads h LEFT JOIN turns t ON t.thread_id = h.id AND t.seq >= ?2 AND t.seq < ?3
+		WHERE h.id = ?1 AND h.rev = ?4
+		ORDER BY t.seq`
 )
 
 // Get reads the thread on the writer's connection when no write holds it,
@@ -29,9 +32,7 @@ const (
 // reader fetches every page of a read from the file again (nine reads a
 // Get, measured), while the writer's cache holds the pages it wrote.
 func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
-	return memory.ReadAgain(func() string { return "thread " + id }, func() (*memory.Thread, error) {
-		return s.get(ctx, id, now)
-	})
+	return memory.ReadAgain(ctx, func() (*memory.Thread, error) { return s.get(ctx, id, now) })
 }
 
 // get is one attempt of Get.
@@ -160,36 +161,49 @@ func (s *Store) turns(ctx context.Context, id, rev string, from, until int) ([]m
 }
 
 // queryTurns reads the thread's turns at revision rev from index from up
-// to until with st (getTurns): memory.ErrWrittenAnew when the thread is no longer
-// at rev, and finds fewer.
+// to until with st (getTurns). A thread no longer at rev is
+// memory.ErrWrittenAnew; one at rev that lacks some of the turns its row
+// counts is damaged.
 func queryTurns(ctx context.Context, st *sql.Stmt, id, rev string, from, until int) ([]memory.Turn, error) {
 	rows, err := st.QueryContext(ctx, id, from, until, rev)
 	if err != nil {
 		return nil, describe(err)
 	}
-	turns, err := turnRows(rows, id, until-from)
-	if err == nil && len(turns) != until-from {
-		return nil, memory.ErrWrittenAnew
+	turns, atRev, err := turnRows(rows, id, until-from)
+	switch {
+	case err != nil:
+		return nil, err
+	case !atRev:
+		return nil, fmt.Errorf("thread %s: %w", id, memory.ErrWrittenAnew)
+	case len(turns) != until-from:
+		return nil, fmt.Errorf("thread %s: the store holds %d of its turns %d to %d, which its row counts: the "+
+			"thread is damaged (export what is left, or delete it)", id, len(turns), from, until-1)
 	}
-	return turns, err
+	return turns, nil
 }
 
-// turnRows decodes and closes the rows of getTurns, n of them expected.
-func turnRows(rows *sql.Rows, id string, n int) ([]memory.Turn, error) {
+// turnRows decodes and closes the rows of getTurns, n turns expected, and
+// says whether the thread was found at the revision asked for.
+func turnRows(rows *sql.Rows, id string, n int) (turns []memory.Turn, atRev bool, err error) {
 	defer rows.Close()
 	out := make([]memory.Turn, 0, n)
 	for rows.Next() {
+		atRev = true
 		var body sql.RawBytes
 		var content string
-		if err := rows.Scan(&body, &content); err != nil {
-			return nil, describe(err)
+		var isTurn bool
+		if err := rows.Scan(&body, &content, &isTurn); err != nil {
+			return nil, false, describe(err)
+		}
+		if !isTurn {
+			continue
 		}
 		var turn memory.Turn
 		if err := json.Unmarshal(body, &turn); err != nil {
-			return nil, fmt.Errorf("thread %s: decode turn: %w", id, err)
+			return nil, false, fmt.Errorf("thread %s: decode turn: %w", id, err)
 		}
 		turn.Content = content
 		out = append(out, turn)
 	}
-	return out, describe(rows.Err())
+	return out, atRev, describe(rows.Err())
 }

@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"runtime"
@@ -233,4 +234,35 @@ func TestTheRowsKeptHoldNoMoreThanTheirBound(t *testing.T) {
 		}
 	}
 	runtime.KeepAlive(s)
+}
+
+// A thread whose row counts turns the file lacks fails its reads at once
+// with what is wrong, not as a store to try again.
+func TestADamagedThreadIsSaidToBe(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	s := open(t, path)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	th := chatThread(now)
+	th.Turns = append(qa(), qa()...)
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.ExecContext(ctx, `DELETE FROM turns WHERE thread_id = ? AND seq = 2`, th.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, getErr := s.Get(ctx, th.ID, now)
+	_, listErr := s.List(ctx, memory.ListParams{Limit: 10}, now)
+	for name, err := range map[string]error{"read": getErr, "listing": listErr} {
+		if err == nil || errors.Is(err, memory.ErrUnavailable) || !strings.Contains(err.Error(), th.ID) ||
+			!strings.Contains(err.Error(), "damaged") {
+			t.Errorf("%s of a damaged thread: %v, want an error that names it damaged", name, err)
+		}
+	}
 }

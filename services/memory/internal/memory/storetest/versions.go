@@ -22,6 +22,10 @@ func generation(id string, gen, n int) *memory.Thread {
 	return th
 }
 
+// turnsOf is how many turns generation gen has: 20 to 24, so that one
+// version's count reads another's turns.
+func turnsOf(gen int) int { return 20 + gen%5 }
+
 // runVersions checks that a read while the other handle writes the thread
 // anew again and again returns one version of it, its head and its turns
 // alike: a store that reads them apart must see that they disagree.
@@ -30,15 +34,14 @@ func runVersions(t *testing.T, newPair func(t *testing.T) (reader, writer memory
 		r, w := newPair(t)
 		ctx := context.Background()
 		id := uuid.NewString()
-		if err := w.Create(ctx, generation(id, 0, 20)); err != nil {
+		if err := w.Create(ctx, generation(id, 0, turnsOf(0))); err != nil {
 			t.Fatal(err)
 		}
 		var stop atomic.Bool
 		replaced := make(chan error, 1)
 		go func() {
 			for gen := 1; !stop.Load(); gen++ {
-				// 18 to 22 turns: one version's count reads another's turns.
-				if err := w.Import(ctx, []*memory.Thread{generation(id, gen, 18+gen%5)}, true); err != nil {
+				if err := w.Import(ctx, []*memory.Thread{generation(id, gen, turnsOf(gen))}, true); err != nil {
 					replaced <- err
 					return
 				}
@@ -51,10 +54,10 @@ func runVersions(t *testing.T, newPair func(t *testing.T) (reader, writer memory
 				t.Fatal(err)
 			}
 		}()
-		deadline := time.Now().Add(time.Second)
+		deadline := time.Now().Add(300 * time.Millisecond)
 		reads, unavailable := 0, 0
 		for ; time.Now().Before(deadline); reads++ {
-			got, err := r.Get(ctx, id, base)
+			got, err := readOneWay(ctx, r, id, reads%3)
 			if errors.Is(err, memory.ErrUnavailable) {
 				unavailable++ // a store may give up on a thread written anew through every attempt
 				continue
@@ -62,10 +65,18 @@ func runVersions(t *testing.T, newPair func(t *testing.T) (reader, writer memory
 			if err != nil {
 				t.Fatalf("read %d: %v", reads, err)
 			}
+			var gen int
+			if _, err := fmt.Sscanf(got.ParentID, "gen %d", &gen); err != nil {
+				t.Fatalf("read %d: head %q: %v", reads, got.ParentID, err)
+			}
+			if want := turnsOf(gen); got.count != want {
+				t.Fatalf("read %d (%s): the head of %s with %d turns, want %d", reads, got.how, got.ParentID,
+					got.count, want)
+			}
 			for i, turn := range got.Turns {
 				if turn.Content != got.ParentID {
-					t.Fatalf("read %d: the head of %s, turn %d of %s (of %d turns)", reads, got.ParentID, i,
-						turn.Content, len(got.Turns))
+					t.Fatalf("read %d (%s): the head of %s, turn %d of %s", reads, got.how, got.ParentID, i,
+						turn.Content)
 				}
 			}
 		}
@@ -73,4 +84,47 @@ func runVersions(t *testing.T, newPair func(t *testing.T) (reader, writer memory
 			t.Errorf("%d of %d reads gave up", unavailable, reads)
 		}
 	})
+}
+
+// oneWay is a thread read one of three ways, with its turn count.
+type oneWay struct {
+	*memory.Thread
+	count int
+	how   string
+}
+
+// readOneWay reads the thread by Get, List or Summaries (the first
+// prompt standing for its turns).
+func readOneWay(ctx context.Context, s memory.Store, id string, way int) (oneWay, error) {
+	switch way {
+	case 0:
+		t, err := s.Get(ctx, id, base)
+		if err != nil {
+			return oneWay{}, err
+		}
+		return oneWay{t, len(t.Turns), "read"}, nil
+	case 1:
+		threads, err := s.List(ctx, memory.ListParams{Limit: 10}, base)
+		if err != nil {
+			return oneWay{}, err
+		}
+		for _, t := range threads {
+			if t.ID == id {
+				return oneWay{t, len(t.Turns), "listed"}, nil
+			}
+		}
+	default:
+		sums, err := s.Summaries(ctx, memory.ListParams{Limit: 10}, base)
+		if err != nil {
+			return oneWay{}, err
+		}
+		for _, sum := range sums {
+			if sum.Thread.ID == id {
+				t := sum.Thread
+				t.Turns = []memory.Turn{{Content: sum.FirstPrompt}}
+				return oneWay{&t, sum.TurnCount, "summarised"}, nil
+			}
+		}
+	}
+	return oneWay{}, fmt.Errorf("thread %s is not listed", id)
 }
