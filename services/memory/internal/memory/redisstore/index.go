@@ -158,27 +158,41 @@ var listedScript = redis.NewScript(`
 return {redis.call('HGETALL', KEYS[1]), redis.call('LLEN', KEYS[2]), redis.call('LRANGE', KEYS[2], 0, ARGV[1])}
 `)
 
-// listedReply takes listedScript's reply apart.
+// listedReply takes listedScript's reply apart. A reply of another shape
+// is an error, never an empty thread: a listing drops the threads it finds
+// gone from their client's index.
 func listedReply(cmd *redis.Cmd) (meta map[string]string, count int64, turns []string, err error) {
 	reply, err := cmd.Slice()
 	if err != nil {
 		return nil, 0, nil, unavailable(err)
 	}
-	if len(reply) != 3 {
-		return nil, 0, nil, fmt.Errorf("listing script: %d values, want 3", len(reply))
+	bad := func() (map[string]string, int64, []string, error) {
+		return nil, 0, nil, fmt.Errorf("the listing script answered %v, not a thread's hash, count and turns", reply)
 	}
-	fields, _ := reply[0].([]any)
-	count, _ = reply[1].(int64)
-	listedTurns, _ := reply[2].([]any)
+	if len(reply) != 3 {
+		return bad()
+	}
+	fields, ok1 := reply[0].([]any)
+	count, ok2 := reply[1].(int64)
+	listedTurns, ok3 := reply[2].([]any)
+	if !ok1 || !ok2 || !ok3 || len(fields)%2 != 0 {
+		return bad()
+	}
 	meta = make(map[string]string, len(fields)/2)
-	for i := 0; i+1 < len(fields); i += 2 {
-		k, _ := fields[i].(string)
-		v, _ := fields[i+1].(string)
+	for i := 0; i < len(fields); i += 2 {
+		k, ok1 := fields[i].(string)
+		v, ok2 := fields[i+1].(string)
+		if !ok1 || !ok2 {
+			return bad()
+		}
 		meta[k] = v
 	}
 	turns = make([]string, len(listedTurns))
 	for i, t := range listedTurns {
-		turns[i], _ = t.(string)
+		var ok bool
+		if turns[i], ok = t.(string); !ok {
+			return bad()
+		}
 	}
 	return meta, count, turns, nil
 }

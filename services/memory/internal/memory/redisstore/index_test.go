@@ -193,3 +193,30 @@ func TestOldIndexIsMigrated(t *testing.T) {
 		t.Error("the old index is still there")
 	}
 }
+
+// A listing script's reply of another shape is an error, never a thread
+// read as gone (which a listing would drop from its client's index).
+func TestAListedReplyOfAnotherShapeIsAnError(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for name, reply := range map[string]any{
+		"a map for the hash":     []any{map[any]any{"meta": "m"}, int64(1), []any{"t"}},
+		"an odd hash":            []any{[]any{"meta"}, int64(1), []any{}},
+		"a number for a turn":    []any{[]any{"meta", "m"}, int64(1), []any{int64(7)}},
+		"a string for the count": []any{[]any{"meta", "m"}, "1", []any{"t"}},
+		"two values":             []any{[]any{"meta", "m"}, int64(1)},
+		"not a list":             "OK",
+	} {
+		cmd := redis.NewCmd(ctx)
+		cmd.SetVal(reply)
+		if _, _, _, err := listedReply(cmd); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	cmd := redis.NewCmd(ctx)
+	cmd.SetVal([]any{[]any{"meta", "m", "expires_ms", "1"}, int64(2), []any{"t0", "t1"}})
+	meta, count, turns, err := listedReply(cmd)
+	if err != nil || meta["meta"] != "m" || meta["expires_ms"] != "1" || count != 2 || len(turns) != 2 {
+		t.Errorf("a thread's reply: %v %d %v %v", meta, count, turns, err)
+	}
+}
