@@ -126,12 +126,7 @@ func TestAPanicLeavesNoAnswerButItsWork(t *testing.T) {
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // net/http reports the panic
 	srv.Start()
 	defer srv.Close()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(chatCall))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = headers("2025-11-25")
-	if res, err := srv.Client().Do(req); err == nil {
+	if res, err := srv.Client().Do(callRequest(t, srv.URL, headers("2025-11-25"), chatCall)); err == nil {
 		body, _ := io.ReadAll(res.Body)
 		res.Body.Close()
 		t.Errorf("a panicking call was answered %d %q; want the connection closed", res.StatusCode, body)
@@ -144,15 +139,21 @@ func TestAPanicLeavesNoAnswerButItsWork(t *testing.T) {
 // chatCall is a 2025-era tools/call of chat.
 const chatCall = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"chat","arguments":{"prompt":"hi"}}}`
 
-// postCall sends body with header to srv.
-func postCall(t *testing.T, srv *httptest.Server, header http.Header, body string) *http.Response {
+// callRequest is a POST of body with header to url.
+func callRequest(t *testing.T, url string, header http.Header, body string) *http.Request {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header = header
-	res, err := srv.Client().Do(req)
+	return req
+}
+
+// postCall sends body with header to srv.
+func postCall(t *testing.T, srv *httptest.Server, header http.Header, body string) *http.Response {
+	t.Helper()
+	res, err := srv.Client().Do(callRequest(t, srv.URL, header, body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,12 +196,7 @@ func TestASlowReaderHoldsTheWorkLeftOnlyAWhile(t *testing.T) {
 		return err
 	}}
 	client := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(chatCall))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = headers("2025-11-25")
-	res, err := client.Do(req)
+	res, err := client.Do(callRequest(t, srv.URL, headers("2025-11-25"), chatCall))
 	if err != nil {
 		t.Fatal(err)
 	}

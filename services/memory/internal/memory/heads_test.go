@@ -1,10 +1,7 @@
 package memory
 
 import (
-	"encoding/json"
 	"fmt"
-	"runtime"
-	"strings"
 	"testing"
 )
 
@@ -57,47 +54,4 @@ func TestAHeadTooLargeToKeepDropsTheOld(t *testing.T) {
 	if v, _ := h.Get("t"); v != "small and changed" {
 		t.Errorf("updated head reads %q", v)
 	}
-}
-
-// HeadSize counts at least half of what a decoded initial context holds,
-// whatever its shape: the bound on what stores keep depends on it. Not
-// parallel: it measures the heap.
-func TestHeadSizeCountsWhatDecodingHolds(t *testing.T) {
-	shapes := map[string]string{
-		"a prompt":                  `{"prompt":"` + strings.Repeat("word ", 2000) + `"}`,
-		"empty objects":             `{"x":[` + repeatJSON(`{}`, 2000) + `]}`,
-		"one-entry objects":         `{"x":[` + repeatJSON(`{"a":0}`, 2000) + `]}`,
-		"chains of one-entry maps":  `{"x":[` + repeatJSON(strings.Repeat(`{"":`, 8)+"null"+strings.Repeat(`}`, 8), 250) + `]}`,
-		"objects of nine entries":   `{"x":[` + repeatJSON(`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9}`, 500) + `]}`,
-		"numbers, nulls and arrays": `{"x":[` + repeatJSON(`1,null,true,[],[[]]`, 2000) + `]}`,
-	}
-	for name, text := range shapes {
-		const copies = 20
-		decoded := make([]map[string]any, copies)
-		before := heapOf()
-		for i := range decoded {
-			if err := json.Unmarshal([]byte(text), &decoded[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		held := heapOf() - before
-		counted := int64(copies * HeadSize(&Thread{InitialContext: decoded[0]}))
-		if counted < held/2 {
-			t.Errorf("%s: HeadSize counts %d bytes of the %d a decoding holds", name, counted/copies, held/copies)
-		}
-		runtime.KeepAlive(decoded)
-	}
-}
-
-func repeatJSON(item string, n int) string {
-	return strings.TrimSuffix(strings.Repeat(item+",", n), ",")
-}
-
-// heapOf is the heap in use once garbage is collected.
-func heapOf() int64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
 }

@@ -41,10 +41,10 @@ func (c *metaCache) decode(id, raw string) (meta, error) {
 	if err := json.Unmarshal([]byte(raw), &m); err != nil {
 		return meta{}, fmt.Errorf("thread %s: decode: %w", id, err)
 	}
+	head := m.thread()
+	size := len(raw) + memory.HeadSize(&head)
 	c.mu.Lock()
-	head := memory.Thread{ID: m.ID, ParentID: m.ParentID, ToolName: m.ToolName, ClientID: m.ClientID,
-		InitialContext: m.InitialContext}
-	c.heads.Put(id, decodedMeta{raw: raw, m: m}, len(raw)+memory.HeadSize(&head))
+	c.heads.Put(id, decodedMeta{raw: raw, m: m}, size)
 	c.mu.Unlock()
 	return m, nil
 }

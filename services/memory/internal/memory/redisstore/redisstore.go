@@ -266,10 +266,16 @@ func (s *Store) head(id string, h map[string]string, now time.Time) (*memory.Thr
 		return nil, m, err
 	}
 	updated, _ := strconv.ParseInt(h["updated_ns"], 10, 64)
-	t := &memory.Thread{ID: m.ID, ParentID: m.ParentID, ToolName: m.ToolName, ClientID: m.ClientID,
-		CreatedAt: m.CreatedAt.UTC(), UpdatedAt: time.Unix(0, updated).UTC(), ExpiresAt: time.UnixMilli(expires).UTC(),
+	t := m.thread()
+	t.CreatedAt, t.UpdatedAt, t.ExpiresAt = m.CreatedAt.UTC(), time.Unix(0, updated).UTC(), time.UnixMilli(expires).UTC()
+	return &t, m, nil
+}
+
+// thread is the thread m describes, without its turns and the times the
+// hash keeps apart.
+func (m meta) thread() memory.Thread {
+	return memory.Thread{ID: m.ID, ParentID: m.ParentID, ToolName: m.ToolName, ClientID: m.ClientID,
 		InitialContext: m.InitialContext}
-	return t, m, nil
 }
 
 func decodeTurns(id string, raw []string) ([]memory.Turn, error) {

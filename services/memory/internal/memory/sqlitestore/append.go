@@ -21,9 +21,9 @@ var errRetry = errors.New("sqlitestore: the exchange is stored already")
 // (ex.After), when there are any, tells whether they hold the exchange
 // already (holds); and the turns go in one INSERT, the first named by the
 // exchange. It reads nothing else of what the thread held: it costs what
-// it appends. Once they are committed, it adds
-// the turns to the ones this process keeps of the thread, so that the next
-// read, a continued call's, decodes none.
+// it appends. Once they are committed, it adds the turns to the ones this
+// process keeps of the thread, so that the next read, a continued call's,
+// decodes none.
 //
 // An UPDATE that finds no row to move is told apart (why) only then: an
 // unknown or expired thread, the turn limit, or a retry of an exchange

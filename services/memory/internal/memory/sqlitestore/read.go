@@ -87,10 +87,9 @@ func (s *Store) getOnWriter(ctx context.Context, id string, now time.Time) (*mem
 		}
 		s.rows.keep(row)
 	}
-	count := row.count
 	return s.withTurns(row, func(from int) ([]memory.Turn, error) {
-		if count-from <= writerTurns {
-			return queryTurns(sctx, s.writes.getTurns, id, row.rev, from, count)
+		if row.count-from <= writerTurns {
+			return queryTurns(sctx, s.writes.getTurns, id, row.rev, from, row.count)
 		}
 		giveBack()
 		release, err := s.reads.take(ctx)
@@ -98,7 +97,7 @@ func (s *Store) getOnWriter(ctx context.Context, id string, now time.Time) (*mem
 			return nil, err
 		}
 		defer release()
-		return s.turns(sctx, id, row.rev, from, count)
+		return s.turns(sctx, id, row.rev, from, row.count)
 	})
 }
 

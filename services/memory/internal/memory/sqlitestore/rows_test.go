@@ -26,9 +26,7 @@ func TestAReadAfterAnAppendReadsNoRow(t *testing.T) {
 	now := time.Now().UTC()
 	th := chatThread(now)
 	th.InitialContext = map[string]any{"prompt": "p"}
-	if err := s.Create(ctx, th); err != nil {
-		t.Fatal(err)
-	}
+	create(t, s, th)
 	storetest.Head(t, s, th.ID, now)
 	before := s.rowReads.Load()
 	// Times as a caller may give them: in another zone, with a monotonic reading.
@@ -61,14 +59,9 @@ func TestASweptThreadIsNotReadFromItsKeptRow(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "memory.db"))
 	ctx := context.Background()
 	now := time.Now().UTC()
-	swept := chatThread(now)
-	if err := s.Create(ctx, swept); err != nil {
-		t.Fatal(err)
-	}
+	swept := create(t, s, chatThread(now))
 	storetest.Head(t, s, swept.ID, now)
-	if err := s.Create(ctx, chatThread(swept.ExpiresAt.Add(2*sweepEvery))); err != nil { // sweeps
-		t.Fatal(err)
-	}
+	create(t, s, chatThread(swept.ExpiresAt.Add(2*sweepEvery))) // sweeps
 	if _, err := s.Get(ctx, swept.ID, now); !errors.Is(err, memory.ErrNotFound) {
 		t.Errorf("a swept thread read at an earlier time: %v, want ErrNotFound", err)
 	}
@@ -82,20 +75,14 @@ func TestAWriteNotCommittedLeavesTheKeptRowAlone(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "memory.db"))
 	ctx := context.Background()
 	now := time.Now().UTC()
-	th := chatThread(now)
-	if err := s.Create(ctx, th); err != nil {
-		t.Fatal(err)
-	}
+	th := create(t, s, chatThread(now))
 	storetest.Head(t, s, th.ID, now) // kept from here on
 	if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x"}, qa(), 4, now, th.ExpiresAt); err != nil {
 		t.Fatal(err)
 	}
 	check := func(what string) {
 		t.Helper()
-		// A write committed after it, so that what it left behind would show.
-		if err := s.Create(ctx, chatThread(now)); err != nil {
-			t.Fatal(err)
-		}
+		create(t, s, chatThread(now)) // a write committed after it, so that what it left behind would show
 		head, n := storetest.Head(t, s, th.ID, now)
 		if diff := cmp.Diff(*th, head); diff != "" || n != 2 {
 			t.Errorf("after %s: %d turns, want 2; head (-want +got):\n%s", what, n, diff)
@@ -183,15 +170,6 @@ func TestAWriteUndoneInAGroupLeavesTheKeptRowAlone(t *testing.T) {
 	}
 }
 
-// heapBytes is the heap in use once garbage is collected.
-func heapBytes() int64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
-}
-
 // The rows kept hold no more than their bound, however a thread's head is
 // made: an initial context whose JSON decodes to many times its text, or
 // names of a megabyte. Not parallel: it measures the heap.
@@ -222,14 +200,14 @@ func TestTheRowsKeptHoldNoMoreThanTheirBound(t *testing.T) {
 		ids[i] = th.ID
 	}
 	empties, threads = nil, nil
-	before := heapBytes()
+	before := storetest.HeapBytes()
 	for _, read := range [][]string{ids[:8], ids[8:]} { // each kind alone, then the second in place of the first
 		for _, id := range read {
 			if _, err := s.Get(ctx, id, now); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if grew := heapBytes() - before; grew > 2*memory.DefaultHeadBytes {
+		if grew := storetest.HeapBytes() - before; grew > 2*memory.DefaultHeadBytes {
 			t.Errorf("the rows kept hold %d MB, over twice their bound of %d MB", grew>>20, memory.DefaultHeadBytes>>20)
 		}
 	}
@@ -246,9 +224,7 @@ func TestADamagedThreadIsSaidToBe(t *testing.T) {
 	now := time.Now().UTC()
 	th := chatThread(now)
 	th.Turns = append(qa(), qa()...)
-	if err := s.Create(ctx, th); err != nil {
-		t.Fatal(err)
-	}
+	create(t, s, th)
 	raw, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)

@@ -32,6 +32,15 @@ func chatThread(now time.Time) *memory.Thread {
 		ExpiresAt: now.Add(time.Hour)}
 }
 
+// create stores th in s, failing the test when it cannot, and returns it.
+func create(t *testing.T, s *Store, th *memory.Thread) *memory.Thread {
+	t.Helper()
+	if err := s.Create(context.Background(), th); err != nil {
+		t.Fatal(err)
+	}
+	return th
+}
+
 // qa is an exchange: a question and its answer.
 func qa() []memory.Turn {
 	return []memory.Turn{{Role: memory.RoleUser, Content: "q"}, {Role: memory.RoleAssistant, Content: "a"}}
@@ -140,10 +149,7 @@ func TestALockHeldTooLongIsUnavailable(t *testing.T) {
 	defer s.Close()
 	ctx := context.Background()
 	now := time.Now().UTC()
-	th := chatThread(now)
-	if err := s.Create(ctx, th); err != nil {
-		t.Fatal(err)
-	}
+	th := create(t, s, chatThread(now))
 	tx := holdWriteLock(t, path)
 	if _, err := tx.ExecContext(ctx, `UPDATE threads SET tool_name = tool_name`); err != nil {
 		t.Fatal(err)
@@ -213,10 +219,7 @@ func TestAWriteWhoseContextEndsLeavesTheWriterFree(t *testing.T) {
 	s := open(t, path)
 	ctx := context.Background()
 	now := time.Now().UTC()
-	th := chatThread(now)
-	if err := s.Create(ctx, th); err != nil {
-		t.Fatal(err)
-	}
+	th := create(t, s, chatThread(now))
 	appendTo := func(ctx context.Context, content string) error {
 		_, err := s.Append(ctx, th.ID, "", memory.Exchange{}, []memory.Turn{{Role: memory.RoleUser,
 			Content: content}}, 10, now,
@@ -257,10 +260,7 @@ func TestAnExchangeIsKeptWithItsTurns(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "memory.db"))
 	ctx := context.Background()
 	now := time.Now().UTC()
-	th := chatThread(now)
-	if err := s.Create(ctx, th); err != nil {
-		t.Fatal(err)
-	}
+	th := create(t, s, chatThread(now))
 	turns := qa()
 	if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, turns, 10, now, now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
