@@ -41,12 +41,19 @@ func sendable(m any) (proto.Message, int, error) {
 }
 
 // encodedSize is the size of m's encoding, or why proto.Marshal refuses
-// it. A message that may hold a string that must be UTF-8, or that lacks
-// a required field, is marshalled, into a buffer kept for the next:
-// protobuf-go checks strings no faster (a walk through protoreflect took
-// three times as long as marshalling). Any other is only measured.
+// it. A message whose generated code checks its own strings (zen's, by
+// protoc-gen-zen-utf8), or that holds none that must be UTF-8, is only
+// measured once it passes: reading its strings and measuring it costs
+// half of marshalling it (BenchmarkCheck, beside the plugin). Any other
+// message, and one that fails, is marshalled, into a buffer kept for the
+// next, for proto.Marshal's own answer: protobuf-go checks strings no
+// faster (a walk through protoreflect took three times as long).
 func encodedSize(m proto.Message) (int, error) {
-	if !mayHoldUTF8(m.ProtoReflect().Descriptor()) && proto.CheckInitialized(m) == nil {
+	valid := !mayHoldUTF8(m.ProtoReflect().Descriptor())
+	if c, ok := m.(utf8Checked); ok && !valid {
+		valid = c.ValidUTF8()
+	}
+	if valid && proto.CheckInitialized(m) == nil {
 		return proto.Size(m), nil
 	}
 	buf := encodeBuffers.Get().(*[]byte)
@@ -57,6 +64,10 @@ func encodedSize(m proto.Message) (int, error) {
 	}
 	return len(b), err
 }
+
+// utf8Checked is a message whose generated code tells whether every
+// string proto.Marshal requires to be UTF-8 is.
+type utf8Checked interface{ ValidUTF8() bool }
 
 // encodeBuffers hold encodings that only encodedSize reads.
 var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}

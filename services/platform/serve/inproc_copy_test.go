@@ -298,6 +298,9 @@ func TestLocalCopiesAreWhatTheWireGives(t *testing.T) {
 		{name: "invalid UTF-8 in a map key", sent: &structpb.Struct{Fields: map[string]*structpb.Value{"\xff": {}}}},
 		{name: "invalid UTF-8 deep in a list", sent: &structpb.ListValue{Values: []*structpb.Value{
 			structpb.NewStringValue("ok"), structpb.NewStringValue("\xc3")}}},
+		{name: "a message that checks its own strings", sent: selfChecked{value, true}, into: &structpb.Struct{}},
+		{name: "a message that finds its own strings invalid", sent: selfChecked{&structpb.ListValue{
+			Values: []*structpb.Value{structpb.NewStringValue("\xc3")}}, false}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -344,6 +347,33 @@ func TestLocalCopiesAreWhatTheWireGives(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// selfChecked is a message with a ValidUTF8 of its own, as zen's generated
+// messages have (protoc-gen-zen-utf8), answering as it is told.
+type selfChecked struct {
+	proto.Message
+	valid bool
+}
+
+func (s selfChecked) ValidUTF8() bool { return s.valid }
+
+// A message that checks its own strings is taken at its word: its
+// generated check is what stands between it and the receiver, which is
+// why protoc-gen-zen-utf8's tests hold it to proto.Marshal's answer.
+func TestSendableTrustsAMessagesOwnCheck(t *testing.T) {
+	t.Parallel()
+	invalid := &structpb.Struct{Fields: map[string]*structpb.Value{"\xff": {}}}
+	_, size, err := sendable(selfChecked{invalid, true})
+	if err != nil {
+		t.Fatalf("sendable of a message whose own check passes: %v", err)
+	}
+	if want := proto.Size(invalid); size != want {
+		t.Errorf("size = %d, want proto.Size's %d", size, want)
+	}
+	if _, _, err := sendable(invalid); err == nil {
+		t.Errorf("sendable of the same message, unable to check itself, passed")
 	}
 }
 
