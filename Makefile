@@ -16,6 +16,8 @@ STATICCHECK_VERSION  := v0.8.2
 
 MODULES := proto/gen services/platform services/memory services/router services/executor services/edge gateway cmd/zen deploy
 PKGS    := $(addprefix ./,$(addsuffix /...,$(MODULES)))
+# cmd/zen and deploy test the binary end to end; the rest test packages on their own.
+UNIT_PKGS := $(addprefix ./,$(addsuffix /...,$(filter-out cmd/zen deploy,$(MODULES))))
 GENERATED := proto/gen/zen gateway/openapi
 
 # The version is the release tag (dev without one); the commit, marked -dirty
@@ -106,6 +108,10 @@ node-deps: $(CLIENTS)/node_modules/.installed ## install Node 22 and the MCP cli
 .PHONY: test
 test: deps node-deps ## run every test, with the race detector
 	ZEN_REQUIRE_NODE=1 ZEN_REQUIRE_CHROMIUM=1 go test -race -shuffle=on -count=1 $(PKGS)
+
+.PHONY: unit
+unit: ## the fast tests: every package but the end-to-end ones, no real servers (-short), no race detector
+	go test -short -count=1 $(UNIT_PKGS)
 
 .PHONY: lint
 lint: $(BIN)/.staticcheck-$(STATICCHECK_VERSION) ## gofmt, go vet and staticcheck
