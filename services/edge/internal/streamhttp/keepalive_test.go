@@ -26,24 +26,22 @@ func sse(pause time.Duration, writes ...string) http.Handler {
 	})
 }
 
-func body(t *testing.T, h http.Handler) string {
+// served is h's body for a GET, served in a synctest bubble: the
+// handler's pauses and the pings run on the bubble's clock, not the
+// machine's, so a busy machine changes nothing.
+func served(t *testing.T, h http.Handler) string {
 	t.Helper()
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	res, err := http.Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	var got string
+	synctest.Test(t, func(t *testing.T) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+		got = rec.Body.String()
+	})
+	return got
 }
 
 func TestKeepAliveFillsSilenceBetweenEvents(t *testing.T) {
-	got := body(t, KeepAlive(20*time.Millisecond, sse(150*time.Millisecond, "event: message\ndata: {}\n\n", "event: message\ndata: {\"done\":true}\n\n")))
+	got := served(t, KeepAlive(20*time.Millisecond, sse(150*time.Millisecond, "event: message\ndata: {}\n\n", "event: message\ndata: {\"done\":true}\n\n")))
 	if n := strings.Count(got, ": keep-alive\n\n"); n < 2 {
 		t.Fatalf("%d keep-alive comments in 300 ms of silence at a 20 ms interval:\n%q", n, got)
 	}
@@ -53,7 +51,7 @@ func TestKeepAliveFillsSilenceBetweenEvents(t *testing.T) {
 }
 
 func TestKeepAliveNeverSplitsAnEvent(t *testing.T) {
-	got := body(t, KeepAlive(20*time.Millisecond, sse(150*time.Millisecond, "event: message\n", "data: {}\n\n")))
+	got := served(t, KeepAlive(20*time.Millisecond, sse(150*time.Millisecond, "event: message\n", "data: {}\n\n")))
 	if strings.Contains(got, "keep-alive") && !strings.HasPrefix(got, "event: message\ndata: {}\n\n") {
 		t.Fatalf("a comment landed inside an event:\n%q", got)
 	}
@@ -68,7 +66,7 @@ func TestKeepAliveLeavesOtherResponsesAlone(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		_, _ = io.WriteString(w, `{"ok":true}`)
 	}))
-	if got := body(t, h); got != `{"ok":true}` {
+	if got := served(t, h); got != `{"ok":true}` {
 		t.Fatalf("JSON body = %q", got)
 	}
 }
