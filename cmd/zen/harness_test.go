@@ -37,11 +37,15 @@ func TestMain(m *testing.M) {
 	// The binary sits beside the home, not in it: zen never scans its own
 	// directory.
 	zenBin = filepath.Join(dir, "bin", "zen")
-	build := exec.Command("go", "build", "-o", zenBin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build zen:", err)
-		os.Exit(1)
+	if bin := os.Getenv(builtZenEnv); bin != "" {
+		zenBin = bin // a test binary that a test started (TestNoZenOutlivesItsTestBinary)
+	} else {
+		build := exec.Command("go", "build", "-o", zenBin, ".")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build zen:", err)
+			os.Exit(1)
+		}
 	}
 	zenHome = filepath.Join(dir, "home")
 	tmp := filepath.Join(zenHome, "tmp")
@@ -97,6 +101,9 @@ func startBinIn(t testing.TB, bin, dir string, env map[string]string, listeners 
 	t.Helper()
 	p := &proc{t: t, addrs: map[string]string{}, ready: make(chan struct{}), done: make(chan error, 1)}
 	p.cmd = exec.Command(bin, args...)
+	// Killed with the test binary, should it die without its cleanups (a
+	// panic, a timeout), so that no zen outlives its test on the machine.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	p.cmd.Env = baseEnv(t, env)
 	p.cmd.Dir = dir
 	stderr, err := p.cmd.StderrPipe()

@@ -8,9 +8,14 @@ import (
 	"net"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
+
+// diesWithTest has the server killed with the test binary, should it die
+// without its cleanups (a panic, a timeout), so that none outlives it.
+func diesWithTest() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }
 
 // Server is a running redis-server.
 type Server struct {
@@ -57,6 +62,7 @@ func StartWith(tb testing.TB, persistence ...string) *Server {
 		s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port)}
 		args := append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir}, persistence...)
 		s.cmd = exec.Command(bin, append(args, "--daemonize", "no", "--logfile", "")...)
+		s.cmd.SysProcAttr = diesWithTest()
 		stdout, _ := s.cmd.StdoutPipe()
 		if err := s.cmd.Start(); err != nil {
 			tb.Fatal(err)
@@ -115,6 +121,7 @@ func (s *Server) Restart(tb testing.TB) {
 	tb.Helper()
 	args := s.cmd.Args
 	s.cmd = exec.Command(args[0], args[1:]...)
+	s.cmd.SysProcAttr = diesWithTest()
 	stdout, _ := s.cmd.StdoutPipe()
 	if err := s.cmd.Start(); err != nil {
 		tb.Fatal(err)
