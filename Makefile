@@ -49,8 +49,8 @@ tools: $(BIN)/.buf-$(BUF_VERSION) $(BIN)/.plugins-$(PROTOC_GEN_GO)-$(PROTOC_GEN_
 .PHONY: gen
 gen: $(BIN)/.buf-$(BUF_VERSION) $(BIN)/.plugins-$(PROTOC_GEN_GO)-$(PROTOC_GEN_GO_GRPC)-$(GRPC_GATEWAY_VERSION) ## regenerate code from proto/ (offline)
 	buf lint
-	rm -rf $(GENERATED)
 	go build -o $(BIN)/protoc-gen-zen-utf8 ./proto/gen/cmd/protoc-gen-zen-utf8
+	rm -rf $(GENERATED)
 	buf generate
 # One OpenAPI document: the routes the gateway serves itself join the generated ones.
 	go run ./gateway/internal/openapimerge gateway/openapi/zen.swagger.json gateway/routes.swagger.json

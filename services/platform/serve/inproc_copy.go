@@ -50,7 +50,7 @@ func sendable(m any) (proto.Message, int, error) {
 // faster (a walk through protoreflect took three times as long).
 func encodedSize(m proto.Message) (int, error) {
 	valid := !mayHoldUTF8(m.ProtoReflect().Descriptor())
-	if c, ok := m.(utf8Checked); ok && !valid {
+	if c, ok := m.(UTF8Checked); ok && !valid {
 		valid = c.ValidUTF8()
 	}
 	if valid && proto.CheckInitialized(m) == nil {
@@ -65,9 +65,11 @@ func encodedSize(m proto.Message) (int, error) {
 	return len(b), err
 }
 
-// utf8Checked is a message whose generated code tells whether every
-// string proto.Marshal requires to be UTF-8 is.
-type utf8Checked interface{ ValidUTF8() bool }
+// UTF8Checked is a message whose generated code (protoc-gen-zen-utf8)
+// tells whether the strings proto.Marshal requires to be UTF-8 are. Local
+// takes its word for it: a type that has a ValidUTF8 of another meaning
+// must not be sent in process.
+type UTF8Checked interface{ ValidUTF8() bool }
 
 // encodeBuffers hold encodings that only encodedSize reads.
 var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}

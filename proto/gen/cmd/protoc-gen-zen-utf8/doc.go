@@ -8,8 +8,11 @@
 //
 // The rule is protobuf-go's: a proto3 string, alone, repeated, in a oneof
 // or as a map's key or value, at any depth; proto2's strings are not
-// checked. Messages of packages this run does not generate (the
-// well-known types) get a function of their own in each package that
-// holds one. Editions files and messages with extensions are refused at
-// generation, so a new kind of field cannot pass unchecked.
+// checked, nor anything under a nil message or oneof wrapper. A message of
+// a package this run does not generate (a well-known type) gets a
+// function of its own in each package that holds one; buf runs the plugin
+// once for every package (strategy: all), so zen's own call each other's
+// methods. A message that holds, at any depth, a message of an editions
+// file (whose UTF-8 rule is a feature) or one with extensions is refused
+// at generation, so that no string passes unchecked.
 package main

@@ -4,14 +4,12 @@
 package executorv1
 
 import (
-	v1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
-	v11 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	structpb "google.golang.org/protobuf/types/known/structpb"
 	utf8 "unicode/utf8"
 )
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *Tool) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -40,14 +38,14 @@ func (x *Tool) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ListToolsRequest) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ListToolsResponse) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -60,8 +58,8 @@ func (x *ListToolsResponse) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *Conversation) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -73,7 +71,7 @@ func (x *Conversation) ValidUTF8() bool {
 		return false
 	}
 	for _, v := range x.Turns {
-		if !validUTF8Memoryv1Turn(v) {
+		if !v.ValidUTF8() {
 			return false
 		}
 	}
@@ -85,8 +83,8 @@ func (x *Conversation) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *FileContent) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -106,8 +104,8 @@ func (x *FileContent) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ExecuteToolRequest) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -118,7 +116,7 @@ func (x *ExecuteToolRequest) ValidUTF8() bool {
 	if !validUTF8StructpbStruct(x.Arguments) {
 		return false
 	}
-	if !validUTF8Routerv1Model(x.Model) {
+	if !x.Model.ValidUTF8() {
 		return false
 	}
 	if !x.Conversation.ValidUTF8() {
@@ -148,8 +146,8 @@ func (x *ExecuteToolRequest) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *SkippedFile) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -163,8 +161,8 @@ func (x *SkippedFile) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *Progress) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -175,14 +173,14 @@ func (x *Progress) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ToolResult) ValidUTF8() bool {
 	if x == nil {
 		return true
 	}
 	for _, v := range x.Turns {
-		if !validUTF8Memoryv1Turn(v) {
+		if !v.ValidUTF8() {
 			return false
 		}
 	}
@@ -198,8 +196,8 @@ func (x *ToolResult) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ModelUsage) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -213,19 +211,19 @@ func (x *ModelUsage) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ExecuteToolResponse) ValidUTF8() bool {
 	if x == nil {
 		return true
 	}
 	switch v := x.Event.(type) {
 	case *ExecuteToolResponse_Progress:
-		if !v.Progress.ValidUTF8() {
+		if v != nil && !v.Progress.ValidUTF8() {
 			return false
 		}
 	case *ExecuteToolResponse_Result:
-		if !v.Result.ValidUTF8() {
+		if v != nil && !v.Result.ValidUTF8() {
 			return false
 		}
 	}
@@ -245,73 +243,6 @@ func validUTF8StructpbStruct(x *structpb.Struct) bool {
 	return true
 }
 
-// validUTF8Memoryv1Turn is Turn's ValidUTF8.
-func validUTF8Memoryv1Turn(x *v1.Turn) bool {
-	if x == nil {
-		return true
-	}
-	if !utf8.ValidString(x.Content) {
-		return false
-	}
-	for _, v := range x.Files {
-		if !validUTF8Memoryv1FileRef(v) {
-			return false
-		}
-	}
-	for _, v := range x.Images {
-		if !utf8.ValidString(v) {
-			return false
-		}
-	}
-	if !utf8.ValidString(x.ToolName) {
-		return false
-	}
-	if !utf8.ValidString(x.ModelProvider) {
-		return false
-	}
-	if !utf8.ValidString(x.ModelName) {
-		return false
-	}
-	if !validUTF8StructpbStruct(x.ModelMetadata) {
-		return false
-	}
-	if !validUTF8StructpbStruct(x.WorkflowState) {
-		return false
-	}
-	return true
-}
-
-// validUTF8Routerv1Model is Model's ValidUTF8.
-func validUTF8Routerv1Model(x *v11.Model) bool {
-	if x == nil {
-		return true
-	}
-	if !utf8.ValidString(x.Name) {
-		return false
-	}
-	if !utf8.ValidString(x.Provider) {
-		return false
-	}
-	if !utf8.ValidString(x.FriendlyName) {
-		return false
-	}
-	for _, v := range x.Aliases {
-		if !utf8.ValidString(v) {
-			return false
-		}
-	}
-	if !utf8.ValidString(x.Description) {
-		return false
-	}
-	if !utf8.ValidString(x.TemperatureConstraint) {
-		return false
-	}
-	if !utf8.ValidString(x.DefaultReasoningEffort) {
-		return false
-	}
-	return true
-}
-
 // validUTF8StructpbValue is Value's ValidUTF8.
 func validUTF8StructpbValue(x *structpb.Value) bool {
 	if x == nil {
@@ -319,31 +250,17 @@ func validUTF8StructpbValue(x *structpb.Value) bool {
 	}
 	switch v := x.Kind.(type) {
 	case *structpb.Value_StringValue:
-		if !utf8.ValidString(v.StringValue) {
+		if v != nil && !utf8.ValidString(v.StringValue) {
 			return false
 		}
 	case *structpb.Value_StructValue:
-		if !validUTF8StructpbStruct(v.StructValue) {
+		if v != nil && !validUTF8StructpbStruct(v.StructValue) {
 			return false
 		}
 	case *structpb.Value_ListValue:
-		if !validUTF8StructpbListValue(v.ListValue) {
+		if v != nil && !validUTF8StructpbListValue(v.ListValue) {
 			return false
 		}
-	}
-	return true
-}
-
-// validUTF8Memoryv1FileRef is FileRef's ValidUTF8.
-func validUTF8Memoryv1FileRef(x *v1.FileRef) bool {
-	if x == nil {
-		return true
-	}
-	if !utf8.ValidString(x.Path) {
-		return false
-	}
-	if !utf8.ValidString(x.Sha256) {
-		return false
 	}
 	return true
 }

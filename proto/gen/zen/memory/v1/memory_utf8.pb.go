@@ -8,8 +8,8 @@ import (
 	utf8 "unicode/utf8"
 )
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *FileRef) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -23,8 +23,8 @@ func (x *FileRef) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *Turn) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -60,8 +60,8 @@ func (x *Turn) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *Thread) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -89,20 +89,20 @@ func (x *Thread) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *GetSettingsRequest) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *Limits) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ModelWindow) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -113,8 +113,8 @@ func (x *ModelWindow) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *GetSettingsResponse) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -127,8 +127,8 @@ func (x *GetSettingsResponse) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *FileBlob) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -142,8 +142,8 @@ func (x *FileBlob) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *CreateThreadRequest) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -173,8 +173,8 @@ func (x *CreateThreadRequest) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *CreateThreadResponse) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -185,8 +185,8 @@ func (x *CreateThreadResponse) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *GetThreadRequest) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -197,8 +197,8 @@ func (x *GetThreadRequest) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *GetThreadResponse) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -212,8 +212,8 @@ func (x *GetThreadResponse) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *AppendTurnsRequest) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -240,14 +240,14 @@ func (x *AppendTurnsRequest) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *AppendTurnsResponse) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *PrepareCallRequest) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -264,8 +264,8 @@ func (x *PrepareCallRequest) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *History) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -286,8 +286,8 @@ func (x *History) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *PrepareCallResponse) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -310,8 +310,8 @@ func (x *PrepareCallResponse) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *SelectHistoryRequest) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -330,8 +330,8 @@ func (x *SelectHistoryRequest) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *HistoryFile) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -348,8 +348,8 @@ func (x *HistoryFile) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *SelectHistoryResponse) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -378,8 +378,8 @@ func (x *SelectHistoryResponse) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ThreadSummary) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -399,8 +399,8 @@ func (x *ThreadSummary) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ListThreadsRequest) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -414,8 +414,8 @@ func (x *ListThreadsRequest) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ListThreadsResponse) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -431,8 +431,8 @@ func (x *ListThreadsResponse) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *DeleteThreadRequest) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -443,14 +443,14 @@ func (x *DeleteThreadRequest) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *DeleteThreadResponse) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *BranchThreadRequest) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -461,8 +461,8 @@ func (x *BranchThreadRequest) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *BranchThreadResponse) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -473,8 +473,8 @@ func (x *BranchThreadResponse) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ExportThreadsRequest) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -485,8 +485,8 @@ func (x *ExportThreadsRequest) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ExportThreadsResponse) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -497,8 +497,8 @@ func (x *ExportThreadsResponse) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ImportThreadsRequest) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -511,8 +511,8 @@ func (x *ImportThreadsRequest) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ImportThreadsResponse) ValidUTF8() bool {
 	return true
 }
@@ -537,15 +537,15 @@ func validUTF8StructpbValue(x *structpb.Value) bool {
 	}
 	switch v := x.Kind.(type) {
 	case *structpb.Value_StringValue:
-		if !utf8.ValidString(v.StringValue) {
+		if v != nil && !utf8.ValidString(v.StringValue) {
 			return false
 		}
 	case *structpb.Value_StructValue:
-		if !validUTF8StructpbStruct(v.StructValue) {
+		if v != nil && !validUTF8StructpbStruct(v.StructValue) {
 			return false
 		}
 	case *structpb.Value_ListValue:
-		if !validUTF8StructpbListValue(v.ListValue) {
+		if v != nil && !validUTF8StructpbListValue(v.ListValue) {
 			return false
 		}
 	}

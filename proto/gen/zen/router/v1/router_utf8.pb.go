@@ -7,8 +7,8 @@ import (
 	utf8 "unicode/utf8"
 )
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *Model) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -39,14 +39,14 @@ func (x *Model) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ListModelsRequest) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ListModelsResponse) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -70,8 +70,8 @@ func (x *ListModelsResponse) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *GetModelRequest) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -82,8 +82,8 @@ func (x *GetModelRequest) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *GetModelResponse) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -94,8 +94,8 @@ func (x *GetModelResponse) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ResolveModelRequest) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -109,8 +109,8 @@ func (x *ResolveModelRequest) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *ResolveModelResponse) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -124,8 +124,8 @@ func (x *ResolveModelResponse) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *Message) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -144,8 +144,8 @@ func (x *Message) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *GenerateRequest) ValidUTF8() bool {
 	if x == nil {
 		return true
@@ -167,33 +167,33 @@ func (x *GenerateRequest) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *Usage) ValidUTF8() bool {
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *GenerateResponse) ValidUTF8() bool {
 	if x == nil {
 		return true
 	}
 	switch v := x.Event.(type) {
 	case *GenerateResponse_Delta:
-		if !utf8.ValidString(v.Delta) {
+		if v != nil && !utf8.ValidString(v.Delta) {
 			return false
 		}
 	case *GenerateResponse_Done:
-		if !v.Done.ValidUTF8() {
+		if v != nil && !v.Done.ValidUTF8() {
 			return false
 		}
 	}
 	return true
 }
 
-// ValidUTF8 reports whether every string in x that proto.Marshal
-// requires to be UTF-8 is.
+// ValidUTF8 reports whether the strings in x that proto.Marshal
+// requires to be UTF-8 are.
 func (x *GenerateDone) ValidUTF8() bool {
 	if x == nil {
 		return true
