@@ -57,3 +57,48 @@ func TestFilesAreEmbeddedOnceAndChangesAreNew(t *testing.T) {
 		t.Errorf("the history lost a file that left the disk:\n%s", final)
 	}
 }
+
+// A file with Windows line endings, or bytes that are not UTF-8, is read
+// as text with LF and U+FFFD, and its thread keeps it like any other:
+// the call offers a continuation, and the continued call finds the file
+// in its history. Such a file once left its conversation unsaved (the
+// edge named it by the hash of the bytes on disk, memory by that of the
+// text it stores).
+func TestAFileOfAnyLineEndingsOrBytesIsKept(t *testing.T) {
+	t.Parallel()
+	fake := fakemodel.New(t)
+	st := serveStack(t, fakeEnv(fake))
+	for name, content := range map[string]string{
+		"crlf.go":   "package crlf // windows\r\nfunc A() {}\r\n",
+		"cr.txt":    "old mac\rline endings\r",
+		"latin1.md": "caf\xe9 au lait\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, name)
+			if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := map[string]any{"prompt": "review " + name, "working_directory_absolute_path": dir,
+				"model": "llama3.2", "absolute_file_paths": []any{file}}
+			res, got := callTool(t, st.session, "chat", args)
+			offer, _ := got["continuation_offer"].(map[string]any)
+			id, _ := offer["continuation_id"].(string)
+			if res.IsError || id == "" {
+				t.Fatalf("a call with %s offered no continuation:\n%s", name, text(res))
+			}
+			if err := os.Remove(file); err != nil {
+				t.Fatal(err)
+			}
+			want := strings.ToValidUTF8(strings.ReplaceAll(strings.ReplaceAll(content, "\r\n", "\n"), "\r", "\n"),
+				"\uFFFD")
+			sent := continueChat(t, st, fake, id, "what did it say?")
+			for _, line := range strings.Split(strings.TrimSuffix(want, "\n"), "\n") {
+				if !strings.Contains(sent, line) || strings.Contains(sent, "\r") {
+					t.Errorf("the continued call's history lacks %s as text %q:\n%s", name, want, sent)
+					break
+				}
+			}
+		})
+	}
+}

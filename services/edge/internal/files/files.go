@@ -143,11 +143,13 @@ func (pol Policy) Read(path string) (File, error) {
 	if err != nil {
 		return File{}, statFailure(path, err)
 	}
-	sum := sha256.Sum256(raw)
 	text := strings.ReplaceAll(strings.ReplaceAll(string(raw), "\r\n", "\n"), "\r", "\n")
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
+	// The hash is the text's, as sent and stored: memory keeps a file under
+	// the hash of what it holds, and refuses one whose text does not match.
+	sum := sha256.Sum256([]byte(text))
 	return File{Path: path, SHA256: hex.EncodeToString(sum[:]), Content: text, Size: info.Size(),
 		Modified: info.ModTime()}, nil
 }

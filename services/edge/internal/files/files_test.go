@@ -1,6 +1,8 @@
 package files
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -48,8 +50,9 @@ func TestReadHashesAndNormalises(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Content != "a\nb\uFFFD" || len(f.SHA256) != 64 || f.Size != 5 {
-		t.Errorf("got %+v", f)
+	sum := sha256.Sum256([]byte("a\nb\uFFFD"))
+	if f.Content != "a\nb\uFFFD" || f.SHA256 != hex.EncodeToString(sum[:]) || f.Size != 5 {
+		t.Errorf("got %+v, want the text and the hash of the text", f)
 	}
 }
 
