@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,28 +35,31 @@ func TestValidUTF8AgreesWithMarshal(t *testing.T) {
 	t.Parallel()
 	refused, taken := 0, 0
 	for _, md := range zenMessages(t) {
+		planted := variants(md, depth)
+		for _, v := range planted {
+			if v.valid {
+				taken++
+			} else {
+				refused++
+			}
+		}
 		t.Run(string(md.FullName()), func(t *testing.T) {
 			full := newMessage(md)
 			fill(full, depth)
-			if !full.Interface().(utf8Checked).ValidUTF8() {
+			if !validUTF8(t, full) {
 				t.Errorf("ValidUTF8 of a message with every field valid = false")
 			}
 			if _, err := proto.Marshal(full.Interface()); err != nil {
 				t.Fatalf("the valid message does not marshal: %v", err)
 			}
-			for _, v := range variants(md, depth) {
+			for _, v := range planted {
 				_, err := proto.Marshal(v.msg.Interface())
 				if (err == nil) != v.valid {
 					t.Fatalf("the test's own message with %s: proto.Marshal's error %v, want valid %t",
 						v.path, err, v.valid)
 				}
-				if got := v.msg.Interface().(utf8Checked).ValidUTF8(); got != v.valid {
+				if got := validUTF8(t, v.msg); got != v.valid {
 					t.Errorf("ValidUTF8 with %s = %t, want %t as proto.Marshal finds", v.path, got, v.valid)
-				}
-				if v.valid {
-					taken++
-				} else {
-					refused++
 				}
 			}
 		})
@@ -66,17 +70,34 @@ func TestValidUTF8AgreesWithMarshal(t *testing.T) {
 	}
 }
 
+// validUTF8 is m's ValidUTF8, failing the test when the plugin gave m's
+// type none.
+func validUTF8(t *testing.T, m protoreflect.Message) bool {
+	t.Helper()
+	c, ok := m.Interface().(utf8Checked)
+	if !ok {
+		t.Fatalf("%s has no ValidUTF8 method", m.Descriptor().FullName())
+	}
+	return c.ValidUTF8()
+}
+
 // Every proto file under proto/zen is registered here, so that
 // TestValidUTF8AgreesWithMarshal checks each message the plugin writes a
 // method for: a new package must be imported above.
 func TestEveryZenPackageIsChecked(t *testing.T) {
 	t.Parallel()
-	protos, err := filepath.Glob("../../../zen/*/*/*.proto")
+	const root = "../../../" // proto/, where buf finds the files
+	var protos []string
+	err := filepath.WalkDir(root+"zen", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".proto") {
+			protos = append(protos, strings.TrimPrefix(filepath.ToSlash(path), root))
+		}
+		return err
+	})
 	if err != nil || len(protos) == 0 {
 		t.Fatalf("no proto files found under proto/zen (%v)", err)
 	}
-	for _, p := range protos {
-		path := strings.TrimPrefix(filepath.ToSlash(p), "../../../")
+	for _, path := range protos {
 		if _, err := protoregistry.GlobalFiles.FindFileByPath(path); err != nil {
 			t.Errorf("%s is not registered: import its generated package in agree_test.go", path)
 		}

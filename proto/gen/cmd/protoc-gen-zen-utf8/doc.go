@@ -11,8 +11,8 @@
 // checked, nor anything under a nil message or oneof wrapper. A message of
 // a package this run does not generate (a well-known type) gets a
 // function of its own in each package that holds one; buf runs the plugin
-// once for every package (strategy: all), so zen's own call each other's
-// methods. A message that holds, at any depth, a message of an editions
+// once with all of zen's packages (strategy: all), so theirs call each
+// other's methods. A message that holds, at any depth, a message of an editions
 // file (whose UTF-8 rule is a feature) or one with extensions is refused
 // at generation, so that no string passes unchecked.
 package main

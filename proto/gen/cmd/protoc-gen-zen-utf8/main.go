@@ -58,25 +58,9 @@ type writer struct {
 }
 
 func generate(gen *protogen.Plugin, files []*protogen.File) error {
-	var messages []*protogen.Message
-	for _, f := range files {
-		if f.Desc.Syntax() == protoreflect.Editions {
-			return fmt.Errorf("%s: editions files are not supported: their UTF-8 rule is a feature", f.Desc.Path())
-		}
-		messages = append(messages, allMessages(f.Messages)...)
-	}
-	if len(messages) == 0 {
-		return nil // nothing to check: no file
-	}
-	for _, m := range messages {
-		if err := supported(m.Desc, map[protoreflect.FullName]bool{}); err != nil {
-			return err
-		}
-		for _, f := range m.Fields {
-			if f.GoName == "ValidUTF8" {
-				return fmt.Errorf("%s: a field named ValidUTF8 in Go would clash with the method", f.Desc.FullName())
-			}
-		}
+	messages, err := checkable(files)
+	if err != nil || len(messages) == 0 {
+		return err // no message, no file
 	}
 	first := files[0]
 	g := gen.NewGeneratedFile(first.GeneratedFilenamePrefix+"_utf8.pb.go", first.GoImportPath)
@@ -105,6 +89,37 @@ func generate(gen *protogen.Plugin, files []*protogen.File) error {
 		g.P("}")
 	}
 	return w.err
+}
+
+// checkable are the messages of files, all of which the checks can be
+// written for, or why one cannot.
+func checkable(files []*protogen.File) ([]*protogen.Message, error) {
+	var messages []*protogen.Message
+	for _, f := range files {
+		if f.Desc.Syntax() == protoreflect.Editions {
+			return nil, fmt.Errorf("%s: editions files are not supported: their UTF-8 rule is a feature",
+				f.Desc.Path())
+		}
+		messages = append(messages, allMessages(f.Messages)...)
+	}
+	for _, m := range messages {
+		if err := supported(m.Desc, map[protoreflect.FullName]bool{}); err != nil {
+			return nil, err
+		}
+		for _, f := range m.Fields {
+			if f.GoName == "ValidUTF8" {
+				return nil, fmt.Errorf("%s: a field named ValidUTF8 in Go would clash with the method",
+					f.Desc.FullName())
+			}
+		}
+		for _, o := range m.Oneofs {
+			if o.GoName == "ValidUTF8" {
+				return nil, fmt.Errorf("%s: a oneof named ValidUTF8 in Go would clash with the method",
+					o.Desc.FullName())
+			}
+		}
+	}
+	return messages, nil
 }
 
 // allMessages are ms and the messages nested in them, map entries left out.

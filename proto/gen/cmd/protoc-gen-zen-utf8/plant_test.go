@@ -2,6 +2,7 @@ package main
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -52,13 +53,28 @@ func variants(md protoreflect.MessageDescriptor, depth int) []variant {
 				out = append(out, variant{m, name + v.path, v.valid})
 			}
 			if fd.ContainingOneof() != nil && !fd.ContainingOneof().IsSynthetic() {
-				m := newMessage(md)
-				m.Set(fd, element(m, fd, fd, 2))
-				field := goOneof(m, fd.ContainingOneof())
-				field.Set(reflect.Zero(field.Elem().Type()))
-				out = append(out, variant{m, name + "'s wrapper nil", true})
+				out = append(out, nilInOneof(md, fd)...)
 			}
 		}
+	}
+	return out
+}
+
+// nilInOneof are messages whose oneof holds fd's wrapper as a typed nil,
+// and, for a message member, a wrapper that holds a nil message: both
+// read as unset to proto.Marshal.
+func nilInOneof(md protoreflect.MessageDescriptor, fd protoreflect.FieldDescriptor) []variant {
+	name := string(fd.Name())
+	m := newMessage(md)
+	m.Set(fd, element(m, fd, fd, 2))
+	field := goOneof(m, fd.ContainingOneof())
+	wrapper := field.Elem().Type()
+	field.Set(reflect.Zero(wrapper))
+	out := []variant{{m, name + "'s wrapper nil", true}}
+	if fd.Kind() == protoreflect.MessageKind {
+		m := newMessage(md)
+		goOneof(m, fd.ContainingOneof()).Set(reflect.New(wrapper.Elem()))
+		out = append(out, variant{m, name + " nil in its wrapper", true})
 	}
 	return out
 }
@@ -118,7 +134,7 @@ func elementVariants(fd protoreflect.FieldDescriptor, depth int) []valueVariant 
 // goField is fd's field in m's Go struct, found by its protobuf tag.
 func goField(m protoreflect.Message, fd protoreflect.FieldDescriptor) reflect.Value {
 	return structField(m, func(f reflect.StructField) bool {
-		return strings.Contains(f.Tag.Get("protobuf"), ",name="+string(fd.Name())+",")
+		return slices.Contains(strings.Split(f.Tag.Get("protobuf"), ","), "name="+string(fd.Name()))
 	})
 }
 

@@ -29,11 +29,17 @@ func TestWhatCannotBeCheckedIsRefused(t *testing.T) {
 		}
 		return f
 	}
+	// Each file is a Go package of its own, named t unless the name says
+	// otherwise (dir/name.proto is package dir).
 	file := func(name, syntax string, deps []string, msgs ...*descriptorpb.DescriptorProto) *fileProto {
-		f := &descriptorpb.FileDescriptorProto{Name: proto.String(name), Package: proto.String("t"),
+		pkg, goPkg := "t", "t"
+		if dir, _, nested := strings.Cut(name, "/"); nested {
+			pkg, goPkg = dir, "p"
+		}
+		f := &descriptorpb.FileDescriptorProto{Name: proto.String(name), Package: proto.String(pkg),
 			Dependency: deps, MessageType: msgs,
 			Options: &descriptorpb.FileOptions{GoPackage: proto.String("example.com/t/" +
-				strings.TrimSuffix(name, ".proto") + ";t")}}
+				strings.TrimSuffix(name, ".proto") + ";" + goPkg)}}
 		if syntax == "editions" {
 			f.Syntax, f.Edition = proto.String("editions"), descriptorpb.Edition_EDITION_2023.Enum()
 		} else {
@@ -61,6 +67,19 @@ func TestWhatCannotBeCheckedIsRefused(t *testing.T) {
 					End: proto.Int32(200)}}}),
 			file("a.proto", "proto3", []string{"ext.proto"}, holder(".t.Ext")),
 		}, "t.Ext: messages with extensions are not supported"},
+		{"an editions file to generate", []*descriptorpb.FileDescriptorProto{
+			file("a.proto", "editions", nil, &descriptorpb.DescriptorProto{Name: proto.String("Ed")}),
+		}, "a.proto: editions files are not supported"},
+		{"two messages of other packages whose checks share a name", []*descriptorpb.FileDescriptorProto{
+			file("x/m.proto", "proto3", nil, &descriptorpb.DescriptorProto{Name: proto.String("M"),
+				Field: []*descriptorpb.FieldDescriptorProto{field("s", str, "")}}),
+			file("y/m.proto", "proto3", nil, &descriptorpb.DescriptorProto{Name: proto.String("M"),
+				Field: []*descriptorpb.FieldDescriptorProto{field("s", str, "")}}),
+			file("a.proto", "proto3", []string{"x/m.proto", "y/m.proto"}, &descriptorpb.DescriptorProto{
+				Name: proto.String("Both"), Field: []*descriptorpb.FieldDescriptorProto{
+					field("x", msg, ".x.M"), {Name: proto.String("y"), Number: proto.Int32(2), Label: optional,
+						Type: msg, TypeName: proto.String(".y.M"), JsonName: proto.String("y")}}}),
+		}, "x.M and y.M would share the function validUTF8PM"},
 		{"a field that would be named ValidUTF8", []*descriptorpb.FileDescriptorProto{
 			file("a.proto", "proto3", nil, &descriptorpb.DescriptorProto{Name: proto.String("Clash"),
 				Field: []*descriptorpb.FieldDescriptorProto{field("valid_u_t_f8", str, "")}}),

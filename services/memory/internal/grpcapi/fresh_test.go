@@ -13,17 +13,11 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 	"github.com/zenmcp/zen/services/platform/auth"
-	"github.com/zenmcp/zen/services/platform/serve"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
-
-// zen's messages check their own strings when they cross in process
-// (serve.UTF8Checked, which protoc-gen-zen-utf8 writes): were the method
-// renamed on either side, Local would quietly marshal every message again.
-var _ serve.UTF8Checked = (*memoryv1.PrepareCallResponse)(nil)
 
 // TestPrepareCallRepliesAreFresh: PrepareCall's reply shares nothing
 // mutable with the store, or with the next reply, on every store: in one
