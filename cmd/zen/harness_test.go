@@ -28,6 +28,10 @@ var zenBin string
 // default file policy (the home is the root) applies unchanged.
 var zenHome string
 
+// builtZenEnv names, for a test binary a test starts, the zen binary its
+// parent built, so that it need not build one of its own.
+const builtZenEnv = "ZEN_E2E_BUILT_ZEN"
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "zen-e2e-")
 	if err != nil {
@@ -101,9 +105,7 @@ func startBinIn(t testing.TB, bin, dir string, env map[string]string, listeners 
 	t.Helper()
 	p := &proc{t: t, addrs: map[string]string{}, ready: make(chan struct{}), done: make(chan error, 1)}
 	p.cmd = exec.Command(bin, args...)
-	// Killed with the test binary, should it die without its cleanups (a
-	// panic, a timeout), so that no zen outlives its test on the machine.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	p.cmd.SysProcAttr = diesWithTest()
 	p.cmd.Env = baseEnv(t, env)
 	p.cmd.Dir = dir
 	stderr, err := p.cmd.StderrPipe()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -12,10 +13,6 @@ import (
 	"testing"
 	"time"
 )
-
-// builtZenEnv names, for a test binary a test starts, the zen binary its
-// parent built, so that it need not build one of its own.
-const builtZenEnv = "ZEN_E2E_BUILT_ZEN"
 
 // orphanChildEnv makes TestNoZenOutlivesItsTestBinary's child start a zen
 // and die without its cleanups.
@@ -44,7 +41,20 @@ func TestNoZenOutlivesItsTestBinary(t *testing.T) {
 	if !found || err != nil {
 		t.Fatalf("the child did not say which zen it started:\n%s", out)
 	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }) // should the test fail
 	waitFor(t, 10*time.Second, fmt.Sprintf("zen (pid %d) to die with its test binary", pid), func() bool {
-		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+		return dead(pid)
 	})
+}
+
+// dead tells whether process pid has ended: gone, or a zombie that its
+// new parent (init, once the test binary died) has not reaped yet.
+func dead(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	_, after, _ := strings.Cut(string(stat[bytes.LastIndexByte(stat, ')')+1:]), " ")
+	return strings.HasPrefix(after, "Z")
 }

@@ -8,14 +8,9 @@ import (
 	"net"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
-
-// diesWithTest has the server killed with the test binary, should it die
-// without its cleanups (a panic, a timeout), so that none outlives it.
-func diesWithTest() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }
 
 // Server is a running redis-server.
 type Server struct {
