@@ -59,44 +59,53 @@ func TestFilesAreEmbeddedOnceAndChangesAreNew(t *testing.T) {
 }
 
 // A file with Windows line endings, or bytes that are not UTF-8, is read
-// as text with LF and U+FFFD, and its thread keeps it like any other:
-// the call offers a continuation, and the continued call finds the file
-// in its history. Such a file once left its conversation unsaved (the
+// as text with LF and U+FFFD, and its thread keeps it like any other: the
+// call offers a continuation, a continued call that names the file again
+// finds it already in its history, and one made once the file is gone
+// still has its text. Such a file once left its conversation unsaved (the
 // edge named it by the hash of the bytes on disk, memory by that of the
 // text it stores).
 func TestAFileOfAnyLineEndingsOrBytesIsKept(t *testing.T) {
 	t.Parallel()
 	fake := fakemodel.New(t)
 	st := serveStack(t, fakeEnv(fake))
-	for name, content := range map[string]string{
-		"crlf.go":   "package crlf // windows\r\nfunc A() {}\r\n",
-		"cr.txt":    "old mac\rline endings\r",
-		"latin1.md": "caf\xe9 au lait\n",
-	} {
-		t.Run(name, func(t *testing.T) {
+	cases := []struct{ name, onDisk, text string }{
+		{"crlf.go", "package crlf // windows\r\nfunc A() {}\r\n", "package crlf // windows\nfunc A() {}\n"},
+		{"cr.txt", "old mac\rline endings\r", "old mac\nline endings\n"},
+		{"latin1.md", "caf\xe9 au lait\n", "caf\uFFFD au lait\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			file := filepath.Join(dir, name)
-			if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+			file := filepath.Join(dir, tc.name)
+			if err := os.WriteFile(file, []byte(tc.onDisk), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			args := map[string]any{"prompt": "review " + name, "working_directory_absolute_path": dir,
+			args := map[string]any{"prompt": "review " + tc.name, "working_directory_absolute_path": dir,
 				"model": "llama3.2", "absolute_file_paths": []any{file}}
 			res, got := callTool(t, st.session, "chat", args)
 			offer, _ := got["continuation_offer"].(map[string]any)
 			id, _ := offer["continuation_id"].(string)
 			if res.IsError || id == "" {
-				t.Fatalf("a call with %s offered no continuation:\n%s", name, text(res))
+				t.Fatalf("a call with %s offered no continuation:\n%s", tc.name, text(res))
+			}
+			args = map[string]any{"prompt": "and again", "working_directory_absolute_path": dir,
+				"continuation_id": id, "absolute_file_paths": []any{file}}
+			callTool(t, st.session, "chat", args)
+			again := fake.Requests()[len(fake.Requests())-1].AllText()
+			if !strings.Contains(again, "already") || strings.Contains(again, "=== CONTEXT FILES ===") {
+				t.Errorf("the file named again was not known from the history:\n%s", again)
 			}
 			if err := os.Remove(file); err != nil {
 				t.Fatal(err)
 			}
-			want := strings.ToValidUTF8(strings.ReplaceAll(strings.ReplaceAll(content, "\r\n", "\n"), "\r", "\n"),
-				"\uFFFD")
 			sent := continueChat(t, st, fake, id, "what did it say?")
-			for _, line := range strings.Split(strings.TrimSuffix(want, "\n"), "\n") {
-				if !strings.Contains(sent, line) || strings.Contains(sent, "\r") {
-					t.Errorf("the continued call's history lacks %s as text %q:\n%s", name, want, sent)
-					break
+			if strings.Contains(sent, "\r") {
+				t.Errorf("the history holds a CR:\n%q", sent)
+			}
+			for _, line := range strings.Split(strings.TrimSuffix(tc.text, "\n"), "\n") {
+				if !strings.Contains(sent, line) {
+					t.Errorf("the continued call's history lacks %s's line %q:\n%s", tc.name, line, sent)
 				}
 			}
 		})

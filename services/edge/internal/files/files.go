@@ -21,10 +21,14 @@ const MaxFileBytes = 1_000_000
 
 // File is one file as read now.
 type File struct {
-	Path     string
+	Path string
+	// SHA256 is the hash of Content, the text as sent and stored: for a
+	// file with CRLF or CR line endings, or bytes that are not UTF-8, not
+	// that of its bytes on disk, and a change of line endings alone is no
+	// change.
 	SHA256   string
 	Content  string
-	Size     int64
+	Size     int64 // on disk
 	Modified time.Time
 }
 

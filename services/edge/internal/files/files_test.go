@@ -56,6 +56,27 @@ func TestReadHashesAndNormalises(t *testing.T) {
 	}
 }
 
+// A file's hash is its text's: one that differs from another only in its
+// line endings reads as the same file.
+func TestLineEndingsAloneAreNoChange(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	unix, windows := filepath.Join(dir, "unix.go"), filepath.Join(dir, "windows.go")
+	write(t, unix, "package a\n")
+	write(t, windows, "package a\r\n")
+	a, err := rootedAt(dir).Read(unix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := rootedAt(dir).Read(windows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.SHA256 != b.SHA256 || a.Content != b.Content {
+		t.Errorf("LF %+v and CRLF %+v differ", a, b)
+	}
+}
+
 // TestReadSkipsWhatItCannotRead: a file the call can go on without is a
 // *Skipped error naming the path as given and why; a denied path is not.
 func TestReadSkipsWhatItCannotRead(t *testing.T) {

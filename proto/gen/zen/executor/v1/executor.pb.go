@@ -408,10 +408,13 @@ func (x *Conversation) GetOmittedFiles() int32 {
 type FileContent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// path labels the file; the executor never opens it.
-	Path      string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	Sha256    string `protobuf:"bytes,2,opt,name=sha256,proto3" json:"sha256,omitempty"`
-	Content   string `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
-	SizeBytes int32  `protobuf:"varint,4,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// sha256 is the hash of content, the file's text with LF line endings
+	// and U+FFFD for bytes that are not UTF-8: memory keeps the file under it.
+	Sha256  string `protobuf:"bytes,2,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	Content string `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
+	// size_bytes is the file's size on disk.
+	SizeBytes int32 `protobuf:"varint,4,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
 	// modified_at is the file's modification time, RFC 3339.
 	ModifiedAt    string `protobuf:"bytes,5,opt,name=modified_at,json=modifiedAt,proto3" json:"modified_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
