@@ -111,7 +111,7 @@ test: deps node-deps ## run every test, with the race detector
 
 .PHONY: unit
 unit: ## the fast tests: every package but the end-to-end ones, no real servers (-short), no race detector
-	go test -short -count=1 $(UNIT_PKGS)
+	go test -short -shuffle=on -count=1 $(UNIT_PKGS)
 
 .PHONY: lint
 lint: $(BIN)/.staticcheck-$(STATICCHECK_VERSION) ## gofmt, go vet and staticcheck
