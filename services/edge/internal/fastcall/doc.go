@@ -4,7 +4,8 @@
 // and their goroutines for every POST, and decodes the body about five
 // times, each decode with a fresh 32 KB buffer. Here the body is scanned
 // once for what would read differently to the SDK's decoder (nesting,
-// members given twice), its envelope decoded with encoding/json, and the
+// members given twice), which keeps the envelope's and its params'
+// members, checked with encoding/json (json.Valid, their values), and the
 // tool's handler (the one the SDK would call) runs on the request's
 // goroutine.
 //

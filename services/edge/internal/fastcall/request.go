@@ -89,41 +89,42 @@ func acceptsBoth(values []string) bool {
 // parse reads body as a call answered here: one JSON-RPC request object
 // with only the members JSON-RPC defines, calling a tool tools knows, with
 // a plain id, arguments that are an object, no progress token, and the
-// _meta its version requires.
+// _meta its version requires. The envelope and its params are read from
+// the scan that found the body plain, once it is known to be JSON.
 func parse(r *http.Request, version string, body []byte, server Server) (call, bool) {
 	c := call{version: version}
-	if !plainShape(body) {
+	sh, plain := plainShape(body)
+	if !plain || sh.envelope == nil || !json.Valid(body) {
 		return c, false
 	}
-	var msg map[string]json.RawMessage
-	if json.Unmarshal(body, &msg) != nil || !onlyKeys(msg, "jsonrpc", "id", "method", "params") {
+	msg := sh.envelope
+	if !msg.only("jsonrpc", "id", "method", "params") {
 		return c, false
 	}
-	if !isString(msg["jsonrpc"], "2.0") || !isString(msg["method"], "tools/call") {
+	if !isString(value(msg, "jsonrpc"), "2.0") || !isString(value(msg, "method"), "tools/call") {
 		return c, false
 	}
 	var ok bool
-	if c.id, ok = parseID(msg["id"]); !ok {
+	if c.id, ok = parseID(value(msg, "id")); !ok {
 		return c, false
 	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(msg["params"], &params) != nil || params == nil ||
-		!onlyKeys(params, "_meta", "name", "arguments") {
-		return c, false
+	params := sh.params
+	if params == nil || !params.only("_meta", "name", "arguments") {
+		return c, false // params absent, null or not an object
 	}
-	if json.Unmarshal(params["name"], &c.name) != nil || c.name == "" {
+	if json.Unmarshal(value(params, "name"), &c.name) != nil || c.name == "" {
 		return c, false
 	}
 	if c.handler, ok = server.PlainTool(c.name); !ok {
 		return c, false // the SDK's unknown-tool answer
 	}
-	if args, given := params["arguments"]; given {
+	if args, given := params.get("arguments"); given {
 		if !isObject(args) {
 			return c, false
 		}
 		c.arguments = args
 	}
-	if raw, given := params["_meta"]; given {
+	if raw, given := params.get("_meta"); given {
 		if c.meta, ok = parseMeta(raw); !ok {
 			return c, false
 		}
@@ -135,6 +136,12 @@ func parse(r *http.Request, version string, body []byte, server Server) (call, b
 	// against its header by the SDK.
 	_, named := c.meta[mcp.MetaKeyProtocolVersion]
 	return c, !named
+}
+
+// value is the member named key, or nothing.
+func value(ms members, key string) json.RawMessage {
+	v, _ := ms.get(key)
+	return v
 }
 
 // parseMeta reads a request's _meta, an object.
@@ -198,16 +205,6 @@ func parseID(raw json.RawMessage) (jsonrpc.ID, bool) {
 	}
 	parsed, err := jsonrpc.MakeID(id)
 	return parsed, err == nil
-}
-
-// onlyKeys tells whether m has no member besides keys.
-func onlyKeys(m map[string]json.RawMessage, keys ...string) bool {
-	for k := range m {
-		if !slices.Contains(keys, k) {
-			return false
-		}
-	}
-	return true
 }
 
 // isString tells whether raw is the JSON string want.

@@ -1,6 +1,9 @@
 package fastcall
 
-import "bytes"
+import (
+	"bytes"
+	"slices"
+)
 
 // maxDepth is how deeply the SDK lets a message nest (its internal/json
 // checkMaxDepth): anything deeper it refuses, so it goes to the SDK.
@@ -17,32 +20,71 @@ const maxMembers = 32
 // once, without escapes. The SDK merges a member given twice into the
 // one before (a second _meta adds to the first), where a map keeps only
 // the last. What is not plain goes to the SDK, which answers as it always
-// has. Syntax is left to encoding/json: for a body that is not JSON this
-// may answer either way.
-func plainShape(body []byte) bool {
+// has. Syntax is left to the caller (json.Valid): for a body that is not
+// JSON the shape means nothing. It also gives the members of the envelope
+// and of its params, each an object, as their values stand in the text,
+// so that parse need not decode them again.
+func plainShape(body []byte) (shape, bool) {
+	var sh shape
+	meta := &level{inner: func([]byte) *level { return nil }}
+	params := &level{keep: &sh.params, inner: func(key []byte) *level {
+		if string(key) == "_meta" {
+			return meta
+		}
+		return nil
+	}}
+	envelope := &level{keep: &sh.envelope, inner: func(key []byte) *level {
+		if string(key) == "params" {
+			return params
+		}
+		return nil
+	}}
 	s := shapeScanner{b: body}
-	return s.object(1, envelopeMembers) && s.deepest <= maxDepth
+	ok := s.object(1, envelope) && s.deepest <= maxDepth
+	return sh, ok
 }
 
-// members says, for a member of an object whose members are checked,
-// which of its value's members are checked in turn (nil: none).
-type members func(key []byte) members
+// shape is what plainShape kept of a body.
+type shape struct {
+	envelope, params members // nil when not an object
+}
 
-func envelopeMembers(key []byte) members {
-	if string(key) == "params" {
-		return paramsMembers
+// member is one member of an object, its value as it stands in the text.
+type member struct {
+	key   string
+	value []byte
+}
+
+// members are an object's members, in order.
+type members []member
+
+// get is the value of the member named key.
+func (ms members) get(key string) ([]byte, bool) {
+	for _, m := range ms {
+		if m.key == key {
+			return m.value, true
+		}
 	}
-	return nil
+	return nil, false
 }
 
-func paramsMembers(key []byte) members {
-	if string(key) == "_meta" {
-		return metaMembers
+// only tells whether ms has no member besides keys.
+func (ms members) only(keys ...string) bool {
+	for _, m := range ms {
+		if !slices.Contains(keys, m.key) {
+			return false
+		}
 	}
-	return nil
+	return true
 }
 
-func metaMembers([]byte) members { return nil }
+// level says how to check an object's members: which of their values are
+// checked in turn (inner gives their level, nil: none), and where the
+// members are kept (nil: nowhere).
+type level struct {
+	inner func(key []byte) *level
+	keep  *members
+}
 
 // shapeScanner walks a JSON text, checking the members of the objects it
 // is told to and the depth of everything.
@@ -58,9 +100,9 @@ func (s *shapeScanner) ws() {
 	}
 }
 
-// object checks the object at s.i, at depth, whose members check says
-// how to check; anything but an object passes over unchecked.
-func (s *shapeScanner) object(depth int, check members) bool {
+// object checks the object at s.i, at depth, whose members lvl says how
+// to check; anything but an object passes over unchecked.
+func (s *shapeScanner) object(depth int, lvl *level) bool {
 	s.ws()
 	if s.i >= len(s.b) || s.b[s.i] != '{' {
 		return s.skip(depth - 1)
@@ -68,6 +110,9 @@ func (s *shapeScanner) object(depth int, check members) bool {
 	s.deepest = max(s.deepest, depth)
 	s.i++
 	var seen [][]byte
+	if lvl.keep != nil {
+		*lvl.keep = members{} // an object, even an empty one
+	}
 	for {
 		s.ws()
 		if s.i >= len(s.b) {
@@ -102,13 +147,19 @@ func (s *shapeScanner) object(depth int, check members) bool {
 			return false
 		}
 		s.i++
-		inner := check(key)
-		if inner == nil {
+		s.ws()
+		start := s.i
+		if inner := lvl.inner(key); inner == nil {
 			if !s.skip(depth) {
 				return false
 			}
 		} else if !s.object(depth+1, inner) {
 			return false
+		}
+		if lvl.keep != nil {
+			// skip may stop past the end of a text that ends inside a string.
+			raw := s.b[start:min(s.i, len(s.b))]
+			*lvl.keep = append(*lvl.keep, member{string(key), bytes.TrimRight(raw, " \t\r\n")})
 		}
 	}
 }

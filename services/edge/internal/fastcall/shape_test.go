@@ -40,7 +40,7 @@ func TestPlainShape(t *testing.T) {
 		{"33 meta members", metaOf(33), false},
 	}
 	for _, c := range cases {
-		if got := plainShape([]byte(c.body)); got != c.plain {
+		if _, got := plainShape([]byte(c.body)); got != c.plain {
 			t.Errorf("%s: plain %v, want %v", c.name, got, c.plain)
 		}
 	}
