@@ -4,8 +4,9 @@
 // and their goroutines for every POST, and decodes the body about five
 // times, each decode with a fresh 32 KB buffer. Here the body is scanned
 // once for what would read differently to the SDK's decoder (nesting,
-// members given twice), which keeps the envelope's and its params'
-// members, checked with encoding/json (json.Valid, their values), and the
+// members given twice), a scan that also keeps the envelope's and its
+// params' members as they stand; json.Valid checks the syntax, and
+// encoding/json decodes only the values read (id, name, _meta); and the
 // tool's handler (the one the SDK would call) runs on the request's
 // goroutine.
 //

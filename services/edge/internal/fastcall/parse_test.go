@@ -12,7 +12,9 @@ import (
 
 // parseByMaps is parse as it was before it read the envelope and params
 // from the scan that checks their shape: each decoded into a map by
-// encoding/json. FuzzParseAsBefore holds parse to it.
+// encoding/json. FuzzParseAsBefore holds parse to it. Both take the shape
+// check's verdict, which TestPlainShape and the server's tests against
+// the SDK hold to the SDK.
 func parseByMaps(version string, header string, body []byte, server Server) (call, bool) {
 	c := call{version: version}
 	if _, plain := plainShape(body); !plain {
@@ -94,6 +96,8 @@ func FuzzParseAsBefore(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chat","extra":1}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ch\u0061t"}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chat"}} x`,
+		`{"jsonrpc":"2.0","id":1 ,"method":"tools/call","params":{"name":"chat","arguments":{"n":1} } }`,
+		"{\"jsonrpc\":\"2.0\",\"id\":true\n,\"method\":\"tools/call\",\"params\":{\"name\":\"chat\"}}",
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chat",}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chat","_meta":{"progressToken":1}}}`,
 		`null`, `[]`, `{}`, `{"params":{}}`, "{\"jsonrpc\xff\":\"2.0\"}",

@@ -94,37 +94,37 @@ func acceptsBoth(values []string) bool {
 func parse(r *http.Request, version string, body []byte, server Server) (call, bool) {
 	c := call{version: version}
 	sh, plain := plainShape(body)
-	if !plain || sh.envelope == nil || !json.Valid(body) {
+	if !plain || sh.envelope == nil || !json.Valid(body) { // nil: not an object
 		return c, false
 	}
 	msg := sh.envelope
 	if !msg.only("jsonrpc", "id", "method", "params") {
 		return c, false
 	}
-	if !isString(value(msg, "jsonrpc"), "2.0") || !isString(value(msg, "method"), "tools/call") {
+	if !isString(msg.get("jsonrpc"), "2.0") || !isString(msg.get("method"), "tools/call") {
 		return c, false
 	}
 	var ok bool
-	if c.id, ok = parseID(value(msg, "id")); !ok {
+	if c.id, ok = parseID(msg.get("id")); !ok {
 		return c, false
 	}
 	params := sh.params
 	if params == nil || !params.only("_meta", "name", "arguments") {
 		return c, false // params absent, null or not an object
 	}
-	if json.Unmarshal(value(params, "name"), &c.name) != nil || c.name == "" {
+	if json.Unmarshal(params.get("name"), &c.name) != nil || c.name == "" {
 		return c, false
 	}
 	if c.handler, ok = server.PlainTool(c.name); !ok {
 		return c, false // the SDK's unknown-tool answer
 	}
-	if args, given := params.get("arguments"); given {
+	if args := params.get("arguments"); args != nil {
 		if !isObject(args) {
 			return c, false
 		}
 		c.arguments = args
 	}
-	if raw, given := params.get("_meta"); given {
+	if raw := params.get("_meta"); raw != nil {
 		if c.meta, ok = parseMeta(raw); !ok {
 			return c, false
 		}
@@ -136,12 +136,6 @@ func parse(r *http.Request, version string, body []byte, server Server) (call, b
 	// against its header by the SDK.
 	_, named := c.meta[mcp.MetaKeyProtocolVersion]
 	return c, !named
-}
-
-// value is the member named key, or nothing.
-func value(ms members, key string) json.RawMessage {
-	v, _ := ms.get(key)
-	return v
 }
 
 // parseMeta reads a request's _meta, an object.

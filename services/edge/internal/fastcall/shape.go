@@ -2,6 +2,7 @@ package fastcall
 
 import (
 	"bytes"
+	"encoding/json"
 	"slices"
 )
 
@@ -25,28 +26,18 @@ const maxMembers = 32
 // and of its params, each an object, as their values stand in the text,
 // so that parse need not decode them again.
 func plainShape(body []byte) (shape, bool) {
-	var sh shape
-	meta := &level{inner: func([]byte) *level { return nil }}
-	params := &level{keep: &sh.params, inner: func(key []byte) *level {
-		if string(key) == "_meta" {
-			return meta
-		}
-		return nil
-	}}
-	envelope := &level{keep: &sh.envelope, inner: func(key []byte) *level {
-		if string(key) == "params" {
-			return params
-		}
-		return nil
-	}}
 	s := shapeScanner{b: body}
-	ok := s.object(1, envelope) && s.deepest <= maxDepth
-	return sh, ok
+	if !s.object(1, envelopeLevel) || s.deepest > maxDepth {
+		return shape{}, false
+	}
+	return s.kept, true
 }
 
 // shape is what plainShape kept of a body.
 type shape struct {
-	envelope, params members // nil when not an object
+	// envelope and params are nil unless given as objects (not absent,
+	// null or of another type).
+	envelope, params members
 }
 
 // member is one member of an object, its value as it stands in the text.
@@ -58,14 +49,15 @@ type member struct {
 // members are an object's members, in order.
 type members []member
 
-// get is the value of the member named key.
-func (ms members) get(key string) ([]byte, bool) {
+// get is the value of the member named key, nil when there is none (a
+// value given is never empty).
+func (ms members) get(key string) json.RawMessage {
 	for _, m := range ms {
 		if m.key == key {
-			return m.value, true
+			return m.value
 		}
 	}
-	return nil, false
+	return nil
 }
 
 // only tells whether ms has no member besides keys.
@@ -78,12 +70,37 @@ func (ms members) only(keys ...string) bool {
 	return true
 }
 
-// level says how to check an object's members: which of their values are
-// checked in turn (inner gives their level, nil: none), and where the
-// members are kept (nil: nowhere).
-type level struct {
-	inner func(key []byte) *level
-	keep  *members
+// level names an object whose members plainShape checks.
+type level int
+
+const (
+	envelopeLevel level = iota
+	paramsLevel
+	metaLevel
+	noLevel // a value whose members are not checked
+)
+
+// inner is the level of the value of the member named key.
+func (l level) inner(key []byte) level {
+	switch {
+	case l == envelopeLevel && string(key) == "params":
+		return paramsLevel
+	case l == paramsLevel && string(key) == "_meta":
+		return metaLevel
+	}
+	return noLevel
+}
+
+// keep is where the scan keeps the members of an object at level l, nil
+// when it keeps none.
+func (s *shapeScanner) keep(l level) *members {
+	switch l {
+	case envelopeLevel:
+		return &s.kept.envelope
+	case paramsLevel:
+		return &s.kept.params
+	}
+	return nil
 }
 
 // shapeScanner walks a JSON text, checking the members of the objects it
@@ -92,6 +109,7 @@ type shapeScanner struct {
 	b       []byte
 	i       int
 	deepest int
+	kept    shape
 }
 
 func (s *shapeScanner) ws() {
@@ -101,8 +119,9 @@ func (s *shapeScanner) ws() {
 }
 
 // object checks the object at s.i, at depth, whose members lvl says how
-// to check; anything but an object passes over unchecked.
-func (s *shapeScanner) object(depth int, lvl *level) bool {
+// to check, and keeps them when it says so; anything but an object passes
+// over unchecked.
+func (s *shapeScanner) object(depth int, lvl level) bool {
 	s.ws()
 	if s.i >= len(s.b) || s.b[s.i] != '{' {
 		return s.skip(depth - 1)
@@ -110,8 +129,9 @@ func (s *shapeScanner) object(depth int, lvl *level) bool {
 	s.deepest = max(s.deepest, depth)
 	s.i++
 	var seen [][]byte
-	if lvl.keep != nil {
-		*lvl.keep = members{} // an object, even an empty one
+	keep := s.keep(lvl)
+	if keep != nil {
+		*keep = members{} // an object, even an empty one
 	}
 	for {
 		s.ws()
@@ -149,17 +169,20 @@ func (s *shapeScanner) object(depth int, lvl *level) bool {
 		s.i++
 		s.ws()
 		start := s.i
-		if inner := lvl.inner(key); inner == nil {
+		if inner := lvl.inner(key); inner == noLevel {
 			if !s.skip(depth) {
 				return false
 			}
 		} else if !s.object(depth+1, inner) {
 			return false
 		}
-		if lvl.keep != nil {
-			// skip may stop past the end of a text that ends inside a string.
-			raw := s.b[start:min(s.i, len(s.b))]
-			*lvl.keep = append(*lvl.keep, member{string(key), bytes.TrimRight(raw, " \t\r\n")})
+		if keep != nil {
+			// skip stops a number or a literal at the ',' or '}' after it,
+			// whitespace and all, and may stop past the end of a text that
+			// ends inside a string. Clipped: the value is the handler's,
+			// and an append to it must not write over the body.
+			raw := bytes.TrimRight(s.b[start:min(s.i, len(s.b))], " \t\r\n")
+			*keep = append(*keep, member{string(key), slices.Clip(raw)})
 		}
 	}
 }
