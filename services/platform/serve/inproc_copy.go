@@ -49,9 +49,11 @@ func sendable(m any) (proto.Message, int, error) {
 // next, for proto.Marshal's own answer: protobuf-go checks strings no
 // faster (a walk through protoreflect took three times as long).
 func encodedSize(m proto.Message) (int, error) {
-	valid := !mayHoldUTF8(m.ProtoReflect().Descriptor())
-	if c, ok := m.(UTF8Checked); ok && !valid {
+	var valid bool
+	if c, ok := m.(UTF8Checked); ok {
 		valid = c.ValidUTF8()
+	} else {
+		valid = !mayHoldUTF8(m.ProtoReflect().Descriptor())
 	}
 	if valid && proto.CheckInitialized(m) == nil {
 		return proto.Size(m), nil
