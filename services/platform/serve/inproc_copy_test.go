@@ -298,7 +298,11 @@ func TestLocalCopiesAreWhatTheWireGives(t *testing.T) {
 		{name: "invalid UTF-8 in a map key", sent: &structpb.Struct{Fields: map[string]*structpb.Value{"\xff": {}}}},
 		{name: "invalid UTF-8 deep in a list", sent: &structpb.ListValue{Values: []*structpb.Value{
 			structpb.NewStringValue("ok"), structpb.NewStringValue("\xc3")}}},
-		{name: "a message that checks its own strings", sent: selfChecked{value, true}, into: &structpb.Struct{}},
+		{
+			name: "a message that checks its own strings",
+			sent: selfChecked{value, true},
+			into: &structpb.Struct{},
+		},
 		{name: "a message that finds its own strings invalid", sent: selfChecked{&structpb.ListValue{
 			Values: []*structpb.Value{structpb.NewStringValue("\xc3")}}, false}},
 	}

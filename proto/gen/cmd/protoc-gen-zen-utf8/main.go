@@ -144,7 +144,8 @@ func supported(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName
 	}
 	seen[md.FullName()] = true
 	if md.ParentFile().Syntax() == protoreflect.Editions {
-		return fmt.Errorf("%s, from an editions file, is not supported: its UTF-8 rule is a feature", md.FullName())
+		return fmt.Errorf("%s, from an editions file, is not supported: its UTF-8 rule is a feature",
+			md.FullName())
 	}
 	if md.ExtensionRanges().Len() > 0 {
 		return fmt.Errorf("%s: messages with extensions are not supported", md.FullName())

@@ -165,7 +165,8 @@ func fill(m protoreflect.Message, depth int) {
 		fd := fields.Get(i)
 		switch {
 		case fd.IsMap():
-			m.Mutable(fd).Map().Set(element(m, fd, fd.MapKey(), 1).MapKey(), element(m, fd, fd.MapValue(), depth))
+			key := element(m, fd, fd.MapKey(), 1).MapKey()
+			m.Mutable(fd).Map().Set(key, element(m, fd, fd.MapValue(), depth))
 		case fd.IsList():
 			m.Mutable(fd).List().Append(element(m, fd, fd, depth))
 		default:

@@ -22,8 +22,13 @@ func TestWhatCannotBeCheckedIsRefused(t *testing.T) {
 		fileProto  = descriptorpb.FileDescriptorProto
 	)
 	field := func(name string, typ *descriptorpb.FieldDescriptorProto_Type, typeName string) *fieldProto {
-		f := &descriptorpb.FieldDescriptorProto{Name: proto.String(name), Number: proto.Int32(1), Label: optional,
-			Type: typ, JsonName: proto.String(name)}
+		f := &descriptorpb.FieldDescriptorProto{
+			Name:     proto.String(name),
+			Number:   proto.Int32(1),
+			Label:    optional,
+			Type:     typ,
+			JsonName: proto.String(name),
+		}
 		if typeName != "" {
 			f.TypeName = proto.String(typeName)
 		}
@@ -77,8 +82,16 @@ func TestWhatCannotBeCheckedIsRefused(t *testing.T) {
 				Field: []*descriptorpb.FieldDescriptorProto{field("s", str, "")}}),
 			file("a.proto", "proto3", []string{"x/m.proto", "y/m.proto"}, &descriptorpb.DescriptorProto{
 				Name: proto.String("Both"), Field: []*descriptorpb.FieldDescriptorProto{
-					field("x", msg, ".x.M"), {Name: proto.String("y"), Number: proto.Int32(2), Label: optional,
-						Type: msg, TypeName: proto.String(".y.M"), JsonName: proto.String("y")}}}),
+					field("x", msg, ".x.M"),
+					{
+						Name:     proto.String("y"),
+						Number:   proto.Int32(2),
+						Label:    optional,
+						Type:     msg,
+						TypeName: proto.String(".y.M"),
+						JsonName: proto.String("y"),
+					},
+				}}),
 		}, "x.M and y.M would share the function validUTF8PM"},
 		{"a field that would be named ValidUTF8", []*descriptorpb.FileDescriptorProto{
 			file("a.proto", "proto3", nil, &descriptorpb.DescriptorProto{Name: proto.String("Clash"),

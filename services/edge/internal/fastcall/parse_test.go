@@ -86,7 +86,8 @@ func FuzzParseAsBefore(f *testing.F) {
 	for _, body := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chat","arguments":{"prompt":"hi"}}}`,
 		` { "jsonrpc" : "2.0" , "id" : "a" , "method" : "tools/call" , "params" : { "name" : "chat" } } `,
-		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{` + modernMeta + `,"name":"chat","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{` + modernMeta +
+			`,"name":"chat","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chat","arguments":[]}}`,

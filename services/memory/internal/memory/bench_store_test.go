@@ -114,8 +114,15 @@ func BenchmarkStoreReadAfterAppend(b *testing.B) {
 						if i%100 == 0 {
 							now := time.Now().UTC()
 							id = uuid.NewString()
-							th := &memory.Thread{ID: id, ToolName: "chat", CreatedAt: now, UpdatedAt: now,
-								ExpiresAt: now.Add(time.Hour), Turns: f.turns, InitialContext: initial}
+							th := &memory.Thread{
+								ID:             id,
+								ToolName:       "chat",
+								CreatedAt:      now,
+								UpdatedAt:      now,
+								ExpiresAt:      now.Add(time.Hour),
+								Turns:          f.turns,
+								InitialContext: initial,
+							}
 							if err := f.store.Create(context.Background(), th); err != nil {
 								b.Fatal(err)
 							}

@@ -15,11 +15,13 @@ import (
 // parallel: it measures the heap.
 func TestHeadSizeCountsWhatDecodingHolds(t *testing.T) {
 	shapes := map[string]string{
-		"a prompt":                  `{"prompt":"` + strings.Repeat("word ", 2000) + `"}`,
-		"empty objects":             `{"x":[` + repeatJSON(`{}`, 2000) + `]}`,
-		"one-entry objects":         `{"x":[` + repeatJSON(`{"a":0}`, 2000) + `]}`,
-		"chains of one-entry maps":  `{"x":[` + repeatJSON(strings.Repeat(`{"":`, 8)+"null"+strings.Repeat(`}`, 8), 250) + `]}`,
-		"objects of nine entries":   `{"x":[` + repeatJSON(`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9}`, 500) + `]}`,
+		"a prompt":          `{"prompt":"` + strings.Repeat("word ", 2000) + `"}`,
+		"empty objects":     `{"x":[` + repeatJSON(`{}`, 2000) + `]}`,
+		"one-entry objects": `{"x":[` + repeatJSON(`{"a":0}`, 2000) + `]}`,
+		"chains of one-entry maps": `{"x":[` +
+			repeatJSON(strings.Repeat(`{"":`, 8)+"null"+strings.Repeat(`}`, 8), 250) + `]}`,
+		"objects of nine entries": `{"x":[` +
+			repeatJSON(`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9}`, 500) + `]}`,
 		"numbers, nulls and arrays": `{"x":[` + repeatJSON(`1,null,true,[],[[]]`, 2000) + `]}`,
 	}
 	for name, text := range shapes {

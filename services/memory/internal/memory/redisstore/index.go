@@ -167,7 +167,8 @@ func listedReply(cmd *redis.Cmd) (meta map[string]string, count int64, turns []s
 		return nil, 0, nil, unavailable(err)
 	}
 	bad := func() (map[string]string, int64, []string, error) {
-		return nil, 0, nil, fmt.Errorf("the listing script answered %v, not a thread's hash, count and turns", reply)
+		return nil, 0, nil, fmt.Errorf("the listing script answered %v, not a thread's hash, count and turns",
+			reply)
 	}
 	if len(reply) != 3 {
 		return bad()

@@ -267,7 +267,8 @@ func (s *Store) head(id string, h map[string]string, now time.Time) (*memory.Thr
 	}
 	updated, _ := strconv.ParseInt(h["updated_ns"], 10, 64)
 	t := m.thread()
-	t.CreatedAt, t.UpdatedAt, t.ExpiresAt = m.CreatedAt.UTC(), time.Unix(0, updated).UTC(), time.UnixMilli(expires).UTC()
+	t.CreatedAt = m.CreatedAt.UTC()
+	t.UpdatedAt, t.ExpiresAt = time.Unix(0, updated).UTC(), time.UnixMilli(expires).UTC()
 	return &t, m, nil
 }
 

@@ -138,7 +138,8 @@ func scanThread(row scanner, more ...any) (*memory.Thread, error) {
 	var t memory.Thread
 	var created, updated, expires int64
 	var initial string
-	cols := append([]any{&t.ID, &t.ParentID, &t.ToolName, &t.ClientID, &created, &updated, &expires, &initial}, more...)
+	cols := []any{&t.ID, &t.ParentID, &t.ToolName, &t.ClientID, &created, &updated, &expires, &initial}
+	cols = append(cols, more...)
 	if err := row.Scan(cols...); err != nil {
 		return nil, err
 	}

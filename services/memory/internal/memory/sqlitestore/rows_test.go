@@ -91,7 +91,8 @@ func TestAWriteNotCommittedLeavesTheKeptRowAlone(t *testing.T) {
 	check("the append")
 	later := now.Add(time.Minute)
 	// Room for it: the row moves, then the turns show it a retry, and it is rolled back.
-	if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x"}, qa(), 4, later, later.Add(time.Hour)); err != nil {
+	_, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x"}, qa(), 4, later, later.Add(time.Hour))
+	if err != nil {
 		t.Fatalf("a retry: %v", err)
 	}
 	check("a retry")
@@ -133,7 +134,8 @@ func TestAWriteUndoneInAGroupLeavesTheKeptRowAlone(t *testing.T) {
 			return err
 		},
 		func(ctx context.Context) error {
-			if _, err := h.s.advance(ctx, undone.ID, "", turns, 10, later, later.Add(time.Hour)); err != nil {
+			_, err := h.s.advance(ctx, undone.ID, "", turns, 10, later, later.Add(time.Hour))
+			if err != nil {
 				return err
 			}
 			return errUndone
@@ -208,7 +210,8 @@ func TestTheRowsKeptHoldNoMoreThanTheirBound(t *testing.T) {
 			}
 		}
 		if grew := storetest.HeapBytes() - before; grew > 2*memory.DefaultHeadBytes {
-			t.Errorf("the rows kept hold %d MB, over twice their bound of %d MB", grew>>20, memory.DefaultHeadBytes>>20)
+			t.Errorf("the rows kept hold %d MB, over twice their bound of %d MB", grew>>20,
+				memory.DefaultHeadBytes>>20)
 		}
 	}
 	runtime.KeepAlive(s)

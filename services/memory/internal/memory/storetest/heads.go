@@ -44,7 +44,8 @@ func runHeads(t *testing.T, newPair func(t *testing.T) (reader, writer memory.St
 	}
 	appendAt := func(t *testing.T, s memory.Store, th *memory.Thread, at, expires time.Time) {
 		t.Helper()
-		if _, err := s.Append(ctx, th.ID, "", memory.Exchange{}, exchange("q", "a"), 100, at, expires); err != nil {
+		_, err := s.Append(ctx, th.ID, "", memory.Exchange{}, exchange("q", "a"), 100, at, expires)
+		if err != nil {
 			t.Fatal(err)
 		}
 		th.UpdatedAt, th.ExpiresAt = at, expires

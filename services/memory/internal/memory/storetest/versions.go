@@ -41,7 +41,8 @@ func runVersions(t *testing.T, newPair func(t *testing.T) (reader, writer memory
 		replaced := make(chan error, 1)
 		go func() {
 			for gen := 1; !stop.Load(); gen++ {
-				if err := w.Import(ctx, []*memory.Thread{generation(id, gen, turnsOf(gen))}, true); err != nil {
+				next := []*memory.Thread{generation(id, gen, turnsOf(gen))}
+				if err := w.Import(ctx, next, true); err != nil {
 					replaced <- err
 					return
 				}
