@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/zenmcp/zen/services/platform/childproc"
 )
 
 // zenBin is the binary under test, built once by TestMain.
@@ -105,7 +107,7 @@ func startBinIn(t testing.TB, bin, dir string, env map[string]string, listeners 
 	t.Helper()
 	p := &proc{t: t, addrs: map[string]string{}, ready: make(chan struct{}), done: make(chan error, 1)}
 	p.cmd = exec.Command(bin, args...)
-	p.cmd.SysProcAttr = diesWithTest()
+	p.cmd.SysProcAttr = childproc.DiesWithParent()
 	p.cmd.Env = baseEnv(t, env)
 	p.cmd.Dir = dir
 	stderr, err := p.cmd.StderrPipe()

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zenmcp/zen/services/platform/childproc"
 )
 
 // Server is a running redis-server.
@@ -57,7 +59,7 @@ func StartWith(tb testing.TB, persistence ...string) *Server {
 		s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port)}
 		args := append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir}, persistence...)
 		s.cmd = exec.Command(bin, append(args, "--daemonize", "no", "--logfile", "")...)
-		s.cmd.SysProcAttr = diesWithTest()
+		s.cmd.SysProcAttr = childproc.DiesWithParent()
 		stdout, _ := s.cmd.StdoutPipe()
 		if err := s.cmd.Start(); err != nil {
 			tb.Fatal(err)
@@ -116,7 +118,7 @@ func (s *Server) Restart(tb testing.TB) {
 	tb.Helper()
 	args := s.cmd.Args
 	s.cmd = exec.Command(args[0], args[1:]...)
-	s.cmd.SysProcAttr = diesWithTest()
+	s.cmd.SysProcAttr = childproc.DiesWithParent()
 	stdout, _ := s.cmd.StdoutPipe()
 	if err := s.cmd.Start(); err != nil {
 		tb.Fatal(err)
