@@ -71,25 +71,25 @@ func thread(b *testing.B, svc *memory.Service, exchanges int) string {
 
 type backend struct {
 	name string
-	open func(b *testing.B) memory.Store
+	open func(tb testing.TB) memory.Store
 }
 
 func backends() []backend {
 	return []backend{
-		{"sqlite", func(b *testing.B) memory.Store {
-			s, err := sqlitestore.Open(filepath.Join(b.TempDir(), "memory.db"))
+		{"sqlite", func(tb testing.TB) memory.Store {
+			s, err := sqlitestore.Open(filepath.Join(tb.TempDir(), "memory.db"))
 			if err != nil {
-				b.Fatal(err)
+				tb.Fatal(err)
 			}
-			b.Cleanup(func() { s.Close() })
+			tb.Cleanup(func() { s.Close() })
 			return s
 		}},
-		{"redis", func(b *testing.B) memory.Store {
-			s, err := redisstore.Open(redistest.Start(b).URL(), "", false)
+		{"redis", func(tb testing.TB) memory.Store {
+			s, err := redisstore.Open(redistest.Start(tb).URL(), "", false)
 			if err != nil {
-				b.Fatal(err)
+				tb.Fatal(err)
 			}
-			b.Cleanup(func() { s.Close() })
+			tb.Cleanup(func() { s.Close() })
 			return s
 		}},
 	}

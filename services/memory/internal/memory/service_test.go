@@ -74,6 +74,46 @@ func TestGetHidesThreadsFromOtherClientsAndMalformedIDs(t *testing.T) {
 	}
 }
 
+// Another client's calls find nothing of a thread on the stores that keep
+// what they read (SQLite's rows, Redis's metas), even right after the
+// owner's append and read left it kept: who a thread belongs to is read
+// with it, from the cache as from the store.
+func TestAThreadKeptForItsOwnerIsHiddenFromOthers(t *testing.T) {
+	t.Parallel()
+	for _, be := range backends() {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			svc := memory.NewService(be.open(t), time.Hour, 50)
+			th, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "alice",
+				InitialContext: map[string]any{"prompt": "alice's secret"}, Turns: exchange("q1", "a1")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.Append(ctx, th.ID, "alice", memory.Exchange{}, exchange("q2", "a2"), nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.Prepare(ctx, th.ID, "alice", "chat", nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.Get(ctx, th.ID, "bob"); !errors.Is(err, memory.ErrNotFound) {
+				t.Errorf("bob's Get: %v, want ErrNotFound", err)
+			}
+			if _, err := svc.Prepare(ctx, th.ID, "bob", "chat", nil); !errors.Is(err, memory.ErrNotFound) {
+				t.Errorf("bob's Prepare: %v, want ErrNotFound", err)
+			}
+			_, err = svc.Append(ctx, th.ID, "bob", memory.Exchange{}, exchange("q3", "a3"), nil)
+			if !errors.Is(err, memory.ErrNotFound) {
+				t.Errorf("bob's Append: %v, want ErrNotFound", err)
+			}
+			got, err := svc.Get(ctx, th.ID, "alice")
+			if err != nil || len(got.Turns) != 4 {
+				t.Errorf("alice's thread after bob's calls: %v, %v; want its 4 turns", got, err)
+			}
+		})
+	}
+}
+
 func TestAppendPastTheLimitStoresNothing(t *testing.T) {
 	ctx := context.Background()
 	svc := memory.NewService(memstore.New(), time.Hour, 4)
