@@ -82,7 +82,7 @@ cluster-down: ## stop what make cluster started
 .PHONY: deps
 deps: ## install redis-server and chromium (Debian packages), which the Redis and thread browser tests run for real
 	@missing=""; \
-	command -v redis-server >/dev/null || missing="redis-server"; \
+	command -v redis-server >/dev/null || missing=" redis-server"; \
 	command -v chromium >/dev/null || missing="$$missing chromium fonts-liberation libgl1-mesa-dri"; \
 	[ -z "$$missing" ] || { \
 		echo "installing$$missing from Debian's packages"; \

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,7 +77,12 @@ func sized(text string, n int) string {
 //
 // Metrics: p50-ms and p99-ms are what zen adds: the call's time minus the
 // fake's own p50 (fake-ms: the same streamed request straight to the fake,
-// one at a time). calls/s is over the measured calls. cpu-ms/call is the
+// one at a time, from this process). The fake shares this process with the
+// clients, so fake-ms never pays for waking another process, which zen's
+// router, like any client of a real provider, pays on every request:
+// fake-apart-ms is the fake's p50 from a process of its own
+// (internal/fakeprobe), and p50-apart-ms what zen adds over that.
+// calls/s is over the measured calls. cpu-ms/call is the
 // CPU time (utime+stime in /proc/<pid>/stat) zen's processes spent during
 // the measured calls, divided by them; client-cpu-ms/call is this
 // process's (clients and fake), redis-cpu-ms/call redis-server's, and
@@ -90,6 +96,8 @@ func sized(text string, n int) string {
 // every call carries a progress token, as from clients that reset their
 // timeout on progress. -zen.prompt-bytes and -zen.reply-bytes make the
 // turns the size of a coding agent's (prompts and answers of kilobytes).
+// -zen.spans prints the median of each span zen's roles made in the
+// measured calls: the time of each hop, and of each role's part in it.
 //
 //	go test -run '^$' -bench ContinuedChat -benchtime 2000x ./cmd/zen
 func BenchmarkContinuedChat(b *testing.B) {
@@ -124,7 +132,9 @@ type benchStack struct {
 	redisPID int // 0 without Redis
 	fake     *fakemodel.Server
 	// pprofs are the zen processes' pprof listeners (none for sdk-only).
-	pprofs   []pprofListener
+	pprofs []pprofListener
+	// spans hears zen's spans (-zen.spans); nil without it.
+	spans    *receiver
 	wd       string
 	sessions []*mcp.ClientSession
 }
@@ -264,16 +274,23 @@ func (st *benchStack) measure(b *testing.B, turns, callers int) {
 			b.Errorf("profile: %v", err)
 		}
 	}
-	var all []time.Duration
+	if st.spans != nil && b.N > 1 {
+		st.logSpans(b, t0, t0.Add(elapsed), b.N)
+	}
+	var all, apart []time.Duration
 	for _, d := range durations {
 		for _, x := range d {
-			all = append(all, max(0, x-fake))
+			all = append(all, max(0, x-fake.here))
+			apart = append(apart, max(0, x-fake.apart))
 		}
 	}
 	latency.Report(b, all)
+	slices.Sort(apart)
+	b.ReportMetric(float64(apart[len(apart)/2].Microseconds())/1000, "p50-apart-ms")
 	measured := float64(len(all))
 	b.ReportMetric(measured/elapsed.Seconds(), "calls/s")
-	b.ReportMetric(float64(fake.Microseconds())/1000, "fake-ms")
+	b.ReportMetric(float64(fake.here.Microseconds())/1000, "fake-ms")
+	b.ReportMetric(float64(fake.apart.Microseconds())/1000, "fake-apart-ms")
 	b.ReportMetric((after.zen-before.zen).Seconds()*1000/measured, "cpu-ms/call")
 	b.ReportMetric((after.client-before.client).Seconds()*1000/measured, "client-cpu-ms/call")
 	b.ReportMetric(float64(after.zenIO.reads-before.zenIO.reads)/measured, "syscr/call")

@@ -46,7 +46,7 @@ func BenchmarkPairedChat(b *testing.B) {
 	var fake time.Duration // both fakes', on average: one for both, so that it cannot tell them apart
 	for i, st := range stacks {
 		ids[i] = st.grow(b, (n+per-1)/per, start)
-		fake += st.fakeOwn(b, start) / 2
+		fake += st.fakeOwn(b, start).here / 2
 	}
 	took := [2][]time.Duration{make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)}
 	var before [2]cpuTimes

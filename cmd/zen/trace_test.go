@@ -28,6 +28,7 @@ type span struct {
 	service, name, traceID string
 	kind                   tracepb.Span_SpanKind
 	id, parent             string
+	start, end             time.Time
 }
 
 func (r *receiver) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
@@ -48,8 +49,10 @@ func (r *receiver) Export(_ context.Context, req *collectortrace.ExportTraceServ
 		}
 		for _, ss := range rs.GetScopeSpans() {
 			for _, s := range ss.GetSpans() {
-				r.spans = append(r.spans, span{service: service, name: s.GetName(), traceID: hex.EncodeToString(s.GetTraceId()),
-					kind: s.GetKind(), id: hex.EncodeToString(s.GetSpanId()), parent: hex.EncodeToString(s.GetParentSpanId())})
+				r.spans = append(r.spans, span{service: service, name: s.GetName(),
+					traceID: hex.EncodeToString(s.GetTraceId()), kind: s.GetKind(), id: hex.EncodeToString(s.GetSpanId()),
+					parent: hex.EncodeToString(s.GetParentSpanId()),
+					start:  time.Unix(0, int64(s.GetStartTimeUnixNano())), end: time.Unix(0, int64(s.GetEndTimeUnixNano()))})
 			}
 		}
 	}
@@ -68,7 +71,7 @@ func (r *receiver) trace(id string) []span {
 	return out
 }
 
-func startReceiver(t *testing.T) (*receiver, string) {
+func startReceiver(t testing.TB) (*receiver, string) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
