@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,10 +77,11 @@ func sized(text string, n int) string {
 // Metrics: p50-ms and p99-ms are what zen adds: the call's time minus the
 // fake's own p50 (fake-ms: the same streamed request straight to the fake,
 // one at a time, from this process). The fake shares this process with the
-// clients, so fake-ms never pays for waking another process, which zen's
-// router, like any client of a real provider, pays on every request:
-// fake-apart-ms is the fake's p50 from a process of its own
-// (internal/fakeprobe), and p50-apart-ms what zen adds over that.
+// clients, so fake-ms never pays for waking another process, which an
+// agent calling a provider itself pays, as zen's router does:
+// fake-apart-ms is the fake's p50 from a process of its own (a copy of this
+// test binary: fakeprobe_test.go), and p50-apart-ms what zen adds over an
+// agent that would call the fake itself.
 // calls/s is over the measured calls. cpu-ms/call is the
 // CPU time (utime+stime in /proc/<pid>/stat) zen's processes spent during
 // the measured calls, divided by them; client-cpu-ms/call is this
@@ -113,6 +113,7 @@ func BenchmarkContinuedChat(b *testing.B) {
 	for _, l := range layouts {
 		b.Run(l.name, func(b *testing.B) {
 			st := l.start(b)
+			b.Cleanup(st.printSpans)
 			for _, turns := range l.turns {
 				b.Run(fmt.Sprint("turns=", turns), func(b *testing.B) {
 					for _, callers := range []int{1, 16} {
@@ -133,10 +134,12 @@ type benchStack struct {
 	fake     *fakemodel.Server
 	// pprofs are the zen processes' pprof listeners (none for sdk-only).
 	pprofs []pprofListener
-	// spans hears zen's spans (-zen.spans); nil without it.
-	spans    *receiver
-	wd       string
-	sessions []*mcp.ClientSession
+	// spans hears zen's spans (-zen.spans), and spanTables keeps what
+	// they showed for the benchmark's end; nil without it.
+	spans      *receiver
+	spanTables []string
+	wd         string
+	sessions   []*mcp.ClientSession
 }
 
 // benchSessions is how many sessions prepare threads, whatever the callers.
@@ -238,7 +241,8 @@ func (st *benchStack) measure(b *testing.B, turns, callers int) {
 		return nil
 	}
 	st.parallel(b, callers, func(c int) error { return run(c, calls[c][:warm*per], nil) })
-	fake := st.fakeOwn(b, start)
+	last := st.lastRequest(b, start)
+	fake, fakeApart := st.fakeOwn(b, last), st.fakeApart(b, last)
 
 	var profiles []chan error
 	for kind, file := range map[string]string{
@@ -275,22 +279,21 @@ func (st *benchStack) measure(b *testing.B, turns, callers int) {
 		}
 	}
 	if st.spans != nil && b.N > 1 {
-		st.logSpans(b, t0, t0.Add(elapsed), b.N)
+		st.collectSpans(b, t0, t0.Add(elapsed), b.N)
 	}
 	var all, apart []time.Duration
 	for _, d := range durations {
 		for _, x := range d {
-			all = append(all, max(0, x-fake.here))
-			apart = append(apart, max(0, x-fake.apart))
+			all = append(all, max(0, x-fake))
+			apart = append(apart, max(0, x-fakeApart))
 		}
 	}
 	latency.Report(b, all)
-	slices.Sort(apart)
-	b.ReportMetric(float64(apart[len(apart)/2].Microseconds())/1000, "p50-apart-ms")
+	latency.ReportP50(b, apart, "p50-apart-ms")
 	measured := float64(len(all))
 	b.ReportMetric(measured/elapsed.Seconds(), "calls/s")
-	b.ReportMetric(float64(fake.here.Microseconds())/1000, "fake-ms")
-	b.ReportMetric(float64(fake.apart.Microseconds())/1000, "fake-apart-ms")
+	b.ReportMetric(float64(fake.Microseconds())/1000, "fake-ms")
+	b.ReportMetric(float64(fakeApart.Microseconds())/1000, "fake-apart-ms")
 	b.ReportMetric((after.zen-before.zen).Seconds()*1000/measured, "cpu-ms/call")
 	b.ReportMetric((after.client-before.client).Seconds()*1000/measured, "client-cpu-ms/call")
 	b.ReportMetric(float64(after.zenIO.reads-before.zenIO.reads)/measured, "syscr/call")

@@ -4,63 +4,79 @@ import (
 	"cmp"
 	"flag"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
 var benchSpans = flag.Bool("zen.spans", false, "BenchmarkContinuedChat: zen exports its spans to the "+
-	"benchmark, which logs the median of each kind the measured calls made: where a call's time goes, hop "+
-	"by hop (exporting costs zen time of its own: take the other figures from a run without it)")
+	"benchmark, which prints the median of each kind the measured calls made: where a call's time goes, "+
+	"hop by hop (exporting costs zen time of its own: take the other figures from a run without it)")
 
-// spansEnv has zen export every span to the receiver at addr, in batches
-// a tenth of a second apart, none dropped at the loads measured.
-func spansEnv(addr string) map[string]string {
-	return map[string]string{
-		"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + addr, "OTEL_EXPORTER_OTLP_INSECURE": "true",
-		"OTEL_BSP_SCHEDULE_DELAY": "100", "OTEL_BSP_MAX_QUEUE_SIZE": "65536",
-	}
-}
+// spansWait bounds the wait for the measured calls' spans to arrive.
+const spansWait = 30 * time.Second
 
-// withSpans adds spansEnv to env when -zen.spans asks for spans, and
-// returns the receiver they reach (nil without it).
-func withSpans(b *testing.B, env map[string]string) (map[string]string, *receiver) {
+// withSpans returns the environment that has zen export every span to a
+// receiver, in batches a tenth of a second apart with room to queue all a
+// load makes meanwhile, and the receiver; both nil without -zen.spans.
+func withSpans(b *testing.B) (map[string]string, *receiver) {
 	if !*benchSpans {
-		return env, nil
+		return nil, nil
 	}
 	rec, addr := startReceiver(b)
-	return mergeEnv(env, spansEnv(addr)), rec
+	return map[string]string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + addr,
+		"OTEL_EXPORTER_OTLP_INSECURE": "true",
+		"OTEL_BSP_SCHEDULE_DELAY":     "100",
+		"OTEL_BSP_MAX_QUEUE_SIZE":     "65536",
+	}, rec
 }
 
-// spanKey is a kind of span: what made it, and where.
-type spanKey struct{ service, kind, name string }
+// spanKey is a kind of span: the role that made it, its side, its name.
+type spanKey struct {
+	service string
+	kind    tracepb.Span_SpanKind
+	name    string
+}
 
-// logSpans prints, for each kind of span that started within [from, to)
-// at least once for every other call, how many did and their median time.
-// It prints to stdout, as the results go: a benchmark's log is cut to ten
-// lines without -test.v.
-func (st *benchStack) logSpans(b *testing.B, from, to time.Time, calls int) {
-	// A span ends before its batch goes out: all are in once the exports
-	// stop for a while.
-	for quiet := time.NewTimer(time.Second); ; quiet.Reset(time.Second) {
-		select {
-		case <-st.spans.arrived:
-			continue
-		case <-quiet.C:
-		}
-		break
-	}
-	st.spans.mu.Lock()
+// spanSide names a span's kind as a column shows it.
+func spanSide(k tracepb.Span_SpanKind) string {
+	return strings.ToLower(strings.TrimPrefix(k.String(), "SPAN_KIND_"))
+}
+
+// isCall tells the span the edge makes for each MCP request: one per call.
+func (k spanKey) isCall() bool {
+	return k.kind == tracepb.Span_SPAN_KIND_SERVER && k.name == "POST /mcp"
+}
+
+// collectSpans waits for the spans of the calls made within [from, to),
+// then keeps, for the benchmark's end (printSpans), each kind's count and
+// median: the kinds made at least once for every other call, leaving out
+// those made once in a while (a model resolved, a health check).
+func (st *benchStack) collectSpans(b *testing.B, from, to time.Time, calls int) {
 	took := map[spanKey][]time.Duration{}
-	for _, s := range st.spans.spans {
-		if s.start.Before(from) || !s.start.Before(to) {
-			continue
+	gather := func() bool {
+		clear(took)
+		st.spans.mu.Lock()
+		defer st.spans.mu.Unlock()
+		made := 0
+		for _, s := range st.spans.spans {
+			if s.start.Before(from) || !s.start.Before(to) {
+				continue
+			}
+			k := spanKey{service: s.service, kind: s.kind, name: s.name}
+			took[k] = append(took[k], s.end.Sub(s.start))
+			if k.isCall() {
+				made++
+			}
 		}
-		k := spanKey{s.service, strings.ToLower(strings.TrimPrefix(s.kind.String(), "SPAN_KIND_")), s.name}
-		took[k] = append(took[k], s.end.Sub(s.start))
+		return made >= calls
 	}
-	st.spans.mu.Unlock()
+	waitFor(b, spansWait, fmt.Sprintf("the spans of %d calls (fewer arrived: spans were dropped)", calls), gather)
 	keys := make([]spanKey, 0, len(took))
 	for k, d := range took {
 		if len(d) >= calls/2 {
@@ -68,15 +84,25 @@ func (st *benchStack) logSpans(b *testing.B, from, to time.Time, calls int) {
 			slices.Sort(d)
 		}
 	}
-	slices.SortFunc(keys, func(a, b spanKey) int {
-		return cmp.Or(cmp.Compare(a.service, b.service), cmp.Compare(took[b][len(took[b])/2], took[a][len(took[a])/2]))
+	median := func(k spanKey) time.Duration { return took[k][len(took[k])/2] }
+	slices.SortFunc(keys, func(x, y spanKey) int {
+		return cmp.Or(cmp.Compare(x.service, y.service), cmp.Compare(median(y), median(x)))
 	})
 	var out strings.Builder
 	fmt.Fprintf(&out, "%s: spans of the %d measured calls, by median:\n", b.Name(), calls)
 	for _, k := range keys {
-		d := took[k]
-		fmt.Fprintf(&out, "  %-12s %-6s %-45s %6d  p50 %4d µs\n", k.service, k.kind, k.name, len(d),
-			d[len(d)/2].Microseconds())
+		fmt.Fprintf(&out, "  %-12s %-6s %-45s %6d  p50 %4d µs\n", k.service, spanSide(k.kind), k.name,
+			len(took[k]), median(k).Microseconds())
 	}
-	fmt.Print(out.String())
+	st.spanTables = append(st.spanTables, out.String())
+}
+
+// printSpans prints the tables collectSpans kept. It runs as the layout's
+// benchmark ends, after its results: printed as each result is measured,
+// a table would split the result's line, which go test prints in two
+// parts, and a benchmark's own log is cut to ten lines without -test.v.
+func (st *benchStack) printSpans() {
+	for _, t := range st.spanTables {
+		fmt.Fprint(os.Stdout, t)
+	}
 }

@@ -3,17 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,16 +25,30 @@ func benchEnv(fake *fakemodel.Server) map[string]string {
 
 // startServeSQLite runs zen serve, its own process, with its default
 // SQLite store in a temporary data directory (or -zen.serve-store's).
-func startServeSQLite(b *testing.B) *benchStack { return startServeSQLiteOf(b, zenBin) }
+func startServeSQLite(b *testing.B) *benchStack {
+	env, spans := withSpans(b)
+	st := startServeSQLiteOf(b, zenBin, env)
+	st.spans = spans
+	return st
+}
 
-// startServeSQLiteOf is startServeSQLite with the zen binary bin.
-func startServeSQLiteOf(b *testing.B, bin string) *benchStack {
+// startServeSQLiteOf is startServeSQLite with the zen binary bin and the
+// variables extra added to its environment.
+func startServeSQLiteOf(b *testing.B, bin string, extra map[string]string) *benchStack {
 	fake := fakemodel.New(b)
-	env, spans := withSpans(b, mergeEnv(benchEnv(fake), map[string]string{"ZEN_DATA_DIR": b.TempDir(),
-		"ZEN_PPROF_ADDR": "127.0.0.1:0", "ZEN_MEMORY_STORE": *serveStore}))
+	env := mergeEnv(mergeEnv(benchEnv(fake), map[string]string{
+		"ZEN_DATA_DIR":     b.TempDir(),
+		"ZEN_PPROF_ADDR":   "127.0.0.1:0",
+		"ZEN_MEMORY_STORE": *serveStore,
+	}), extra)
 	p := startBinIn(b, bin, b.TempDir(), env, []string{"mcp", "pprof"}, serveArgs()...)
-	st := &benchStack{mcpURL: "http://" + p.addr("mcp") + "/mcp", zenPIDs: []int{p.cmd.Process.Pid}, fake: fake,
-		pprofs: []pprofListener{{"serve", p.addr("pprof")}}, wd: b.TempDir(), spans: spans}
+	st := &benchStack{
+		mcpURL:  "http://" + p.addr("mcp") + "/mcp",
+		zenPIDs: []int{p.cmd.Process.Pid},
+		fake:    fake,
+		pprofs:  []pprofListener{{"serve", p.addr("pprof")}},
+		wd:      b.TempDir(),
+	}
 	st.connect(b)
 	return st
 }
@@ -51,10 +60,12 @@ func startServeSQLiteOf(b *testing.B, bin string) *benchStack {
 func startClusterRedis(b *testing.B) *benchStack {
 	fake := fakemodel.New(b)
 	rds := redistest.StartWith(b, "--save", "", "--appendonly", "yes")
-	env, spans := withSpans(b, mergeEnv(benchEnv(fake), map[string]string{
-		"ZEN_SERVICE_TOKEN": "bench-service-token-0123456789abcdef", "ZEN_MEMORY_STORE": "redis",
-		"REDIS_URL": rds.URL(),
-	}))
+	spansEnv, spans := withSpans(b)
+	env := mergeEnv(mergeEnv(benchEnv(fake), map[string]string{
+		"ZEN_SERVICE_TOKEN": "bench-service-token-0123456789abcdef",
+		"ZEN_MEMORY_STORE":  "redis",
+		"REDIS_URL":         rds.URL(),
+	}), spansEnv)
 	// Each role serves pprof, for its allocation totals.
 	env["ZEN_PPROF_ADDR"] = "127.0.0.1:0"
 	role := func(name string, addrs map[string]string) *proc {
@@ -69,8 +80,13 @@ func startClusterRedis(b *testing.B) *benchStack {
 		"ZEN_ROUTER_ADDR":   router.addr("grpc"),
 		"ZEN_EXECUTOR_ADDR": executor.addr("grpc"),
 	}), []string{"mcp", "pprof"}, "edge", "--mcp-addr", "127.0.0.1:0")
-	st := &benchStack{mcpURL: "http://" + edge.addr("mcp") + "/mcp", fake: fake, wd: b.TempDir(),
-		redisPID: findPID(b, "redis-server", rds.Addr), spans: spans}
+	st := &benchStack{
+		mcpURL:   "http://" + edge.addr("mcp") + "/mcp",
+		fake:     fake,
+		wd:       b.TempDir(),
+		redisPID: findPID(b, "redis-server", rds.Addr),
+		spans:    spans,
+	}
 	for role, p := range map[string]*proc{"memory": memory, "router": router, "executor": executor, "edge": edge} {
 		st.zenPIDs = append(st.zenPIDs, p.cmd.Process.Pid)
 		st.pprofs = append(st.pprofs, pprofListener{role, p.addr("pprof")})
@@ -112,90 +128,6 @@ func startSDKFloor(b *testing.B) *benchStack {
 	}
 	st.connect(b)
 	return st
-}
-
-// fakeTimes is the fake's own time for the requests zen sends it now: the
-// median of the last one sent straight to it, one at a time, its streamed
-// reply read to the end. here is from this process, which holds the fake:
-// nothing wakes another process, as zen's router must, or any client of a
-// real provider. apart is from a process of its own (internal/fakeprobe),
-// as a client elsewhere finds the fake.
-type fakeTimes struct{ here, apart time.Duration }
-
-// fakeOwn is the fake's own time, here and apart. It checks the request
-// streamed and, when the calls continue threads of history turns, carried
-// the history (the first prompt of every grown thread).
-func (st *benchStack) fakeOwn(b *testing.B, history int) fakeTimes {
-	reqs := st.fake.Requests()
-	last := reqs[len(reqs)-1]
-	if !last.Stream {
-		b.Fatal("zen asked the fake for a reply that does not stream")
-	}
-	if history > 0 && !strings.Contains(last.AllText(), "Turn 1 of a conversation") {
-		b.Fatalf("the model was not sent the thread's history:\n%s", last.AllText())
-	}
-	url := strings.TrimSuffix(st.fake.URL(), "/v1") + last.Path
-	hc := &http.Client{Transport: &http.Transport{}}
-	defer hc.CloseIdleConnections()
-	var lat []time.Duration
-	for range 300 {
-		t0 := time.Now()
-		resp, err := hc.Post(url, "application/json", bytes.NewReader(last.Body))
-		if err != nil {
-			b.Fatal(err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("data: [DONE]")) {
-			b.Fatalf("straight to the fake: %d %v %s", resp.StatusCode, err, body)
-		}
-		lat = append(lat, time.Since(t0))
-	}
-	slices.Sort(lat)
-	return fakeTimes{here: lat[len(lat)/2], apart: probeFake(b, url, last.Body)}
-}
-
-// probeFake is fakeprobe's median for body posted to url.
-func probeFake(b *testing.B, url string, body []byte) time.Duration {
-	file := filepath.Join(b.TempDir(), "request.json")
-	if err := os.WriteFile(file, body, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	out, err := exec.Command(fakeProbe(b), url, file).Output()
-	if err != nil {
-		b.Fatalf("fakeprobe: %v\n%s", err, exitStderr(err))
-	}
-	ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-	if err != nil {
-		b.Fatalf("fakeprobe printed %q, not nanoseconds", out)
-	}
-	return time.Duration(ns)
-}
-
-// fakeProbeBin is internal/fakeprobe, built beside zenBin on first use.
-var fakeProbeBin = sync.OnceValues(func() (string, error) {
-	bin := filepath.Join(filepath.Dir(zenBin), "fakeprobe")
-	if out, err := exec.Command("go", "build", "-o", bin, "./internal/fakeprobe").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build fakeprobe: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
-func fakeProbe(b *testing.B) string {
-	bin, err := fakeProbeBin()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return bin
-}
-
-// exitStderr is what a command that failed said on stderr.
-func exitStderr(err error) []byte {
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exit.Stderr
-	}
-	return nil
 }
 
 // clockTicks is the unit of /proc/<pid>/stat's times (USER_HZ, 100 on

@@ -38,7 +38,7 @@ func BenchmarkPairedChat(b *testing.B) {
 	if *against == "" {
 		b.Skip("-zen.against names no zen binary to measure against")
 	}
-	stacks := [2]*benchStack{startServeSQLiteOf(b, zenBin), startServeSQLiteOf(b, besideZenBin(b, *against))}
+	stacks := [2]*benchStack{startServeSQLiteOf(b, zenBin, nil), startServeSQLiteOf(b, besideZenBin(b, *against), nil)}
 	const warm = 20 // pairs before the measured ones
 	per, start := window(50)
 	n := warm + b.N
@@ -46,7 +46,7 @@ func BenchmarkPairedChat(b *testing.B) {
 	var fake time.Duration // both fakes', on average: one for both, so that it cannot tell them apart
 	for i, st := range stacks {
 		ids[i] = st.grow(b, (n+per-1)/per, start)
-		fake += st.fakeOwn(b, start).here / 2
+		fake += st.fakeOwn(b, st.lastRequest(b, start)) / 2
 	}
 	took := [2][]time.Duration{make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)}
 	var before [2]cpuTimes

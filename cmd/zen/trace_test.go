@@ -49,10 +49,16 @@ func (r *receiver) Export(_ context.Context, req *collectortrace.ExportTraceServ
 		}
 		for _, ss := range rs.GetScopeSpans() {
 			for _, s := range ss.GetSpans() {
-				r.spans = append(r.spans, span{service: service, name: s.GetName(),
-					traceID: hex.EncodeToString(s.GetTraceId()), kind: s.GetKind(), id: hex.EncodeToString(s.GetSpanId()),
-					parent: hex.EncodeToString(s.GetParentSpanId()),
-					start:  time.Unix(0, int64(s.GetStartTimeUnixNano())), end: time.Unix(0, int64(s.GetEndTimeUnixNano()))})
+				r.spans = append(r.spans, span{
+					service: service,
+					name:    s.GetName(),
+					traceID: hex.EncodeToString(s.GetTraceId()),
+					kind:    s.GetKind(),
+					id:      hex.EncodeToString(s.GetSpanId()),
+					parent:  hex.EncodeToString(s.GetParentSpanId()),
+					start:   time.Unix(0, int64(s.GetStartTimeUnixNano())),
+					end:     time.Unix(0, int64(s.GetEndTimeUnixNano())),
+				})
 			}
 		}
 	}

@@ -40,6 +40,15 @@ func Report(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
 }
 
+// ReportP50 states the p50 of measured latencies in milliseconds as the
+// metric unit.
+func ReportP50(b *testing.B, lat []time.Duration, unit string) {
+	if len(lat) == 0 {
+		return
+	}
+	b.ReportMetric(ms(p50(lat)), unit)
+}
+
 // ReportAdded states what calls of one kind add to calls of another, the
 // two timed in turn (without[i] beside with[i]): added-p50-ms, the p50 of
 // with minus the p50 of without; pair-p50-ms, the p50 of each pair's

@@ -24,8 +24,12 @@ import (
 // it serve BenchmarkHopApart's echo instead of running tests (TestMain).
 const hopServerEnv = "ZEN_SERVE_HOP_SERVER"
 
-// serveHops serves an echo on a GRPC checked as a role's port is, prints
-// the address it listens on, and serves until the process is killed.
+// hopAddrPrefix starts the line on which the echo server says where it
+// listens.
+const hopAddrPrefix = "addr="
+
+// serveHops serves an echo behind the service-token check a role's port
+// has, prints where it listens, and serves until the process is killed.
 func serveHops() error {
 	if err := telemetryAsZenRuns(); err != nil {
 		return err
@@ -40,7 +44,7 @@ func serveHops() error {
 			return &testgrpc.SimpleResponse{Payload: req.GetPayload()}, nil
 		},
 	})
-	fmt.Println(lis.Addr())
+	fmt.Println(hopAddrPrefix + lis.Addr().String())
 	return g.Serve(context.Background(), lis)
 }
 
@@ -50,7 +54,7 @@ func serveHops() error {
 // metrics): the least a hop between a cluster's roles costs here. With
 // gap=2ms both processes are idle before each call, as a cluster's roles
 // are while the others work on a call (one call at one caller takes about
-// 3 ms, a role's part of it a few hundred microseconds); gap=0 calls back
+// 3 ms, a role's part of it a few hundred microseconds); gap=0s calls back
 // to back. What a gap adds is waking processes that went idle: on a
 // virtual machine that halts an idle CPU at once, a wake-up it pays twice
 // a hop.
@@ -59,13 +63,13 @@ func serveHops() error {
 func BenchmarkHopApart(b *testing.B) {
 	client := testgrpc.NewTestServiceClient(dialHopServer(b))
 	req := &testgrpc.SimpleRequest{Payload: &testgrpc.Payload{Body: make([]byte, 10<<10)}}
-	call := func() {
+	call := func(b *testing.B) {
 		if _, err := client.UnaryCall(context.Background(), req); err != nil {
-			b.Fatal(err)
+			b.Fatalf("a call to the echo server (its stderr, if it said why, is above): %v", err)
 		}
 	}
 	for range 200 { // the connection up, both processes warm
-		call()
+		call(b)
 	}
 	for _, gap := range []time.Duration{0, 2 * time.Millisecond} {
 		b.Run(fmt.Sprint("gap=", gap), func(b *testing.B) {
@@ -77,7 +81,7 @@ func BenchmarkHopApart(b *testing.B) {
 				// holds the gap.)
 				time.Sleep(gap)
 				t0 := time.Now()
-				call()
+				call(b)
 				took = append(took, time.Since(t0))
 			}
 			latency.Report(b, took)
@@ -97,7 +101,7 @@ func dialHopServer(b *testing.B) *grpc.ClientConn {
 	if err := telemetryAsZenRuns(); err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd := exec.Command(os.Args[0], "-test.run=^$") // the flag is a safeguard: TestMain answers first
 	cmd.Env = append(os.Environ(), hopServerEnv+"=1")
 	cmd.SysProcAttr = childproc.DiesWithParent()
 	cmd.Stderr = os.Stderr
@@ -112,11 +116,23 @@ func dialHopServer(b *testing.B) *grpc.ClientConn {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	addr, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		b.Fatalf("the echo server printed no address: %v", err)
+	addr := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		addr <- strings.TrimSpace(line)
+	}()
+	var line string
+	select {
+	case line = <-addr:
+	case <-time.After(30 * time.Second):
+		b.Fatal("the echo server said nothing for 30 s (its stderr, if it said why, is above)")
 	}
-	conn, err := Dial(strings.TrimSpace(addr), testToken.DialOptions()...)
+	hostPort, ok := strings.CutPrefix(line, hopAddrPrefix)
+	if _, _, err := net.SplitHostPort(hostPort); !ok || err != nil {
+		b.Fatalf("the echo server said %q, not %s and the address it listens on (its stderr is above)", line,
+			hopAddrPrefix)
+	}
+	conn, err := Dial(hostPort, testToken.DialOptions()...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -125,7 +141,9 @@ func dialHopServer(b *testing.B) *grpc.ClientConn {
 }
 
 // telemetryAsZenRuns sets the process's telemetry as a role's is with no
-// OTEL_ or ZEN_METRICS_ADDR setting: trace ids only, metrics off.
+// OTEL_ or ZEN_METRICS_ADDR setting: trace ids only, metrics off. The echo
+// server needs only the first (it starts before TestMain sets the tests'
+// providers); the benchmark's side needs both, in place of the tests'.
 func telemetryAsZenRuns() error {
 	otel.SetMeterProvider(noop.NewMeterProvider())
 	_, _, err := telemetry.Setup(context.Background(), "hop", "", func(string) string { return "" }, nil)
