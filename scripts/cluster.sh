@@ -22,6 +22,10 @@
 #                          memory 9091, router 9092, executor 9093, gateway
 #                          8081, edge-1 8080, edge-2 8082, and replica K
 #                          9110+K, 9120+K, 9130+K
+#   GOMAXPROCS             each zen process's Go threads at once; default the
+#                          machine's cores shared out between the zen processes
+#                          (at least 1 each), as CPU limits share a node's
+#                          cores between pods
 # Provider keys come from the environment or .env, as for zen serve.
 set -euo pipefail
 
@@ -81,6 +85,16 @@ mapfile -t ORDER < <(
 	printf '%s\n' edge-1 edge-2 gateway
 )
 
+# PROCS is each zen process's GOMAXPROCS. Go gives every process all the
+# machine's cores; seven processes that each wake threads for all of them
+# take turns on the same few cores. Shared out, a call at one caller took
+# 0.2 ms less here and cost a fifth less CPU (docs/BENCHMARKS.md, the
+# seventeenth step).
+zen_members=$((${#ORDER[@]} - 1)) # all but redis
+PROCS=${GOMAXPROCS:-$(($(nproc) / zen_members))}
+[[ $PROCS =~ ^[0-9]+$ ]] || die "GOMAXPROCS=$PROCS: want a number of threads, such as 1"
+((PROCS >= 1)) || PROCS=1
+
 pidfile() { echo "$DIR/pids/$1.pid"; }
 
 # alive tells whether process $1 still runs. A member that has exited but
@@ -130,6 +144,7 @@ Stop that process, or move the cluster's ports with ZEN_CLUSTER_PORT_BASE."
 		"ZEN_SERVICE_TOKEN=$(service_token)"
 		"ZEN_MEMORY_STORE=redis" "REDIS_URL=redis://$(addr redis)/0"
 		"ZEN_MEMORY_ADDR=$(addrs memory)" "ZEN_ROUTER_ADDR=$(addrs router)" "ZEN_EXECUTOR_ADDR=$(addrs executor)"
+		"GOMAXPROCS=$PROCS"
 	)
 	case $role in
 	redis)

@@ -25,7 +25,7 @@ func TestLocalClusterReplicas(t *testing.T) {
 	c := &cluster{t: t, base: freeBase(t)} // the extra replicas' ports free too
 	c.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + zenHome, "ZEN_BIN=" + zenBin, "ZEN_CLUSTER_DIR=" + dir,
 		fmt.Sprintf("ZEN_CLUSTER_PORT_BASE=%d", c.base), "CUSTOM_API_URL=" + fake.URL(),
-		"ZEN_REPLICAS_MEMORY=2", "ZEN_REPLICAS_EXECUTOR=2"}
+		"ZEN_REPLICAS_MEMORY=2", "ZEN_REPLICAS_EXECUTOR=2", "GOMAXPROCS=3"}
 	t.Cleanup(func() { c.run("down") })
 	up := c.run("up")
 	for _, want := range []string{
@@ -38,6 +38,11 @@ func TestLocalClusterReplicas(t *testing.T) {
 	}
 	if status := c.run("status"); strings.Count(status, "ready") != 9 {
 		t.Errorf("status, want nine members ready:\n%s", status)
+	}
+	for _, name := range []string{"memory-2", "executor", "edge-1"} {
+		if got := memberEnv(t, dir, name, "GOMAXPROCS"); got != "3" {
+			t.Errorf("%s runs with GOMAXPROCS=%q, want the 3 the cluster was started with", name, got)
+		}
 	}
 
 	// The first replicas die; the second ones answer.

@@ -6,6 +6,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +73,26 @@ func freeBase(t testing.TB) int {
 	return 0
 }
 
+// memberEnv is the value of key in the environment of the member name of
+// the cluster whose state is in dir.
+func memberEnv(t *testing.T, dir, name, key string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "pids", name+".pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := os.ReadFile("/proc/" + strings.TrimSpace(string(raw)) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for kv := range strings.SplitSeq(string(env), "\x00") {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
 // TestLocalCluster is make cluster's scenario: two edges share threads
 // through Redis, and the memory role restarts mid-conversation with
 // nothing lost.
@@ -81,11 +104,20 @@ func TestLocalCluster(t *testing.T) {
 		t.Fatal("redis-server is not installed: run make deps")
 	}
 	fake := fakemodel.New(t)
+	dir := t.TempDir()
 	c := &cluster{t: t, base: freeBase(t)}
-	c.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + zenHome, "ZEN_BIN=" + zenBin, "ZEN_CLUSTER_DIR=" + t.TempDir(),
+	c.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + zenHome, "ZEN_BIN=" + zenBin, "ZEN_CLUSTER_DIR=" + dir,
 		fmt.Sprintf("ZEN_CLUSTER_PORT_BASE=%d", c.base), "CUSTOM_API_URL=" + fake.URL()}
 	t.Cleanup(func() { c.run("down") })
 	c.run("up")
+	// The six zen processes share the machine's cores out.
+	wantProcs := strconv.Itoa(max(1, runtime.NumCPU()/6))
+	for _, name := range []string{"memory", "router", "executor", "edge-1", "edge-2", "gateway"} {
+		if got := memberEnv(t, dir, name, "GOMAXPROCS"); got != wantProcs {
+			t.Errorf("%s runs with GOMAXPROCS=%q, want %s: the machine's %d cores shared out between six", name, got,
+				wantProcs, runtime.NumCPU())
+		}
+	}
 
 	edge1 := connectHTTP(t, "http://"+c.addr(5)+"/mcp")
 	edge2 := connectHTTP(t, "http://"+c.addr(6)+"/mcp")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,10 +54,14 @@ func startServeSQLiteOf(b *testing.B, bin string, extra map[string]string) *benc
 	return st
 }
 
+// clusterProcesses are the zen processes startClusterRedis runs.
+const clusterProcesses = 4
+
 // startClusterRedis runs the local cluster's layout: memory, router,
 // executor and edge, each its own zen process, joined by gRPC on loopback
 // with a service token, threads in a real redis-server persisting as make
-// cluster's does (an append-only file fsynced every second).
+// cluster's does (an append-only file fsynced every second), the cores
+// shared out between the processes as make cluster's are.
 func startClusterRedis(b *testing.B) *benchStack {
 	fake := fakemodel.New(b)
 	rds := redistest.StartWith(b, "--save", "", "--appendonly", "yes")
@@ -65,6 +70,8 @@ func startClusterRedis(b *testing.B) *benchStack {
 		"ZEN_SERVICE_TOKEN": "bench-service-token-0123456789abcdef",
 		"ZEN_MEMORY_STORE":  "redis",
 		"REDIS_URL":         rds.URL(),
+		// Each process's share of the cores, as scripts/cluster.sh gives it.
+		"GOMAXPROCS": strconv.Itoa(max(1, runtime.NumCPU()/clusterProcesses)),
 	}), spansEnv)
 	// Each role serves pprof, for its allocation totals.
 	env["ZEN_PPROF_ADDR"] = "127.0.0.1:0"
