@@ -22,10 +22,10 @@
 #                          memory 9091, router 9092, executor 9093, gateway
 #                          8081, edge-1 8080, edge-2 8082, and replica K
 #                          9110+K, 9120+K, 9130+K
-#   GOMAXPROCS             each zen process's Go threads at once; default the
-#                          machine's cores shared out between the zen processes
-#                          (at least 1 each), as CPU limits share a node's
-#                          cores between pods
+#   GOMAXPROCS             each zen process's Go threads at once, 1 to 9999;
+#                          default the machine's cores shared out between the
+#                          zen processes (at least 1 each). up keeps it for
+#                          restart in $ZEN_CLUSTER_DIR/gomaxprocs
 # Provider keys come from the environment or .env, as for zen serve.
 set -euo pipefail
 
@@ -85,15 +85,26 @@ mapfile -t ORDER < <(
 	printf '%s\n' edge-1 edge-2 gateway
 )
 
-# PROCS is each zen process's GOMAXPROCS. Go gives every process all the
-# machine's cores; seven processes that each wake threads for all of them
-# take turns on the same few cores. Shared out, a call at one caller took
-# 0.2 ms less here and cost a fifth less CPU (docs/BENCHMARKS.md, the
-# seventeenth step).
-zen_members=$((${#ORDER[@]} - 1)) # all but redis
-PROCS=${GOMAXPROCS:-$(($(nproc) / zen_members))}
-[[ $PROCS =~ ^[0-9]+$ ]] || die "GOMAXPROCS=$PROCS: want a number of threads, such as 1"
-((PROCS >= 1)) || PROCS=1
+# share_cores is each zen process's GOMAXPROCS. Go lets every process run
+# threads on all the machine's cores, and wakes idle ones as work moves
+# between goroutines; six or more processes that each do so take turns on
+# the same few cores. Shared out, a call at one caller took 0.2 ms less on
+# two cores and a fifth less CPU (docs/BENCHMARKS.md, the seventeenth step).
+share_cores() {
+	if [[ -n ${GOMAXPROCS:-} ]]; then
+		[[ $GOMAXPROCS =~ ^[1-9][0-9]{0,3}$ ]] ||
+			die "GOMAXPROCS=$GOMAXPROCS: want each zen process's threads, a number from 1 to 9999 (or unset it)"
+		echo "$GOMAXPROCS"
+		return
+	fi
+	local cores members=$((${#ORDER[@]} - 1)) # every member but redis
+	cores=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+	echo $((cores / members > 1 ? cores / members : 1))
+}
+
+# PROCS is the members' GOMAXPROCS, set by up and restart before they start
+# any: the share up worked out, which a member restarted alone keeps.
+PROCS=
 
 pidfile() { echo "$DIR/pids/$1.pid"; }
 
@@ -220,7 +231,9 @@ cmd=${1:-}
 case $cmd in
 up)
 	[[ -x $ZEN_BIN ]] || die "$ZEN_BIN is not built (make build)"
+	PROCS=$(share_cores)
 	mkdir -p "$DIR/pids" "$DIR/logs" "$DIR/redis"
+	echo "$PROCS" >"$DIR/gomaxprocs"
 	for name in "${ORDER[@]}"; do start "$name"; done
 	echo "cluster: up. MCP on http://$(addr edge-1)/mcp and http://$(addr edge-2)/mcp, gateway on http://$(addr gateway); logs in $DIR/logs"
 	echo "cluster: memory $(addrs memory), router $(addrs router), executor $(addrs executor)"
@@ -244,6 +257,7 @@ status)
 	;;
 restart)
 	[[ -n ${2:-} ]] || die "restart needs a member name"
+	if [[ -s $DIR/gomaxprocs ]]; then PROCS=$(cat "$DIR/gomaxprocs"); else PROCS=$(share_cores); fi
 	stop "$2"
 	start "$2"
 	;;

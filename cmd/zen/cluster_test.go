@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,16 +73,16 @@ func freeBase(t testing.TB) int {
 }
 
 // memberEnv is the value of key in the environment of the member name of
-// the cluster whose state is in dir.
+// the cluster whose state is in dir (from /proc: Linux).
 func memberEnv(t *testing.T, dir, name, key string) string {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(dir, "pids", name+".pid"))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s's pid: %v", name, err)
 	}
 	env, err := os.ReadFile("/proc/" + strings.TrimSpace(string(raw)) + "/environ")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s's environment: %v", name, err)
 	}
 	for kv := range strings.SplitSeq(string(env), "\x00") {
 		if v, ok := strings.CutPrefix(kv, key+"="); ok {
@@ -91,6 +90,53 @@ func memberEnv(t *testing.T, dir, name, key string) string {
 		}
 	}
 	return ""
+}
+
+// coresCommand is an nproc that answers what a test says: cluster.sh asks
+// it how many cores the machine has.
+type coresCommand struct {
+	t   *testing.T
+	dir string
+}
+
+// fakeCores puts an nproc answering n in a directory of its own, for the
+// front of a PATH.
+func fakeCores(t *testing.T, n int) coresCommand {
+	c := coresCommand{t: t, dir: t.TempDir()}
+	c.set(n)
+	return c
+}
+
+func (c coresCommand) set(n int) {
+	c.t.Helper()
+	if err := os.WriteFile(filepath.Join(c.dir, "nproc"), fmt.Appendf(nil, "#!/bin/sh\necho %d\n", n), 0o755); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// TestLocalClusterRefusesABadGOMAXPROCS: up starts nothing with a
+// GOMAXPROCS no zen process could run with, and says what it wants; status
+// and down answer whatever it holds.
+func TestLocalClusterRefusesABadGOMAXPROCS(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "cluster")
+	for _, bad := range []string{"0", "08", "abc", "2;true", "99999"} {
+		c := &cluster{t: t, base: 20000}
+		c.env = []string{"PATH=" + os.Getenv("PATH"), "ZEN_BIN=" + zenBin, "ZEN_CLUSTER_DIR=" + dir,
+			"ZEN_CLUSTER_PORT_BASE=20000", "GOMAXPROCS=" + bad}
+		out, err := c.script("up")
+		if err == nil || !strings.Contains(out, "GOMAXPROCS="+bad+": want each zen process's threads, a number") {
+			t.Errorf("GOMAXPROCS=%s: up answered %v\n%s\nwant a refusal that says what it wants", bad, err, out)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("GOMAXPROCS=%s: up left %s behind (%v)", bad, dir, err)
+		}
+		for _, cmd := range []string{"status", "down"} {
+			if out, err := c.script(cmd); err != nil {
+				t.Errorf("GOMAXPROCS=%s: %s failed: %v\n%s", bad, cmd, err, out)
+			}
+		}
+	}
 }
 
 // TestLocalCluster is make cluster's scenario: two edges share threads
@@ -106,18 +152,19 @@ func TestLocalCluster(t *testing.T) {
 	fake := fakemodel.New(t)
 	dir := t.TempDir()
 	c := &cluster{t: t, base: freeBase(t)}
-	c.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + zenHome, "ZEN_BIN=" + zenBin, "ZEN_CLUSTER_DIR=" + dir,
-		fmt.Sprintf("ZEN_CLUSTER_PORT_BASE=%d", c.base), "CUSTOM_API_URL=" + fake.URL()}
+	cores := fakeCores(t, 12) // so that the share is a division, not the floor of 1
+	c.env = []string{"PATH=" + cores.dir + ":" + os.Getenv("PATH"), "HOME=" + zenHome, "ZEN_BIN=" + zenBin,
+		"ZEN_CLUSTER_DIR=" + dir, fmt.Sprintf("ZEN_CLUSTER_PORT_BASE=%d", c.base), "CUSTOM_API_URL=" + fake.URL()}
 	t.Cleanup(func() { c.run("down") })
 	c.run("up")
-	// The six zen processes share the machine's cores out.
-	wantProcs := strconv.Itoa(max(1, runtime.NumCPU()/6))
-	for _, name := range []string{"memory", "router", "executor", "edge-1", "edge-2", "gateway"} {
-		if got := memberEnv(t, dir, name, "GOMAXPROCS"); got != wantProcs {
-			t.Errorf("%s runs with GOMAXPROCS=%q, want %s: the machine's %d cores shared out between six", name, got,
-				wantProcs, runtime.NumCPU())
+	members := []string{"memory", "router", "executor", "edge-1", "edge-2", "gateway"}
+	for _, name := range members {
+		if got, want := memberEnv(t, dir, name, "GOMAXPROCS"), strconv.Itoa(12/len(members)); got != want {
+			t.Errorf("%s runs with GOMAXPROCS=%q, want %s: 12 cores shared out between %d", name, got, want,
+				len(members))
 		}
 	}
+	cores.set(24) // a member restarted alone keeps the share up worked out
 
 	edge1 := connectHTTP(t, "http://"+c.addr(5)+"/mcp")
 	edge2 := connectHTTP(t, "http://"+c.addr(6)+"/mcp")
@@ -132,6 +179,9 @@ func TestLocalCluster(t *testing.T) {
 	out := c.run("restart", "memory")
 	if !strings.Contains(out, "memory ready") {
 		t.Fatalf("restart: %s", out)
+	}
+	if got := memberEnv(t, dir, "memory", "GOMAXPROCS"); got != "2" {
+		t.Errorf("memory restarted with GOMAXPROCS=%q, want the 2 its peers run with", got)
 	}
 	// The edge reconnects on its own; readiness says when.
 	waitFor(t, 15*time.Second, "edge one to be ready after memory came back", func() bool {

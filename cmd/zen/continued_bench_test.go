@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,7 +38,21 @@ var (
 		"bytes of prose and code streamed word by word (0: \"fake reply\")")
 	serveStore = flag.String("zen.serve-store", "sqlite", "BenchmarkContinuedChat: serve-sqlite's "+
 		"ZEN_MEMORY_STORE; memory (nothing kept past the process) shows what the SQLite store costs a call")
+	clusterProcs = flag.Int("zen.cluster-gomaxprocs", max(1, runtime.NumCPU()/clusterProcesses),
+		"BenchmarkContinuedChat: cluster-redis's GOMAXPROCS for each zen process (the default shares the "+
+			"cores out between the four, as make cluster shares them; 0 leaves Go's own)")
+	serveProcs = flag.Int("zen.serve-gomaxprocs", 0, "BenchmarkContinuedChat and BenchmarkPairedChat: zen "+
+		"serve's GOMAXPROCS (0 leaves Go's own)")
 )
+
+// procsEnv is the environment that sets GOMAXPROCS to n, or leaves Go's
+// own for 0.
+func procsEnv(n int) map[string]string {
+	if n == 0 {
+		return nil
+	}
+	return map[string]string{"GOMAXPROCS": strconv.Itoa(n)}
+}
 
 // filler is what -zen.prompt-bytes and -zen.reply-bytes repeat: prose and
 // Go, as a coding agent's prompts and a model's answers mix them.

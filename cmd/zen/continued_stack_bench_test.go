@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,7 +40,7 @@ func startServeSQLiteOf(b *testing.B, bin string, extra map[string]string) *benc
 		"ZEN_DATA_DIR":     b.TempDir(),
 		"ZEN_PPROF_ADDR":   "127.0.0.1:0",
 		"ZEN_MEMORY_STORE": *serveStore,
-	}), extra)
+	}), mergeEnv(procsEnv(*serveProcs), extra))
 	p := startBinIn(b, bin, b.TempDir(), env, []string{"mcp", "pprof"}, serveArgs()...)
 	st := &benchStack{
 		mcpURL:  "http://" + p.addr("mcp") + "/mcp",
@@ -54,14 +53,15 @@ func startServeSQLiteOf(b *testing.B, bin string, extra map[string]string) *benc
 	return st
 }
 
-// clusterProcesses are the zen processes startClusterRedis runs.
+// clusterProcesses is how many zen processes startClusterRedis runs.
 const clusterProcesses = 4
 
 // startClusterRedis runs the local cluster's layout: memory, router,
 // executor and edge, each its own zen process, joined by gRPC on loopback
 // with a service token, threads in a real redis-server persisting as make
-// cluster's does (an append-only file fsynced every second), the cores
-// shared out between the processes as make cluster's are.
+// cluster's does (an append-only file fsynced every second), each with the
+// GOMAXPROCS -zen.cluster-gomaxprocs gives, by default its share of the
+// cores, as make cluster's have.
 func startClusterRedis(b *testing.B) *benchStack {
 	fake := fakemodel.New(b)
 	rds := redistest.StartWith(b, "--save", "", "--appendonly", "yes")
@@ -70,9 +70,7 @@ func startClusterRedis(b *testing.B) *benchStack {
 		"ZEN_SERVICE_TOKEN": "bench-service-token-0123456789abcdef",
 		"ZEN_MEMORY_STORE":  "redis",
 		"REDIS_URL":         rds.URL(),
-		// Each process's share of the cores, as scripts/cluster.sh gives it.
-		"GOMAXPROCS": strconv.Itoa(max(1, runtime.NumCPU()/clusterProcesses)),
-	}), spansEnv)
+	}), mergeEnv(procsEnv(*clusterProcs), spansEnv))
 	// Each role serves pprof, for its allocation totals.
 	env["ZEN_PPROF_ADDR"] = "127.0.0.1:0"
 	role := func(name string, addrs map[string]string) *proc {
