@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +18,12 @@ var benchSpans = flag.Bool("zen.spans", false, "BenchmarkContinuedChat: zen expo
 	"benchmark, which prints the median of each kind the measured calls made: where a call's time goes, "+
 	"hop by hop (exporting costs zen time of its own: take the other figures from a run without it)")
 
-// spansWait bounds the wait for the measured calls' spans to arrive.
-const spansWait = 30 * time.Second
+// spansWait bounds the wait for the measured calls' spans to arrive, and
+// spansEvery is how often each role exports what it has.
+const (
+	spansWait  = 30 * time.Second
+	spansEvery = 100 * time.Millisecond
+)
 
 // withSpans returns the environment that has zen export every span to a
 // receiver, in batches a tenth of a second apart with room to queue all a
@@ -31,7 +36,7 @@ func withSpans(b *testing.B) (map[string]string, *receiver) {
 	return map[string]string{
 		"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + addr,
 		"OTEL_EXPORTER_OTLP_INSECURE": "true",
-		"OTEL_BSP_SCHEDULE_DELAY":     "100",
+		"OTEL_BSP_SCHEDULE_DELAY":     strconv.FormatInt(spansEvery.Milliseconds(), 10),
 		"OTEL_BSP_MAX_QUEUE_SIZE":     "65536",
 	}, rec
 }
@@ -53,8 +58,9 @@ func (k spanKey) isCall() bool {
 	return k.kind == tracepb.Span_SPAN_KIND_SERVER && k.name == "POST /mcp"
 }
 
-// collectSpans waits for the spans of the calls made within [from, to),
-// then keeps, for the benchmark's end (printSpans), each kind's count and
+// collectSpans waits for the spans of the calls made within [from, to):
+// for the edge's span of every call, and for a few of every role's export
+// rounds after the last ended, since each role sends its own. It then keeps, for the benchmark's end (printSpans), each kind's count and
 // median: the kinds made at least once for every other call, leaving out
 // those made once in a while (a model resolved, a health check).
 func (st *benchStack) collectSpans(b *testing.B, from, to time.Time, calls int) {
@@ -74,7 +80,7 @@ func (st *benchStack) collectSpans(b *testing.B, from, to time.Time, calls int) 
 				made++
 			}
 		}
-		return made >= calls
+		return made >= calls && time.Since(to) > 5*spansEvery
 	}
 	waitFor(b, spansWait, fmt.Sprintf("the spans of %d calls (fewer arrived: spans were dropped)", calls), gather)
 	keys := make([]spanKey, 0, len(took))
