@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,15 +45,7 @@ func TestLocalClusterReplicas(t *testing.T) {
 
 	// The first replicas die; the second ones answer.
 	for _, name := range []string{"memory", "executor"} {
-		raw, err := os.ReadFile(filepath.Join(dir, "pids", name+".pid"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		if err := syscall.Kill(memberPID(t, dir, name), syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 	}

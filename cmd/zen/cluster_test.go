@@ -72,15 +72,26 @@ func freeBase(t testing.TB) int {
 	return 0
 }
 
-// memberEnv is the value of key in the environment of the member name of
-// the cluster whose state is in dir (from /proc: Linux).
-func memberEnv(t *testing.T, dir, name, key string) string {
+// memberPID is the pid of the member name of the cluster whose state is
+// in dir.
+func memberPID(t *testing.T, dir, name string) int {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(dir, "pids", name+".pid"))
 	if err != nil {
 		t.Fatalf("%s's pid: %v", name, err)
 	}
-	env, err := os.ReadFile("/proc/" + strings.TrimSpace(string(raw)) + "/environ")
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		t.Fatalf("%s's pid file: %v", name, err)
+	}
+	return pid
+}
+
+// memberEnv is the value of key in the environment of the member name of
+// the cluster whose state is in dir (from /proc: Linux).
+func memberEnv(t *testing.T, dir, name, key string) string {
+	t.Helper()
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", memberPID(t, dir, name)))
 	if err != nil {
 		t.Fatalf("%s's environment: %v", name, err)
 	}

@@ -60,29 +60,36 @@ func (k spanKey) isCall() bool {
 
 // collectSpans waits for the spans of the calls made within [from, to):
 // for the edge's span of every call, and for a few of every role's export
-// rounds after the last ended, since each role sends its own. It then keeps, for the benchmark's end (printSpans), each kind's count and
+// rounds after the last ended, since each role sends its own. It then
+// keeps, for the benchmark's end (printSpans), each kind's count and
 // median: the kinds made at least once for every other call, leaving out
 // those made once in a while (a model resolved, a health check).
 func (st *benchStack) collectSpans(b *testing.B, from, to time.Time, calls int) {
-	took := map[spanKey][]time.Duration{}
-	gather := func() bool {
-		clear(took)
+	inWindow := func(s span) bool { return !s.start.Before(from) && s.start.Before(to) }
+	arrived := func() bool {
+		if time.Since(to) <= 5*spansEvery {
+			return false
+		}
 		st.spans.mu.Lock()
 		defer st.spans.mu.Unlock()
 		made := 0
 		for _, s := range st.spans.spans {
-			if s.start.Before(from) || !s.start.Before(to) {
-				continue
-			}
-			k := spanKey{service: s.service, kind: s.kind, name: s.name}
-			took[k] = append(took[k], s.end.Sub(s.start))
-			if k.isCall() {
+			if inWindow(s) && (spanKey{kind: s.kind, name: s.name}).isCall() {
 				made++
 			}
 		}
-		return made >= calls && time.Since(to) > 5*spansEvery
+		return made >= calls
 	}
-	waitFor(b, spansWait, fmt.Sprintf("the spans of %d calls (fewer arrived: spans were dropped)", calls), gather)
+	waitFor(b, spansWait, fmt.Sprintf("the spans of %d calls (fewer arrived: spans were dropped)", calls), arrived)
+	took := map[spanKey][]time.Duration{}
+	st.spans.mu.Lock()
+	for _, s := range st.spans.spans {
+		if inWindow(s) {
+			k := spanKey{service: s.service, kind: s.kind, name: s.name}
+			took[k] = append(took[k], s.end.Sub(s.start))
+		}
+	}
+	st.spans.mu.Unlock()
 	keys := make([]spanKey, 0, len(took))
 	for k, d := range took {
 		if len(d) >= calls/2 {

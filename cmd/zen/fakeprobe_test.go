@@ -11,14 +11,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/zenmcp/zen/services/platform/childproc"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
+	"github.com/zenmcp/zen/services/platform/latency"
 )
 
 // The fake model lives in the benchmark's own process, so a request the
@@ -67,9 +68,7 @@ func streamMedian(url string, body []byte) (time.Duration, error) {
 		}
 		times = append(times, time.Since(t0))
 	}
-	times = times[warmRequests:]
-	slices.Sort(times)
-	return times[len(times)/2], nil
+	return latency.P50(times[warmRequests:]), nil
 }
 
 // probeFake is the copy's whole work: it returns the exit code.
@@ -127,6 +126,7 @@ func (st *benchStack) fakeApart(b *testing.B, req fakemodel.Request) time.Durati
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$") // the flag is a safeguard: TestMain answers first
 	cmd.Env = append(os.Environ(), fakeProbeEnv+"="+st.fakeURL(req), fakeProbeBodyEnv+"="+file)
+	cmd.SysProcAttr = childproc.DiesWithParent()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -46,7 +46,7 @@ func ReportP50(b *testing.B, lat []time.Duration, unit string) {
 	if len(lat) == 0 {
 		return
 	}
-	b.ReportMetric(ms(p50(lat)), unit)
+	b.ReportMetric(ms(P50(lat)), unit)
 }
 
 // ReportAdded states what calls of one kind add to calls of another, the
@@ -62,14 +62,15 @@ func ReportAdded(b *testing.B, without, with []time.Duration) {
 	for i := range n {
 		diffs[i] = with[i] - without[i]
 	}
-	w, wo := p50(with), p50(without)
+	w, wo := P50(with), P50(without)
 	b.ReportMetric(ms(w), "p50-ms")
 	b.ReportMetric(ms(wo), "without-p50-ms")
 	b.ReportMetric(ms(w-wo), "added-p50-ms")
-	b.ReportMetric(ms(p50(diffs)), "pair-p50-ms")
+	b.ReportMetric(ms(P50(diffs)), "pair-p50-ms")
 }
 
-func p50(lat []time.Duration) time.Duration {
+// P50 is the median of lat, which it leaves as it was.
+func P50(lat []time.Duration) time.Duration {
 	return slices.Sorted(slices.Values(lat))[len(lat)/2]
 }
 
