@@ -99,6 +99,44 @@ func runExchanges(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		}
 	})
 
+	t.Run("an append the limit refused leaves nothing behind, its exchange id included", func(t *testing.T) {
+		s := newStore(t)
+		// One thread empty, one holding an exchange: a refusal must leave
+		// each as it was, whether or not it held turns before.
+		empty, held := newThread(""), newThread("")
+		for _, th := range []*memory.Thread{empty, held} {
+			if err := s.Create(ctx, th); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Append(ctx, held.ID, "", memory.Exchange{ID: "x-1"}, exchange("q1", "a1"), 10, base,
+			hour); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			th    *memory.Thread
+			limit int
+			want  []string
+		}{{empty, 1, []string{}}, {held, 3, []string{"q1", "a1"}}} {
+			_, err := s.Append(ctx, c.th.ID, "", memory.Exchange{ID: "x-2"}, exchange("q2", "a2"), c.limit, base, hour)
+			if !errors.Is(err, memory.ErrTurnLimit) {
+				t.Fatalf("over the limit of %d: err = %v, want ErrTurnLimit", c.limit, err)
+			}
+			if diff := cmp.Diff(c.want, contents(t, s, c.th.ID)); diff != "" {
+				t.Errorf("after a refusal at %d (-want +got):\n%s", c.limit, diff)
+			}
+			// Refused, the exchange was not kept: once the limit allows it,
+			// it is a new exchange, not a retry of one.
+			n, err := s.Append(ctx, c.th.ID, "", memory.Exchange{ID: "x-2"}, exchange("q2", "a2"), 10, base, hour)
+			if want := len(c.want) + 2; err != nil || n != want {
+				t.Errorf("the refused exchange again under a higher limit = %d, %v; want %d, nil", n, err, want)
+			}
+			if diff := cmp.Diff(append(c.want, "q2", "a2"), contents(t, s, c.th.ID)); diff != "" {
+				t.Errorf("after the exchange was let in (-want +got):\n%s", diff)
+			}
+		}
+	})
+
 	t.Run("exchange ids are per thread, and an empty one is never a retry", func(t *testing.T) {
 		s := newStore(t)
 		a, b := newThread(""), newThread("")
