@@ -39,47 +39,6 @@ func commandsRun(t testing.TB, rdb *redis.Client) int {
 	return n
 }
 
-// Redis spends a script's time mostly on the commands it calls, and one
-// Redis serves every replica, so the usual append (a new exchange, no new
-// file) is held to the commands it needs: read the hash, record the
-// exchange, push the turns, write the hash, keep the thread's four keys
-// alive, and index the thread for its client (two of those seven commands
-// only when the index would not outlive the thread).
-func TestTheUsualAppendRunsFewCommands(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	s := open(t, srv)
-	rdb := s.rdb.(*redis.Client)
-	ctx := context.Background()
-	now := time.Now()
-	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", ClientID: "me", CreatedAt: now, UpdatedAt: now,
-		ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{{Role: memory.RoleUser, Content: "q",
-			Files: []memory.FileRef{{Path: "/f", SHA256: "f1"}}}}}
-	if err := s.Create(ctx, th); err != nil {
-		t.Fatal(err)
-	}
-	appendOne := func(at time.Time) {
-		t.Helper()
-		answer := []memory.Turn{{Role: memory.RoleAssistant, Content: "a"}, {Role: memory.RoleUser, Content: "q"}}
-		if _, err := s.Append(ctx, th.ID, "me", memory.Exchange{ID: uuid.NewString()}, answer, 1000, at,
-			at.Add(time.Hour)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	appendOne(now) // keeps the thread's file alive past the thread, which the appends after need not
-	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
-	const appends = 10
-	for i := range appends {
-		appendOne(now.Add(time.Duration(i+1) * time.Second))
-	}
-	const want = 15
-	if got := float64(commandsRun(t, rdb)) / appends; got > want {
-		t.Errorf("an append ran %.1f commands in Redis, want at most %d", got, want)
-	}
-}
-
 // BenchmarkAppendInRedis is what the usual append costs Redis itself: its
 // time in the script and the commands the script runs (INFO commandstats),
 // on threads of 50 short turns, as a continued chat's.

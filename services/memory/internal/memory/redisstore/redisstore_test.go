@@ -74,6 +74,52 @@ func TestEveryKeyHasATTL(t *testing.T) {
 	}
 }
 
+// An append keeps every key of its thread alive as long as the thread,
+// those it did not write included: the thread's turns, its files, the
+// exchanges it knows.
+func TestAnAppendKeepsTheWholeThreadAlive(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	s := New(redis.NewClient(&redis.Options{Addr: mr.Addr()}), "", false)
+	ctx := context.Background()
+	now := time.Now()
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", ClientID: "me", CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(time.Hour)}
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	question := []memory.Turn{{Role: memory.RoleUser, Content: "q", Files: []memory.FileRef{{Path: "/f", SHA256: "f1"}}}}
+	if _, err := s.Append(ctx, th.ID, "me", memory.Exchange{ID: "x-1"}, question, 10, now,
+		now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	later := now.Add(50 * time.Minute)
+	mr.FastForward(50 * time.Minute)
+	answer := []memory.Turn{{Role: memory.RoleAssistant, Content: "a"}}
+	if _, err := s.Append(ctx, th.ID, "me", memory.Exchange{}, answer, 10, later, later.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	mr.FastForward(10*time.Minute + time.Second) // past the first append's hour
+	left := later.Add(time.Hour).Sub(now.Add(time.Hour + time.Second))
+	for _, k := range s.threadKeys(th.ID) {
+		if ttl := mr.TTL(k); !mr.Exists(k) || ttl <= 0 || ttl > left {
+			t.Errorf("%s: exists %v, TTL %v; want it to live as long as the thread, %v more",
+				k, mr.Exists(k), ttl, left)
+		}
+	}
+	got, err := s.Get(ctx, th.ID, now.Add(time.Hour+time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Turns) != 2 {
+		t.Errorf("the thread holds %d turns, want 2", len(got.Turns))
+	}
+	if n, err := s.Append(ctx, th.ID, "me", memory.Exchange{ID: "x-1"}, question, 10, later,
+		later.Add(time.Hour)); err != nil || n != 2 {
+		t.Errorf("a retry of the first exchange = %d, %v; want 2, nil", n, err)
+	}
+}
+
 func TestCompressionShrinksLargeTurnsAndReadsBothForms(t *testing.T) {
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})

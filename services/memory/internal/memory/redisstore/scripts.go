@@ -66,52 +66,45 @@ return 1
 `)
 
 // appendScript adds an exchange to the client's live thread within the
-// limit, reading the thread's hash, never its turns. KEYS: the thread's
-// keys, then the client's index keys to update it. ARGV: max turns,
-// now_ms, updated_ns, expires_ms, ttl ms, client, keep-until ms, exchange
-// id (empty for none), update score, id, file count, new file shas...,
-// turns... It returns {status, turn count, ...}: status -3 absent, -1
-// expired or another client's, -2 over the limit, 1 a retry of a stored
-// exchange (then updated_ns and expires_ms follow, to index it by when the
-// index is the caller's to update), 0 stored (then file shas follow). The
-// shas are the thread's files when they need keeping alive past
-// expires_ms: files_ms records how far they already are, so most appends
-// return none and the caller skips that work.
-//
-// Redis's time for a script goes mostly to the commands it calls, so the
-// usual append calls as few as it can: SADD answers whether the exchange
-// is a retry, RPUSH the new count, PEXPIRE whether a set exists. A refused
-// append takes back what it added, so it changes nothing.
+// limit, reading the thread's hash and its turn count, never its turns.
+// KEYS: the thread's keys, then the client's index keys to update it.
+// ARGV: max turns, now_ms, updated_ns, expires_ms, ttl ms, client,
+// keep-until ms, exchange id (empty for none), update score, id, file
+// count, new file shas..., turns... It returns {status, turn count, ...}:
+// status -3 absent, -1 expired or another client's, -2 over the limit, 1 a
+// retry of a stored exchange (then updated_ns and expires_ms follow, to
+// index it by when the index is the caller's to update), 0 stored (then
+// file shas follow). The shas are the thread's files when they need
+// keeping alive past expires_ms: files_ms records how far they already
+// are, so most appends return none and the caller skips that work.
 var appendScript = redis.NewScript(indexLua + `
 local h = redis.call('HMGET', KEYS[1], 'expires_ms', 'client', 'files_ms', 'updated_ns')
 if not h[1] then return {-3, 0} end
 if tonumber(h[1]) <= tonumber(ARGV[2]) or (h[2] or '') ~= ARGV[6] then return {-1, 0} end
-local x = ARGV[8] ~= ''
-if x and redis.call('SADD', KEYS[4], ARGV[8]) == 0 then
-  return {1, redis.call('LLEN', KEYS[2]), h[4], h[1]}
-end
+local n = redis.call('LLEN', KEYS[2])
+if ARGV[8] ~= '' and redis.call('SISMEMBER', KEYS[4], ARGV[8]) == 1 then return {1, n, h[4], h[1]} end
 local nf = tonumber(ARGV[11])
 local add = #ARGV - 11 - nf
-local n = redis.call('RPUSH', KEYS[2], unpack(ARGV, 12 + nf))
-if n > tonumber(ARGV[1]) then
-  if n == add then redis.call('DEL', KEYS[2]) else redis.call('LTRIM', KEYS[2], 0, n - add - 1) end
-  if x then redis.call('SREM', KEYS[4], ARGV[8]) end
-  return {-2, n - add}
-end
-local out = {0, n}
-if nf > 0 then
-  redis.call('SADD', KEYS[3], unpack(ARGV, 12, 11 + nf))
-  h[3] = false
-end
-if redis.call('PEXPIRE', KEYS[3], ARGV[5]) == 1 and (not h[3] or tonumber(h[3]) < tonumber(ARGV[4])) then
-  redis.call('HSET', KEYS[1], 'updated_ns', ARGV[3], 'expires_ms', ARGV[4], 'files_ms', ARGV[7])
-  for i, f in ipairs(redis.call('SMEMBERS', KEYS[3])) do out[i + 2] = f end
-else
-  redis.call('HSET', KEYS[1], 'updated_ns', ARGV[3], 'expires_ms', ARGV[4])
-end
+if n + add > tonumber(ARGV[1]) then return {-2, n} end
+redis.call('RPUSH', KEYS[2], unpack(ARGV, 12 + nf))
+redis.call('HSET', KEYS[1], 'updated_ns', ARGV[3], 'expires_ms', ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
-redis.call('PEXPIRE', KEYS[4], ARGV[5])
+if ARGV[8] ~= '' then redis.call('SADD', KEYS[4], ARGV[8]) end
+if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('PEXPIRE', KEYS[4], ARGV[5]) end
 if #KEYS > 4 then index(KEYS[5], KEYS[6], ARGV[9], ARGV[10], ARGV[4], ARGV[2], ARGV[5]) end
+local out = {0, n + add}
+if nf > 0 then
+  redis.call('SADD', KEYS[3], unpack(ARGV, 12, 11 + nf))
+  redis.call('HDEL', KEYS[1], 'files_ms')
+  h[3] = false
+end
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  redis.call('PEXPIRE', KEYS[3], ARGV[5])
+  if not h[3] or tonumber(h[3]) < tonumber(ARGV[4]) then
+    redis.call('HSET', KEYS[1], 'files_ms', ARGV[7])
+    for i, f in ipairs(redis.call('SMEMBERS', KEYS[3])) do out[i + 2] = f end
+  end
+end
 return out
 `)

@@ -118,16 +118,25 @@ func runExchanges(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			limit int
 			want  []string
 		}{{empty, 1, []string{}}, {held, 3, []string{"q1", "a1"}}} {
-			_, err := s.Append(ctx, c.th.ID, "", memory.Exchange{ID: "x-2"}, exchange("q2", "a2"), c.limit, base, hour)
-			if !errors.Is(err, memory.ErrTurnLimit) {
-				t.Fatalf("over the limit of %d: err = %v, want ErrTurnLimit", c.limit, err)
+			// The count a refusal answers is what the caller reports as the
+			// thread's turns.
+			n, err := s.Append(ctx, c.th.ID, "", memory.Exchange{ID: "x-2"}, exchange("q2", "a2"), c.limit, base, hour)
+			if !errors.Is(err, memory.ErrTurnLimit) || n != len(c.want) {
+				t.Fatalf("over the limit of %d = %d, %v; want %d, ErrTurnLimit", c.limit, n, err, len(c.want))
 			}
 			if diff := cmp.Diff(c.want, contents(t, s, c.th.ID)); diff != "" {
 				t.Errorf("after a refusal at %d (-want +got):\n%s", c.limit, diff)
 			}
+			if len(c.want) > 0 {
+				// The exchanges stored before it are still known.
+				if n, err := s.Append(ctx, c.th.ID, "", memory.Exchange{ID: "x-1"}, exchange("q1", "a1"), 10, base,
+					hour); err != nil || n != len(c.want) {
+					t.Errorf("a retry of x-1 after the refusal = %d, %v; want %d, nil", n, err, len(c.want))
+				}
+			}
 			// Refused, the exchange was not kept: once the limit allows it,
 			// it is a new exchange, not a retry of one.
-			n, err := s.Append(ctx, c.th.ID, "", memory.Exchange{ID: "x-2"}, exchange("q2", "a2"), 10, base, hour)
+			n, err = s.Append(ctx, c.th.ID, "", memory.Exchange{ID: "x-2"}, exchange("q2", "a2"), 10, base, hour)
 			if want := len(c.want) + 2; err != nil || n != want {
 				t.Errorf("the refused exchange again under a higher limit = %d, %v; want %d, nil", n, err, want)
 			}
