@@ -126,8 +126,9 @@ type Store interface {
 	// Append adds turns to the client's thread when it would then hold at
 	// most maxTurns turns, sets its update time to now and its expiry, and
 	// that of every blob its turns reference, to expiresAt, and returns the
-	// new turn count. Otherwise it returns ErrTurnLimit and changes
-	// nothing. Another client's thread is ErrNotFound. ex, when its ID is
+	// new turn count. Otherwise it returns the thread's turn count with
+	// ErrTurnLimit and changes nothing. Another client's thread is
+	// ErrNotFound. ex, when its ID is
 	// set, names the exchange: when the thread already holds it, the
 	// append is a retry of one that was stored, and Append changes nothing
 	// and returns the turn count, limit or not. A store may look for it

@@ -88,19 +88,22 @@ func TestAnAppendKeepsTheWholeThreadAlive(t *testing.T) {
 	if err := s.Create(ctx, th); err != nil {
 		t.Fatal(err)
 	}
-	question := []memory.Turn{{Role: memory.RoleUser, Content: "q", Files: []memory.FileRef{{Path: "/f", SHA256: "f1"}}}}
+	question := []memory.Turn{{Role: memory.RoleUser, Content: "q",
+		Files: []memory.FileRef{{Path: "/f", SHA256: "f1"}}}}
 	if _, err := s.Append(ctx, th.ID, "me", memory.Exchange{ID: "x-1"}, question, 10, now,
 		now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	later := now.Add(50 * time.Minute)
-	mr.FastForward(50 * time.Minute)
+	// Early in the first hour, when the files' keep-alive reaches past the
+	// new expiry already: the append must still extend their set.
+	later := now.Add(10 * time.Minute)
+	mr.FastForward(10 * time.Minute)
 	answer := []memory.Turn{{Role: memory.RoleAssistant, Content: "a"}}
 	if _, err := s.Append(ctx, th.ID, "me", memory.Exchange{}, answer, 10, later, later.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	mr.FastForward(10*time.Minute + time.Second) // past the first append's hour
-	left := later.Add(time.Hour).Sub(now.Add(time.Hour + time.Second))
+	mr.FastForward(50*time.Minute + time.Second) // past the first append's hour
+	left := 10*time.Minute - time.Second
 	for _, k := range s.threadKeys(th.ID) {
 		if ttl := mr.TTL(k); !mr.Exists(k) || ttl <= 0 || ttl > left {
 			t.Errorf("%s: exists %v, TTL %v; want it to live as long as the thread, %v more",

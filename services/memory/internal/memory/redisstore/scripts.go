@@ -31,6 +31,17 @@ local function index(byUpdate, byExpiry, score, id, expiresMs, nowMs, life)
 end
 `
 
+// chunksLua calls a command with ARGV[from..to] after key, a thousand
+// values at a time: Lua's unpack passes at most about 8,000, fewer than a
+// thread may hold turns (MAX_CONVERSATION_TURNS) or an exchange files.
+var chunksLua = `
+local function inChunks(cmd, key, from, to)
+  for i = from, to, 1000 do
+    redis.call(cmd, key, unpack(ARGV, i, math.min(i + 999, to)))
+  end
+end
+`
+
 // indexScript is indexLua on its own. KEYS: clientKeys. ARGV: update
 // score, id, expires_ms, now_ms, ttl ms.
 var indexScript = redis.NewScript(indexLua + `
@@ -44,7 +55,7 @@ return 1
 // file shas..., turns... It returns 1 when written, 0 when the id exists
 // (and replace is off), -1 when another client's thread holds the id: that
 // one is never replaced.
-var putScript = redis.NewScript(indexLua + `
+var putScript = redis.NewScript(indexLua + chunksLua + `
 if redis.call('EXISTS', KEYS[1]) == 1 then
   if (redis.call('HGET', KEYS[1], 'client') or '') ~= ARGV[6] then return -1 end
   if ARGV[1] == '0' then return 0 end
@@ -54,11 +65,11 @@ redis.call('HSET', KEYS[1], 'meta', ARGV[3], 'updated_ns', ARGV[4], 'expires_ms'
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 local nf = tonumber(ARGV[10])
 if nf > 0 then
-  redis.call('SADD', KEYS[3], unpack(ARGV, 11, 10 + nf))
+  inChunks('SADD', KEYS[3], 11, 10 + nf)
   redis.call('PEXPIRE', KEYS[3], ARGV[2])
 end
 if #ARGV > 10 + nf then
-  redis.call('RPUSH', KEYS[2], unpack(ARGV, 11 + nf))
+  inChunks('RPUSH', KEYS[2], 11 + nf, #ARGV)
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
 end
 if #KEYS > 4 then index(KEYS[5], KEYS[6], ARGV[7], ARGV[8], ARGV[5], ARGV[9], ARGV[2]) end
@@ -77,7 +88,7 @@ return 1
 // file shas follow). The shas are the thread's files when they need
 // keeping alive past expires_ms: files_ms records how far they already
 // are, so most appends return none and the caller skips that work.
-var appendScript = redis.NewScript(indexLua + `
+var appendScript = redis.NewScript(indexLua + chunksLua + `
 local h = redis.call('HMGET', KEYS[1], 'expires_ms', 'client', 'files_ms', 'updated_ns')
 if not h[1] then return {-3, 0} end
 if tonumber(h[1]) <= tonumber(ARGV[2]) or (h[2] or '') ~= ARGV[6] then return {-1, 0} end
@@ -86,7 +97,7 @@ if ARGV[8] ~= '' and redis.call('SISMEMBER', KEYS[4], ARGV[8]) == 1 then return 
 local nf = tonumber(ARGV[11])
 local add = #ARGV - 11 - nf
 if n + add > tonumber(ARGV[1]) then return {-2, n} end
-redis.call('RPUSH', KEYS[2], unpack(ARGV, 12 + nf))
+inChunks('RPUSH', KEYS[2], 12 + nf, #ARGV)
 redis.call('HSET', KEYS[1], 'updated_ns', ARGV[3], 'expires_ms', ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
@@ -95,7 +106,7 @@ if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('PEXPIRE', KEYS[4], ARGV[5
 if #KEYS > 4 then index(KEYS[5], KEYS[6], ARGV[9], ARGV[10], ARGV[4], ARGV[2], ARGV[5]) end
 local out = {0, n + add}
 if nf > 0 then
-  redis.call('SADD', KEYS[3], unpack(ARGV, 12, 11 + nf))
+  inChunks('SADD', KEYS[3], 12, 11 + nf)
   redis.call('HDEL', KEYS[1], 'files_ms')
   h[3] = false
 end

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/google/uuid"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 )
@@ -118,14 +119,25 @@ func runExchanges(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			limit int
 			want  []string
 		}{{empty, 1, []string{}}, {held, 3, []string{"q1", "a1"}}} {
-			// The count a refusal answers is what the caller reports as the
-			// thread's turns.
-			n, err := s.Append(ctx, c.th.ID, "", memory.Exchange{ID: "x-2"}, exchange("q2", "a2"), c.limit, base, hour)
+			before, err := s.Get(ctx, c.th.ID, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Later than the appends before it, so that a refusal which
+			// moved the thread's times would show. The count it answers is
+			// what the caller reports as the thread's turns.
+			later := base.Add(time.Minute)
+			n, err := s.Append(ctx, c.th.ID, "", memory.Exchange{ID: "x-2"}, exchange("q2", "a2"), c.limit, later,
+				later.Add(time.Hour))
 			if !errors.Is(err, memory.ErrTurnLimit) || n != len(c.want) {
 				t.Fatalf("over the limit of %d = %d, %v; want %d, ErrTurnLimit", c.limit, n, err, len(c.want))
 			}
-			if diff := cmp.Diff(c.want, contents(t, s, c.th.ID)); diff != "" {
-				t.Errorf("after a refusal at %d (-want +got):\n%s", c.limit, diff)
+			after, err := s.Get(ctx, c.th.ID, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(before, after, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("the thread after a refusal at %d (-before +after):\n%s", c.limit, diff)
 			}
 			if len(c.want) > 0 {
 				// The exchanges stored before it are still known.
