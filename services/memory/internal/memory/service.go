@@ -48,6 +48,12 @@ const (
 	MaxBlobBytes = 2 << 20
 )
 
+// MaxFilesPerWrite bounds the distinct files the turns of one write (a
+// thread created or imported, an exchange appended) reference. The edge
+// reads at most 2,000 for a call; keeping a thread's files alive reads
+// them all back, and a Redis store hands them to one script.
+const MaxFilesPerWrite = 8_000
+
 // Create starts a thread with a fresh id.
 func (s *Service) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 	if p.ToolName == "" {
@@ -178,12 +184,19 @@ func prepareBlobs(blobs []Blob) error {
 }
 
 func validTurns(turns []Turn) error {
+	files := map[string]bool{}
 	for i, t := range turns {
 		if t.Role != RoleUser && t.Role != RoleAssistant {
 			return fmt.Errorf("%w: turn %d has no role", ErrInvalid, i)
 		}
 		if len(t.Content) > MaxTurnBytes {
 			return fmt.Errorf("%w: turn %d is %d bytes, over the %d-byte limit for one turn", ErrInvalid, i, len(t.Content), MaxTurnBytes)
+		}
+		for _, f := range t.Files {
+			if files[f.SHA256] = true; len(files) > MaxFilesPerWrite {
+				return fmt.Errorf("%w: the turns reference more than %d distinct files, the limit for one write: "+
+					"split them over more exchanges or threads", ErrInvalid, MaxFilesPerWrite)
+			}
 		}
 	}
 	return nil

@@ -3,10 +3,12 @@ package memory_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 	"github.com/zenmcp/zen/services/memory/internal/memory/memstore"
 	"github.com/zenmcp/zen/services/platform/tokens"
@@ -169,5 +171,39 @@ func TestSelectionEstimatesFromTheText(t *testing.T) {
 	if stale != none {
 		t.Errorf("a turn with a stored estimate of 999 cost %d tokens, one without a stored count %d: "+
 			"want the same, its estimate (%d) and a header", stale, none, tokens.Estimate("hello world"))
+	}
+}
+
+// One write (a thread created or imported, an exchange appended) references
+// at most MaxFilesPerWrite files: a file's keep-alive reads them all back,
+// and a Redis store passes them to one script.
+func TestAWriteOfTooManyFilesIsRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 50)
+	withFiles := func(n int) []memory.Turn {
+		files := make([]memory.FileRef, n)
+		for i := range files {
+			files[i] = memory.FileRef{Path: fmt.Sprint("/src/f", i), SHA256: fmt.Sprintf("%064x", i)}
+		}
+		turns := exchange("q", "a")
+		turns[0].Files = files
+		return turns
+	}
+	th, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: withFiles(memory.MaxFilesPerWrite)})
+	if err != nil {
+		t.Fatalf("create with %d files: %v", memory.MaxFilesPerWrite, err)
+	}
+	over := withFiles(memory.MaxFilesPerWrite + 1)
+	_, createErr := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: over})
+	_, appendErr := svc.Append(ctx, th.ID, "", memory.Exchange{}, over, nil)
+	_, importErr := svc.Import(ctx, "", []*memory.Thread{{ID: uuid.NewString(), ToolName: "chat", Turns: over}}, false)
+	for what, err := range map[string]error{"create": createErr, "append": appendErr, "import": importErr} {
+		if !errors.Is(err, memory.ErrInvalid) || !strings.Contains(err.Error(), "files") {
+			t.Errorf("%s with %d files: err = %v, want ErrInvalid naming the files", what, memory.MaxFilesPerWrite+1, err)
+		}
+	}
+	if got, _ := svc.Get(ctx, th.ID, ""); len(got.Turns) != 2 {
+		t.Errorf("the thread holds %d turns after the refused append, want 2", len(got.Turns))
 	}
 }

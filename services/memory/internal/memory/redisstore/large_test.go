@@ -3,50 +3,90 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 	"github.com/zenmcp/zen/services/platform/redistest"
 )
 
 // Redis's Lua passes at most about 8,000 values to one command from a
 // table (unpack), while a thread may hold up to MAX_CONVERSATION_TURNS
-// (10,000) turns and an exchange reference thousands of files. A write
-// past that must be stored whole, not fail part way through its script.
-func TestAThreadOrAnAppendLargerThanOneUnpackIsStoredWhole(t *testing.T) {
+// (10,000) turns and one write reference up to memory.MaxFilesPerWrite
+// files. Writes past that must be stored whole, in order, not fail part
+// way through their script. miniredis's Lua has the same limit.
+func TestWritesLargerThanOneUnpackAreStoredWhole(t *testing.T) {
 	t.Parallel()
-	s := open(t, redistest.Start(t))
+	for name, open := range map[string]func(t *testing.T) *Store{
+		"miniredis": func(t *testing.T) *Store {
+			return New(redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()}), "", false)
+		},
+		"redis-server": func(t *testing.T) *Store { return open(t, redistest.Start(t)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			writeLarge(t, open(t))
+		})
+	}
+}
+
+func writeLarge(t *testing.T, s *Store) {
 	ctx := context.Background()
 	now := time.Now()
 	const many = 9_000
-	turns := make([]memory.Turn, many)
-	for i := range turns {
-		turns[i] = memory.Turn{Role: memory.RoleUser, Content: fmt.Sprint("q", i)}
+	turnsFrom := func(first, n int, files []memory.FileRef) []memory.Turn {
+		turns := make([]memory.Turn, n)
+		for i := range turns {
+			turns[i] = memory.Turn{Role: memory.RoleUser, Content: fmt.Sprint("q", first+i)}
+		}
+		turns[0].Files = files
+		return turns
 	}
+	filesFrom := func(first int) ([]memory.FileRef, []string) {
+		refs := make([]memory.FileRef, memory.MaxFilesPerWrite)
+		shas := make([]string, len(refs))
+		for i := range refs {
+			shas[i] = fmt.Sprintf("%064x", first+i)
+			refs[i] = memory.FileRef{Path: fmt.Sprint("/src/f", first+i), SHA256: shas[i]}
+		}
+		return refs, shas
+	}
+	createdFiles, createdSHAs := filesFrom(0)
 	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", ClientID: "me", CreatedAt: now, UpdatedAt: now,
-		ExpiresAt: now.Add(time.Hour), Turns: turns}
+		ExpiresAt: now.Add(time.Hour), Turns: turnsFrom(0, many, createdFiles)}
 	if err := s.Create(ctx, th); err != nil {
-		t.Fatalf("create a thread of %d turns: %v", many, err)
+		t.Fatalf("create a thread of %d turns and %d files: %v", many, len(createdFiles), err)
 	}
-	files := make([]memory.FileRef, many)
-	for i := range files {
-		files[i] = memory.FileRef{Path: fmt.Sprint("/src/f", i), SHA256: fmt.Sprint("sha", i)}
-	}
-	question := []memory.Turn{{Role: memory.RoleUser, Content: "q", Files: files}}
-	if n, err := s.Append(ctx, th.ID, "me", memory.Exchange{ID: "x-1"}, question, 10_000, now,
-		now.Add(time.Hour)); err != nil || n != many+1 {
-		t.Fatalf("append a turn of %d files = %d, %v; want %d, nil", many, n, err, many+1)
+	appendedFiles, appendedSHAs := filesFrom(len(createdFiles))
+	if n, err := s.Append(ctx, th.ID, "me", memory.Exchange{ID: "x-1"}, turnsFrom(many, many, appendedFiles),
+		3*many, now, now.Add(time.Hour)); err != nil || n != 2*many {
+		t.Fatalf("append %d turns and %d files = %d, %v; want %d, nil", many, len(appendedFiles), n, err, 2*many)
 	}
 	got, err := s.Get(ctx, th.ID, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Turns) != many+1 || got.Turns[many-1].Content != fmt.Sprint("q", many-1) {
-		t.Errorf("the thread reads back %d turns, want %d in order", len(got.Turns), many+1)
+	var want, read []string
+	for i := range 2 * many {
+		want = append(want, fmt.Sprint("q", i))
 	}
-	if n, err := s.rdb.SCard(ctx, s.filesKey(th.ID)).Result(); err != nil || n != many {
-		t.Errorf("the thread's files: %d, %v; want %d", n, err, many)
+	for _, turn := range got.Turns {
+		read = append(read, turn.Content)
+	}
+	if diff := cmp.Diff(want, read); diff != "" {
+		t.Errorf("the thread's turns (-want +got):\n%s", diff)
+	}
+	stored, err := s.rdb.SMembers(ctx, s.filesKey(th.ID)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(stored)
+	if diff := cmp.Diff(slices.Sorted(slices.Values(append(createdSHAs, appendedSHAs...))), stored); diff != "" {
+		t.Errorf("the thread's files (-want +got):\n%s", diff)
 	}
 }
