@@ -138,6 +138,12 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 		return int(count), nil
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
+		if status == 0 && len(res) > 2 {
+			// The script recorded the files as kept (files_ms) before they
+			// were: forget it, so the next append keeps them. A retry of
+			// this one is answered as stored and keeps nothing.
+			_ = s.rdb.HDel(ctx, s.metaKey(id), "files_ms").Err()
+		}
 		return int(count), unavailable(err)
 	}
 	return int(count), nil

@@ -1,0 +1,59 @@
+package redisstore
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+)
+
+// An append whose keep-alive of the thread's files fails, after its
+// script stored the turns, leaves the files to be kept alive by the next
+// append: the script's record that they are kept must not outlive the
+// failure.
+func TestFilesAFailedKeepAliveMissedAreKeptByTheNextAppend(t *testing.T) {
+	t.Parallel()
+	mr, s := miniStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	file := memory.Blob{SHA256: "f1", Content: "package f\n"}
+	if err := s.SaveBlobs(ctx, []memory.Blob{file}, now, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", ClientID: "me", CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{{Role: memory.RoleUser, Content: "q",
+			Files: []memory.FileRef{{Path: "/f", SHA256: "f1"}}}}}
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	answer := []memory.Turn{{Role: memory.RoleAssistant, Content: "a"}}
+	// The blob's key of the wrong type fails the keep-alive's script.
+	blobKey := s.blobKey("f1")
+	mr.Del(blobKey)
+	if err := mr.Set(blobKey, "not a hash"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, th.ID, "me", memory.Exchange{ID: "x-1"}, answer, 10, now,
+		now.Add(time.Hour)); err == nil {
+		t.Fatal("the append whose keep-alive failed succeeded")
+	}
+	mr.Del(blobKey)
+	if err := s.SaveBlobs(ctx, []memory.Blob{file}, now, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	later := now.Add(5 * time.Minute)
+	if _, err := s.Append(ctx, th.ID, "me", memory.Exchange{ID: "x-2"}, answer, 10, later,
+		later.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	expires, err := strconv.ParseInt(mr.HGet(blobKey, "expires_ms"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := time.UnixMilli(expires), later.Add(time.Hour); got.Before(want) {
+		t.Errorf("the file is kept until %v, before its thread's expiry %v", got, want)
+	}
+}
