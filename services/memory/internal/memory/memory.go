@@ -128,12 +128,11 @@ type Store interface {
 	// that of every blob its turns reference, to expiresAt, and returns the
 	// new turn count. Otherwise it returns the thread's turn count with
 	// ErrTurnLimit and changes nothing. Another client's thread is
-	// ErrNotFound. ex, when its ID is
-	// set, names the exchange: when the thread already holds it, the
-	// append is a retry of one that was stored, and Append changes nothing
-	// and returns the turn count, limit or not. A store may look for it
-	// only among the turns from ex.After on: a retry whose first attempt
-	// began before that is stored again.
+	// ErrNotFound. ex, when its ID is set, names the exchange: when the
+	// thread already holds it, the append is a retry of one that was
+	// stored, and Append changes nothing and returns the turn count, limit
+	// or not. A store may look for it only among the turns from ex.After
+	// on: a retry whose first attempt began before that is stored again.
 	Append(ctx context.Context, id, clientID string, ex Exchange, turns []Turn, maxTurns int,
 		now, expiresAt time.Time) (int, error)
 	// List returns live threads (expiring after now) matching p, most

@@ -7,10 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 	"github.com/zenmcp/zen/services/platform/redistest"
 )
@@ -22,15 +20,13 @@ import (
 // way through their script. miniredis's Lua has the same limit.
 func TestWritesLargerThanOneUnpackAreStoredWhole(t *testing.T) {
 	t.Parallel()
-	for name, open := range map[string]func(t *testing.T) *Store{
-		"miniredis": func(t *testing.T) *Store {
-			return New(redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()}), "", false)
-		},
+	for name, openStore := range map[string]func(t *testing.T) *Store{
+		"miniredis":    func(t *testing.T) *Store { _, s := miniStore(t); return s },
 		"redis-server": func(t *testing.T) *Store { return open(t, redistest.Start(t)) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			writeLarge(t, open(t))
+			writeLarge(t, openStore(t))
 		})
 	}
 }

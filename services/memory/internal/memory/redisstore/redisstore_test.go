@@ -79,8 +79,7 @@ func TestEveryKeyHasATTL(t *testing.T) {
 // exchanges it knows.
 func TestAnAppendKeepsTheWholeThreadAlive(t *testing.T) {
 	t.Parallel()
-	mr := miniredis.RunT(t)
-	s := New(redis.NewClient(&redis.Options{Addr: mr.Addr()}), "", false)
+	mr, s := miniStore(t)
 	ctx := context.Background()
 	now := time.Now()
 	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", ClientID: "me", CreatedAt: now, UpdatedAt: now,
