@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -74,36 +75,49 @@ func TestRequireDurableRedisRefusesOneWithoutPersistence(t *testing.T) {
 	}
 }
 
-// TestWatchWarnsOfARedisWithoutPersistence: the watch logs the risk and
-// memory's settings carry it, for /readyz, while memory still serves.
-func TestWatchWarnsOfARedisWithoutPersistence(t *testing.T) {
+// TestWatchWarnsOfARedisThatPutsThreadsAtRisk: the watch logs the risk
+// and memory's settings carry it, for /readyz, while memory still serves.
+func TestWatchWarnsOfARedisThatPutsThreadsAtRisk(t *testing.T) {
 	t.Parallel()
-	srv := redistest.StartWith(t, redistest.NoPersistence...)
-	cfg, err := Load(env(map[string]string{"REDIS_URL": srv.URL()}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs syncBuffer
-	s, err := New(cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	serving := make(chan bool, 10)
-	go s.Watch(ctx, func(ok bool) { serving <- ok })
-	if !<-serving {
-		t.Fatal("memory does not serve with a Redis that answers")
-	}
-	if !strings.Contains(logs.String(), "without persistence") {
-		t.Errorf("the log does not warn:\n%s", logs.String())
-	}
-	settings, err := s.api.GetSettings(ctx, &memoryv1.GetSettingsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := strings.Join(settings.GetWarnings(), "\n"); !strings.Contains(w, "without persistence") {
-		t.Errorf("settings warnings = %q", w)
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"without persistence", redistest.NoPersistence, "without persistence"},
+		{"evicting keys", append(slices.Clone(redistest.AOF), "--maxmemory", "64mb", "--maxmemory-policy",
+			"volatile-lru"), "evicts keys"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.StartWith(t, tc.flags...)
+			cfg, err := Load(env(map[string]string{"REDIS_URL": srv.URL()}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var logs syncBuffer
+			s, err := New(cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			serving := make(chan bool, 10)
+			go s.Watch(ctx, func(ok bool) { serving <- ok })
+			if !<-serving {
+				t.Fatal("memory does not serve with a Redis that answers")
+			}
+			if !strings.Contains(logs.String(), tc.want) {
+				t.Errorf("the log does not warn (%q):\n%s", tc.want, logs.String())
+			}
+			settings, err := s.api.GetSettings(ctx, &memoryv1.GetSettingsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := strings.Join(settings.GetWarnings(), "\n"); !strings.Contains(w, tc.want) {
+				t.Errorf("settings warnings = %q, want %q", w, tc.want)
+			}
+		})
 	}
 }

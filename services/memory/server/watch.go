@@ -29,7 +29,7 @@ func (e *notDurableError) Error() string {
 }
 
 // redisWatch follows what puts a Redis store's threads at risk: its
-// persistence settings, read at start and at every health check (so a
+// persistence and eviction settings, read at start and at every health check (so a
 // Redis that reconnects with other settings is noticed), and a restart
 // that lost its data.
 type redisWatch struct {
@@ -37,6 +37,7 @@ type redisWatch struct {
 	require bool
 	logger  *slog.Logger
 	last    *redisstore.Persistence // what was last logged
+	evicts  *redisstore.Eviction    // what was last logged
 }
 
 func newRedisWatch(s *redisstore.Store, c Config, logger *slog.Logger) *redisWatch {
@@ -74,6 +75,16 @@ func (w *redisWatch) check(ctx context.Context) error {
 		default:
 			w.logger.Warn("memory keeps threads in a Redis without persistence: a Redis restart loses every thread",
 				"detail", p.Detail, "fix", "run Redis with appendonly yes, or set "+requireDurable+"=true to refuse")
+		}
+	}
+	if e := h.Eviction; w.evicts == nil || *w.evicts != e {
+		w.evicts = &e
+		if e.Evicts {
+			w.logger.Warn("memory keeps threads in a Redis that evicts keys when it is full: an evicted key "+
+				"takes part of a thread with it", "detail", e.Detail,
+				"fix", "run Redis with maxmemory-policy noeviction, which refuses new writes instead")
+		} else {
+			w.logger.Info("redis eviction", "detail", e.Detail)
 		}
 	}
 	if h.Migrated > 0 {

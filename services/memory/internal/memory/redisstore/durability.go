@@ -49,9 +49,19 @@ type Persistence struct {
 	Detail  string // what the masters said, for the log
 }
 
+// Eviction is whether Redis removes keys when it is full. It removes them
+// one at a time, so it can take part of a thread: its turns and not its
+// hash, a file's content and not the thread naming it.
+type Eviction struct {
+	Known  bool   // Redis told: CONFIG GET or INFO answered
+	Evicts bool   // some master has a maxmemory and a maxmemory-policy other than noeviction
+	Detail string // what the masters said, for the log
+}
+
 // Health is what a Check found.
 type Health struct {
 	Persistence Persistence
+	Eviction    Eviction
 	// LostAt is when Redis was last found to have lost its data, within
 	// the loss window; zero when it was not.
 	LostAt time.Time
@@ -62,14 +72,14 @@ type Health struct {
 	MigrateErr error
 }
 
-// Check reads Redis's persistence settings, looks for the marker (noticing
+// Check reads Redis's persistence and eviction settings, looks for the marker (noticing
 // a loss) and moves threads from the index of older releases. An error is
 // Redis not answering; settings it refuses to show are Persistence.Known
 // false.
 func (s *Store) Check(ctx context.Context, now time.Time) (Health, error) {
 	var h Health
 	var err error
-	if h.Persistence, err = s.persistence(ctx); err != nil {
+	if h.Persistence, h.Eviction, err = s.settings(ctx); err != nil {
 		return h, err
 	}
 	if h.LostAt, err = s.checkMarker(ctx, now); err != nil {
@@ -96,6 +106,11 @@ func (s *Store) Warnings() []string {
 	case !h.Persistence.Durable:
 		out = append(out, "keeps threads in a Redis without persistence (neither appendonly nor save is on): "+
 			"a Redis restart loses every thread; run Redis with appendonly yes")
+	}
+	if h := s.health; h != nil && h.Eviction.Evicts {
+		out = append(out, "keeps threads in a Redis that evicts keys when it is full ("+h.Eviction.Detail+
+			"): an evicted key takes part of a thread with it; run Redis with maxmemory-policy noeviction, "+
+			"which refuses new writes instead")
 	}
 	if !s.lostAt.IsZero() && time.Since(s.lostAt) < s.lossWindow {
 		out = append(out, "found that Redis lost its data at "+s.lostAt.UTC().Format("2006-01-02 15:04:05 MST")+
@@ -185,49 +200,81 @@ func (s *Store) recordedLoss(lost string, now time.Time, window time.Duration) t
 	return at
 }
 
-// persistence reads every master's settings.
-func (s *Store) persistence(ctx context.Context) (Persistence, error) {
+// settings reads every master's persistence and eviction settings.
+func (s *Store) settings(ctx context.Context) (Persistence, Eviction, error) {
 	cluster, ok := s.rdb.(*redis.ClusterClient)
 	if !ok {
-		return nodePersistence(ctx, s.rdb)
+		return nodeSettings(ctx, s.rdb)
 	}
 	var mu sync.Mutex
-	all := Persistence{Known: true, Durable: true}
-	var details []string
+	all, evict := Persistence{Known: true, Durable: true}, Eviction{Known: true}
+	var details, evictDetails []string
 	err := cluster.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-		p, err := nodePersistence(ctx, node)
+		p, e, err := nodeSettings(ctx, node)
 		mu.Lock()
 		defer mu.Unlock()
 		all.Known, all.Durable = all.Known && p.Known, all.Durable && p.Durable
+		evict.Known, evict.Evicts = evict.Known && e.Known, evict.Evicts || e.Evicts
 		details = append(details, node.Options().Addr+": "+p.Detail)
+		evictDetails = append(evictDetails, node.Options().Addr+": "+e.Detail)
 		return err
 	})
-	all.Detail = strings.Join(details, "; ")
-	return all, err
+	all.Detail, evict.Detail = strings.Join(details, "; "), strings.Join(evictDetails, "; ")
+	return all, evict, err
 }
 
-// nodePersistence asks one node with CONFIG GET, and when that is refused
+// nodeSettings asks one node with CONFIG GET, and when that is refused
 // (managed Redis services often rename or forbid CONFIG), with INFO.
-func nodePersistence(ctx context.Context, c redis.Cmdable) (Persistence, error) {
+func nodeSettings(ctx context.Context, c redis.Cmdable) (Persistence, Eviction, error) {
 	pipe := c.Pipeline()
-	aof, save := pipe.ConfigGet(ctx, "appendonly"), pipe.ConfigGet(ctx, "save")
+	var got [4]*redis.MapStringStringCmd
+	for i, name := range []string{"appendonly", "save", "maxmemory", "maxmemory-policy"} {
+		got[i] = pipe.ConfigGet(ctx, name)
+	}
 	_, err := pipe.Exec(ctx)
 	if err == nil {
-		a, sv := aof.Val()["appendonly"], save.Val()["save"]
+		a, sv := got[0].Val()["appendonly"], got[1].Val()["save"]
 		return Persistence{Known: true, Durable: a == "yes" || strings.TrimSpace(sv) != "",
-			Detail: fmt.Sprintf("appendonly=%s save=%q", a, sv)}, nil
+				Detail: fmt.Sprintf("appendonly=%s save=%q", a, sv)},
+			eviction(got[2].Val()["maxmemory"], got[3].Val()["maxmemory-policy"], ""), nil
 	}
 	if !refused(err) {
-		return Persistence{}, unavailable(err)
+		return Persistence{}, Eviction{}, unavailable(err)
 	}
-	info, err := c.Info(ctx, "persistence").Result()
-	switch {
-	case err != nil && !refused(err):
-		return Persistence{}, unavailable(err)
-	case strings.Contains(info, "aof_enabled:1"):
-		return Persistence{Known: true, Durable: true, Detail: "aof_enabled:1 (CONFIG GET refused)"}, nil
+	// INFO takes one section at a time before Redis 7.
+	pipe = c.Pipeline()
+	persistence, mem := pipe.Info(ctx, "persistence"), pipe.Info(ctx, "memory")
+	if _, err := pipe.Exec(ctx); err != nil && !refused(err) {
+		return Persistence{}, Eviction{}, unavailable(err)
 	}
-	return Persistence{Detail: "CONFIG GET refused, and INFO shows no append-only file"}, nil
+	p := Persistence{Detail: "CONFIG GET refused, and INFO shows no append-only file"}
+	if strings.Contains(persistence.Val(), "aof_enabled:1") {
+		p = Persistence{Known: true, Durable: true, Detail: "aof_enabled:1 (CONFIG GET refused)"}
+	}
+	e := Eviction{Detail: "CONFIG GET and INFO memory refused"}
+	if fields := infoFields(mem.Val()); mem.Err() == nil {
+		e = eviction(fields["maxmemory"], fields["maxmemory_policy"], " (CONFIG GET refused)")
+	}
+	return p, e, nil
+}
+
+// eviction is what a node's maxmemory and maxmemory-policy say; note
+// follows the detail.
+func eviction(maxmemory, policy, note string) Eviction {
+	return Eviction{Known: maxmemory != "" && policy != "",
+		Evicts: maxmemory != "" && maxmemory != "0" && policy != "" && policy != "noeviction",
+		Detail: fmt.Sprintf("maxmemory=%s maxmemory-policy=%s%s", maxmemory, policy, note)}
+}
+
+// infoFields are the name:value lines of an INFO reply.
+func infoFields(info string) map[string]string {
+	fields := make(map[string]string)
+	for line := range strings.Lines(info) {
+		if name, value, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			fields[name] = value
+		}
+	}
+	return fields
 }
 
 // refused tells an error Redis answered with from one reaching it.

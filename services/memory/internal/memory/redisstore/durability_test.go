@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,49 @@ func TestRestartWithPersistenceLosesNothing(t *testing.T) {
 	_, err = s.Get(ctx, uuid.NewString(), now)
 	if !errors.Is(err, memory.ErrNotFound) || errors.As(err, new(*memory.LostError)) {
 		t.Errorf("an unknown thread: err = %v, want plain ErrNotFound", err)
+	}
+}
+
+// TestEvictionIsWarnedOf: a Redis that evicts keys when full can take one
+// key of a thread and leave the rest (its turns without its hash, its
+// files without their content), so memory warns of it, whether CONFIG GET
+// answers or only INFO does; a Redis that cannot evict raises no warning.
+func TestEvictionIsWarnedOf(t *testing.T) {
+	t.Parallel()
+	noConfig := []string{"--rename-command", "CONFIG", ""}
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		warns bool
+	}{
+		{"allkeys-lru with a maxmemory", []string{"--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lru"}, true},
+		{"volatile-ttl with a maxmemory", []string{"--maxmemory", "100mb", "--maxmemory-policy", "volatile-ttl"},
+			true},
+		{"allkeys-lru, CONFIG refused", append([]string{"--maxmemory", "100mb", "--maxmemory-policy",
+			"allkeys-lru"}, noConfig...), true},
+		{"noeviction with a maxmemory", []string{"--maxmemory", "100mb", "--maxmemory-policy", "noeviction"}, false},
+		{"allkeys-lru without a maxmemory", []string{"--maxmemory", "0", "--maxmemory-policy", "allkeys-lru"},
+			false},
+		{"noeviction, CONFIG refused", append([]string{"--maxmemory", "100mb", "--maxmemory-policy",
+			"noeviction"}, noConfig...), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := open(t, redistest.StartWith(t, append(slices.Clone(redistest.AOF), tc.flags...)...))
+			h, err := s.Check(context.Background(), time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !h.Persistence.Durable {
+				t.Fatalf("persistence = %+v, want durable: the warnings below are to be eviction's alone", h.Persistence)
+			}
+			warned := strings.Join(s.Warnings(), "\n")
+			if tc.warns != strings.Contains(warned, "evict") || tc.warns != (warned != "") {
+				t.Errorf("warnings = %q, want an eviction warning: %v", warned, tc.warns)
+			}
+			if tc.warns && !strings.Contains(warned, "maxmemory-policy noeviction") {
+				t.Errorf("warnings = %q, want the fix (maxmemory-policy noeviction)", warned)
+			}
+		})
 	}
 }
