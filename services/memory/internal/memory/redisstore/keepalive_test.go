@@ -57,3 +57,46 @@ func TestFilesAFailedKeepAliveMissedAreKeptByTheNextAppend(t *testing.T) {
 		t.Errorf("the file is kept until %v, before its thread's expiry %v", got, want)
 	}
 }
+
+// A thread an import replaces starts with no record that its files are
+// kept (files_ms): the record was the old thread's, of the old thread's
+// files, and would let the next append skip keeping the new ones alive.
+func TestAReplacedThreadsFilesAreKeptByItsNextAppend(t *testing.T) {
+	t.Parallel()
+	mr, s := miniStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	thread := func(sha string) *memory.Thread {
+		return &memory.Thread{ID: "t-1", ToolName: "chat", ClientID: "me", CreatedAt: now, UpdatedAt: now,
+			ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{{Role: memory.RoleUser, Content: "q",
+				Files: []memory.FileRef{{Path: "/" + sha, SHA256: sha}}}}}
+	}
+	blobs := []memory.Blob{{SHA256: "old", Content: "package old\n"}, {SHA256: "new", Content: "package new\n"}}
+	if err := s.SaveBlobs(ctx, blobs, now, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	answer := []memory.Turn{{Role: memory.RoleAssistant, Content: "a"}}
+	if err := s.Create(ctx, thread("old")); err != nil {
+		t.Fatal(err)
+	}
+	// This append keeps the old file a quarter hour past the thread, and records it.
+	if _, err := s.Append(ctx, "t-1", "me", memory.Exchange{ID: "x-1"}, answer, 10, now,
+		now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Import(ctx, []*memory.Thread{thread("new")}, true); err != nil {
+		t.Fatal(err)
+	}
+	later := now.Add(5 * time.Minute)
+	if _, err := s.Append(ctx, "t-1", "me", memory.Exchange{ID: "x-2"}, answer, 10, later,
+		later.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	expires, err := strconv.ParseInt(mr.HGet(s.blobKey("new"), "expires_ms"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := time.UnixMilli(expires), later.Add(time.Hour); got.Before(want) {
+		t.Errorf("the replacing thread's file is kept until %v, before the thread's expiry %v", got, want)
+	}
+}

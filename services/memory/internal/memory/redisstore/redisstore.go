@@ -224,19 +224,59 @@ func (s *Store) get(ctx context.Context, id string, now time.Time) (*memory.Thre
 func (s *Store) readFrom(ctx context.Context, id string, from int, now time.Time) (*memory.Thread, meta, []string,
 	error) {
 	tx := s.rdb.TxPipeline()
-	h := tx.HGetAll(ctx, s.metaKey(id))
-	turns := tx.LRange(ctx, s.turnsKey(id), int64(from), -1)
-	if _, err := tx.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	hashCmd := tx.HGetAll(ctx, s.metaKey(id))
+	turnsCmd := tx.LRange(ctx, s.turnsKey(id), int64(from), -1)
+	_, err := tx.Exec(ctx)
+	hash, turns := hashCmd.Val(), turnsCmd.Val()
+	if discarded(err) {
+		hash, turns, err = s.readByScript(ctx, id, from)
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, meta{}, nil, unavailable(err)
 	}
-	if len(h.Val()) == 0 {
+	if len(hash) == 0 {
 		return nil, meta{}, nil, s.missing(ctx, now) // absent: perhaps lost with Redis's data
 	}
-	t, m, err := s.head(id, h.Val(), now)
+	t, m, err := s.head(id, hash, now)
 	if err != nil {
 		return nil, meta{}, nil, err
 	}
-	return t, m, turns.Val(), nil
+	return t, m, turns, nil
+}
+
+// discarded tells a transaction Redis refused to run (EXECABORT): one full
+// under noeviction refuses every command a MULTI queues, reads too.
+func discarded(err error) bool {
+	return refused(err) && strings.HasPrefix(err.Error(), "EXECABORT")
+}
+
+// readScript reads what readFrom's transaction does, in one script: Redis
+// runs one that only reads even when it is full.
+var readScript = redis.NewScript(`
+return {redis.call('HGETALL', KEYS[1]), redis.call('LRANGE', KEYS[2], ARGV[1], -1)}
+`)
+
+// readByScript is readFrom's read for a Redis that refused its
+// transaction: the thread's hash and its turns from index from on.
+func (s *Store) readByScript(ctx context.Context, id string, from int) (map[string]string, []string, error) {
+	v, err := readScript.Run(ctx, s.rdb, []string{s.metaKey(id), s.turnsKey(id)}, from).Slice()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(v) != 2 {
+		return nil, nil, fmt.Errorf("thread %s: the read script answered %d values, want 2", id, len(v))
+	}
+	fields, _ := v[0].([]any)
+	raw, _ := v[1].([]any)
+	hash := make(map[string]string, len(fields)/2)
+	for i := 0; i+1 < len(fields); i += 2 {
+		hash[str(fields[i])] = str(fields[i+1])
+	}
+	turns := make([]string, len(raw))
+	for i, r := range raw {
+		turns[i] = str(r)
+	}
+	return hash, turns, nil
 }
 
 // decode rebuilds a thread; an absent or expired one is not found.
