@@ -83,6 +83,7 @@ cluster-down: ## stop what make cluster started
 deps: ## install redis-server and chromium (Debian packages), which the Redis and thread browser tests run for real
 	@missing=""; \
 	command -v redis-server >/dev/null || missing=" redis-server"; \
+	command -v redis-cli >/dev/null || missing="$$missing redis-tools"; \
 	command -v chromium >/dev/null || missing="$$missing chromium fonts-liberation libgl1-mesa-dri"; \
 	[ -z "$$missing" ] || { \
 		echo "installing$$missing from Debian's packages"; \

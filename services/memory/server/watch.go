@@ -36,8 +36,9 @@ type redisWatch struct {
 	store   *redisstore.Store
 	require bool
 	logger  *slog.Logger
-	last    *redisstore.Persistence // what was last logged
-	evicts  *redisstore.Eviction    // what was last logged
+	// What was last logged of each: a change is logged again.
+	lastPersistence *redisstore.Persistence
+	lastEviction    *redisstore.Eviction
 }
 
 func newRedisWatch(s *redisstore.Store, c Config, logger *slog.Logger) *redisWatch {
@@ -63,8 +64,8 @@ func (w *redisWatch) check(ctx context.Context) error {
 		return err
 	}
 	p := h.Persistence
-	if w.last == nil || *w.last != p {
-		w.last = &p
+	if w.lastPersistence == nil || *w.lastPersistence != p {
+		w.lastPersistence = &p
 		switch {
 		case p.Durable:
 			w.logger.Info("redis persistence", "detail", p.Detail)
@@ -77,13 +78,17 @@ func (w *redisWatch) check(ctx context.Context) error {
 				"detail", p.Detail, "fix", "run Redis with appendonly yes, or set "+requireDurable+"=true to refuse")
 		}
 	}
-	if e := h.Eviction; w.evicts == nil || *w.evicts != e {
-		w.evicts = &e
-		if e.Evicts {
+	if e := h.Eviction; w.lastEviction == nil || *w.lastEviction != e {
+		w.lastEviction = &e
+		switch {
+		case !e.Known:
+			w.logger.Warn("redis eviction settings unreadable: unless Redis's maxmemory-policy is noeviction, a "+
+				"full Redis evicts parts of threads", "detail", e.Detail)
+		case e.Evicts:
 			w.logger.Warn("memory keeps threads in a Redis that evicts keys when it is full: an evicted key "+
 				"takes part of a thread with it", "detail", e.Detail,
 				"fix", "run Redis with maxmemory-policy noeviction, which refuses new writes instead")
-		} else {
+		default:
 			w.logger.Info("redis eviction", "detail", e.Detail)
 		}
 	}

@@ -40,8 +40,9 @@ func Start(tb testing.TB) *Server {
 	return StartWith(tb, AOF...)
 }
 
-// StartWith is Start with other persistence flags, such as NoPersistence.
-func StartWith(tb testing.TB, persistence ...string) *Server {
+// StartWith is Start with other flags: persistence flags such as
+// NoPersistence, and any other redis-server takes (--maxmemory ...).
+func StartWith(tb testing.TB, flags ...string) *Server {
 	tb.Helper()
 	if testing.Short() {
 		tb.Skip("needs a real redis-server; skipped under -short")
@@ -57,7 +58,7 @@ func StartWith(tb testing.TB, persistence ...string) *Server {
 			tb.Fatal(err)
 		}
 		s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port)}
-		args := append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir}, persistence...)
+		args := append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir}, flags...)
 		s.cmd = exec.Command(bin, append(args, "--daemonize", "no", "--logfile", "")...)
 		s.cmd.SysProcAttr = childproc.DiesWithParent()
 		stdout, _ := s.cmd.StdoutPipe()

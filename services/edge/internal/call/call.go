@@ -357,6 +357,8 @@ func saveFailure(err error) string {
 		return lost + ": " + st.Message()
 	case codes.Unavailable:
 		return lost + ": zen's memory is unavailable right now"
+	case codes.ResourceExhausted:
+		return lost + ": zen's memory store is full, and stores nothing more until its operator makes room"
 	case codes.DeadlineExceeded:
 		return lost + ": zen's memory did not answer in time"
 	case codes.NotFound:

@@ -106,6 +106,15 @@ func TestSaveRetriesUnavailable(t *testing.T) {
 			want: saved{Thread: "new-thread", Attempts: map[string]int{"CreateThread": 2}},
 		},
 		{
+			name:     "a full store is not retried",
+			existing: true,
+			fail:     map[string][]codes.Code{"AppendTurns": {codes.ResourceExhausted}},
+			want: saved{
+				Error:    lost + ": zen's memory store is full, and stores nothing more until its operator makes room",
+				Attempts: map[string]int{"AppendTurns": 1},
+			},
+		},
+		{
 			name:     "a refusal is not retried",
 			existing: true,
 			fail:     map[string][]codes.Code{"AppendTurns": {codes.InvalidArgument}},

@@ -161,6 +161,12 @@ func (s *Server) toStatus(ctx context.Context, op string, err error) error {
 			"which an import never replaces: give yours a new thread_id")
 	case errors.Is(err, memory.ErrExists):
 		return status.Error(codes.AlreadyExists, err.Error()+"; import with replace to overwrite")
+	case errors.Is(err, memory.ErrFull):
+		// Not Unavailable: trying again does not help until an operator acts.
+		s.logger.ErrorContext(ctx, "memory store full: nothing more can be stored", "op", op, "err", err,
+			"fix", "raise Redis's maxmemory or delete threads; under SQLite, free disk space")
+		return status.Error(codes.ResourceExhausted, "memory: the store is full, so nothing was stored; it takes "+
+			"an operator to make room (Redis's maxmemory, or the disk under SQLite); stored threads can still be read")
 	case errors.Is(err, memory.ErrUnavailable):
 		s.logger.WarnContext(ctx, "memory store unavailable", "op", op, "err", err)
 		return status.Error(codes.Unavailable, "memory: the store is unavailable; try again shortly")

@@ -26,6 +26,7 @@ func TestToStatus(t *testing.T) {
 		{"lost", fmt.Errorf("get: %w", &memory.LostError{At: lostAt}), codes.DataLoss,
 			"the memory store lost its data at 2026-01-02 03:04:05 UTC"},
 		{"unavailable", memory.ErrUnavailable, codes.Unavailable, "try again"},
+		{"full", fmt.Errorf("append: %w", memory.ErrFull), codes.ResourceExhausted, "the store is full"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -20,6 +20,11 @@ var (
 	// ErrUnavailable is a store that cannot be reached or is busy; the
 	// same call may succeed later.
 	ErrUnavailable = errors.New("memory store unavailable")
+	// ErrFull is a store with no room for a write: a Redis at its
+	// maxmemory under noeviction, or a full disk under SQLite. Nothing of
+	// the write was stored; the same write fails until an operator makes
+	// room, while reads go on working.
+	ErrFull = errors.New("memory store full")
 )
 
 // LostError is a thread that is missing after its store lost data (a Redis

@@ -47,7 +47,7 @@ func (s *Store) SaveBlobs(ctx context.Context, blobs []memory.Blob, now, expires
 		blobScript.Eval(ctx, pipe, []string{s.blobKey(b.SHA256)}, life, exp, "1", content, string(counts))
 	}
 	_, err := pipe.Exec(ctx)
-	return unavailable(err)
+	return failure(err)
 }
 
 func (s *Store) GetBlobs(ctx context.Context, shas []string, now time.Time) (map[string]memory.Blob, error) {
@@ -61,7 +61,7 @@ func (s *Store) GetBlobs(ctx context.Context, shas []string, now time.Time) (map
 		cmds[i] = pipe.HMGet(ctx, s.blobKey(sha), "content", "tokens", "expires_ms")
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, unavailable(err)
+		return nil, failure(err)
 	}
 	for i, cmd := range cmds {
 		v := cmd.Val()

@@ -3,10 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -107,10 +104,15 @@ func (s *Store) Warnings() []string {
 		out = append(out, "keeps threads in a Redis without persistence (neither appendonly nor save is on): "+
 			"a Redis restart loses every thread; run Redis with appendonly yes")
 	}
-	if h := s.health; h != nil && h.Eviction.Evicts {
-		out = append(out, "keeps threads in a Redis that evicts keys when it is full ("+h.Eviction.Detail+
-			"): an evicted key takes part of a thread with it; run Redis with maxmemory-policy noeviction, "+
-			"which refuses new writes instead")
+	switch h := s.health; {
+	case h == nil:
+	case !h.Eviction.Known:
+		out = append(out, "could not read Redis's eviction settings (CONFIG GET and INFO are refused): unless "+
+			"Redis's maxmemory-policy is noeviction, a full Redis evicts parts of threads")
+	case h.Eviction.Evicts:
+		out = append(out, "keeps threads in a Redis that evicts keys when it is full (a maxmemory-policy other "+
+			"than noeviction): an evicted key takes part of a thread with it; run Redis with maxmemory-policy "+
+			"noeviction, which refuses new writes instead")
 	}
 	if !s.lostAt.IsZero() && time.Since(s.lostAt) < s.lossWindow {
 		out = append(out, "found that Redis lost its data at "+s.lostAt.UTC().Format("2006-01-02 15:04:05 MST")+
@@ -138,20 +140,24 @@ func (s *Store) checkMarker(ctx context.Context, now time.Time) (time.Time, erro
 	pipe := s.rdb.Pipeline()
 	markerCmd, lostCmd := pipe.Get(ctx, s.markerKey()), pipe.Get(ctx, s.lostKey())
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return time.Time{}, unavailable(err)
+		return time.Time{}, failure(err)
 	}
 	marker, lost := markerCmd.Val(), lostCmd.Val()
 	remarked := false
 	if marker == "" {
 		fresh := uuid.NewString()
 		ok, err := s.rdb.SetNX(ctx, s.markerKey(), fresh, 0).Result()
-		if err != nil {
-			return time.Time{}, unavailable(err)
-		}
-		marker, remarked = fresh, ok
-		if !ok { // another process put one in place first
+		switch {
+		case redis.IsOOMError(err):
+			// A full Redis (a neighbour may have filled it first) is still
+			// read from: the marker goes in at the first check with room.
+		case err != nil:
+			return time.Time{}, failure(err)
+		case ok:
+			marker, remarked = fresh, true
+		default: // another process put one in place first
 			if marker, err = s.rdb.Get(ctx, s.markerKey()).Result(); err != nil {
-				return time.Time{}, unavailable(err)
+				return time.Time{}, failure(err)
 			}
 		}
 	}
@@ -168,7 +174,7 @@ func (s *Store) checkMarker(ctx context.Context, now time.Time) (time.Time, erro
 	switch {
 	case remarked:
 		if err := s.rdb.Set(ctx, s.lostKey(), stamp, window).Err(); err != nil {
-			return time.Time{}, unavailable(err)
+			return time.Time{}, failure(err)
 		}
 		lost = stamp
 	case lost == "":
@@ -198,87 +204,4 @@ func (s *Store) recordedLoss(lost string, now time.Time, window time.Duration) t
 		return time.Time{}
 	}
 	return at
-}
-
-// settings reads every master's persistence and eviction settings.
-func (s *Store) settings(ctx context.Context) (Persistence, Eviction, error) {
-	cluster, ok := s.rdb.(*redis.ClusterClient)
-	if !ok {
-		return nodeSettings(ctx, s.rdb)
-	}
-	var mu sync.Mutex
-	all, evict := Persistence{Known: true, Durable: true}, Eviction{Known: true}
-	var details, evictDetails []string
-	err := cluster.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-		p, e, err := nodeSettings(ctx, node)
-		mu.Lock()
-		defer mu.Unlock()
-		all.Known, all.Durable = all.Known && p.Known, all.Durable && p.Durable
-		evict.Known, evict.Evicts = evict.Known && e.Known, evict.Evicts || e.Evicts
-		details = append(details, node.Options().Addr+": "+p.Detail)
-		evictDetails = append(evictDetails, node.Options().Addr+": "+e.Detail)
-		return err
-	})
-	all.Detail, evict.Detail = strings.Join(details, "; "), strings.Join(evictDetails, "; ")
-	return all, evict, err
-}
-
-// nodeSettings asks one node with CONFIG GET, and when that is refused
-// (managed Redis services often rename or forbid CONFIG), with INFO.
-func nodeSettings(ctx context.Context, c redis.Cmdable) (Persistence, Eviction, error) {
-	pipe := c.Pipeline()
-	var got [4]*redis.MapStringStringCmd
-	for i, name := range []string{"appendonly", "save", "maxmemory", "maxmemory-policy"} {
-		got[i] = pipe.ConfigGet(ctx, name)
-	}
-	_, err := pipe.Exec(ctx)
-	if err == nil {
-		a, sv := got[0].Val()["appendonly"], got[1].Val()["save"]
-		return Persistence{Known: true, Durable: a == "yes" || strings.TrimSpace(sv) != "",
-				Detail: fmt.Sprintf("appendonly=%s save=%q", a, sv)},
-			eviction(got[2].Val()["maxmemory"], got[3].Val()["maxmemory-policy"], ""), nil
-	}
-	if !refused(err) {
-		return Persistence{}, Eviction{}, unavailable(err)
-	}
-	// INFO takes one section at a time before Redis 7.
-	pipe = c.Pipeline()
-	persistence, mem := pipe.Info(ctx, "persistence"), pipe.Info(ctx, "memory")
-	if _, err := pipe.Exec(ctx); err != nil && !refused(err) {
-		return Persistence{}, Eviction{}, unavailable(err)
-	}
-	p := Persistence{Detail: "CONFIG GET refused, and INFO shows no append-only file"}
-	if strings.Contains(persistence.Val(), "aof_enabled:1") {
-		p = Persistence{Known: true, Durable: true, Detail: "aof_enabled:1 (CONFIG GET refused)"}
-	}
-	e := Eviction{Detail: "CONFIG GET and INFO memory refused"}
-	if fields := infoFields(mem.Val()); mem.Err() == nil {
-		e = eviction(fields["maxmemory"], fields["maxmemory_policy"], " (CONFIG GET refused)")
-	}
-	return p, e, nil
-}
-
-// eviction is what a node's maxmemory and maxmemory-policy say; note
-// follows the detail.
-func eviction(maxmemory, policy, note string) Eviction {
-	return Eviction{Known: maxmemory != "" && policy != "",
-		Evicts: maxmemory != "" && maxmemory != "0" && policy != "" && policy != "noeviction",
-		Detail: fmt.Sprintf("maxmemory=%s maxmemory-policy=%s%s", maxmemory, policy, note)}
-}
-
-// infoFields are the name:value lines of an INFO reply.
-func infoFields(info string) map[string]string {
-	fields := make(map[string]string)
-	for line := range strings.Lines(info) {
-		if name, value, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
-			fields[name] = value
-		}
-	}
-	return fields
-}
-
-// refused tells an error Redis answered with from one reaching it.
-func refused(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) && !errors.Is(err, redis.Nil)
 }

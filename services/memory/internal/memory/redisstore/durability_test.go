@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/google/uuid"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 	"github.com/zenmcp/zen/services/platform/redistest"
@@ -16,12 +17,7 @@ import (
 
 func open(t *testing.T, srv *redistest.Server) *Store {
 	t.Helper()
-	s, err := Open(srv.URL(), "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return openURL(t, srv.URL())
 }
 
 func TestPersistenceIsRead(t *testing.T) {
@@ -134,28 +130,31 @@ func TestRestartWithPersistenceLosesNothing(t *testing.T) {
 	}
 }
 
-// TestEvictionIsWarnedOf: a Redis that evicts keys when full can take one
-// key of a thread and leave the rest (its turns without its hash, its
-// files without their content), so memory warns of it, whether CONFIG GET
-// answers or only INFO does; a Redis that cannot evict raises no warning.
-func TestEvictionIsWarnedOf(t *testing.T) {
+// TestEvictionIsReadAndWarnedOf: a Redis that evicts keys when full can
+// take one key of a thread and leave the rest (its turns without its hash,
+// its files without their content), so memory warns of it, whether CONFIG
+// GET answers or only INFO does, and of settings it cannot read; a Redis
+// that cannot evict raises no warning.
+func TestEvictionIsReadAndWarnedOf(t *testing.T) {
 	t.Parallel()
+	limited := func(policy string, more ...string) []string {
+		return append([]string{"--maxmemory", "100mb", "--maxmemory-policy", policy}, more...)
+	}
 	noConfig := []string{"--rename-command", "CONFIG", ""}
 	for _, tc := range []struct {
 		name  string
 		flags []string
-		warns bool
+		want  Eviction
 	}{
-		{"allkeys-lru with a maxmemory", []string{"--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lru"}, true},
-		{"volatile-ttl with a maxmemory", []string{"--maxmemory", "100mb", "--maxmemory-policy", "volatile-ttl"},
-			true},
-		{"allkeys-lru, CONFIG refused", append([]string{"--maxmemory", "100mb", "--maxmemory-policy",
-			"allkeys-lru"}, noConfig...), true},
-		{"noeviction with a maxmemory", []string{"--maxmemory", "100mb", "--maxmemory-policy", "noeviction"}, false},
+		{"allkeys-lru with a maxmemory", limited("allkeys-lru"), Eviction{Known: true, Evicts: true}},
+		{"volatile-ttl with a maxmemory", limited("volatile-ttl"), Eviction{Known: true, Evicts: true}},
+		{"allkeys-lru, CONFIG refused", limited("allkeys-lru", noConfig...), Eviction{Known: true, Evicts: true}},
+		{"noeviction with a maxmemory", limited("noeviction"), Eviction{Known: true}},
 		{"allkeys-lru without a maxmemory", []string{"--maxmemory", "0", "--maxmemory-policy", "allkeys-lru"},
-			false},
-		{"noeviction, CONFIG refused", append([]string{"--maxmemory", "100mb", "--maxmemory-policy",
-			"noeviction"}, noConfig...), false},
+			Eviction{Known: true}},
+		{"noeviction, CONFIG refused", limited("noeviction", noConfig...), Eviction{Known: true}},
+		{"CONFIG and INFO refused", limited("noeviction", append(noConfig, "--rename-command", "INFO", "")...),
+			Eviction{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -164,16 +163,42 @@ func TestEvictionIsWarnedOf(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !h.Persistence.Durable {
-				t.Fatalf("persistence = %+v, want durable: the warnings below are to be eviction's alone", h.Persistence)
+			if diff := cmp.Diff(tc.want, h.Eviction, cmpopts.IgnoreFields(Eviction{}, "Detail")); diff != "" {
+				t.Errorf("eviction (-want +got):\n%s", diff)
 			}
-			warned := strings.Join(s.Warnings(), "\n")
-			if tc.warns != strings.Contains(warned, "evict") || tc.warns != (warned != "") {
-				t.Errorf("warnings = %q, want an eviction warning: %v", warned, tc.warns)
-			}
-			if tc.warns && !strings.Contains(warned, "maxmemory-policy noeviction") {
-				t.Errorf("warnings = %q, want the fix (maxmemory-policy noeviction)", warned)
+			warned := strings.Contains(strings.Join(s.Warnings(), "\n"), "maxmemory-policy")
+			if want := tc.want.Evicts || !tc.want.Known; warned != want {
+				t.Errorf("warnings = %q; want one of eviction: %v", s.Warnings(), want)
 			}
 		})
+	}
+}
+
+// TestAClustersSettingsReadAlike: a Cluster's masters answer a check in
+// any order; what the check reads of them must not change with it, or the
+// watch logs the same settings again at every check.
+func TestAClustersSettingsReadAlike(t *testing.T) {
+	t.Parallel()
+	url, _ := redistest.StartCluster(t, 3, append(slices.Clone(redistest.AOF), "--maxmemory", "100mb",
+		"--maxmemory-policy", "allkeys-lru")...)
+	s := openURL(t, url)
+	first, err := s.Check(context.Background(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.Persistence.Durable || !first.Eviction.Evicts {
+		t.Errorf("a Cluster of masters with an append-only file that evict read as %+v", first)
+	}
+	for range 20 {
+		h, err := s.Check(context.Background(), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(first.Persistence, h.Persistence); diff != "" {
+			t.Fatalf("persistence read again (-first +now):\n%s", diff)
+		}
+		if diff := cmp.Diff(first.Eviction, h.Eviction); diff != "" {
+			t.Fatalf("eviction read again (-first +now):\n%s", diff)
+		}
 	}
 }

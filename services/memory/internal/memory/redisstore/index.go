@@ -77,7 +77,7 @@ func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time, la
 		entries, err := s.rdb.ZRevRangeByScoreWithScores(ctx, byUpdate,
 			&redis.ZRangeBy{Max: maxScore, Min: "-inf", Offset: offset, Count: batch}).Result()
 		if err != nil {
-			return nil, unavailable(err)
+			return nil, failure(err)
 		}
 		type reads struct {
 			id   string
@@ -92,16 +92,16 @@ func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time, la
 			}
 			// A script each, so that a thread's head and turns are one
 			// version's; the pipeline spans slots, which one MULTI cannot.
-			read := listedScript.Eval(ctx, pipe, []string{s.metaKey(id), s.turnsKey(id)}, lastTurn)
+			read := threadScript.Eval(ctx, pipe, []string{s.metaKey(id), s.turnsKey(id)}, 0, lastTurn)
 			batchReads = append(batchReads, reads{id: id, read: read})
 		}
 		if len(batchReads) > 0 {
 			if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-				return nil, unavailable(err)
+				return nil, failure(err)
 			}
 		}
 		for _, r := range batchReads {
-			meta, count, turns, err := listedReply(r.read)
+			meta, count, turns, err := threadReply(r.read)
 			if err != nil {
 				return nil, fmt.Errorf("thread %s: %w", r.id, err)
 			}
@@ -151,23 +151,25 @@ func (s *Store) Summaries(ctx context.Context, p memory.ListParams, now time.Tim
 	return out, err
 }
 
-// listedScript reads a thread as a listing does, in one step: its hash,
-// its turn count and its turns up to index ARGV[1]. KEYS: metaKey,
-// turnsKey.
-var listedScript = redis.NewScript(`
-return {redis.call('HGETALL', KEYS[1]), redis.call('LLEN', KEYS[2]), redis.call('LRANGE', KEYS[2], 0, ARGV[1])}
+// threadScript reads a thread in one step: its hash, its turn count and
+// its turns from index ARGV[1] to ARGV[2]. A listing reads it so, and so
+// does Get when Redis is full: a script that only reads runs then, where a
+// transaction does not. KEYS: metaKey, turnsKey.
+var threadScript = redis.NewScript(`
+return {redis.call('HGETALL', KEYS[1]), redis.call('LLEN', KEYS[2]),
+  redis.call('LRANGE', KEYS[2], ARGV[1], ARGV[2])}
 `)
 
-// listedReply takes listedScript's reply apart. A reply of another shape
+// threadReply takes threadScript's reply apart. A reply of another shape
 // is an error, never an empty thread: a listing drops the threads it finds
-// gone from their client's index.
-func listedReply(cmd *redis.Cmd) (meta map[string]string, count int64, turns []string, err error) {
+// gone from their client's index, and a read would call it missing.
+func threadReply(cmd *redis.Cmd) (meta map[string]string, count int64, turns []string, err error) {
 	reply, err := cmd.Slice()
 	if err != nil {
-		return nil, 0, nil, unavailable(err)
+		return nil, 0, nil, failure(err)
 	}
 	bad := func() (map[string]string, int64, []string, error) {
-		return nil, 0, nil, fmt.Errorf("the listing script answered %v, not a thread's hash, count and turns",
+		return nil, 0, nil, fmt.Errorf("the thread's script answered %v, not a thread's hash, count and turns",
 			reply)
 	}
 	if len(reply) != 3 {

@@ -209,13 +209,13 @@ func TestAListedReplyOfAnotherShapeIsAnError(t *testing.T) {
 	} {
 		cmd := redis.NewCmd(ctx)
 		cmd.SetVal(reply)
-		if _, _, _, err := listedReply(cmd); err == nil {
+		if _, _, _, err := threadReply(cmd); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
 	cmd := redis.NewCmd(ctx)
 	cmd.SetVal([]any{[]any{"meta", "m", "expires_ms", "1"}, int64(2), []any{"t0", "t1"}})
-	meta, count, turns, err := listedReply(cmd)
+	meta, count, turns, err := threadReply(cmd)
 	if err != nil || meta["meta"] != "m" || meta["expires_ms"] != "1" || count != 2 || len(turns) != 2 {
 		t.Errorf("a thread's reply: %v %d %v %v", meta, count, turns, err)
 	}

@@ -29,7 +29,7 @@ func (s *Store) migrate(ctx context.Context, now time.Time) (int, error) {
 	for {
 		ids, err := s.rdb.ZRange(ctx, s.oldIndexKey(), 0, migrateBatch-1).Result()
 		if err != nil || len(ids) == 0 {
-			return moved, unavailable(err)
+			return moved, failure(err)
 		}
 		read := s.rdb.Pipeline()
 		metas := make([]*redis.SliceCmd, len(ids))
@@ -37,10 +37,11 @@ func (s *Store) migrate(ctx context.Context, now time.Time) (int, error) {
 			metas[i] = read.HMGet(ctx, s.metaKey(id), "client", "updated_ns", "expires_ms")
 		}
 		if _, err := read.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-			return moved, unavailable(err)
+			return moved, failure(err)
 		}
 		write := s.rdb.Pipeline()
 		gone := make([]any, len(ids))
+		indexed := 0
 		for i, id := range ids {
 			gone[i] = id
 			v := metas[i].Val()
@@ -51,13 +52,21 @@ func (s *Store) migrate(ctx context.Context, now time.Time) (int, error) {
 				continue // expired: nothing to list
 			}
 			s.index(ctx, write, client, id, time.Unix(0, updated), time.UnixMilli(expires), now)
-			moved++
+			indexed++
 		}
+		// The old entries go once the new ones are written, not in the same
+		// pipeline: a full Redis refuses the new ones and lets the removal
+		// through, which would drop the threads from every listing.
+		if indexed > 0 {
+			if _, err := write.Exec(ctx); err != nil {
+				return moved, failure(err)
+			}
+		}
+		moved += indexed
 		// Entries an old replica re-scored meanwhile go too: their
 		// threads are indexed by the update time just read, a moment old.
-		write.ZRem(ctx, s.oldIndexKey(), gone...)
-		if _, err := write.Exec(ctx); err != nil {
-			return moved, unavailable(err)
+		if err := s.rdb.ZRem(ctx, s.oldIndexKey(), gone...).Err(); err != nil {
+			return moved, failure(err)
 		}
 	}
 }

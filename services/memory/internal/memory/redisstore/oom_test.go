@@ -5,102 +5,219 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 	"github.com/zenmcp/zen/services/platform/redistest"
 )
 
 // A Redis with a maxmemory and the noeviction policy refuses, once full, a
-// script whose first write could grow it; after a first write that cannot
-// (DEL), it lets every later one through, so as not to leave the script
-// half done. Memory's writes must meet the refusal first: a thread created
-// or imported into a full Redis is refused whole, and the thread an import
-// would replace stays as it was. Such a Redis also refuses every command
-// of a transaction (MULTI), reads too; threads must still read and list.
+// script at its first write that may take memory, but lets every write
+// after one through (scripts.go); and it refuses every command of a
+// transaction (MULTI), reads too. Memory's writes into a full Redis are
+// refused whole, as ErrFull, leaving what they would replace as it was;
+// its threads still read and list; and the same holds in a Cluster.
 func TestAFullRedisRefusesWritesWholeAndStillReads(t *testing.T) {
 	t.Parallel()
-	srv := redistest.StartWith(t, append(slices.Clone(redistest.NoPersistence),
-		"--maxmemory", "4mb", "--maxmemory-policy", "noeviction")...)
-	s := open(t, srv)
+	for _, tc := range []struct {
+		name  string
+		start func(t *testing.T) (string, []*redistest.Server)
+	}{
+		{"one server", func(t *testing.T) (string, []*redistest.Server) {
+			srv := redistest.StartWith(t, redistest.NoPersistence...)
+			return srv.URL(), []*redistest.Server{srv}
+		}},
+		{"cluster", func(t *testing.T) (string, []*redistest.Server) {
+			return redistest.StartCluster(t, 3, redistest.NoPersistence...)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			url, nodes := tc.start(t)
+			refusedWholeAndRead(t, url, nodes)
+		})
+	}
+}
+
+func refusedWholeAndRead(t *testing.T, url string, nodes []*redistest.Server) {
+	s := openURL(t, url)
 	ctx := context.Background()
 	now := time.Now()
-	thread := func(id, said string) *memory.Thread {
-		return &memory.Thread{ID: id, ToolName: "chat", ClientID: "me", CreatedAt: now, UpdatedAt: now,
-			ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{
-				{Role: memory.RoleUser, Content: said,
-					Files: []memory.FileRef{{Path: "/a.go", SHA256: strings.Repeat("a", 64)}}},
-				{Role: memory.RoleAssistant, Content: said + ", answered"}}}
-	}
-	kept := thread(uuid.NewString(), "kept")
+	kept := fileThread(uuid.NewString(), "kept", "kept.go", now)
 	if err := s.Create(ctx, kept); err != nil {
 		t.Fatal(err)
 	}
-	fillRedis(t, s)
+	if _, err := s.Get(ctx, kept.ID, now); err != nil { // the store now keeps its turns: it reads on from them
+		t.Fatal(err)
+	}
+	setMaxmemory(t, nodes, "1")
 
-	fresh := thread(uuid.NewString(), "fresh")
-	if err := s.Create(ctx, fresh); !errors.Is(err, memory.ErrUnavailable) {
-		t.Errorf("create in a full Redis: %v, want ErrUnavailable", err)
+	fresh := fileThread(uuid.NewString(), "fresh", "fresh.go", now)
+	if err := s.Create(ctx, fresh); !errors.Is(err, memory.ErrFull) {
+		t.Errorf("create in a full Redis: %v, want ErrFull", err)
 	}
 	if _, err := s.Get(ctx, fresh.ID, now); !errors.Is(err, memory.ErrNotFound) {
 		t.Errorf("the thread a full Redis refused reads as %v, want ErrNotFound", err)
 	}
-	if err := s.Import(ctx, []*memory.Thread{thread(kept.ID, "replaced")}, true); !errors.Is(err,
-		memory.ErrUnavailable) {
-		t.Errorf("import over a thread in a full Redis: %v, want ErrUnavailable", err)
+	if err := s.Import(ctx, []*memory.Thread{fileThread(kept.ID, "replaced", "replaced.go", now)},
+		true); !errors.Is(err, memory.ErrFull) {
+		t.Errorf("import over a thread in a full Redis: %v, want ErrFull", err)
 	}
 	if _, err := s.Append(ctx, kept.ID, "me", memory.Exchange{ID: "x-1"}, []memory.Turn{
 		{Role: memory.RoleUser, Content: "more"}, {Role: memory.RoleAssistant, Content: "more, answered"}},
-		10, now, now.Add(time.Hour)); !errors.Is(err, memory.ErrUnavailable) {
-		t.Errorf("append in a full Redis: %v, want ErrUnavailable", err)
+		10, now, now.Add(time.Hour)); !errors.Is(err, memory.ErrFull) {
+		t.Errorf("append in a full Redis: %v, want ErrFull", err)
 	}
 	listed, err := s.List(ctx, memory.ListParams{ClientID: "me", Limit: 10}, now)
 	if err != nil || len(listed) != 1 || listed[0].ID != kept.ID {
 		t.Errorf("list the client's threads in a full Redis = %d threads, %v; want the one it holds", len(listed), err)
 	}
-	// The store that wrote it keeps its turns; another reads them from Redis.
-	for name, reader := range map[string]*Store{"the writer": s, "another store": open(t, srv)} {
-		got, err := reader.Get(ctx, kept.ID, now)
+	for _, r := range []struct {
+		name  string
+		store *Store
+	}{{"the store that keeps its turns", s}, {"another store", openURL(t, url)}} {
+		got, err := r.store.Get(ctx, kept.ID, now)
 		if err != nil {
-			t.Fatalf("%s reads the thread a full Redis holds: %v", name, err)
+			t.Fatalf("%s reads the thread a full Redis holds: %v", r.name, err)
 		}
-		var said []string
-		for _, turn := range got.Turns {
-			said = append(said, turn.Content)
-		}
-		if diff := cmp.Diff([]string{"kept", "kept, answered"}, said); diff != "" {
+		want := []memory.Turn{{Role: memory.RoleUser, Content: "kept", Files: kept.Turns[0].Files},
+			{Role: memory.RoleAssistant, Content: "kept, answered"}}
+		if diff := cmp.Diff(want, got.Turns); diff != "" {
 			t.Errorf("%s reads the thread a full Redis refused an import and an append of (-want +got):\n%s",
-				name, diff)
+				r.name, diff)
 		}
 	}
 	files, err := s.rdb.SMembers(ctx, s.filesKey(kept.ID)).Result()
-	if err != nil || len(files) != 1 {
-		t.Errorf("its files = %q, %v; want the one it had", files, err)
+	if diff := cmp.Diff([]string{kept.Turns[0].Files[0].SHA256}, files); err != nil || diff != "" {
+		t.Errorf("the kept thread's files (-want +got), %v:\n%s", err, diff)
 	}
 }
 
-// fillRedis writes keys of its own until Redis refuses even a small one
-// for memory: a large one is refused while its own arguments take the
-// memory that tips Redis over, and once they are freed Redis has room
-// again.
-func fillRedis(t *testing.T, s *Store) {
-	t.Helper()
+// A full Redis that memory has not yet put its marker in (a shared Redis
+// a neighbour filled first) is checked all the same: memory serves its
+// reads, and puts the marker in once there is room.
+func TestAFullRedisWithoutAMarkerIsChecked(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartWith(t, redistest.AOF...)
+	s := open(t, srv)
 	ctx := context.Background()
-	size := 64 << 10
-	for i := range 10_000 {
-		err := s.rdb.Set(ctx, fmt.Sprint("filler:", i), strings.Repeat("x", size), 0).Err()
-		switch {
-		case err != nil && !strings.Contains(err.Error(), "OOM"):
+	setMaxmemory(t, []*redistest.Server{srv}, "1")
+	if _, err := s.Check(ctx, time.Now()); err != nil {
+		t.Fatalf("check a full Redis without memory's marker: %v", err)
+	}
+	setMaxmemory(t, []*redistest.Server{srv}, "0")
+	if _, err := s.Check(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.rdb.Get(ctx, s.markerKey()).Err(); err != nil {
+		t.Errorf("the marker once Redis has room: %v", err)
+	}
+}
+
+// Threads an older release indexed in its one index move to their
+// clients' indexes only when the new entries are written: a full Redis
+// that refuses those must leave the old ones, or the threads would drop
+// out of every listing.
+func TestThreadsMoveFromTheOldIndexOnlyWhenIndexedAnew(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartWith(t, redistest.AOF...)
+	s := open(t, srv)
+	ctx := context.Background()
+	now := time.Now()
+	th := fileThread(uuid.NewString(), "q", "q.go", now)
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Check(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	// As an older release left it: the thread in the one old index only.
+	if err := s.rdb.Del(ctx, s.clientKeys("me")...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.rdb.ZAdd(ctx, s.oldIndexKey(), redis.Z{Score: 1, Member: th.ID}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	setMaxmemory(t, []*redistest.Server{srv}, "1")
+	h, err := s.Check(ctx, now)
+	if err != nil || h.Migrated != 0 || !errors.Is(h.MigrateErr, memory.ErrFull) {
+		t.Errorf("check in a full Redis = %d moved, %v, %v; want 0 moved, ErrFull", h.Migrated, h.MigrateErr, err)
+	}
+	setMaxmemory(t, []*redistest.Server{srv}, "0")
+	if h, err := s.Check(ctx, now); err != nil || h.Migrated != 1 {
+		t.Errorf("check once Redis has room = %d moved, %v; want 1", h.Migrated, err)
+	}
+	listed, err := s.List(ctx, memory.ListParams{ClientID: "me", Limit: 10}, now)
+	if err != nil || len(listed) != 1 {
+		t.Errorf("the client's threads = %d, %v; want the one moved", len(listed), err)
+	}
+}
+
+// A thread an import replaces keeps nothing of the old one's hash, however
+// many fields it had (another release's, say): none is read back into Lua.
+func TestAReplaceClearsEveryFieldOfTheOldHash(t *testing.T) {
+	t.Parallel()
+	_, s := miniStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	th := fileThread("t-1", "old", "old.go", now)
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	fields := make([]any, 0, 2*9_000)
+	for i := range 9_000 {
+		fields = append(fields, fmt.Sprint("later-release-", i), "x")
+	}
+	if err := s.rdb.HSet(ctx, s.metaKey(th.ID), fields...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Import(ctx, []*memory.Thread{fileThread("t-1", "new", "new.go", now)}, true); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.rdb.HKeys(ctx, s.metaKey(th.ID)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	if diff := cmp.Diff([]string{"client", "expires_ms", "meta", "updated_ns"}, got); diff != "" {
+		t.Errorf("the replaced thread's hash (-want +got):\n%s", diff)
+	}
+}
+
+// fileThread is client "me"'s live thread of one exchange, whose question
+// used file path.
+func fileThread(id, said, path string, now time.Time) *memory.Thread {
+	return &memory.Thread{ID: id, ToolName: "chat", ClientID: "me", CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{
+			{Role: memory.RoleUser, Content: said, Files: []memory.FileRef{{Path: "/" + path,
+				SHA256: fmt.Sprintf("%064x", path)}}},
+			{Role: memory.RoleAssistant, Content: said + ", answered"}}}
+}
+
+// setMaxmemory sets every node's maxmemory: "1" fills Redis at once (its
+// policy stays Redis's default, noeviction), "0" lifts the limit.
+func setMaxmemory(t *testing.T, nodes []*redistest.Server, bytes string) {
+	t.Helper()
+	for _, n := range nodes {
+		c := redis.NewClient(&redis.Options{Addr: n.Addr})
+		err := c.ConfigSet(context.Background(), "maxmemory", bytes).Err()
+		c.Close()
+		if err != nil {
 			t.Fatal(err)
-		case err != nil && size <= 16:
-			return
-		case err != nil:
-			size /= 4
 		}
 	}
-	t.Fatal("Redis went on taking keys under a maxmemory of 4 MB")
+}
+
+func openURL(t *testing.T, url string) *Store {
+	t.Helper()
+	s, err := Open(url, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

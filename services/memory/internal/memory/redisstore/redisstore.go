@@ -149,10 +149,15 @@ func (s *Store) keys(id, client string) []string {
 }
 func (s *Store) blobKey(sha string) string { return s.prefix + "blob:" + sha }
 
-// unavailable marks Redis failures as retryable.
-func unavailable(err error) error {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+// failure is a Redis failure as memory tells it: a Redis full under
+// noeviction has no room (ErrFull); any other failure is retryable
+// (ErrUnavailable).
+func failure(err error) error {
+	switch {
+	case err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return err
+	case redis.IsOOMError(err):
+		return fmt.Errorf("%w: redis reached its maxmemory: %v", memory.ErrFull, err)
 	}
 	return fmt.Errorf("%w: redis: %v", memory.ErrUnavailable, err)
 }
@@ -228,11 +233,14 @@ func (s *Store) readFrom(ctx context.Context, id string, from int, now time.Time
 	turnsCmd := tx.LRange(ctx, s.turnsKey(id), int64(from), -1)
 	_, err := tx.Exec(ctx)
 	hash, turns := hashCmd.Val(), turnsCmd.Val()
-	if discarded(err) {
-		hash, turns, err = s.readByScript(ctx, id, from)
+	if transactionRefused(err) {
+		if hash, _, turns, err = threadReply(threadScript.Run(ctx, s.rdb, []string{s.metaKey(id),
+			s.turnsKey(id)}, from, -1)); err != nil {
+			return nil, meta{}, nil, err
+		}
 	}
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, meta{}, nil, unavailable(err)
+		return nil, meta{}, nil, failure(err)
 	}
 	if len(hash) == 0 {
 		return nil, meta{}, nil, s.missing(ctx, now) // absent: perhaps lost with Redis's data
@@ -244,39 +252,12 @@ func (s *Store) readFrom(ctx context.Context, id string, from int, now time.Time
 	return t, m, turns, nil
 }
 
-// discarded tells a transaction Redis refused to run (EXECABORT): one full
-// under noeviction refuses every command a MULTI queues, reads too.
-func discarded(err error) bool {
-	return refused(err) && strings.HasPrefix(err.Error(), "EXECABORT")
-}
-
-// readScript reads what readFrom's transaction does, in one script: Redis
-// runs one that only reads even when it is full.
-var readScript = redis.NewScript(`
-return {redis.call('HGETALL', KEYS[1]), redis.call('LRANGE', KEYS[2], ARGV[1], -1)}
-`)
-
-// readByScript is readFrom's read for a Redis that refused its
-// transaction: the thread's hash and its turns from index from on.
-func (s *Store) readByScript(ctx context.Context, id string, from int) (map[string]string, []string, error) {
-	v, err := readScript.Run(ctx, s.rdb, []string{s.metaKey(id), s.turnsKey(id)}, from).Slice()
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(v) != 2 {
-		return nil, nil, fmt.Errorf("thread %s: the read script answered %d values, want 2", id, len(v))
-	}
-	fields, _ := v[0].([]any)
-	raw, _ := v[1].([]any)
-	hash := make(map[string]string, len(fields)/2)
-	for i := 0; i+1 < len(fields); i += 2 {
-		hash[str(fields[i])] = str(fields[i+1])
-	}
-	turns := make([]string, len(raw))
-	for i, r := range raw {
-		turns[i] = str(r)
-	}
-	return hash, turns, nil
+// transactionRefused tells a transaction Redis refused to run because it
+// is full: it then refuses every command a MULTI queues, reads too. One
+// server answers EXECABORT; go-redis's Cluster client gives the queued
+// command's OOM instead.
+func transactionRefused(err error) bool {
+	return redis.IsExecAbortError(err) || redis.IsOOMError(err)
 }
 
 // decode rebuilds a thread; an absent or expired one is not found.
@@ -332,6 +313,6 @@ func decodeTurns(id string, raw []string) ([]memory.Turn, error) {
 }
 
 // Ping reports whether Redis answers.
-func (s *Store) Ping(ctx context.Context) error { return unavailable(s.rdb.Ping(ctx).Err()) }
+func (s *Store) Ping(ctx context.Context) error { return failure(s.rdb.Ping(ctx).Err()) }
 
 func (s *Store) Close() error { return s.rdb.Close() }

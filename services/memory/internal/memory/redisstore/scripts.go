@@ -7,7 +7,16 @@ import (
 )
 
 // A write is one script: creating or appending to a thread, and, on one
-// server, recording it in its client's index too. Cluster keeps a thread
+// server, recording it in its client's index too.
+//
+// Each script's first write is a command that a Redis full under
+// noeviction refuses (HSET, RPUSH, ZADD): such a Redis refuses a script at
+// its first call of a write command that may take memory, and once a
+// script has called any write command (a DEL, a PEXPIRE, even one that
+// changed nothing) it lets every later one through, past maxmemory. So a
+// full Redis refuses a write whole, before it changed anything. putScript
+// writes the thread's hash first, then clears the keys of the thread it
+// replaces, then writes the hash again. Cluster keeps a thread
 // and its client's index in different slots, which no script may span; there
 // the index is updated right after, in a second round trip (see index.go).
 // A thread's scripts are given the index keys as KEYS[5] and KEYS[6] when
@@ -55,27 +64,15 @@ return 1
 // file shas..., turns... It returns 1 when written, 0 when the id exists
 // (and replace is off), -1 when another client's thread holds the id: that
 // one is never replaced.
-//
-// Its first write is the hash's HSET, not the DEL of what a replaced
-// thread held: a Redis full under noeviction refuses a script at its first
-// write that may take memory, and once a script has written it lets every
-// later write through, past maxmemory. So a full Redis refuses the thread
-// whole, before anything changed.
 var putScript = redis.NewScript(indexLua + chunksLua + `
-local existed = redis.call('EXISTS', KEYS[1]) == 1
-if existed then
+if redis.call('EXISTS', KEYS[1]) == 1 then
   if (redis.call('HGET', KEYS[1], 'client') or '') ~= ARGV[6] then return -1 end
   if ARGV[1] == '0' then return 0 end
 end
-redis.call('HSET', KEYS[1], 'meta', ARGV[3], 'updated_ns', ARGV[4], 'expires_ms', ARGV[5], 'client', ARGV[6])
-if existed then
-  local stale = {}
-  for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
-    if f ~= 'meta' and f ~= 'updated_ns' and f ~= 'expires_ms' and f ~= 'client' then stale[#stale + 1] = f end
-  end
-  if #stale > 0 then redis.call('HDEL', KEYS[1], unpack(stale)) end
-end
-redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
+local head = {'meta', ARGV[3], 'updated_ns', ARGV[4], 'expires_ms', ARGV[5], 'client', ARGV[6]}
+redis.call('HSET', KEYS[1], unpack(head))
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('HSET', KEYS[1], unpack(head))
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 local nf = tonumber(ARGV[10])
 if nf > 0 then

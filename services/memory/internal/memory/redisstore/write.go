@@ -62,7 +62,7 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 	}
 	created, err := putScript.Run(ctx, s.rdb, s.keys(t.ID, t.ClientID), args...).Int()
 	if err != nil {
-		return unavailable(err)
+		return failure(err)
 	}
 	switch created {
 	case 0:
@@ -76,7 +76,7 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 	pipe := s.rdb.Pipeline()
 	s.index(ctx, pipe, t.ClientID, t.ID, t.UpdatedAt, t.ExpiresAt, t.UpdatedAt)
 	_, err = pipe.Exec(ctx)
-	return unavailable(err)
+	return failure(err)
 }
 
 func (s *Store) Create(ctx context.Context, t *memory.Thread) error { return s.put(ctx, t, false) }
@@ -100,7 +100,7 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 	rev, _ := s.cache.Peek(id)
 	res, err := appendScript.Run(ctx, s.rdb, s.keys(id, clientID), args...).Slice()
 	if err != nil {
-		return 0, unavailable(err)
+		return 0, failure(err)
 	}
 	status, _ := res[0].(int64)
 	count, _ := res[1].(int64)
@@ -144,7 +144,7 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 			// this one is answered as stored and keeps nothing.
 			_ = s.rdb.HDel(ctx, s.metaKey(id), "files_ms").Err()
 		}
-		return int(count), unavailable(err)
+		return int(count), failure(err)
 	}
 	return int(count), nil
 }
@@ -162,7 +162,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	pipe := s.rdb.Pipeline()
 	owner, deleted := pipe.HGet(ctx, s.metaKey(id), "client"), pipe.Del(ctx, s.threadKeys(id)...)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return unavailable(err)
+		return failure(err)
 	}
 	client := owner.Val()
 	if deleted.Val() == 0 {
@@ -183,7 +183,7 @@ func (s *Store) Import(ctx context.Context, threads []*memory.Thread, replace bo
 		owners[i] = pipe.HGet(ctx, s.metaKey(t.ID), "client")
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return unavailable(err)
+		return failure(err)
 	}
 	for i, t := range threads {
 		// A thread's meta always has its client field (put writes it, ""

@@ -168,6 +168,8 @@ func describe(err error) error {
 	}
 	msg := err.Error()
 	switch {
+	case strings.Contains(msg, "SQLITE_FULL") || strings.Contains(msg, "database or disk is full"):
+		return fmt.Errorf("%w: %v (free space on the disk that holds ZEN_DATA_DIR)", memory.ErrFull, err)
 	case strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked"):
 		return fmt.Errorf("%w: %v (another process held the database lock too long)", memory.ErrUnavailable, err)
 	case strings.Contains(msg, "readonly") || strings.Contains(msg, "SQLITE_CANTOPEN") ||
