@@ -5,10 +5,13 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/redis/go-redis/v9"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/platform/redistest"
 )
@@ -87,6 +90,8 @@ func TestWatchWarnsOfARedisThatPutsThreadsAtRisk(t *testing.T) {
 		{"without persistence", redistest.NoPersistence, "without persistence"},
 		{"evicting keys", append(slices.Clone(redistest.AOF), "--maxmemory", "64mb", "--maxmemory-policy",
 			"volatile-lru"), "evicts keys"},
+		{"hiding its eviction settings", append(slices.Clone(redistest.AOF), "--rename-command", "INFO", ""),
+			"eviction settings"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -119,5 +124,46 @@ func TestWatchWarnsOfARedisThatPutsThreadsAtRisk(t *testing.T) {
 				t.Errorf("settings warnings = %q, want %q", w, tc.want)
 			}
 		})
+	}
+}
+
+// TestWatchLogsAStoppedMoveOnce: moving an older release's index stops
+// while Redis is full, at every check; the watch says so once, not every
+// two seconds.
+func TestWatchLogsAStoppedMoveOnce(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartWith(t, redistest.AOF...)
+	cfg, err := Load(env(map[string]string{"REDIS_URL": srv.URL()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	s, err := New(cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	// A live thread an older release indexed in its one index only.
+	expires := strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)
+	err = rdb.HSet(ctx, "zen:{t-1}:meta", "client", "me", "updated_ns", "1", "expires_ms", expires).Err()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.ZAdd(ctx, "zen:index", redis.Z{Score: 1, Member: "t-1"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := s.redis.check(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(logs.String(), "moving threads into per-client indexes stopped"); n != 1 {
+		t.Errorf("three checks of a full Redis logged the stopped move %d times, want 1:\n%s", n, logs.String())
 	}
 }

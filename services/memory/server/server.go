@@ -135,6 +135,7 @@ func New(c Config, logger *slog.Logger) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.LogTo(logger)
 		store = s
 		watch = newRedisWatch(s, c, logger)
 		// Redis may come up after zen: start anyway, report NOT_SERVING

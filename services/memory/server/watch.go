@@ -39,6 +39,7 @@ type redisWatch struct {
 	// What was last logged of each: a change is logged again.
 	lastPersistence *redisstore.Persistence
 	lastEviction    *redisstore.Eviction
+	lastMigrateErr  string
 }
 
 func newRedisWatch(s *redisstore.Store, c Config, logger *slog.Logger) *redisWatch {
@@ -88,6 +89,9 @@ func (w *redisWatch) check(ctx context.Context) error {
 			w.logger.Warn("memory keeps threads in a Redis that evicts keys when it is full: an evicted key "+
 				"takes part of a thread with it", "detail", e.Detail,
 				"fix", "run Redis with maxmemory-policy noeviction, which refuses new writes instead")
+		case e.Full:
+			w.logger.Warn("redis is at its maxmemory: it refuses new conversations and turns, and stored threads "+
+				"still read", "detail", e.Detail, "fix", "raise Redis's maxmemory or delete threads")
 		default:
 			w.logger.Info("redis eviction", "detail", e.Detail)
 		}
@@ -95,7 +99,11 @@ func (w *redisWatch) check(ctx context.Context) error {
 	if h.Migrated > 0 {
 		w.logger.Info("threads moved into per-client indexes", "threads", h.Migrated)
 	}
-	if h.MigrateErr != nil {
+	switch {
+	case h.MigrateErr == nil:
+		w.lastMigrateErr = ""
+	case h.MigrateErr.Error() != w.lastMigrateErr: // not again every check while Redis is full, say
+		w.lastMigrateErr = h.MigrateErr.Error()
 		w.logger.Warn("moving threads into per-client indexes stopped; the next check goes on",
 			"err", h.MigrateErr)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/zenmcp/zen/services/platform/origin"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -39,7 +40,13 @@ func FromError(w http.ResponseWriter, err error) {
 // st's code when httpStatus is 0 (a 415 or a 405 says more than the code's
 // own 400 or 501).
 func Status(w http.ResponseWriter, httpStatus int, st *status.Status) {
-	if httpStatus == 0 {
+	switch reason, _ := origin.Of(st.Err()); {
+	case httpStatus != 0:
+	case reason == origin.StoreFull:
+		// Not grpc-gateway's 429 for RESOURCE_EXHAUSTED: clients take that
+		// for a rate limit and retry, which a full store never answers.
+		httpStatus = http.StatusInsufficientStorage
+	default:
 		httpStatus = runtime.HTTPStatusFromCode(st.Code())
 	}
 	b := Body{Code: st.Code(), Message: st.Message(), Details: []json.RawMessage{}}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/zenmcp/zen/services/platform/origin"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -50,6 +51,14 @@ func TestOneShape(t *testing.T) {
 				`{"@type":"type.googleapis.com/google.protobuf.StringValue","value":"router"}]}` + "\n"}},
 		{"an error without a status", func(w http.ResponseWriter) { FromError(w, fmt.Errorf("boom")) },
 			answer{500, "application/json", `{"code":2,"message":"boom","details":[]}` + "\n"}},
+		// Not 429, which clients retry as a rate limit.
+		{"a full store", func(w http.ResponseWriter) {
+			FromError(w, origin.Error(codes.ResourceExhausted, "memory: the store is full", origin.StoreFull, nil))
+		}, answer{507, "application/json", `{"code":8,"message":"memory: the store is full","details":[` +
+			`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"STORE_FULL","domain":"zen"}]}` + "\n"}},
+		{"another exhausted resource", func(w http.ResponseWriter) {
+			Error(w, codes.ResourceExhausted, "too many calls")
+		}, answer{429, "application/json", `{"code":8,"message":"too many calls","details":[]}` + "\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

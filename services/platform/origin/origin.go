@@ -24,6 +24,10 @@ const (
 	// NoProvider is the router's answer that no model provider is
 	// configured; its message says what to set, for the user.
 	NoProvider Reason = "NO_PROVIDER"
+	// StoreFull is memory's store with no room for a write (a Redis at its
+	// maxmemory, a full disk under SQLite): trying again does not help
+	// until an operator makes room.
+	StoreFull Reason = "STORE_FULL"
 )
 
 // Metadata keys.

@@ -18,16 +18,24 @@ const clusterSlots = 16384
 func StartCluster(tb testing.TB, masters int, flags ...string) (string, []*Server) {
 	tb.Helper()
 	nodes := make([]*Server, masters)
+	buses := make([]int, masters)
 	for i := range nodes {
+		// A bus port of its own: Redis's default, the port plus 10,000,
+		// refuses the upper fifth of the ports freePort may give.
+		bus, err := freePort()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		buses[i] = bus
 		nodes[i] = StartWith(tb, append([]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-node-timeout", "5000"}, flags...)...)
+			"--cluster-node-timeout", "5000", "--cluster-port", fmt.Sprint(bus)}, flags...)...)
 	}
 	for i, n := range nodes {
 		first, last := i*clusterSlots/masters, (i+1)*clusterSlots/masters-1
 		n.cli(tb, "CLUSTER", "ADDSLOTSRANGE", fmt.Sprint(first), fmt.Sprint(last))
 		if i > 0 {
 			host, port, _ := strings.Cut(n.Addr, ":")
-			nodes[0].cli(tb, "CLUSTER", "MEET", host, port)
+			nodes[0].cli(tb, "CLUSTER", "MEET", host, port, fmt.Sprint(buses[i]))
 		}
 	}
 	want := fmt.Sprintf("cluster_known_nodes:%d", masters)

@@ -352,13 +352,14 @@ func (r *Runner) store(ctx context.Context, tool *Tool, req *executorv1.ExecuteT
 // saveFailure says why an answer could not be saved, as far as it helps.
 func saveFailure(err error) string {
 	const lost = "this answer could not be saved, so the conversation cannot be continued"
+	if reason, _ := origin.Of(err); reason == origin.StoreFull {
+		return lost + ": zen's memory store is full, and stores nothing more until its operator makes room"
+	}
 	switch st := status.Convert(err); st.Code() {
 	case codes.InvalidArgument:
 		return lost + ": " + st.Message()
 	case codes.Unavailable:
 		return lost + ": zen's memory is unavailable right now"
-	case codes.ResourceExhausted:
-		return lost + ": zen's memory store is full, and stores nothing more until its operator makes room"
 	case codes.DeadlineExceeded:
 		return lost + ": zen's memory did not answer in time"
 	case codes.NotFound:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"maps"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/edge/internal/files"
+	"github.com/zenmcp/zen/services/platform/origin"
 	"github.com/zenmcp/zen/services/platform/reply"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -41,6 +43,9 @@ func (m *flakyMemory) answer(method string) error {
 	code := q[0]
 	if !m.always || len(q) > 1 {
 		m.fail[method] = q[1:]
+	}
+	if code == codes.ResourceExhausted { // as memory answers a full store
+		return origin.Error(code, "memory says its store is full", origin.StoreFull, nil)
 	}
 	return status.Error(code, "memory says "+code.String())
 }
@@ -112,6 +117,14 @@ func TestSaveRetriesUnavailable(t *testing.T) {
 			want: saved{
 				Error:    lost + ": zen's memory store is full, and stores nothing more until its operator makes room",
 				Attempts: map[string]int{"AppendTurns": 1},
+			},
+		},
+		{
+			name: "a full store refusing a new thread is not retried",
+			fail: map[string][]codes.Code{"CreateThread": {codes.ResourceExhausted}},
+			want: saved{
+				Error:    lost + ": zen's memory store is full, and stores nothing more until its operator makes room",
+				Attempts: map[string]int{"CreateThread": 1},
 			},
 		},
 		{
@@ -244,5 +257,19 @@ func TestSaveReportsUnavailableWhenTheClockRanOut(t *testing.T) {
 	})
 	if diff := cmp.Diff(saveFailure(status.Error(codes.Unavailable, "")), saveFailure(err)); diff != "" {
 		t.Errorf("after %d attempts, the reason (-want +got):\n%s", attempts, diff)
+	}
+}
+
+// Only memory's word that its store is full reads as a full store: gRPC
+// answers a message over its size limit with the same code.
+func TestSaveFailureSaysAFullStoreOnlyWhenMemorySaysSo(t *testing.T) {
+	t.Parallel()
+	full := saveFailure(origin.Error(codes.ResourceExhausted, "memory: the store is full", origin.StoreFull, nil))
+	if !strings.Contains(full, "store is full") {
+		t.Errorf("memory's full store reads as %q", full)
+	}
+	tooLarge := saveFailure(status.Error(codes.ResourceExhausted, "grpc: trying to send message larger than max"))
+	if strings.Contains(tooLarge, "full") {
+		t.Errorf("a message over gRPC's limit reads as %q", tooLarge)
 	}
 }

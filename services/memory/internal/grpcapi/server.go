@@ -8,6 +8,7 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 	"github.com/zenmcp/zen/services/platform/auth"
+	"github.com/zenmcp/zen/services/platform/origin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -165,8 +166,10 @@ func (s *Server) toStatus(ctx context.Context, op string, err error) error {
 		// Not Unavailable: trying again does not help until an operator acts.
 		s.logger.ErrorContext(ctx, "memory store full: nothing more can be stored", "op", op, "err", err,
 			"fix", "raise Redis's maxmemory or delete threads; under SQLite, free disk space")
-		return status.Error(codes.ResourceExhausted, "memory: the store is full, so nothing was stored; it takes "+
-			"an operator to make room (Redis's maxmemory, or the disk under SQLite); stored threads can still be read")
+		return origin.Error(codes.ResourceExhausted, "memory: the store is full, so it refused this write (an "+
+			"import keeps the threads it stored before the refused one: import again with replace once there is "+
+			"room). It takes an operator to make room: raise Redis's maxmemory or delete threads, or free disk "+
+			"space under SQLite. Stored threads can still be read.", origin.StoreFull, nil)
 	case errors.Is(err, memory.ErrUnavailable):
 		s.logger.WarnContext(ctx, "memory store unavailable", "op", op, "err", err)
 		return status.Error(codes.Unavailable, "memory: the store is unavailable; try again shortly")

@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zenmcp/zen/services/memory/internal/memory"
+	"github.com/zenmcp/zen/services/platform/origin"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -31,9 +33,14 @@ func TestToStatus(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := New(nil, slog.New(slog.DiscardHandler))
-			st := status.Convert(s.toStatus(context.Background(), "op", tc.err))
+			err := s.toStatus(context.Background(), "op", tc.err)
+			st := status.Convert(err)
 			if st.Code() != tc.code || !strings.Contains(st.Message(), tc.says) {
 				t.Errorf("status %v %q, want %v saying %q", st.Code(), st.Message(), tc.code, tc.says)
+			}
+			// A full store says so where the edge and the gateway look.
+			if reason, _ := origin.Of(err); (reason == origin.StoreFull) != errors.Is(tc.err, memory.ErrFull) {
+				t.Errorf("origin %q of %v", reason, tc.err)
 			}
 		})
 	}

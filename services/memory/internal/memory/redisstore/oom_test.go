@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +56,12 @@ func refusedWholeAndRead(t *testing.T, url string, nodes []*redistest.Server) {
 		t.Fatal(err)
 	}
 	setMaxmemory(t, nodes, "1")
+	if _, err := s.Check(ctx, now); err != nil {
+		t.Fatalf("check a full Redis: %v", err)
+	}
+	if w := strings.Join(s.Warnings(), "\n"); !strings.Contains(w, "at its maxmemory") {
+		t.Errorf("warnings of a full Redis = %q, want it said", w)
+	}
 
 	fresh := fileThread(uuid.NewString(), "fresh", "fresh.go", now)
 	if err := s.Create(ctx, fresh); !errors.Is(err, memory.ErrFull) {
@@ -72,9 +79,20 @@ func refusedWholeAndRead(t *testing.T, url string, nodes []*redistest.Server) {
 		10, now, now.Add(time.Hour)); !errors.Is(err, memory.ErrFull) {
 		t.Errorf("append in a full Redis: %v, want ErrFull", err)
 	}
+	if err := s.SaveBlobs(ctx, []memory.Blob{{SHA256: fmt.Sprintf("%064x", "new.go"), Content: "package new\n"}},
+		now, now.Add(time.Hour)); !errors.Is(err, memory.ErrFull) {
+		t.Errorf("save a file in a full Redis: %v, want ErrFull", err)
+	}
 	listed, err := s.List(ctx, memory.ListParams{ClientID: "me", Limit: 10}, now)
-	if err != nil || len(listed) != 1 || listed[0].ID != kept.ID {
-		t.Errorf("list the client's threads in a full Redis = %d threads, %v; want the one it holds", len(listed), err)
+	if err != nil {
+		t.Fatalf("list the client's threads in a full Redis: %v", err)
+	}
+	var ids []string
+	for _, th := range listed {
+		ids = append(ids, th.ID)
+	}
+	if diff := cmp.Diff([]string{kept.ID}, ids); diff != "" {
+		t.Errorf("the client's threads listed in a full Redis (-want +got):\n%s", diff)
 	}
 	for _, r := range []struct {
 		name  string
@@ -94,6 +112,59 @@ func refusedWholeAndRead(t *testing.T, url string, nodes []*redistest.Server) {
 	files, err := s.rdb.SMembers(ctx, s.filesKey(kept.ID)).Result()
 	if diff := cmp.Diff([]string{kept.Turns[0].Files[0].SHA256}, files); err != nil || diff != "" {
 		t.Errorf("the kept thread's files (-want +got), %v:\n%s", err, diff)
+	}
+}
+
+// In a Cluster a thread and its client's index live on different nodes,
+// written one after the other. When only the index's node is full, the
+// thread's writes are stored and answered as stored: indexing is upkeep,
+// which the thread's next write redoes once there is room.
+func TestAWriteStoredIsAnsweredStoredWhenOnlyItsIndexIsRefused(t *testing.T) {
+	t.Parallel()
+	url, nodes := redistest.StartCluster(t, 3, redistest.NoPersistence...)
+	s := openURL(t, url)
+	ctx := context.Background()
+	now := time.Now()
+	cluster := s.rdb.(*redis.ClusterClient)
+	nodeOf := func(key string) string {
+		c, err := cluster.MasterForKey(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Options().Addr
+	}
+	indexNode := nodeOf(s.clientKeys("me")[0])
+	id := uuid.NewString()
+	for nodeOf(s.metaKey(id)) == indexNode {
+		id = uuid.NewString()
+	}
+	for _, n := range nodes {
+		if n.Addr == indexNode {
+			setMaxmemory(t, []*redistest.Server{n}, "1")
+		}
+	}
+	th := fileThread(id, "q", "q.go", now)
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatalf("create a thread whose index's node is full: %v, want it stored", err)
+	}
+	later := now.Add(time.Minute)
+	if n, err := s.Append(ctx, id, "me", memory.Exchange{ID: "x-1"}, []memory.Turn{
+		{Role: memory.RoleUser, Content: "more"}, {Role: memory.RoleAssistant, Content: "more, answered"}},
+		10, later, later.Add(time.Hour)); err != nil || n != 4 {
+		t.Fatalf("append to it = %d, %v; want 4, stored", n, err)
+	}
+	if got, err := openURL(t, url).Get(ctx, id, later); err != nil || len(got.Turns) != 4 {
+		t.Fatalf("read it back: %v; want its 4 turns", err)
+	}
+	setMaxmemory(t, nodes, "0")
+	last := later.Add(time.Minute)
+	if _, err := s.Append(ctx, id, "me", memory.Exchange{ID: "x-2"}, []memory.Turn{
+		{Role: memory.RoleUser, Content: "again"}}, 10, last, last.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	listed, err := s.List(ctx, memory.ListParams{ClientID: "me", Limit: 10}, last)
+	if err != nil || len(listed) != 1 || listed[0].ID != id {
+		t.Errorf("the client's threads once there is room = %d, %v; want the one written again", len(listed), err)
 	}
 }
 

@@ -32,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,6 +62,8 @@ type Store struct {
 	cache  *memory.TurnCache
 	metas  *metaCache
 	health *Health // the last check's result
+
+	logger *slog.Logger // what fails no call: upkeep after a write that was stored
 }
 
 var _ memory.Store = (*Store)(nil)
@@ -72,8 +75,14 @@ func New(rdb redis.UniversalClient, prefix string, compress bool) *Store {
 	}
 	_, oneServer := rdb.(*redis.Client)
 	return &Store{rdb: rdb, prefix: prefix, compress: compress, oneServer: oneServer, lossWindow: defaultLossWindow,
-		cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes), metas: newMetaCache(memory.DefaultHeadBytes)}
+		cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes), metas: newMetaCache(memory.DefaultHeadBytes),
+		logger: slog.New(slog.DiscardHandler)}
 }
+
+// LogTo sets where the store logs the failures it fails no call for: the
+// upkeep after a write that was stored, which the next write redoes. Call
+// it before the store is used.
+func (s *Store) LogTo(logger *slog.Logger) { s.logger = logger }
 
 // Open connects to the Redis at url: a plain redis:// or rediss:// URL for
 // one server, with ?master_name=<name> for Sentinel (extra sentinels as

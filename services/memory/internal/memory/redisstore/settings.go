@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -29,7 +30,7 @@ func (s *Store) settings(ctx context.Context) (Persistence, Eviction, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		all.Known, all.Durable = all.Known && p.Known, all.Durable && p.Durable
-		evict.Known, evict.Evicts = evict.Known && e.Known, evict.Evicts || e.Evicts
+		evict.Known, evict.Evicts, evict.Full = evict.Known && e.Known, evict.Evicts || e.Evicts, evict.Full || e.Full
 		details = append(details, node.Options().Addr+": "+p.Detail)
 		evictDetails = append(evictDetails, node.Options().Addr+": "+e.Detail)
 		return err
@@ -42,46 +43,47 @@ func (s *Store) settings(ctx context.Context) (Persistence, Eviction, error) {
 	return all, evict, err
 }
 
-// nodeSettings asks one node with CONFIG GET, and when that is refused
-// (managed Redis services often rename or forbid CONFIG), with INFO.
+// nodeSettings asks one node: its persistence with CONFIG GET, and when
+// that is refused (managed Redis services often rename or forbid CONFIG)
+// with INFO persistence; its memory limit with INFO memory, which says
+// how full it is too.
 func nodeSettings(ctx context.Context, c redis.Cmdable) (Persistence, Eviction, error) {
 	pipe := c.Pipeline()
 	aof, save := pipe.ConfigGet(ctx, "appendonly"), pipe.ConfigGet(ctx, "save")
-	maxmemory, policy := pipe.ConfigGet(ctx, "maxmemory"), pipe.ConfigGet(ctx, "maxmemory-policy")
-	_, err := pipe.Exec(ctx)
-	if err == nil {
+	mem := pipe.Info(ctx, "memory")
+	_, _ = pipe.Exec(ctx) // each command answers for itself
+	e := Eviction{Detail: "INFO memory refused"}
+	switch err := mem.Err(); {
+	case err == nil:
+		e = eviction(infoFields(mem.Val()))
+	case !refused(err):
+		return Persistence{}, Eviction{}, failure(err)
+	}
+	switch err := errors.Join(aof.Err(), save.Err()); {
+	case err == nil:
 		a, sv := aof.Val()["appendonly"], save.Val()["save"]
 		return Persistence{Known: true, Durable: a == "yes" || strings.TrimSpace(sv) != "",
-				Detail: fmt.Sprintf("appendonly=%s save=%q", a, sv)},
-			eviction(maxmemory.Val()["maxmemory"], policy.Val()["maxmemory-policy"], ""), nil
-	}
-	if !refused(err) {
+			Detail: fmt.Sprintf("appendonly=%s save=%q", a, sv)}, e, nil
+	case !refused(aof.Err()) && aof.Err() != nil || !refused(save.Err()) && save.Err() != nil:
 		return Persistence{}, Eviction{}, failure(err)
 	}
-	// INFO takes one section at a time before Redis 7.
-	pipe = c.Pipeline()
-	persistence, mem := pipe.Info(ctx, "persistence"), pipe.Info(ctx, "memory")
-	if _, err := pipe.Exec(ctx); err != nil && !refused(err) {
+	info, err := c.Info(ctx, "persistence").Result()
+	switch {
+	case err != nil && !refused(err):
 		return Persistence{}, Eviction{}, failure(err)
+	case strings.Contains(info, "aof_enabled:1"):
+		return Persistence{Known: true, Durable: true, Detail: "aof_enabled:1 (CONFIG GET refused)"}, e, nil
 	}
-	p := Persistence{Detail: "CONFIG GET refused, and INFO shows no append-only file"}
-	if strings.Contains(persistence.Val(), "aof_enabled:1") {
-		p = Persistence{Known: true, Durable: true, Detail: "aof_enabled:1 (CONFIG GET refused)"}
-	}
-	e := Eviction{Detail: "CONFIG GET and INFO memory refused"}
-	if mem.Err() == nil {
-		fields := infoFields(mem.Val())
-		e = eviction(fields["maxmemory"], fields["maxmemory_policy"], " (CONFIG GET refused)")
-	}
-	return p, e, nil
+	return Persistence{Detail: "CONFIG GET refused, and INFO shows no append-only file"}, e, nil
 }
 
-// eviction is what a node's maxmemory and maxmemory-policy say; note
-// follows the detail.
-func eviction(maxmemory, policy, note string) Eviction {
-	return Eviction{Known: maxmemory != "" && policy != "",
-		Evicts: maxmemory != "" && maxmemory != "0" && policy != "" && policy != "noeviction",
-		Detail: fmt.Sprintf("maxmemory=%s maxmemory-policy=%s%s", maxmemory, policy, note)}
+// eviction is what a node's INFO memory says of its limit.
+func eviction(fields map[string]string) Eviction {
+	limit, _ := strconv.ParseInt(fields["maxmemory"], 10, 64)
+	used, _ := strconv.ParseInt(fields["used_memory"], 10, 64)
+	policy := fields["maxmemory_policy"]
+	return Eviction{Known: true, Evicts: limit > 0 && policy != "noeviction", Full: limit > 0 && used >= limit,
+		Detail: fmt.Sprintf("maxmemory=%d maxmemory-policy=%s", limit, policy)}
 }
 
 // infoFields are the name:value lines of an INFO reply.

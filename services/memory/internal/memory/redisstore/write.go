@@ -75,8 +75,12 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 	}
 	pipe := s.rdb.Pipeline()
 	s.index(ctx, pipe, t.ClientID, t.ID, t.UpdatedAt, t.ExpiresAt, t.UpdatedAt)
-	_, err = pipe.Exec(ctx)
-	return failure(err)
+	if _, err := pipe.Exec(ctx); err != nil {
+		// Stored, as Append's upkeep: the thread is listed once written again.
+		s.logger.ErrorContext(ctx, "a thread was stored, but indexing it for its client's listings failed; "+
+			"it is listed once it is written again", "thread", t.ID, "err", err)
+	}
+	return nil
 }
 
 func (s *Store) Create(ctx context.Context, t *memory.Thread) error { return s.put(ctx, t, false) }
@@ -140,11 +144,15 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 	if _, err := pipe.Exec(ctx); err != nil {
 		if status == 0 && len(res) > 2 {
 			// The script recorded the files as kept (files_ms) before they
-			// were: forget it, so the next append keeps them. A retry of
-			// this one is answered as stored and keeps nothing.
+			// were: forget it, so the next append keeps them.
 			_ = s.rdb.HDel(ctx, s.metaKey(id), "files_ms").Err()
 		}
-		return int(count), failure(err)
+		// The exchange is stored; what failed is upkeep the thread's next
+		// append redoes. An error would tell the client its answer was
+		// lost, and a full Redis would refuse its retry before the script
+		// could answer it as stored.
+		s.logger.ErrorContext(ctx, "an exchange was stored, but keeping its thread's files alive or indexing "+
+			"the thread failed; the thread's next append redoes it", "thread", id, "err", err)
 	}
 	return int(count), nil
 }
