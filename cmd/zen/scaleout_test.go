@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -121,14 +122,52 @@ func (r *scaleRig) counts() map[string]int {
 	return c
 }
 
-// reservePort finds a loopback port free now, for a replica started later.
+// reservePort finds a loopback port free now, for a replica started later,
+// below the kernel's ephemeral range: a port from that range (what a
+// listener on port 0 gets) may meanwhile become the local end of any
+// outgoing connection, and the load's clients open many, so the replica's
+// listen failed now and then with "address already in use".
 func reservePort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	t.Helper()
+	low := ephemeralLow()
+	for range 200 {
+		addr := "127.0.0.1:" + strconv.Itoa(reservedPortsFrom+rand.N(low-reservedPortsFrom))
+		if l, err := net.Listen("tcp", addr); err == nil {
+			l.Close()
+			return addr
+		}
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatalf("no free loopback port in %d–%d", reservedPortsFrom, low-1)
+	return ""
+}
+
+// reservedPortsFrom is the lowest port reservePort gives: above the ports
+// services commonly take.
+const reservedPortsFrom = 20000
+
+// ephemeralLow is the first port of the kernel's ephemeral range, or
+// Linux's default when it cannot be read.
+func ephemeralLow() int {
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if low, err := strconv.Atoi(f[0]); err == nil && low > reservedPortsFrom {
+				return low
+			}
+		}
+	}
+	return 32768
+}
+
+func TestAReservedPortIsOutsideTheEphemeralRange(t *testing.T) {
+	t.Parallel()
+	low := ephemeralLow()
+	for range 20 {
+		addr := reservePort(t)
+		_, port, _ := net.SplitHostPort(addr)
+		if p, _ := strconv.Atoi(port); p < reservedPortsFrom || p >= low {
+			t.Fatalf("reserved %s, outside %d–%d", addr, reservedPortsFrom, low-1)
+		}
+	}
 }
 
 // startScaleRig starts two memories, two routers and two executors (and

@@ -89,9 +89,6 @@ func (w *redisWatch) check(ctx context.Context) error {
 			w.logger.Warn("memory keeps threads in a Redis that evicts keys when it is full: an evicted key "+
 				"takes part of a thread with it", "detail", e.Detail,
 				"fix", "run Redis with maxmemory-policy noeviction, which refuses new writes instead")
-		case e.Full:
-			w.logger.Warn("redis is at its maxmemory: it refuses new conversations and turns, and stored threads "+
-				"still read", "detail", e.Detail, "fix", "raise Redis's maxmemory or delete threads")
 		default:
 			w.logger.Info("redis eviction", "detail", e.Detail)
 		}

@@ -50,11 +50,8 @@ type Persistence struct {
 // one at a time, so it can take part of a thread: its turns and not its
 // hash, a file's content and not the thread naming it.
 type Eviction struct {
-	Known  bool // Redis told: INFO memory answered
-	Evicts bool // some master has a maxmemory and a maxmemory-policy other than noeviction
-	// Full is some master at its maxmemory: under noeviction it refuses
-	// new writes (memory.ErrFull).
-	Full   bool
+	Known  bool   // Redis told: INFO memory answered
+	Evicts bool   // some master has a maxmemory and a maxmemory-policy other than noeviction
 	Detail string // what the masters said of their limits, for the log
 }
 
@@ -116,9 +113,6 @@ func (s *Store) Warnings() []string {
 		out = append(out, "keeps threads in a Redis that evicts keys when it is full (a maxmemory-policy other "+
 			"than noeviction): an evicted key takes part of a thread with it; run Redis with maxmemory-policy "+
 			"noeviction, which refuses new writes instead")
-	case h.Eviction.Full:
-		out = append(out, "keeps threads in a Redis at its maxmemory: it refuses new conversations and turns "+
-			"(stored threads still read); raise Redis's maxmemory or delete threads")
 	}
 	if !s.lostAt.IsZero() && time.Since(s.lostAt) < s.lossWindow {
 		out = append(out, "found that Redis lost its data at "+s.lostAt.UTC().Format("2006-01-02 15:04:05 MST")+

@@ -36,10 +36,9 @@ func TestFilesAFailedKeepAliveMissedAreKeptByTheNextAppend(t *testing.T) {
 	if err := mr.Set(blobKey, "not a hash"); err != nil {
 		t.Fatal(err)
 	}
-	// The exchange is stored: the keep-alive's failure fails no call.
 	if _, err := s.Append(ctx, th.ID, "me", memory.Exchange{ID: "x-1"}, answer, 10, now,
-		now.Add(time.Hour)); err != nil {
-		t.Fatalf("an append stored, whose keep-alive failed: %v", err)
+		now.Add(time.Hour)); err == nil {
+		t.Fatal("the append whose keep-alive failed succeeded: its retry is what redoes the keep-alive")
 	}
 	mr.Del(blobKey)
 	if err := s.SaveBlobs(ctx, []memory.Blob{file}, now, now.Add(time.Hour)); err != nil {

@@ -30,7 +30,7 @@ func (s *Store) settings(ctx context.Context) (Persistence, Eviction, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		all.Known, all.Durable = all.Known && p.Known, all.Durable && p.Durable
-		evict.Known, evict.Evicts, evict.Full = evict.Known && e.Known, evict.Evicts || e.Evicts, evict.Full || e.Full
+		evict.Known, evict.Evicts = evict.Known && e.Known, evict.Evicts || e.Evicts
 		details = append(details, node.Options().Addr+": "+p.Detail)
 		evictDetails = append(evictDetails, node.Options().Addr+": "+e.Detail)
 		return err
@@ -45,8 +45,7 @@ func (s *Store) settings(ctx context.Context) (Persistence, Eviction, error) {
 
 // nodeSettings asks one node: its persistence with CONFIG GET, and when
 // that is refused (managed Redis services often rename or forbid CONFIG)
-// with INFO persistence; its memory limit with INFO memory, which says
-// how full it is too.
+// with INFO persistence; its memory limit with INFO memory.
 func nodeSettings(ctx context.Context, c redis.Cmdable) (Persistence, Eviction, error) {
 	pipe := c.Pipeline()
 	aof, save := pipe.ConfigGet(ctx, "appendonly"), pipe.ConfigGet(ctx, "save")
@@ -77,13 +76,16 @@ func nodeSettings(ctx context.Context, c redis.Cmdable) (Persistence, Eviction, 
 	return Persistence{Detail: "CONFIG GET refused, and INFO shows no append-only file"}, e, nil
 }
 
-// eviction is what a node's INFO memory says of its limit.
+// eviction is what a node's INFO memory says of its limit; a server that
+// leaves either field out (a Redis look-alike) has not said.
 func eviction(fields map[string]string) Eviction {
-	limit, _ := strconv.ParseInt(fields["maxmemory"], 10, 64)
-	used, _ := strconv.ParseInt(fields["used_memory"], 10, 64)
+	limit, err := strconv.ParseInt(fields["maxmemory"], 10, 64)
 	policy := fields["maxmemory_policy"]
-	return Eviction{Known: true, Evicts: limit > 0 && policy != "noeviction", Full: limit > 0 && used >= limit,
-		Detail: fmt.Sprintf("maxmemory=%d maxmemory-policy=%s", limit, policy)}
+	detail := fmt.Sprintf("maxmemory=%s maxmemory-policy=%s", fields["maxmemory"], policy)
+	if err != nil || policy == "" {
+		return Eviction{Detail: detail}
+	}
+	return Eviction{Known: true, Evicts: limit > 0 && policy != "noeviction", Detail: detail}
 }
 
 // infoFields are the name:value lines of an INFO reply.

@@ -73,14 +73,24 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 	if s.oneServer {
 		return nil // the script indexed it
 	}
-	pipe := s.rdb.Pipeline()
-	s.index(ctx, pipe, t.ClientID, t.ID, t.UpdatedAt, t.ExpiresAt, t.UpdatedAt)
-	if _, err := pipe.Exec(ctx); err != nil {
-		// Stored, as Append's upkeep: the thread is listed once written again.
-		s.logger.ErrorContext(ctx, "a thread was stored, but indexing it for its client's listings failed; "+
-			"it is listed once it is written again", "thread", t.ID, "err", err)
+	// The thread is stored: an error now would have the client create
+	// another. Indexing it is upkeep, tried twice, done even when the
+	// caller has gone; failing, the thread is listed once written again.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), upkeepTimeout)
+	defer cancel()
+	for attempt := 1; ; attempt++ {
+		pipe := s.rdb.Pipeline()
+		s.index(ctx, pipe, t.ClientID, t.ID, t.UpdatedAt, t.ExpiresAt, t.UpdatedAt)
+		_, err := pipe.Exec(ctx)
+		if err == nil {
+			return nil
+		}
+		if attempt == 2 || redis.IsOOMError(err) {
+			s.logger.ErrorContext(ctx, "a thread was stored, but indexing it for its client's listings failed; "+
+				"it is listed once it is written again", "thread", t.ID, "err", err)
+			return nil
+		}
 	}
-	return nil
 }
 
 func (s *Store) Create(ctx context.Context, t *memory.Thread) error { return s.put(ctx, t, false) }
@@ -141,21 +151,37 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 	if pipe.Len() == 0 {
 		return int(count), nil
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		if status == 0 && len(res) > 2 {
-			// The script recorded the files as kept (files_ms) before they
-			// were: forget it, so the next append keeps them.
-			_ = s.rdb.HDel(ctx, s.metaKey(id), "files_ms").Err()
+	// Upkeep of a stored exchange: done even when the caller has gone.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), upkeepTimeout)
+	defer cancel()
+	_, err = pipe.Exec(ctx)
+	if err != nil && status == 0 && len(res) > 2 {
+		// The script recorded the files as kept (files_ms) before they
+		// were: forget it, so the next append keeps them.
+		if err := s.rdb.HDel(ctx, s.metaKey(id), "files_ms").Err(); err != nil {
+			s.logger.ErrorContext(ctx, "a thread's files may expire before it: recording that they are not "+
+				"kept failed", "thread", id, "err", err)
 		}
-		// The exchange is stored; what failed is upkeep the thread's next
-		// append redoes. An error would tell the client its answer was
-		// lost, and a full Redis would refuse its retry before the script
-		// could answer it as stored.
-		s.logger.ErrorContext(ctx, "an exchange was stored, but keeping its thread's files alive or indexing "+
-			"the thread failed; the thread's next append redoes it", "thread", id, "err", err)
+	}
+	switch {
+	case err == nil:
+	case redis.IsOOMError(err):
+		// The exchange is stored; a full Redis refuses the upkeep, and
+		// would refuse a retry before its script could answer it as
+		// stored. The thread's next append redoes it.
+		s.logger.ErrorContext(ctx, "an exchange was stored, but Redis is full: keeping its thread's files "+
+			"alive or indexing the thread failed; the thread's next append redoes it", "thread", id, "err", err)
+	default:
+		// The edge retries: answered as stored (status 1), the retry indexes
+		// the thread again, and the next append keeps the files (files_ms).
+		return int(count), failure(err)
 	}
 	return int(count), nil
 }
+
+// upkeepTimeout bounds the writes after a stored one, which run after its
+// caller may have gone.
+const upkeepTimeout = 5 * time.Second
 
 func str(v any) string {
 	s, _ := v.(string)
