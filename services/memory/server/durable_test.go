@@ -95,17 +95,7 @@ func TestWatchWarnsOfARedisThatPutsThreadsAtRisk(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := redistest.StartWith(t, tc.flags...)
-			cfg, err := Load(env(map[string]string{"REDIS_URL": srv.URL()}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var logs syncBuffer
-			s, err := New(cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s, logs := newLogged(t, redistest.StartWith(t, tc.flags...))
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			serving := make(chan bool, 10)
@@ -133,22 +123,13 @@ func TestWatchWarnsOfARedisThatPutsThreadsAtRisk(t *testing.T) {
 func TestWatchLogsAStoppedMoveOnce(t *testing.T) {
 	t.Parallel()
 	srv := redistest.StartWith(t, redistest.AOF...)
-	cfg, err := Load(env(map[string]string{"REDIS_URL": srv.URL()}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs syncBuffer
-	s, err := New(cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, logs := newLogged(t, srv)
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer rdb.Close()
 	// A live thread an older release indexed in its one index only.
 	expires := strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)
-	err = rdb.HSet(ctx, "zen:{t-1}:meta", "client", "me", "updated_ns", "1", "expires_ms", expires).Err()
+	err := rdb.HSet(ctx, "zen:{t-1}:meta", "client", "me", "updated_ns", "1", "expires_ms", expires).Err()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,4 +147,20 @@ func TestWatchLogsAStoppedMoveOnce(t *testing.T) {
 	if n := strings.Count(logs.String(), "moving threads into per-client indexes stopped"); n != 1 {
 		t.Errorf("three checks of a full Redis logged the stopped move %d times, want 1:\n%s", n, logs.String())
 	}
+}
+
+// newLogged is memory on srv, logging in JSON to the buffer it returns.
+func newLogged(t *testing.T, srv *redistest.Server) (*Server, *syncBuffer) {
+	t.Helper()
+	cfg, err := Load(env(map[string]string{"REDIS_URL": srv.URL()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	s, err := New(cfg, slog.New(slog.NewJSONHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, logs
 }
