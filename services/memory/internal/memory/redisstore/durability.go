@@ -69,10 +69,10 @@ type Health struct {
 	MigrateErr error
 }
 
-// Check reads Redis's persistence and eviction settings, looks for the marker (noticing
-// a loss) and moves threads from the index of older releases. An error is
-// Redis not answering; settings it refuses to show are Persistence.Known
-// false.
+// Check reads Redis's persistence and eviction settings, looks for the
+// marker (noticing a loss) and moves threads from the index of older
+// releases. An error is Redis not answering; settings it refuses to show
+// are Persistence.Known or Eviction.Known false.
 func (s *Store) Check(ctx context.Context, now time.Time) (Health, error) {
 	var h Health
 	var err error

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/google/uuid"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 )
@@ -49,11 +50,7 @@ func TestFilesAFailedKeepAliveMissedAreKeptByTheNextAppend(t *testing.T) {
 		later.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	expires, err := strconv.ParseInt(mr.HGet(blobKey, "expires_ms"), 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := time.UnixMilli(expires), later.Add(time.Hour); got.Before(want) {
+	if got, want := blobKeptUntil(t, mr, blobKey), later.Add(time.Hour); got.Before(want) {
 		t.Errorf("the file is kept until %v, before its thread's expiry %v", got, want)
 	}
 }
@@ -66,17 +63,15 @@ func TestAReplacedThreadsFilesAreKeptByItsNextAppend(t *testing.T) {
 	mr, s := miniStore(t)
 	ctx := context.Background()
 	now := time.Now()
-	thread := func(sha string) *memory.Thread {
-		return &memory.Thread{ID: "t-1", ToolName: "chat", ClientID: "me", CreatedAt: now, UpdatedAt: now,
-			ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{{Role: memory.RoleUser, Content: "q",
-				Files: []memory.FileRef{{Path: "/" + sha, SHA256: sha}}}}}
-	}
-	blobs := []memory.Blob{{SHA256: "old", Content: "package old\n"}, {SHA256: "new", Content: "package new\n"}}
+	old, replacing := fileThread("t-1", "q", "old.go", now), fileThread("t-1", "q", "new.go", now)
+	newSHA := replacing.Turns[0].Files[0].SHA256
+	blobs := []memory.Blob{{SHA256: old.Turns[0].Files[0].SHA256, Content: "package old\n"},
+		{SHA256: newSHA, Content: "package new\n"}}
 	if err := s.SaveBlobs(ctx, blobs, now, now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	answer := []memory.Turn{{Role: memory.RoleAssistant, Content: "a"}}
-	if err := s.Create(ctx, thread("old")); err != nil {
+	if err := s.Create(ctx, old); err != nil {
 		t.Fatal(err)
 	}
 	// This append keeps the old file a quarter hour past the thread, and records it.
@@ -84,7 +79,7 @@ func TestAReplacedThreadsFilesAreKeptByItsNextAppend(t *testing.T) {
 		now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Import(ctx, []*memory.Thread{thread("new")}, true); err != nil {
+	if err := s.Import(ctx, []*memory.Thread{replacing}, true); err != nil {
 		t.Fatal(err)
 	}
 	later := now.Add(5 * time.Minute)
@@ -92,11 +87,18 @@ func TestAReplacedThreadsFilesAreKeptByItsNextAppend(t *testing.T) {
 		later.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	expires, err := strconv.ParseInt(mr.HGet(s.blobKey("new"), "expires_ms"), 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := time.UnixMilli(expires), later.Add(time.Hour); got.Before(want) {
+	if got, want := blobKeptUntil(t, mr, s.blobKey(newSHA)), later.Add(time.Hour); got.Before(want) {
 		t.Errorf("the replacing thread's file is kept until %v, before the thread's expiry %v", got, want)
 	}
+}
+
+// blobKeptUntil is when the file's content at key expires, as the store
+// recorded it.
+func blobKeptUntil(t *testing.T, mr *miniredis.Miniredis, key string) time.Time {
+	t.Helper()
+	ms, err := strconv.ParseInt(mr.HGet(key, "expires_ms"), 10, 64)
+	if err != nil {
+		t.Fatalf("%s's expires_ms: %v", key, err)
+	}
+	return time.UnixMilli(ms)
 }

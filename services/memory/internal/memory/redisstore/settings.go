@@ -63,7 +63,7 @@ func nodeSettings(ctx context.Context, c redis.Cmdable) (Persistence, Eviction, 
 		a, sv := aof.Val()["appendonly"], save.Val()["save"]
 		return Persistence{Known: true, Durable: a == "yes" || strings.TrimSpace(sv) != "",
 			Detail: fmt.Sprintf("appendonly=%s save=%q", a, sv)}, e, nil
-	case !refused(aof.Err()) && aof.Err() != nil || !refused(save.Err()) && save.Err() != nil:
+	case !refused(err):
 		return Persistence{}, Eviction{}, failure(err)
 	}
 	info, err := c.Info(ctx, "persistence").Result()
