@@ -79,7 +79,8 @@ func TestRequireDurableRedisRefusesOneWithoutPersistence(t *testing.T) {
 }
 
 // TestWatchWarnsOfARedisThatPutsThreadsAtRisk: the watch logs the risk
-// and memory's settings carry it, for /readyz, while memory still serves.
+// and memory's settings carry it, for /readyz, in the same words, while
+// memory still serves.
 func TestWatchWarnsOfARedisThatPutsThreadsAtRisk(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -112,6 +113,11 @@ func TestWatchWarnsOfARedisThatPutsThreadsAtRisk(t *testing.T) {
 			}
 			if w := strings.Join(settings.GetWarnings(), "\n"); !strings.Contains(w, tc.want) {
 				t.Errorf("settings warnings = %q, want %q", w, tc.want)
+			}
+			for _, w := range settings.GetWarnings() {
+				if risk, _, _ := strings.Cut(w, "; "); !strings.Contains(logs.String(), "memory "+risk) {
+					t.Errorf("the log words the warning %q otherwise:\n%s", risk, logs.String())
+				}
 			}
 		})
 	}

@@ -67,29 +67,20 @@ func (w *redisWatch) check(ctx context.Context) error {
 	p := h.Persistence
 	if w.lastPersistence == nil || *w.lastPersistence != p {
 		w.lastPersistence = &p
-		switch {
-		case p.Durable:
+		switch risk, fix := p.Risk(); {
+		case risk == "":
 			w.logger.Info("redis persistence", "detail", p.Detail)
 		case w.require: // the caller reports the refusal
-		case !p.Known:
-			w.logger.Warn("redis persistence settings unreadable: unless Redis keeps an append-only file "+
-				"or RDB snapshots, a Redis restart loses every thread", "detail", p.Detail)
 		default:
-			w.logger.Warn("memory keeps threads in a Redis without persistence: a Redis restart loses every thread",
-				"detail", p.Detail, "fix", "run Redis with appendonly yes, or set "+requireDurable+"=true to refuse")
+			w.logger.Warn("memory "+risk, "detail", p.Detail,
+				"fix", fix+", or set "+requireDurable+"=true to refuse")
 		}
 	}
 	if e := h.Eviction; w.lastEviction == nil || *w.lastEviction != e {
 		w.lastEviction = &e
-		switch {
-		case !e.Known:
-			w.logger.Warn("redis eviction settings unreadable: unless Redis's maxmemory-policy is noeviction, a "+
-				"full Redis evicts parts of threads", "detail", e.Detail)
-		case e.Evicts:
-			w.logger.Warn("memory keeps threads in a Redis that evicts keys when it is full: an evicted key "+
-				"takes part of a thread with it", "detail", e.Detail,
-				"fix", "run Redis with maxmemory-policy noeviction, which refuses new writes instead")
-		default:
+		if risk, fix := e.Risk(); risk != "" {
+			w.logger.Warn("memory "+risk, "detail", e.Detail, "fix", fix)
+		} else {
 			w.logger.Info("redis eviction", "detail", e.Detail)
 		}
 	}

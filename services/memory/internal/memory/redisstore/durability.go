@@ -89,30 +89,50 @@ func (s *Store) Check(ctx context.Context, now time.Time) (Health, error) {
 	return h, nil
 }
 
+// Risk is what p puts at risk, in words that follow "memory", and what an
+// operator does about it; both empty when Redis keeps threads on disk.
+// Warnings and the memory server's log both word it so.
+func (p Persistence) Risk() (risk, fix string) {
+	switch {
+	case !p.Known:
+		return "could not read Redis's persistence settings (CONFIG GET is refused): unless Redis keeps " +
+			"an append-only file or RDB snapshots, a Redis restart loses every thread", "run Redis with appendonly yes"
+	case !p.Durable:
+		return "keeps threads in a Redis without persistence (neither appendonly nor save is on): " +
+			"a Redis restart loses every thread", "run Redis with appendonly yes"
+	}
+	return "", ""
+}
+
+// Risk is what e puts at risk, in words that follow "memory", and what an
+// operator does about it; both empty when Redis never evicts a key.
+func (e Eviction) Risk() (risk, fix string) {
+	const noEviction = "run Redis with maxmemory-policy noeviction, which refuses new writes instead"
+	switch {
+	case !e.Known:
+		return "could not read Redis's eviction settings (INFO is refused): unless Redis's " +
+			"maxmemory-policy is noeviction, a full Redis evicts parts of threads", noEviction
+	case e.Evicts:
+		return "keeps threads in a Redis that evicts keys when it is full (a maxmemory-policy other " +
+			"than noeviction): an evicted key takes part of a thread with it", noEviction
+	}
+	return "", ""
+}
+
 // Warnings says, in words that follow "memory", what puts threads at risk,
 // as the last Check found it.
 func (s *Store) Warnings() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []string
-	switch h := s.health; {
-	case h == nil:
-	case !h.Persistence.Known:
-		out = append(out, "could not read Redis's persistence settings (CONFIG GET is refused): unless Redis keeps "+
-			"an append-only file or RDB snapshots, a Redis restart loses every thread")
-	case !h.Persistence.Durable:
-		out = append(out, "keeps threads in a Redis without persistence (neither appendonly nor save is on): "+
-			"a Redis restart loses every thread; run Redis with appendonly yes")
+	warn := func(risk, fix string) {
+		if risk != "" {
+			out = append(out, risk+"; "+fix)
+		}
 	}
-	switch h := s.health; {
-	case h == nil:
-	case !h.Eviction.Known:
-		out = append(out, "could not read Redis's eviction settings (INFO is refused): unless "+
-			"Redis's maxmemory-policy is noeviction, a full Redis evicts parts of threads")
-	case h.Eviction.Evicts:
-		out = append(out, "keeps threads in a Redis that evicts keys when it is full (a maxmemory-policy other "+
-			"than noeviction): an evicted key takes part of a thread with it; run Redis with maxmemory-policy "+
-			"noeviction, which refuses new writes instead")
+	if h := s.health; h != nil {
+		warn(h.Persistence.Risk())
+		warn(h.Eviction.Risk())
 	}
 	if !s.lostAt.IsZero() && time.Since(s.lostAt) < s.lossWindow {
 		out = append(out, "found that Redis lost its data at "+s.lostAt.UTC().Format("2006-01-02 15:04:05 MST")+
