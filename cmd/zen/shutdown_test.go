@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
+	"github.com/zenmcp/zen/services/platform/logtest"
 )
 
 // What SIGTERM does to the calls zen is running, and how soon an idle role
@@ -167,7 +167,7 @@ func TestSIGTERMSavesCallsInFlight(t *testing.T) {
 		env := mergeEnv(fakeEnv(fake.Server), map[string]string{"ZEN_DATA_DIR": t.TempDir()})
 		cmd := exec.Command(zenBin, "stdio")
 		cmd.Env, cmd.Dir = baseEnv(t, env), t.TempDir()
-		var stderr logBuffer // written by exec's copier while the test reads it
+		var stderr logtest.Buffer // written by exec's copier while the test reads it
 		cmd.Stderr = &stderr
 		cs := connect(t, &mcp.CommandTransport{Command: cmd})
 		release, calls := startHeldCalls(t, cs, fake)
@@ -360,7 +360,7 @@ func startServeProc(t *testing.T, env map[string]string) drainedZen {
 func startStdioProc(t *testing.T, env map[string]string) drainedZen {
 	cmd := exec.Command(zenBin, "stdio")
 	cmd.Env, cmd.Dir = baseEnv(t, env), t.TempDir()
-	log := &logBuffer{}
+	log := &logtest.Buffer{}
 	cmd.Stderr = log
 	cs := connect(t, &mcp.CommandTransport{Command: cmd})
 	return drainedZen{
@@ -375,22 +375,4 @@ func startStdioProc(t *testing.T, env map[string]string) drainedZen {
 		},
 		log: log.String,
 	}
-}
-
-// logBuffer is a strings.Builder safe to read while a process writes it.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

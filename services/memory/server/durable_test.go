@@ -1,40 +1,21 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/platform/logtest"
 	"github.com/zenmcp/zen/services/platform/redistest"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-
-// syncBuffer is a log sink the watch goroutine and the test share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func TestRequireDurableRedisIsParsed(t *testing.T) {
 	t.Parallel()
@@ -156,13 +137,13 @@ func TestWatchLogsAStoppedMoveOnce(t *testing.T) {
 }
 
 // newLogged is memory on srv, logging in JSON to the buffer it returns.
-func newLogged(t *testing.T, srv *redistest.Server) (*Server, *syncBuffer) {
+func newLogged(t *testing.T, srv *redistest.Server) (*Server, *logtest.Buffer) {
 	t.Helper()
 	cfg, err := Load(env(map[string]string{"REDIS_URL": srv.URL()}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	s, err := New(cfg, slog.New(slog.NewJSONHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
+	"github.com/zenmcp/zen/services/platform/logtest"
 	"github.com/zenmcp/zen/services/platform/redistest"
 )
 
@@ -122,7 +122,7 @@ func TestAWriteStoredIsAnsweredStoredWhenOnlyItsIndexIsRefused(t *testing.T) {
 	t.Parallel()
 	url, nodes := redistest.StartCluster(t, 3, redistest.NoPersistence...)
 	s := openURL(t, url)
-	var logs syncLog
+	var logs logtest.Buffer
 	s.LogTo(slog.New(slog.NewTextHandler(&logs, nil)))
 	ctx := context.Background()
 	now := time.Now()
@@ -297,22 +297,4 @@ func openURL(t *testing.T, url string) *Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
-}
-
-// syncLog is a log sink the store's goroutines and the test share.
-type syncLog struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
