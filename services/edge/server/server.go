@@ -20,6 +20,7 @@ import (
 	"github.com/zenmcp/zen/services/edge/internal/streamhttp"
 	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/config"
+	"github.com/zenmcp/zen/services/platform/cores"
 	"github.com/zenmcp/zen/services/platform/hostguard"
 	"github.com/zenmcp/zen/services/platform/httperr"
 	"github.com/zenmcp/zen/services/platform/modelrule"
@@ -58,6 +59,8 @@ type Config struct {
 	AllowedHosts hostguard.Hosts
 	// Secrets, set by the binary, are scrubbed from every reply.
 	Secrets *secrets.Scrubber
+	// Cores, when the binary sets it, hears of every call.
+	Cores *cores.Governor
 }
 
 // Load reads the configuration; errors name the bad variable.
@@ -175,6 +178,7 @@ func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Se
 		Logger:           logger,
 		ProgressInterval: cfg.ProgressInterval,
 		Memory:           memory,
+		Cores:            cfg.Cores,
 	})
 	return &Server{mcp: s, tokens: cfg.Tokens, hosts: cfg.AllowedHosts, logger: logger, keepAlive: cfg.ProgressInterval,
 		memoryHealth: backends.MemoryHealth, memory: memory}, nil

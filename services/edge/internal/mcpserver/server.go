@@ -14,6 +14,7 @@ import (
 	"github.com/zenmcp/zen/services/edge/internal/call"
 	"github.com/zenmcp/zen/services/edge/internal/streamhttp"
 	"github.com/zenmcp/zen/services/platform/auth"
+	"github.com/zenmcp/zen/services/platform/cores"
 	"github.com/zenmcp/zen/services/platform/modelrule"
 	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/telemetry"
@@ -35,6 +36,8 @@ type Options struct {
 	Models           modelrule.Mode // how calls get their model, for the slash commands
 	Logger           *slog.Logger
 	ProgressInterval time.Duration
+	// Cores, when set, counts the calls in flight (cores.Governor).
+	Cores *cores.Governor
 }
 
 // Server is zen's MCP server: the SDK's, and the handlers of its tools for
@@ -135,6 +138,9 @@ func handler(name string, runner *call.Runner, tracer trace.Tracer, metrics tele
 			attribute.String("outcome", outcome)))
 	}
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		if o.Cores != nil {
+			defer o.Cores.Begin()()
+		}
 		ctx = withCaller(contextFromMeta(ctx, req.Params.Meta), req.Extra)
 		ctx, unlink := withLifetime(ctx)
 		defer unlink()

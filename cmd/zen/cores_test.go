@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/zenmcp/zen/services/platform/fakemodel"
+)
+
+// gomaxprocs is the GOMAXPROCS zen reports on /metrics at addr, or -1 when
+// it reports none.
+func gomaxprocs(t *testing.T, addr string) int {
+	t.Helper()
+	res, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	lines := bufio.NewScanner(res.Body)
+	for lines.Scan() {
+		if v, ok := strings.CutPrefix(lines.Text(), "go_sched_gomaxprocs_threads "); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("go_sched_gomaxprocs_threads %q", v)
+			}
+			return n
+		}
+	}
+	return -1
+}
+
+// TestServeRunsOnOneCoreUntilCallsOverlap: zen serve, idle or answering
+// one call at a time, runs on one core; calls that overlap give it every
+// core while they do, and it goes back to one once they end. A GOMAXPROCS
+// the operator sets stands.
+func TestServeRunsOnOneCoreUntilCallsOverlap(t *testing.T) {
+	t.Parallel()
+	if runtime.NumCPU() < 2 {
+		t.Skip("one core: zen has no cores to give back or take")
+	}
+	fake := fakemodel.New(t)
+	fake.SetReply(func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Content: "slow reply", Delay: 1500 * time.Millisecond}
+	})
+	env := mergeEnv(fakeEnv(fake), map[string]string{"ZEN_METRICS_ADDR": "127.0.0.1:0"})
+	p := startZen(t, env, []string{"mcp", "metrics"}, serveArgs()...)
+	metrics := p.addr("metrics")
+	waitFor(t, 5*time.Second, "an idle zen serve to run on one core", func() bool { return gomaxprocs(t, metrics) == 1 })
+
+	cs := connectHTTP(t, "http://"+p.addr("mcp")+"/mcp")
+	errs := make(chan error, 3)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "chat", Arguments: map[string]any{
+				"prompt": "hi", "model": "llama3.2", "working_directory_absolute_path": t.TempDir()}})
+			if err == nil && res.IsError {
+				err = &toolError{text(res)}
+			}
+			errs <- err
+		})
+	}
+	waitFor(t, time.Second, "overlapping calls to give zen every core", func() bool {
+		return gomaxprocs(t, metrics) == runtime.NumCPU()
+	})
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("a call failed: %v", err)
+		}
+	}
+	waitFor(t, 3*time.Second, "zen to go back to one core", func() bool { return gomaxprocs(t, metrics) == 1 })
+
+	set := startZen(t, mergeEnv(env, map[string]string{"GOMAXPROCS": "2"}), []string{"mcp", "metrics"}, serveArgs()...)
+	callTool(t, connectHTTP(t, "http://"+set.addr("mcp")+"/mcp"), "chat", map[string]any{
+		"prompt": "hi", "model": "llama3.2", "working_directory_absolute_path": t.TempDir()})
+	if n := gomaxprocs(t, set.addr("metrics")); n != 2 {
+		t.Errorf("with GOMAXPROCS=2, zen runs with GOMAXPROCS %d", n)
+	}
+}
+
+type toolError struct{ text string }
+
+func (e *toolError) Error() string { return "tool error: " + e.text }
