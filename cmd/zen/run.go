@@ -60,9 +60,13 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 		return fmt.Errorf("unknown command %q; commands are %s", role, "serve, stdio, edge, memory, router, executor, gateway, health, version")
 	}
 	envFiles := dotEnvFiles(getenv)
+	process := getenv
 	getenv, err := config.WithDotEnvFiles(envFiles, getenv)
 	if err != nil {
 		return fmt.Errorf(".env: %w", err)
+	}
+	if err := settleSDKEnvironment(telemetry.ForSDK(getenv, process)); err != nil {
+		return err
 	}
 	s, err := parseSettings(role, args[1:], getenv, os.Stderr)
 	if err != nil {
@@ -141,4 +145,22 @@ func serveMetrics(ctx context.Context, addr, service string, logger *slog.Logger
 		}
 	}()
 	return func() { cancel(); <-done }, nil
+}
+
+// settleSDKEnvironment puts in the process environment what the OTLP
+// exporter and the trace SDK read from it alone ("" unsets), so that a
+// .env file sets them as it sets every other variable.
+func settleSDKEnvironment(vars map[string]string) error {
+	for k, v := range vars {
+		var err error
+		if v == "" {
+			err = os.Unsetenv(k)
+		} else {
+			err = os.Setenv(k, v)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+	}
+	return nil
 }

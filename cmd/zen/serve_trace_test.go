@@ -96,3 +96,36 @@ func rpcPairs(spans []span, wanted []string) []string {
 	}
 	return problems
 }
+
+// TestTraceSettingsInADotEnvFileAreUsed: the exporter's own settings (where
+// to send spans, without TLS, how soon) in a .env file, the usual place
+// for zen stdio's settings, reach the exporter, which otherwise reads only
+// the process environment: before, the spans went to the default address.
+func TestTraceSettingsInADotEnvFileAreUsed(t *testing.T) {
+	t.Parallel()
+	rcv, addr := startReceiver(t)
+	fake := fakemodel.New(t)
+	dir := t.TempDir()
+	dotEnv := "OTEL_EXPORTER_OTLP_ENDPOINT=http://" + addr + "\nOTEL_EXPORTER_OTLP_INSECURE=true\n" +
+		"OTEL_BSP_SCHEDULE_DELAY=50\n"
+	if err := writeFile(dir+"/.env", dotEnv); err != nil {
+		t.Fatal(err)
+	}
+	p := startZenIn(t, dir, fakeEnv(fake), []string{"mcp"}, serveArgs()...)
+	cs := connectHTTP(t, "http://"+p.addr("mcp")+"/mcp")
+	const clientTrace = "6bf92f3577b34da6a3ce929d0e0e4738"
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{
+		Meta: mcp.Meta{"traceparent": "00-" + clientTrace + "-00f067aa0ba902b7-01"},
+		Name: "chat",
+		Arguments: map[string]any{"prompt": "trace me", "working_directory_absolute_path": t.TempDir(),
+			"model": "llama3.2"},
+	})
+	if err != nil || res.IsError {
+		t.Fatalf("chat: %v %s", err, text(res))
+	}
+	waitFor(t, 20*time.Second, "the call's spans at the endpoint the .env file names", func() bool {
+		return len(missing(rcv.trace(clientTrace), []string{"zen-serve/tools/call chat"})) == 0
+	})
+}
