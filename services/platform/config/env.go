@@ -22,8 +22,9 @@ const forceOverrideKey = "ZEN_MCP_FORCE_ENV_OVERRIDE"
 // WithDotEnvFiles layers .env files under the process environment, the
 // first file over the later ones: a variable set in the process wins, then
 // the first file that sets it. When the files set
-// ZEN_MCP_FORCE_ENV_OVERRIDE to true, only the files are consulted (the
-// upstream server's meaning, with its one file). Missing files are skipped.
+// ZEN_MCP_FORCE_ENV_OVERRIDE to true (read as every Bool), only the files
+// are consulted (the upstream server's meaning, with its one file). Missing
+// files are skipped.
 func WithDotEnvFiles(paths []string, getenv Getenv) (Getenv, error) {
 	values := map[string]string{}
 	found := false
@@ -45,7 +46,11 @@ func WithDotEnvFiles(paths []string, getenv Getenv) (Getenv, error) {
 	if !found {
 		return getenv, nil
 	}
-	if force, _ := strconv.ParseBool(values[forceOverrideKey]); force {
+	force, err := Bool(func(k string) string { return values[k] }, forceOverrideKey, false)
+	if err != nil {
+		return nil, err
+	}
+	if force {
 		return func(k string) string { return values[k] }, nil
 	}
 	return func(k string) string {

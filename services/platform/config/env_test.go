@@ -43,6 +43,29 @@ func TestForceOverrideMakesDotEnvWin(t *testing.T) {
 	}
 }
 
+// TestForceOverrideReadsAsEveryBool: yes is true, as for every variable
+// zen reads as a bool, and a value that is no bool stops zen with its name,
+// where it read as false before.
+func TestForceOverrideReadsAsEveryBool(t *testing.T) {
+	t.Parallel()
+	for value, want := range map[string]string{"yes": "file", "off": "process", "maybe": "error"} {
+		path := filepath.Join(t.TempDir(), ".env")
+		if err := os.WriteFile(path, []byte("ZEN_MCP_FORCE_ENV_OVERRIDE="+value+"\nA=file\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		get, err := WithDotEnvFiles([]string{path}, env(map[string]string{"A": "process"}))
+		got := "error"
+		if err == nil {
+			got = get("A")
+		} else if !strings.Contains(err.Error(), "ZEN_MCP_FORCE_ENV_OVERRIDE") {
+			t.Errorf("ZEN_MCP_FORCE_ENV_OVERRIDE=%s: the error %q does not name the variable", value, err)
+		}
+		if got != want {
+			t.Errorf("ZEN_MCP_FORCE_ENV_OVERRIDE=%s: A reads %q, want %q", value, got, want)
+		}
+	}
+}
+
 // TestDotEnvFilesLayerInOrder: the process wins, then the first file (the
 // working directory's), then the next (the user's); a missing file is
 // skipped.
