@@ -146,9 +146,7 @@ func ownRoutes(threads threadPaths, ready http.Handler, doc []byte) []route {
 		{"GET /v1/threads:browse", http.HandlerFunc(threads.browse)},
 		{"GET /v1/threads/{thread_id}/view", http.HandlerFunc(threads.view)},
 		{"GET /v1/threads/{thread_id}/summary", http.HandlerFunc(threads.summary)},
-		{"GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			writeJSON(w, http.StatusOK, health{Status: "ok"})
-		})},
+		{"GET /healthz", http.HandlerFunc(serve.Live)},
 		{"GET /readyz", ready},
 		{"GET /openapi.json", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			jsonHeaders(w, "application/json")
@@ -199,10 +197,6 @@ func writeRoutingError(ctx context.Context, mux *runtime.ServeMux, m runtime.Mar
 }
 
 // health is the answer of GET /healthz.
-type health struct {
-	Status string `json:"status"`
-}
-
 // writeJSON answers v as JSON. It encodes first: a value that does not
 // encode (a number out of JSON's range) answers 500 in the one error
 // shape, not a 200 with no body. '<', '>' and '&' stay as they are: the

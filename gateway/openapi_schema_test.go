@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/zenmcp/zen/services/platform/serve"
 )
 
 // schema is the part of an OpenAPI 2.0 schema that says what a value is.
@@ -26,7 +27,7 @@ var answerTypes = []reflect.Type{
 	reflect.TypeFor[browsePage](), reflect.TypeFor[threadRow](), reflect.TypeFor[threadView](),
 	reflect.TypeFor[turnView](), reflect.TypeFor[turnFile](), reflect.TypeFor[fileView](),
 	reflect.TypeFor[stepView](), reflect.TypeFor[threadLink](), reflect.TypeFor[threadSummary](),
-	reflect.TypeFor[threadHistory](), reflect.TypeFor[importResult](), reflect.TypeFor[health](),
+	reflect.TypeFor[threadHistory](), reflect.TypeFor[importResult](), reflect.TypeFor[serve.Health](),
 }
 
 // definitionName is what routes.swagger.json calls a Go type's schema.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/zenmcp/zen/services/platform/fakemodel"
 	"github.com/zenmcp/zen/services/platform/serve"
 )
 
@@ -45,6 +47,27 @@ func TestHealthReportsWhatTheServerSays(t *testing.T) {
 		}
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("zen health %v (-want +got):\n%s", args, diff)
+		}
+	}
+}
+
+// TestBothListenersAnswerLivenessAlike: /healthz on the MCP listener
+// answers as the gateway's does, {"status":"ok"} as JSON, as the README
+// says of both; it answered "ok" in plain text.
+func TestBothListenersAnswerLivenessAlike(t *testing.T) {
+	t.Parallel()
+	p := startZen(t, fakeEnv(fakemodel.New(t)), []string{"mcp", "gateway"}, serveArgs()...)
+	for _, listener := range []string{"mcp", "gateway"} {
+		res, err := http.Get("http://" + p.addr(listener) + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if got := res.Header.Get("Content-Type"); res.StatusCode != 200 || got != "application/json" ||
+			string(body) != "{\"status\":\"ok\"}\n" {
+			t.Errorf("%s /healthz: %d %s %q, want 200 application/json {\"status\":\"ok\"}", listener,
+				res.StatusCode, got, body)
 		}
 	}
 }

@@ -131,7 +131,7 @@ func newGateway(ctx context.Context, s *settings, conns gateway.Conns) (http.Han
 func edgeMux(edge *edgeserver.Server, deps []serve.Dependency) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", edge.Handler())
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /healthz", serve.Live)
 	mux.Handle("GET /readyz", edge.Readiness(deps))
 	mux.Handle("/", httperr.NotFound("MCP is at /mcp")) // not the mux's plain-text 404
 	return mux

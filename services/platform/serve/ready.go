@@ -135,8 +135,22 @@ func authenticated(tokens auth.Tokens, r *http.Request) bool {
 	return ok
 }
 
-func writeReady(w http.ResponseWriter, code int, body map[string]string) {
+// Health is what GET /healthz answers.
+type Health struct {
+	Status string `json:"status"`
+}
+
+// Live answers GET /healthz: the process serves HTTP. Every listener that
+// has the probe answers it so.
+func Live(w http.ResponseWriter, _ *http.Request) {
+	writeReady(w, http.StatusOK, Health{Status: "ok"})
+}
+
+func writeReady(w http.ResponseWriter, code int, body any) {
+	// JSON, never read as anything else (nosniff), as every JSON answer
+	// of the gateway's is.
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(body)
 }
