@@ -121,5 +121,5 @@ lint: $(BIN)/.staticcheck-$(STATICCHECK_VERSION) ## gofmt, go vet and staticchec
 	staticcheck $(PKGS)
 
 .PHONY: bench
-bench: ## run the benchmarks recorded in docs/BENCHMARKS.md
+bench: ## run the end-to-end benchmarks (cmd/zen); docs/BENCHMARKS.md gives the command of every other
 	go test -run '^$$' -bench . -benchtime 2000x ./cmd/zen/...

@@ -28,7 +28,7 @@ type Policy struct {
 	IdleTimeout time.Duration // longest wait for the next piece of a reply
 	// CooldownAfter consecutive failed calls open a breaker: a model's own
 	// failures set that model aside at its provider, provider-wide ones
-	// (refused connections, 401/403, timeouts on every model) the whole
+	// (refused connections, 401/403, timeouts on more than one model) the whole
 	// provider, for Cooldown; calls then go to a fallback, or fail fast.
 	// After the cooldown one call tests the breaker and closes or reopens it.
 	CooldownAfter int
