@@ -55,7 +55,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.sdk.ServeHTTP(w, r)
 		return
 	}
-	body, err := io.ReadAll(r.Body)
+	body, read, err := wholeBody(r)
 	if err != nil {
 		// The SDK reads the body again and answers the failure its way.
 		r.Body = readBack{io.MultiReader(bytes.NewReader(body), failing{err}), r.Body}
@@ -64,11 +64,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c, ok := parse(r, version, body, h.server)
 	if !ok {
-		r.Body = readBack{bytes.NewReader(body), r.Body}
+		if read {
+			r.Body = readBack{bytes.NewReader(body), r.Body}
+		}
 		h.sdk.ServeHTTP(w, r)
 		return
 	}
 	h.run(w, r, c)
+}
+
+// wholeBody is r's body, and whether it was read here: a body a handler in
+// front read whole (streamhttp.Peeked) is taken as it is and left unread.
+func wholeBody(r *http.Request) ([]byte, bool, error) {
+	if p, ok := r.Body.(interface{ Whole() []byte }); ok {
+		if body := p.Whole(); body != nil {
+			return body, false, nil
+		}
+	}
+	body, err := io.ReadAll(r.Body)
+	return body, true, err
 }
 
 // run calls the tool's handler as the SDK would, on r's context (which

@@ -3,12 +3,14 @@ package fastcall
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -202,5 +204,48 @@ func TestSDKVersion(t *testing.T) {
 	}
 	if v := strings.TrimSpace(string(out)); v != "v1.8.0" {
 		t.Errorf("go-sdk is %s; fastcall was checked against v1.8.0", v)
+	}
+}
+
+// readAhead is a body a handler in front read whole (streamhttp.Peeked).
+type readAhead struct {
+	io.Reader
+	whole []byte
+}
+
+func (b *readAhead) Whole() []byte { return b.whole }
+func (*readAhead) Close() error    { return nil }
+
+// TestABodyReadAheadIsNotReadAgain: a call whose body the handler in front
+// read whole runs from those bytes, without reading the body (which here
+// fails); a request left to the SDK finds its body unread.
+func TestABodyReadAheadIsNotReadAgain(t *testing.T) {
+	t.Parallel()
+	const call = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"chat","arguments":{"prompt":"hi"}}}`
+	const list = `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`
+	for _, tc := range []struct {
+		name, whole string
+		body        io.Reader
+		wantSDK     string // the body the SDK reads, or "" when the call runs here
+	}{
+		{"a call", call, iotest.ErrReader(errors.New("read again")), ""},
+		{"a listing", list, strings.NewReader(list), list},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ts := &tools{}
+			var sdkBody string
+			sdk := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				sdkBody = string(b)
+			})
+			r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+			r.Header = headers("2025-11-25")
+			r.Body = &readAhead{tc.body, []byte(tc.whole)}
+			New(sdk, ts).ServeHTTP(httptest.NewRecorder(), r)
+			if sdkBody != tc.wantSDK || (tc.wantSDK == "") != (len(ts.got) == 1) {
+				t.Errorf("the SDK read %q (want %q); the call ran here %d times", sdkBody, tc.wantSDK, len(ts.got))
+			}
+		})
 	}
 }

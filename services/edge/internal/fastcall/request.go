@@ -50,7 +50,7 @@ func candidate(r *http.Request) (string, bool) {
 	if r.Method != http.MethodPost || r.Body == nil || len(r.Header.Values(headerLastEventID)) > 0 {
 		return "", false
 	}
-	if media, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || media != "application/json" {
+	if !isJSON(r.Header.Get("Content-Type")) {
 		return "", false
 	}
 	if !acceptsBoth(r.Header.Values("Accept")) {
@@ -66,12 +66,24 @@ func candidate(r *http.Request) (string, bool) {
 	return version, true
 }
 
+// isJSON tells whether a Content-Type is JSON's, as the SDK reads it; the
+// type clients send, as they send it, without parsing it.
+func isJSON(contentType string) bool {
+	if contentType == "application/json" {
+		return true
+	}
+	media, _, err := mime.ParseMediaType(contentType)
+	return err == nil && media == "application/json"
+}
+
 // acceptsBoth tells whether Accept names both JSON and an event stream, by
 // the SDK's reading of it (streamableAccepts).
 func acceptsBoth(values []string) bool {
 	var jsonOK, streamOK bool
 	for _, value := range values {
-		for _, item := range strings.Split(value, ",") {
+		for rest := value; rest != ""; {
+			var item string
+			item, rest, _ = strings.Cut(rest, ",")
 			base, _, _ := strings.Cut(item, ";")
 			switch strings.ToLower(strings.TrimSpace(base)) {
 			case "application/json", "application/*":

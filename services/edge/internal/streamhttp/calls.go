@@ -105,13 +105,13 @@ func (c *Calls) Wrap(next http.Handler) http.Handler {
 }
 
 // peek decodes a single JSON-RPC message from the body and puts the body
-// back for the handler.
+// back for the handler, as a *Peeked.
 func peek(r *http.Request) (rpcMessage, bool) {
 	var msg rpcMessage
 	if r.Method != http.MethodPost || r.Body == nil {
 		return msg, false
 	}
-	head, err := io.ReadAll(io.LimitReader(r.Body, maxPeek+1))
+	head, err := readHead(r.Body, r.ContentLength)
 	// What follows the head: nothing, for a body read whole (the server
 	// closes the original when a response's head goes out first, as
 	// KeepAlive opens a stalled call's stream, and a read of it then
@@ -119,16 +119,16 @@ func peek(r *http.Request) (rpcMessage, bool) {
 	// net/http's body of a declared length reads as ended, so the head
 	// would pass for the whole of a shorter body); else the rest.
 	rest := io.Reader(r.Body)
+	p := &Peeked{Closer: r.Body}
 	switch {
 	case err != nil:
 		rest = failedRead{err}
 	case len(head) <= maxPeek:
 		rest = http.NoBody
+		p.whole = head
 	}
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(head), rest), r.Body}
+	p.Reader = io.MultiReader(bytes.NewReader(head), rest)
+	r.Body = p
 	if err != nil || len(head) > maxPeek {
 		return msg, false
 	}
@@ -137,6 +137,42 @@ func peek(r *http.Request) (rpcMessage, bool) {
 		return msg, false // batches and garbage are the SDK's to answer
 	}
 	return msg, true
+}
+
+// Peeked is a request body Calls read ahead of the handler, put back.
+type Peeked struct {
+	io.Reader
+	io.Closer
+	whole []byte
+}
+
+// Whole is the body, when Calls read it to its end, else nil. A handler
+// that takes it need not read the body again, and leaves it unread for
+// the next.
+func (p *Peeked) Whole() []byte { return p.whole }
+
+// readHead reads body up to one byte past maxPeek, into a buffer of the
+// declared size when there is one (-1 when not): no growing and copying.
+func readHead(body io.Reader, declared int64) ([]byte, error) {
+	size := 512
+	if declared >= 0 && declared <= maxPeek {
+		size = int(declared) + 1 // room to see the end without growing
+	}
+	buf := make([]byte, 0, size)
+	limited := io.LimitReader(body, maxPeek+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := limited.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // failedRead is a reader that fails as a body did.

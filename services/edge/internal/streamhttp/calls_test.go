@@ -262,7 +262,41 @@ func TestACutBodyStaysCut(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
 	r.Body = &cutBody{r: strings.NewReader(callOne[:20])}
 	peek(r)
+	if whole := r.Body.(*Peeked).Whole(); whole != nil {
+		t.Errorf("a cut body is offered whole: %q", whole)
+	}
 	if b, err := io.ReadAll(r.Body); err == nil {
 		t.Errorf("read back %q with no error; want the cut body's", b)
+	}
+}
+
+// TestAPeekedBodyIsOfferedWhole: a body read to its end is offered whole,
+// at any declared length or none, so the handler need not read it again;
+// one longer than the endpoint takes is not.
+func TestAPeekedBodyIsOfferedWhole(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat(" ", maxPeek) + callOne
+	for _, tc := range []struct {
+		name     string
+		body     string
+		declared int64
+		want     string
+	}{
+		{"its length declared", callOne, int64(len(callOne)), callOne},
+		{"no length declared", callOne, -1, callOne},
+		{"longer than it takes", long, int64(len(long)), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+			r.Body, r.ContentLength = io.NopCloser(strings.NewReader(tc.body)), tc.declared
+			peek(r)
+			if got := string(r.Body.(*Peeked).Whole()); got != tc.want {
+				t.Errorf("offered %d bytes whole, want %d", len(got), len(tc.want))
+			}
+			if b, err := io.ReadAll(r.Body); err != nil || string(b) != tc.body {
+				t.Errorf("read back %d bytes, %v; want the body", len(b), err)
+			}
+		})
 	}
 }
