@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zenmcp/zen/services/edge/internal/call"
@@ -112,8 +113,26 @@ func clientName(req *mcp.CallToolRequest) string {
 }
 
 func nameVersion(name, version string) string {
+	name, version = shortName(name), shortName(version)
 	if version == "" {
 		return name
 	}
 	return name + " " + version
+}
+
+// maxNameBytes bounds each of a client's name and version in the call's
+// log line: the client chooses them, and any length fits in a request.
+const maxNameBytes = 128
+
+// shortName is s cut to maxNameBytes, at a character's start, marked "…"
+// when cut.
+func shortName(s string) string {
+	if len(s) <= maxNameBytes {
+		return s
+	}
+	end := maxNameBytes
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + "…"
 }

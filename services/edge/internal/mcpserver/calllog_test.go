@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +90,9 @@ func TestClientName(t *testing.T) {
 			"claude-code 2.0.1"},
 		{"in process", mcp.Meta{mcp.MetaKeyClientInfo: &mcp.Implementation{Name: "codex"}}, "codex"},
 		{"unknown", nil, ""},
+		// A client names itself: a megabyte of it would be a megabyte a line.
+		{"too long", mcp.Meta{mcp.MetaKeyClientInfo: map[string]any{"name": strings.Repeat("N", 1<<20),
+			"version": strings.Repeat("é", 100)}}, strings.Repeat("N", 128) + "… " + strings.Repeat("é", 64) + "…"},
 	} {
 		req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Meta: tc.meta}}
 		if got := clientName(req); got != tc.want {
