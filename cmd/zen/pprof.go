@@ -14,7 +14,7 @@ import (
 // addr (ZEN_PPROF_ADDR) until stop is called: CPU, heap, goroutines,
 // blocking, execution traces. The handlers are mounted on a mux of their
 // own, not http.DefaultServeMux, so no other listener ever serves them.
-func servePprof(addr string, logger *slog.Logger) (stop func(), err error) {
+func servePprof(addr string, hosts hostguard.Hosts, logger *slog.Logger) (stop func(), err error) {
 	lis, err := listen(logger, addr, "pprof")
 	if err != nil {
 		return nil, fmt.Errorf("ZEN_PPROF_ADDR: %w", err)
@@ -30,7 +30,7 @@ func servePprof(addr string, logger *slog.Logger) (stop func(), err error) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: hosts.Protect(mux), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/config"
+	"github.com/zenmcp/zen/services/platform/hostguard"
 	"github.com/zenmcp/zen/services/platform/serve"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 )
@@ -102,15 +103,23 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 		}
 	}()
 	logger.Info("starting", "version", version)
+	// The metrics and profile listeners answer the names and addresses
+	// the others do, and any address, as scrapers name a pod: not a page's
+	// own host name, which is how DNS rebinding reaches a listener.
+	hosts, err := hostguard.Load(getenv)
+	if err != nil {
+		return err
+	}
+	byAddress := hosts.AnyAddress()
 	if s.metricsAddr != "" {
-		stop, err := serveMetrics(ctx, s.metricsAddr, "zen-"+role, logger)
+		stop, err := serveMetrics(ctx, s.metricsAddr, "zen-"+role, byAddress, logger)
 		if err != nil {
 			return err
 		}
 		defer stop()
 	}
 	if s.pprofAddr != "" {
-		stop, err := servePprof(s.pprofAddr, logger)
+		stop, err := servePprof(s.pprofAddr, byAddress, logger)
 		if err != nil {
 			return err
 		}
@@ -125,7 +134,8 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 
 // serveMetrics exposes the process's metrics for Prometheus until stop is
 // called.
-func serveMetrics(ctx context.Context, addr, service string, logger *slog.Logger) (stop func(), err error) {
+func serveMetrics(ctx context.Context, addr, service string, hosts hostguard.Hosts,
+	logger *slog.Logger) (stop func(), err error) {
 	h, err := telemetry.SetupMetrics(service, version)
 	if err != nil {
 		return nil, err
@@ -140,7 +150,7 @@ func serveMetrics(ctx context.Context, addr, service string, logger *slog.Logger
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := serve.HTTP(ctx, lis, mux); err != nil {
+		if err := serve.HTTP(ctx, lis, hosts.Protect(mux)); err != nil {
 			logger.Warn("metrics endpoint stopped", "err", err)
 		}
 	}()

@@ -20,6 +20,17 @@ const Env = "ZEN_ALLOWED_HOSTS"
 // requests may name in their Host header.
 type Hosts struct {
 	names map[string]bool // lower case; IPv6 without brackets
+	anyIP bool            // AnyAddress
+}
+
+// AnyAddress is h that also allows a Host that is an IP address: for
+// listeners that scrapers and tools reach by address (metrics, profiles),
+// as Prometheus reaches a pod. A rebinding page cannot send one: its
+// browser sends the page's own host name, and a page served from an
+// address is that address's, not an attacker's.
+func (h Hosts) AnyAddress() Hosts {
+	h.anyIP = true
+	return h
 }
 
 // Load reads ZEN_ALLOWED_HOSTS: a comma list of host names or IP
@@ -83,7 +94,7 @@ func (h Hosts) Allowed(hostHeader string) bool {
 		return true
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
-		return ip.IsLoopback() || h.names[ip.Unmap().String()]
+		return h.anyIP || ip.IsLoopback() || h.names[ip.Unmap().String()]
 	}
 	return host != "" && h.names[host]
 }

@@ -89,6 +89,26 @@ func TestAllowed(t *testing.T) {
 	}
 }
 
+// TestAnyAddress: a listener reached by address (metrics, profiles)
+// allows any IP as Host, and still only the listed names.
+func TestAnyAddress(t *testing.T) {
+	t.Parallel()
+	h, err := Load(env("zen.internal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byAddress := h.AnyAddress()
+	for host, want := range map[string]bool{"10.9.8.7:9464": true, "[fd00::9]:9464": true, "127.0.0.1": true,
+		"zen.internal": true, "localhost": true, "attacker.example:9464": false, "10.9.8.7.nip.io": false, "": false} {
+		if got := byAddress.Allowed(host); got != want {
+			t.Errorf("AnyAddress().Allowed(%q) = %v, want %v", host, got, want)
+		}
+	}
+	if h.Allowed("10.9.8.7") {
+		t.Error("AnyAddress changed the Hosts it was called on")
+	}
+}
+
 func TestCheckListener(t *testing.T) {
 	t.Parallel()
 	listed, _ := Load(env("zen.internal"))
