@@ -121,6 +121,7 @@ func OpenWithTimeout(path string, busyTimeout time.Duration) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create the directory for %s: %w", path, err)
 	}
+	ownerOnly(path)
 	busy := fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds())
 	w, err := pool(path, 1, "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(ON)", busy)
 	if err != nil {
@@ -143,6 +144,24 @@ func OpenWithTimeout(path string, busyTimeout time.Duration) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// ownerOnly makes the database readable by its owner alone, creating it
+// so when it does not exist, and takes others' access away from the WAL
+// and shared-memory files of an older release. SQLite creates those two
+// with the database's mode, so they follow. It matters where an operator
+// made the directory, which zen would have made 0700: one anyone may read
+// would otherwise show them every thread. A file it cannot create or
+// change is left for SQLite to open or refuse, in its own words.
+func ownerOnly(path string) {
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
+		_ = f.Close()
+	}
+	for _, name := range []string{path, path + "-wal", path + "-shm"} {
+		if info, err := os.Stat(name); err == nil && info.Mode().Perm()&0o077 != 0 {
+			_ = os.Chmod(name, info.Mode().Perm()&^0o077)
+		}
+	}
 }
 
 // pool opens conns connections on the file that are kept open.

@@ -286,3 +286,41 @@ func TestAnExchangeIsKeptWithItsTurns(t *testing.T) {
 		t.Errorf("the turns' exchange ids (-want +got):\n%s", diff)
 	}
 }
+
+// TestTheFilesAreTheirOwnersAlone: the database and its WAL and shared
+// memory files are readable by zen's user alone, in a directory anyone may
+// read (one an operator made, a mounted volume), and so are the files of
+// an older release that were not.
+func TestTheFilesAreTheirOwnersAlone(t *testing.T) {
+	t.Parallel()
+	for _, older := range []bool{false, true} {
+		dir := filepath.Join(t.TempDir(), "zen-data")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "memory.db")
+		if older {
+			for _, name := range []string{path, path + "-wal", path + "-shm"} {
+				if err := os.WriteFile(name, nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		s := open(t, path)
+		now := time.Now().UTC()
+		th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
+			ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{{Role: memory.RoleUser, Content: "private"}}}
+		if err := s.Create(context.Background(), th); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{path, path + "-wal", path + "-shm"} {
+			info, err := os.Stat(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if perm := info.Mode().Perm(); perm&0o077 != 0 {
+				t.Errorf("older files %v: %s is %v, want no access for others", older, filepath.Base(name), perm)
+			}
+		}
+	}
+}
