@@ -154,9 +154,23 @@ func (s *Service) Export(ctx context.Context, clientID string, fn func(*Thread) 
 	}
 }
 
+// forgetContents keeps the files of imported turns by path and size, not
+// by hash. Contents are stored once by their hash for every client, and an
+// import carries none: a hash it named would read back what another
+// client's call stored, so an import of guesses' hashes would test them
+// against that client's files. Their contents are the storing client's.
+func forgetContents(turns []Turn) {
+	for i := range turns {
+		for j := range turns[i].Files {
+			turns[i].Files[j].SHA256 = ""
+		}
+	}
+}
+
 // Import stores exported threads as clientID's, all or none. Each must be
 // well formed; its expiry restarts from now, since an old export's would
-// have passed. A thread id or a parent of another client's is refused:
+// have passed, and its files are kept without their contents
+// (forgetContents). A thread id or a parent of another client's is refused:
 // importing never takes over or reaches into someone else's threads.
 func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread, replace bool) (int, error) {
 	now := s.now().UTC()
@@ -176,6 +190,7 @@ func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread
 			return 0, fmt.Errorf("thread %d (%s): %w", i+1, t.ID, err)
 		}
 		seen[t.ID] = true
+		forgetContents(t.Turns)
 		t.ClientID = clientID
 		if t.CreatedAt.IsZero() {
 			t.CreatedAt = now
