@@ -6,13 +6,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"runtime"
 
 	edgeserver "github.com/zenmcp/zen/services/edge/server"
 	executorserver "github.com/zenmcp/zen/services/executor/server"
 	memoryserver "github.com/zenmcp/zen/services/memory/server"
 	"github.com/zenmcp/zen/services/platform/auth"
+	"github.com/zenmcp/zen/services/platform/config"
 	"github.com/zenmcp/zen/services/platform/cores"
 	"github.com/zenmcp/zen/services/platform/hostguard"
 	"github.com/zenmcp/zen/services/platform/httperr"
@@ -91,17 +91,16 @@ func newEdge(ctx context.Context, s *settings, conns edgeserver.Conns, logger *s
 	fileSettings(&cfg.Files, s, overHTTP)
 	cfg.Version = version
 	cfg.Secrets = s.secrets
-	cfg.Cores = governCores(ctx, logger)
+	cfg.Cores = governCores(ctx, s.getenv, logger)
 	return edgeserver.New(ctx, cfg, conns, logger)
 }
 
 // governCores runs a process that answers MCP calls on one core while they
 // come one at a time (cores.Governor), for as long as ctx lasts; nil, and
-// nothing changed, when GOMAXPROCS is set, whose count then stands, or
-// when the process has one core anyway. It reads the process's own
-// environment, as the runtime does: GOMAXPROCS in a .env file sets nothing.
-func governCores(ctx context.Context, logger *slog.Logger) *cores.Governor {
-	if os.Getenv("GOMAXPROCS") != "" || runtime.GOMAXPROCS(0) < 2 {
+// nothing changed, when GOMAXPROCS is set (applyGOMAXPROCS), whose count
+// then stands, or when the process has one core anyway.
+func governCores(ctx context.Context, getenv config.Getenv, logger *slog.Logger) *cores.Governor {
+	if getenv("GOMAXPROCS") != "" || runtime.GOMAXPROCS(0) < 2 {
 		return nil
 	}
 	g := cores.New(logger)

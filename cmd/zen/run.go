@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/config"
@@ -67,6 +69,9 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 		return fmt.Errorf(".env: %w", err)
 	}
 	if err := settleSDKEnvironment(telemetry.ForSDK(getenv, process)); err != nil {
+		return err
+	}
+	if err := applyGOMAXPROCS(getenv, process); err != nil {
 		return err
 	}
 	s, err := parseSettings(role, args[1:], getenv, os.Stderr)
@@ -171,6 +176,24 @@ func settleSDKEnvironment(vars map[string]string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", k, err)
 		}
+	}
+	return nil
+}
+
+// applyGOMAXPROCS checks a GOMAXPROCS that is set, and applies one that a
+// .env file sets: the runtime reads only the process environment (process)
+// for it, and ignores a bad value there without a word.
+func applyGOMAXPROCS(getenv, process config.Getenv) error {
+	v := strings.TrimSpace(getenv("GOMAXPROCS"))
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return fmt.Errorf("GOMAXPROCS=%q: want a whole number of threads, 1 or more", v)
+	}
+	if process("GOMAXPROCS") != v {
+		runtime.GOMAXPROCS(n)
 	}
 	return nil
 }

@@ -5,38 +5,54 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// The Governor looks every tick. One tick in which calls overlapped for
-// more than widenAbove of it gives the process its cores; narrowAfter
-// ticks in a row in which they overlapped for less than narrowBelow take
+// The Governor looks every tick, or every idleTick while the process is on
+// one core with no call in flight. One look at which calls overlapped for
+// more than widenAbove of the time since the last, or the process used
+// more than busyCore of one core's time, gives the process its cores;
+// narrowAfter looks in a row at which calls overlapped for less than
+// narrowBelow of the time and the process used less than busyCore take
 // them back.
 const (
 	tick        = 100 * time.Millisecond
+	idleTick    = time.Second
 	widenAbove  = 0.2
 	narrowBelow = 0.02
 	narrowAfter = 5
+	busyCore    = 0.9
 )
 
 // Governor counts the calls in flight and sets GOMAXPROCS from how often
-// they overlap. Use New.
+// they overlap and how busy the process is. Use New.
 type Governor struct {
-	setProcs func(wide bool) // the runtime's, but in tests
+	setProcs func(wide bool)              // the runtime's, but in tests
+	cpuTime  func() (time.Duration, bool) // the process's CPU time so far, if known
 	logger   *slog.Logger
 
 	mu       sync.Mutex
 	inFlight int
-	since    time.Time     // when inFlight last changed, or the tick began
-	overlap  time.Duration // how long more than one call was in flight this tick
-	started  time.Time     // when this tick began
+	since    time.Time     // when inFlight last changed, or the look began
+	overlap  time.Duration // how long more than one call was in flight since the last look
+	started  time.Time     // when the time since the last look began
+	cpuAt    time.Duration // the process's CPU time then
 	wide     bool
-	quiet    int // ticks in a row with little overlap, while wide
+	quiet    int // looks in a row with little overlap and CPU, while wide
+	// overlapping hears of a second call in flight while the process is on
+	// one core, so that Run looks a tick later, not an idle one.
+	overlapping chan struct{}
 }
 
 // New returns a Governor that changes nothing until Run.
 func New(logger *slog.Logger) *Governor {
-	return &Governor{setProcs: setRuntimeProcs, logger: logger, wide: true}
+	return newGovernor(setRuntimeProcs, processCPU, logger)
+}
+
+func newGovernor(setProcs func(bool), cpuTime func() (time.Duration, bool), logger *slog.Logger) *Governor {
+	return &Governor{setProcs: setProcs, cpuTime: cpuTime, logger: logger, wide: true,
+		overlapping: make(chan struct{}, 1)}
 }
 
 func setRuntimeProcs(wide bool) {
@@ -47,10 +63,16 @@ func setRuntimeProcs(wide bool) {
 	}
 }
 
-// Begin counts a call in flight until end is called, once.
+// Begin counts a call in flight until end is called; calls of end after
+// the first change nothing.
 func (g *Governor) Begin() (end func()) {
 	g.change(+1)
-	return func() { g.change(-1) }
+	var ended atomic.Bool
+	return func() {
+		if !ended.Swap(true) {
+			g.change(-1)
+		}
+	}
 }
 
 func (g *Governor) change(by int) {
@@ -62,33 +84,65 @@ func (g *Governor) change(by int) {
 	}
 	g.inFlight += by
 	g.since = now
-}
-
-// Run puts the process on one core and decides at every tick until ctx
-// ends; it then leaves the process with Go's own GOMAXPROCS.
-func (g *Governor) Run(ctx context.Context) {
-	g.mu.Lock()
-	g.started, g.since, g.overlap = time.Now(), time.Now(), 0
-	g.setWide(false)
-	g.mu.Unlock()
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
+	if by > 0 && g.inFlight == 2 && !g.wide {
 		select {
-		case <-ctx.Done():
-			g.mu.Lock()
-			g.setWide(true)
-			g.mu.Unlock()
-			return
-		case <-t.C:
-			g.decide()
+		case g.overlapping <- struct{}{}:
+		default: // Run has been told already
 		}
 	}
 }
 
-// decide ends a tick: it sets the cores from how much of the tick calls
-// overlapped, and begins the next.
-func (g *Governor) decide() {
+// Run puts the process on one core and looks again and again until ctx
+// ends; it then leaves the process with Go's own GOMAXPROCS. The runtime
+// is changed outside the lock Begin takes: a change stops the world, and
+// first waits for a garbage collection in progress.
+func (g *Governor) Run(ctx context.Context) {
+	g.mu.Lock()
+	g.started, g.since, g.overlap = time.Now(), time.Now(), 0
+	g.cpuAt, _ = g.cpuTime()
+	g.wide = false
+	g.mu.Unlock()
+	g.apply(false)
+	timer := time.NewTimer(tick)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			g.mu.Lock()
+			narrow := !g.wide
+			g.wide = true
+			g.mu.Unlock()
+			if narrow {
+				g.apply(true)
+			}
+			return
+		case <-g.overlapping:
+			// The next look judges the overlap from now on, not diluted in
+			// an idle second before it.
+			g.mu.Lock()
+			now := time.Now()
+			g.started, g.overlap = now, 0
+			if g.inFlight > 1 {
+				g.since = now
+			}
+			g.cpuAt, _ = g.cpuTime()
+			g.mu.Unlock()
+			timer.Stop()
+			timer.Reset(tick)
+		case <-timer.C:
+			changed, wide, next := g.look()
+			if changed {
+				g.apply(wide)
+			}
+			timer.Reset(next)
+		}
+	}
+}
+
+// look ends the time since the last look: it decides the cores from how
+// much of that time calls overlapped and the process used, and says when
+// to look next.
+func (g *Governor) look() (changed, wide bool, next time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := time.Now()
@@ -96,31 +150,38 @@ func (g *Governor) decide() {
 	if g.inFlight > 1 {
 		overlap += now.Sub(g.since)
 	}
-	share := 0.0
+	overlapShare, cpuShare := 0.0, 0.0
+	cpu, known := g.cpuTime()
 	if d := now.Sub(g.started); d > 0 {
-		share = float64(overlap) / float64(d)
+		overlapShare = float64(overlap) / float64(d)
+		if known {
+			cpuShare = float64(cpu-g.cpuAt) / float64(d)
+		}
 	}
-	g.started, g.since, g.overlap = now, now, 0
+	g.started, g.since, g.overlap, g.cpuAt = now, now, 0, cpu
+	busy := cpuShare > busyCore
 	switch {
-	case !g.wide && share > widenAbove:
-		g.setWide(true)
-	case g.wide && share < narrowBelow:
+	case !g.wide && (overlapShare > widenAbove || busy):
+		g.wide, g.quiet, changed = true, 0, true
+	case g.wide && overlapShare < narrowBelow && !busy:
 		if g.quiet++; g.quiet >= narrowAfter {
-			g.setWide(false)
+			g.wide, g.quiet, changed = false, 0, true
 		}
 	case g.wide:
 		g.quiet = 0
 	}
+	next = tick
+	if !g.wide && g.inFlight == 0 {
+		next = idleTick
+	}
+	return changed, g.wide, next
 }
 
-func (g *Governor) setWide(wide bool) {
-	if g.wide == wide {
-		return
-	}
-	g.wide, g.quiet = wide, 0
+func (g *Governor) apply(wide bool) {
 	g.setProcs(wide)
 	if wide {
-		g.logger.Debug("calls overlap: running on every core", "GOMAXPROCS", runtime.GOMAXPROCS(0))
+		g.logger.Debug("calls overlap or one core is busy: running on every core", "GOMAXPROCS",
+			runtime.GOMAXPROCS(0))
 	} else {
 		g.logger.Debug("calls come one at a time: running on one core", "GOMAXPROCS", 1)
 	}

@@ -11,17 +11,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// procsLog records what a Governor set, and when: "one" or "all", each
-// with the time since the test began.
+// change is what a Governor set, and when, since the test began.
+type change struct {
+	Wide bool
+	At   time.Duration
+}
+
+// procsLog records what a Governor set.
 type procsLog struct {
 	mu    sync.Mutex
 	begun time.Time
 	set   []change
-}
-
-type change struct {
-	Wide bool
-	At   time.Duration
 }
 
 func (l *procsLog) record(wide bool) {
@@ -36,11 +36,34 @@ func (l *procsLog) changes() []change {
 	return append([]change(nil), l.set...)
 }
 
-// running starts a Governor whose changes go to the returned log, and
-// stops it when the test's bubble ends.
-func running(t *testing.T) (*Governor, *procsLog, context.CancelFunc) {
+// fakeCPU is the process's CPU time: it runs with the clock while busy,
+// at share of it.
+type fakeCPU struct {
+	mu    sync.Mutex
+	used  time.Duration
+	since time.Time
+	share float64
+}
+
+func (c *fakeCPU) read() (time.Duration, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used + time.Duration(c.share*float64(time.Since(c.since))), true
+}
+
+func (c *fakeCPU) busy(share float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.used += time.Duration(c.share * float64(time.Since(c.since)))
+	c.since, c.share = time.Now(), share
+}
+
+// running starts a Governor whose changes go to the returned log, on a
+// process that uses the CPU cpu says, and stops it when the test ends.
+func running(t *testing.T) (*Governor, *procsLog, *fakeCPU, context.CancelFunc) {
 	log := &procsLog{begun: time.Now()}
-	g := &Governor{setProcs: log.record, logger: slog.New(slog.DiscardHandler), wide: true}
+	cpu := &fakeCPU{since: time.Now()}
+	g := newGovernor(log.record, cpu.read, slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
@@ -48,14 +71,27 @@ func running(t *testing.T) (*Governor, *procsLog, context.CancelFunc) {
 		g.Run(ctx)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	return g, log, cancel
+	return g, log, cpu, cancel
 }
 
-// call is one call in flight for d.
-func call(g *Governor, d time.Duration) {
-	end := g.Begin()
-	time.Sleep(d)
-	end()
+// overlapping runs n calls at once for d.
+func overlapping(g *Governor, n int, d time.Duration) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			end := g.Begin()
+			time.Sleep(d)
+			end()
+		})
+	}
+	wg.Wait()
+}
+
+func checkChanges(t *testing.T, log *procsLog, want ...change) {
+	t.Helper()
+	if diff := cmp.Diff(want, log.changes()); diff != "" {
+		t.Errorf("cores set (-want +got):\n%s", diff)
+	}
 }
 
 // TestCallsOneAtATimeKeepOneCore: an agent calling again as soon as each
@@ -64,7 +100,7 @@ func call(g *Governor, d time.Duration) {
 func TestCallsOneAtATimeKeepOneCore(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		g, log, _ := running(t)
+		g, log, _, _ := running(t)
 		for range 2000 {
 			end := g.Begin()
 			time.Sleep(time.Millisecond)
@@ -73,59 +109,95 @@ func TestCallsOneAtATimeKeepOneCore(t *testing.T) {
 			end()
 			next()
 		}
-		want := []change{{Wide: false, At: 0}}
-		if diff := cmp.Diff(want, log.changes()); diff != "" {
-			t.Errorf("cores set (-want +got):\n%s", diff)
-		}
+		checkChanges(t, log, change{Wide: false})
 	})
 }
 
-// TestOverlappingCallsGetEveryCoreWithinATick, and keep them while they
-// overlap.
+// TestOverlappingCallsGetEveryCoreWithinATick of their overlapping, even
+// after an idle second, and keep them while they overlap.
 func TestOverlappingCallsGetEveryCoreWithinATick(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		g, log, _ := running(t)
-		time.Sleep(time.Second) // idle: one core
-		var wg sync.WaitGroup
-		for range 4 {
-			wg.Go(func() { call(g, 3*time.Second) })
-		}
-		wg.Wait()
-		want := []change{{Wide: false, At: 0}, {Wide: true, At: 1100 * time.Millisecond}}
-		if diff := cmp.Diff(want, log.changes()); diff != "" {
-			t.Errorf("cores set (-want +got):\n%s", diff)
-		}
+		g, log, _, _ := running(t)
+		time.Sleep(1050 * time.Millisecond) // idle: one core, looking every second
+		overlapping(g, 4, 3*time.Second)
+		checkChanges(t, log, change{Wide: false}, change{Wide: true, At: 1150 * time.Millisecond})
 	})
 }
 
 // TestQuietGivesBackTheCores: once calls stop overlapping, the process
-// goes back to one core after narrowAfter quiet ticks; an overlap among
-// them starts the count again.
+// goes back to one core after narrowAfter quiet looks; an overlap among
+// them starts the count again, and so does a second wide spell.
 func TestQuietGivesBackTheCores(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		g, log, _ := running(t)
+		g, log, _, _ := running(t)
+		time.Sleep(30 * time.Millisecond)
+		overlapping(g, 2, 310*time.Millisecond) // 30 – 340 ms: all cores at 130
+		time.Sleep(220 * time.Millisecond)      // looks at 430 (10 ms of overlap: not quiet) and 530
+		overlapping(g, 2, 50*time.Millisecond)  // 560 – 610 ms: the look at 630 is not quiet
+		time.Sleep(890 * time.Millisecond)      // quiet at 730 – 1130: one core at 1130
+		overlapping(g, 2, 250*time.Millisecond) // 1500 – 1750: all cores at 1600
+		time.Sleep(time.Second)                 // quiet at 1900 – 2300: one core at 2300
+		checkChanges(t, log, change{Wide: false}, change{Wide: true, At: 130 * time.Millisecond},
+			change{Wide: false, At: 1130 * time.Millisecond}, change{Wide: true, At: 1600 * time.Millisecond},
+			change{Wide: false, At: 2300 * time.Millisecond})
+	})
+}
+
+// TestALittleOverlap: calls that overlap for a tenth of the time neither
+// widen a process on one core nor narrow one on every core; a hundredth
+// narrows it.
+func TestALittleOverlap(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		g, log, _, _ := running(t)
+		pattern := func(overlap time.Duration, ticks int) {
+			for range ticks {
+				overlapping(g, 2, overlap)
+				time.Sleep(tick - overlap)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+		pattern(10*time.Millisecond, 20)        // 20 – 2020 ms: stays on one core
+		overlapping(g, 2, 200*time.Millisecond) // 2020 – 2220 ms: all cores at 2120
+		pattern(10*time.Millisecond, 20)        // 2220 – 4220 ms: stays on every core
+		pattern(time.Millisecond, 10)           // from 4220 ms: quiet from the look at 4320, one core at 4720
+		checkChanges(t, log, change{Wide: false}, change{Wide: true, At: 2120 * time.Millisecond},
+			change{Wide: false, At: 4720 * time.Millisecond})
+	})
+}
+
+// TestABusyCoreGetsEveryCore: a process that fills its one core with work
+// that is no call (the gateway, roles served to others, one heavy call)
+// gets every core at a look that finds it so, within an idle second, and
+// keeps them while it uses most of one; at half a core it goes back.
+func TestABusyCoreGetsEveryCore(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		_, log, cpu, _ := running(t)
 		time.Sleep(50 * time.Millisecond)
-		var wg sync.WaitGroup
-		wg.Go(func() { call(g, 300*time.Millisecond) })
-		call(g, 300*time.Millisecond) // overlapping from 50 to 350 ms: all cores at 100
-		wg.Wait()
-		time.Sleep(250 * time.Millisecond) // quiet ticks at 400, 500 and 600 ms
-		wg.Go(func() { call(g, 50*time.Millisecond) })
-		call(g, 50*time.Millisecond) // overlapping from 600 to 650 ms: the count starts again
-		wg.Wait()
-		time.Sleep(2 * time.Second)
-		want := []change{
-			{Wide: false, At: 0},
-			{Wide: true, At: 100 * time.Millisecond},
-			// the tick at 400 ms still saw 50 ms of overlap; quiet at 500
-			// and 600, not at 700 (50 ms of overlap), then quiet from 800.
-			{Wide: false, At: 1200 * time.Millisecond},
-		}
-		if diff := cmp.Diff(want, log.changes()); diff != "" {
-			t.Errorf("cores set (-want +got):\n%s", diff)
-		}
+		cpu.busy(0.95)              // from 50 ms: the look at 100 finds half a core, the next, at 1100, all of one
+		time.Sleep(2 * time.Second) // busy still: every core
+		cpu.busy(0.5)               // from 2050 ms: quiet from the look at 2100, one core at 2500
+		time.Sleep(time.Second)
+		checkChanges(t, log, change{Wide: false}, change{Wide: true, At: 1100 * time.Millisecond},
+			change{Wide: false, At: 2500 * time.Millisecond})
+	})
+}
+
+// TestEndCountsOnce: a call's end called twice ends it once; the count
+// stays right, and overlapping calls still widen.
+func TestEndCountsOnce(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		g, log, _, _ := running(t)
+		end := g.Begin()
+		end()
+		end()
+		time.Sleep(50 * time.Millisecond)
+		overlapping(g, 2, 300*time.Millisecond) // 50 – 350 ms: all cores at 150
+		checkChanges(t, log, change{Wide: false}, change{Wide: true, At: 150 * time.Millisecond})
 	})
 }
 
@@ -134,13 +206,10 @@ func TestQuietGivesBackTheCores(t *testing.T) {
 func TestEndOfRunGivesBackTheCores(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		_, log, stop := running(t)
+		_, log, _, stop := running(t)
 		time.Sleep(time.Second)
 		stop()
 		synctest.Wait()
-		want := []change{{Wide: false, At: 0}, {Wide: true, At: time.Second}}
-		if diff := cmp.Diff(want, log.changes()); diff != "" {
-			t.Errorf("cores set (-want +got):\n%s", diff)
-		}
+		checkChanges(t, log, change{Wide: false}, change{Wide: true, At: time.Second})
 	})
 }
