@@ -96,6 +96,11 @@ func TestWritesRejectBadFilesAndOversizeTurns(t *testing.T) {
 		"hash mismatch": {ToolName: "chat", Turns: turnWith("/a", good), Blobs: []memory.Blob{{SHA256: good.SHA256, Content: "y"}}},
 		"oversize turn": {ToolName: "chat", Turns: []memory.Turn{{Role: memory.RoleUser, Content: strings.Repeat("x", memory.MaxTurnBytes+1)}}},
 		"oversize file": {ToolName: "chat", Blobs: []memory.Blob{blob(strings.Repeat("x", memory.MaxBlobBytes+1))}},
+		// A workflow's state carries every step's findings: unbounded, a
+		// thread's steps grew with the square of their number.
+		"oversize workflow state": {ToolName: "debug", Turns: []memory.Turn{{Role: memory.RoleAssistant,
+			Content: "step 3", WorkflowState: map[string]any{"work_history": []any{
+				strings.Repeat("f", memory.MaxWorkflowStateBytes)}}}}},
 	}
 	for name, p := range tests {
 		if _, err := svc.Create(ctx, p); !errors.Is(err, memory.ErrInvalid) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -46,6 +47,11 @@ type CreateParams struct {
 const (
 	MaxTurnBytes = 2 << 20
 	MaxBlobBytes = 2 << 20
+	// MaxWorkflowStateBytes caps what a turn keeps for its tool's next
+	// step, as JSON. A workflow's state carries the findings of every step
+	// before it, so without a cap a thread's steps grew with the square of
+	// their number; a step's own text is capped by MaxTurnBytes.
+	MaxWorkflowStateBytes = 1 << 20
 )
 
 // MaxFilesPerWrite bounds the distinct files the turns of one write (a
@@ -192,12 +198,33 @@ func validTurns(turns []Turn) error {
 		if len(t.Content) > MaxTurnBytes {
 			return fmt.Errorf("%w: turn %d is %d bytes, over the %d-byte limit for one turn", ErrInvalid, i, len(t.Content), MaxTurnBytes)
 		}
+		if err := validWorkflowState(i, t.WorkflowState); err != nil {
+			return err
+		}
 		for _, f := range t.Files {
 			if files[f.SHA256] = true; len(files) > MaxFilesPerWrite {
 				return fmt.Errorf("%w: the turns reference more than %d distinct files, the limit for one write: "+
 					"split them over more exchanges or threads", ErrInvalid, MaxFilesPerWrite)
 			}
 		}
+	}
+	return nil
+}
+
+// validWorkflowState checks the size of what turn i keeps for its tool's
+// next step. Only workflow tools keep any: a chat's append measures nothing.
+func validWorkflowState(i int, state map[string]any) error {
+	if state == nil {
+		return nil
+	}
+	b, err := json.Marshal(state)
+	if err != nil {
+		return fmt.Errorf("%w: turn %d keeps a workflow state that is no JSON: %v", ErrInvalid, i, err)
+	}
+	if len(b) > MaxWorkflowStateBytes {
+		return fmt.Errorf("%w: turn %d keeps %d bytes of workflow state (every step's findings so far), over "+
+			"the %d-byte limit: send shorter findings, or go on in a new thread", ErrInvalid, i, len(b),
+			MaxWorkflowStateBytes)
 	}
 	return nil
 }
