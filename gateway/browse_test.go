@@ -116,6 +116,12 @@ func (f *fakeMemory) GetThread(_ context.Context, req *memoryv1.GetThreadRequest
 // ZEN_TRACE_URL.
 func browseGateway(t *testing.T, memory *fakeMemory, trace string) http.Handler {
 	t.Helper()
+	return gatewayOver(t, memory, trace)
+}
+
+// gatewayOver is the gateway in front of memory, any fake of the service.
+func gatewayOver(t *testing.T, memory memoryv1.MemoryServiceServer, trace string) http.Handler {
+	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer()
 	memoryv1.RegisterMemoryServiceServer(srv, memory)

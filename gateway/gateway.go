@@ -78,9 +78,10 @@ func New(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguard.Hosts
 	root.Handle("/v1/", withoutCredentials(mux))
 	root.Handle("/", httperr.NotFound(routesHint))
 	threads := threadPaths{
-		memory: memoryv1.NewMemoryServiceClient(c.Memory),
-		router: routerv1.NewRouterServiceClient(c.Router),
-		trace:  trace,
+		memory:  memoryv1.NewMemoryServiceClient(c.Memory),
+		router:  routerv1.NewRouterServiceClient(c.Router),
+		trace:   trace,
+		imports: make(chan struct{}, 1),
 	}
 	ready := serve.ReadyHandler(tokens, func(ctx context.Context) error {
 		if err := serve.CheckAll(ctx, deps); err != nil {

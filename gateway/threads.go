@@ -21,6 +21,12 @@ import (
 // maxImportBytes bounds an import body.
 const maxImportBytes = serve.MaxMessageBytes
 
+// maxImportThreads bounds the threads of one import. Memory writes an
+// import whole, in one transaction under SQLite, while every other write
+// waits: 800,000 empty threads in one held every client's calls for
+// twenty seconds. A larger export goes in as several imports.
+const maxImportThreads = 1000
+
 var lineJSON = protojson.MarshalOptions{UseProtoNames: true}
 
 // threadPaths serves what the generated routes cannot: export and import
@@ -30,6 +36,9 @@ type threadPaths struct {
 	memory memoryv1.MemoryServiceClient
 	router routerv1.RouterServiceClient
 	trace  TraceURL // links a turn's trace id in the thread view
+	// imports holds the one import this gateway runs at a time: each
+	// holds its body and its decoded threads until memory has them.
+	imports chan struct{}
 }
 
 // export writes one thread per line (GET /v1/threads:export, or
@@ -66,6 +75,14 @@ func (p threadPaths) importThreads(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, status.Error(codes.InvalidArgument, "replace must be true or false"))
 		return
 	}
+	select {
+	case p.imports <- struct{}{}:
+		defer func() { <-p.imports }()
+	default:
+		writeStatus(w, status.Error(codes.ResourceExhausted, "another import is running on this gateway: "+
+			"send yours again once it has ended; nothing was imported"))
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxImportBytes))
 	if err != nil {
 		writeStatus(w, status.Errorf(codes.InvalidArgument, "read the import body: %v (at most %d bytes)", err, maxImportBytes))
@@ -78,6 +95,11 @@ func (p threadPaths) importThreads(w http.ResponseWriter, r *http.Request) {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
+		}
+		if len(req.Threads) == maxImportThreads {
+			writeStatus(w, status.Errorf(codes.InvalidArgument, "an import holds at most %d threads: "+
+				"split the file and import each part; nothing was imported", maxImportThreads))
+			return
 		}
 		t := &memoryv1.Thread{}
 		if err := protojson.Unmarshal(line, t); err != nil {
