@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
@@ -26,6 +27,10 @@ const maxImportBytes = serve.MaxMessageBytes
 // waits: 800,000 empty threads in one held every client's calls for
 // twenty seconds. A larger export goes in as several imports.
 const maxImportThreads = 1000
+
+// importReadTime bounds how long an import's body may take to arrive:
+// 64 MiB at half a megabyte a second.
+const importReadTime = 2 * time.Minute
 
 var lineJSON = protojson.MarshalOptions{UseProtoNames: true}
 
@@ -83,6 +88,8 @@ func (p threadPaths) importThreads(w http.ResponseWriter, r *http.Request) {
 			"send yours again once it has ended; nothing was imported"))
 		return
 	}
+	// The one import slot is not held by a client that sends slowly.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(importReadTime))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxImportBytes))
 	if err != nil {
 		writeStatus(w, status.Errorf(codes.InvalidArgument, "read the import body: %v (at most %d bytes)", err, maxImportBytes))
