@@ -180,8 +180,9 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 }
 
 // upkeepTimeout bounds the writes after a stored one, which run after its
-// caller may have gone.
-const upkeepTimeout = 5 * time.Second
+// caller may have gone. Keeping 8,000 files alive is 8,000 scripts: on a
+// busy server (a loaded CI machine's miniredis) that took over 5 s.
+const upkeepTimeout = 15 * time.Second
 
 func str(v any) string {
 	s, _ := v.(string)
