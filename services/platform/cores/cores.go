@@ -14,8 +14,9 @@ import (
 // more than widenAbove of the time since the last, or the process used
 // more than busyCore of one core's time, gives the process its cores;
 // narrowAfter looks in a row at which calls overlapped for less than
-// narrowBelow of the time and the process used less than busyCore take
-// them back.
+// narrowBelow of the time and the process used less than calmCore take
+// them back. Each rule has a gap between its two values, so that a process
+// near one does not go back and forth: every change stops the world.
 const (
 	tick        = 100 * time.Millisecond
 	idleTick    = time.Second
@@ -23,6 +24,7 @@ const (
 	narrowBelow = 0.02
 	narrowAfter = 5
 	busyCore    = 0.9
+	calmCore    = 0.6
 )
 
 // Governor counts the calls in flight and sets GOMAXPROCS from how often
@@ -40,8 +42,11 @@ type Governor struct {
 	cpuAt    time.Duration // the process's CPU time then
 	wide     bool
 	quiet    int // looks in a row with little overlap and CPU, while wide
-	// overlapping hears of a second call in flight while the process is on
-	// one core, so that Run looks a tick later, not an idle one.
+	// idle is Run waiting idleTick; overlapping hears of a second call in
+	// flight meanwhile, so that Run looks a tick later, not an idle second.
+	// Only then: while Run looks every tick, a wake would put off its look,
+	// and calls that kept overlapping would put it off for good.
+	idle        bool
 	overlapping chan struct{}
 }
 
@@ -51,8 +56,13 @@ func New(logger *slog.Logger) *Governor {
 }
 
 func newGovernor(setProcs func(bool), cpuTime func() (time.Duration, bool), logger *slog.Logger) *Governor {
-	return &Governor{setProcs: setProcs, cpuTime: cpuTime, logger: logger, wide: true,
-		overlapping: make(chan struct{}, 1)}
+	return &Governor{
+		setProcs:    setProcs,
+		cpuTime:     cpuTime,
+		logger:      logger,
+		wide:        true,
+		overlapping: make(chan struct{}, 1),
+	}
 }
 
 func setRuntimeProcs(wide bool) {
@@ -84,7 +94,8 @@ func (g *Governor) change(by int) {
 	}
 	g.inFlight += by
 	g.since = now
-	if by > 0 && g.inFlight == 2 && !g.wide {
+	if by > 0 && g.inFlight == 2 && g.idle {
+		g.idle = false
 		select {
 		case g.overlapping <- struct{}{}:
 		default: // Run has been told already
@@ -159,11 +170,10 @@ func (g *Governor) look() (changed, wide bool, next time.Duration) {
 		}
 	}
 	g.started, g.since, g.overlap, g.cpuAt = now, now, 0, cpu
-	busy := cpuShare > busyCore
 	switch {
-	case !g.wide && (overlapShare > widenAbove || busy):
+	case !g.wide && (overlapShare > widenAbove || cpuShare > busyCore):
 		g.wide, g.quiet, changed = true, 0, true
-	case g.wide && overlapShare < narrowBelow && !busy:
+	case g.wide && overlapShare < narrowBelow && cpuShare < calmCore:
 		if g.quiet++; g.quiet >= narrowAfter {
 			g.wide, g.quiet, changed = false, 0, true
 		}
@@ -171,7 +181,7 @@ func (g *Governor) look() (changed, wide bool, next time.Duration) {
 		g.quiet = 0
 	}
 	next = tick
-	if !g.wide && g.inFlight == 0 {
+	if g.idle = !g.wide && g.inFlight == 0; g.idle {
 		next = idleTick
 	}
 	return changed, g.wide, next

@@ -133,14 +133,14 @@ func TestQuietGivesBackTheCores(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g, log, _, _ := running(t)
 		time.Sleep(30 * time.Millisecond)
-		overlapping(g, 2, 310*time.Millisecond) // 30 – 340 ms: all cores at 130
-		time.Sleep(220 * time.Millisecond)      // looks at 430 (10 ms of overlap: not quiet) and 530
-		overlapping(g, 2, 50*time.Millisecond)  // 560 – 610 ms: the look at 630 is not quiet
-		time.Sleep(890 * time.Millisecond)      // quiet at 730 – 1130: one core at 1130
-		overlapping(g, 2, 250*time.Millisecond) // 1500 – 1750: all cores at 1600
+		overlapping(g, 2, 310*time.Millisecond) // 30 – 340 ms: all cores at the look at 100
+		time.Sleep(220 * time.Millisecond)      // looks at 400 (40 ms of overlap: not quiet) and 500
+		overlapping(g, 2, 50*time.Millisecond)  // 560 – 610 ms: the looks at 600 and 700 are not quiet
+		time.Sleep(890 * time.Millisecond)      // quiet at 800 – 1200: one core at 1200
+		overlapping(g, 2, 250*time.Millisecond) // 1500 – 1750, in an idle second: all cores a tick on, at 1600
 		time.Sleep(time.Second)                 // quiet at 1900 – 2300: one core at 2300
-		checkChanges(t, log, change{Wide: false}, change{Wide: true, At: 130 * time.Millisecond},
-			change{Wide: false, At: 1130 * time.Millisecond}, change{Wide: true, At: 1600 * time.Millisecond},
+		checkChanges(t, log, change{Wide: false}, change{Wide: true, At: 100 * time.Millisecond},
+			change{Wide: false, At: 1200 * time.Millisecond}, change{Wide: true, At: 1600 * time.Millisecond},
 			change{Wide: false, At: 2300 * time.Millisecond})
 	})
 }
@@ -179,10 +179,56 @@ func TestABusyCoreGetsEveryCore(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		cpu.busy(0.95)              // from 50 ms: the look at 100 finds half a core, the next, at 1100, all of one
 		time.Sleep(2 * time.Second) // busy still: every core
-		cpu.busy(0.5)               // from 2050 ms: quiet from the look at 2100, one core at 2500
+		cpu.busy(0.5)               // from 2050 ms: quiet from the look at 2200, one core at 2600
 		time.Sleep(time.Second)
 		checkChanges(t, log, change{Wide: false}, change{Wide: true, At: 1100 * time.Millisecond},
-			change{Wide: false, At: 2500 * time.Millisecond})
+			change{Wide: false, At: 2600 * time.Millisecond})
+	})
+}
+
+// TestABusyCoreDoesNotFlap: a process that needs most of one core on one
+// core, and a little less on every core, stays on every core: it narrows
+// only below calmCore. Each change would stop the world.
+func TestABusyCoreDoesNotFlap(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		log := &procsLog{begun: time.Now()}
+		cpu := &fakeCPU{since: time.Now(), share: 0.95}
+		g := newGovernor(func(wide bool) {
+			log.record(wide)
+			cpu.busy(map[bool]float64{true: 0.85, false: 0.95}[wide])
+		}, cpu.read, slog.New(slog.DiscardHandler))
+		ctx, cancel := context.WithCancel(t.Context())
+		go g.Run(ctx)
+		time.Sleep(10 * time.Second)
+		cancel()
+		synctest.Wait()
+		checkChanges(t, log, change{Wide: false}, change{Wide: true, At: 100 * time.Millisecond})
+	})
+}
+
+// TestCallsThatKeepOverlappingGetEveryCore: two agents whose short calls
+// overlap most of the time, a second call beginning every few
+// milliseconds, get every core at the next look: a wake for each second
+// call would have put the look off for good.
+func TestCallsThatKeepOverlappingGetEveryCore(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		g, log, _, _ := running(t)
+		agent := func(offset time.Duration) {
+			time.Sleep(offset)
+			for range 300 { // 8 ms calls, 2 ms apart: 3 s
+				end := g.Begin()
+				time.Sleep(8 * time.Millisecond)
+				end()
+				time.Sleep(2 * time.Millisecond)
+			}
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() { agent(0) })
+		wg.Go(func() { agent(5 * time.Millisecond) })
+		wg.Wait()
+		checkChanges(t, log, change{Wide: false}, change{Wide: true, At: 100 * time.Millisecond})
 	})
 }
 
@@ -196,8 +242,8 @@ func TestEndCountsOnce(t *testing.T) {
 		end()
 		end()
 		time.Sleep(50 * time.Millisecond)
-		overlapping(g, 2, 300*time.Millisecond) // 50 – 350 ms: all cores at 150
-		checkChanges(t, log, change{Wide: false}, change{Wide: true, At: 150 * time.Millisecond})
+		overlapping(g, 2, 300*time.Millisecond) // 50 – 350 ms: all cores at the look at 100
+		checkChanges(t, log, change{Wide: false}, change{Wide: true, At: 100 * time.Millisecond})
 	})
 }
 

@@ -151,12 +151,19 @@ type Peeked struct {
 // the next.
 func (p *Peeked) Whole() []byte { return p.whole }
 
+// maxPresized bounds the buffer readHead sizes from a declared length
+// before a byte has come: a client may declare 4 MiB and send nothing.
+const maxPresized = 64 << 10
+
 // readHead reads body up to one byte past maxPeek, into a buffer of the
-// declared size when there is one (-1 when not): no growing and copying.
+// declared size when there is one (-1 when not) up to maxPresized: a
+// call's body is read with no growing and copying.
 func readHead(body io.Reader, declared int64) ([]byte, error) {
 	size := 512
-	if declared >= 0 && declared <= maxPeek {
+	if declared >= 0 && declared < maxPresized {
 		size = int(declared) + 1 // room to see the end without growing
+	} else if declared >= maxPresized {
+		size = maxPresized
 	}
 	buf := make([]byte, 0, size)
 	limited := io.LimitReader(body, maxPeek+1)

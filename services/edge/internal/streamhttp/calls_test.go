@@ -300,3 +300,16 @@ func TestAPeekedBodyIsOfferedWhole(t *testing.T) {
 		})
 	}
 }
+
+// TestADeclaredLengthIsNotTakenOnTrust: a body that declares the most the
+// endpoint takes and sends one byte gets a buffer of what came, not of
+// what it declared: 200 such requests held 800 MiB.
+func TestADeclaredLengthIsNotTakenOnTrust(t *testing.T) {
+	t.Parallel()
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r.Body, r.ContentLength = io.NopCloser(strings.NewReader("{")), MaxBody
+	peek(r)
+	if whole := r.Body.(*Peeked).Whole(); string(whole) != "{" || cap(whole) > maxPresized {
+		t.Errorf("peeked %q into a buffer of %d bytes, want at most %d", whole, cap(whole), maxPresized)
+	}
+}
