@@ -197,7 +197,6 @@ func writeRoutingError(ctx context.Context, mux *runtime.ServeMux, m runtime.Mar
 	}
 }
 
-// health is the answer of GET /healthz.
 // writeJSON answers v as JSON. It encodes first: a value that does not
 // encode (a number out of JSON's range) answers 500 in the one error
 // shape, not a 200 with no body. '<', '>' and '&' stay as they are: the

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -115,3 +116,32 @@ func TestServeRunsOnOneCoreUntilCallsOverlap(t *testing.T) {
 type toolError struct{ text string }
 
 func (e *toolError) Error() string { return "tool error: " + e.text }
+
+// TestABadGOMAXPROCSStopsZen: the runtime ignores a GOMAXPROCS it cannot
+// use without a word, and never reads one in a .env file; zen says what
+// it wants instead, from either place.
+func TestABadGOMAXPROCSStopsZen(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ value, where string }{
+		{"0", "the environment"}, {"abc", "the environment"}, {"-2", "a .env file"}, {"two", "a .env file"},
+	} {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, zenBin, serveArgs()...)
+		cmd.Dir = t.TempDir()
+		env := map[string]string{"CUSTOM_API_URL": "http://127.0.0.1:1/v1"}
+		if tc.where == "a .env file" {
+			if err := writeFile(cmd.Dir+"/.env", "GOMAXPROCS="+tc.value+"\n"); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			env["GOMAXPROCS"] = tc.value
+		}
+		cmd.Env = baseEnv(t, env)
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err == nil || !strings.Contains(string(out), "GOMAXPROCS=\""+tc.value+"\": want a whole number") {
+			t.Errorf("GOMAXPROCS=%s in %s: err %v, output %q; want a failure that says what it wants", tc.value,
+				tc.where, err, out)
+		}
+	}
+}

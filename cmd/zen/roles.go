@@ -100,7 +100,7 @@ func newEdge(ctx context.Context, s *settings, conns edgeserver.Conns, logger *s
 // nothing changed, when GOMAXPROCS is set (applyGOMAXPROCS), whose count
 // then stands, or when the process has one core anyway.
 func governCores(ctx context.Context, getenv config.Getenv, logger *slog.Logger) *cores.Governor {
-	if getenv("GOMAXPROCS") != "" || runtime.GOMAXPROCS(0) < 2 {
+	if gomaxprocsSet(getenv) || runtime.GOMAXPROCS(0) < 2 {
 		return nil
 	}
 	g := cores.New(logger)

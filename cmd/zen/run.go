@@ -63,15 +63,16 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 		return fmt.Errorf("unknown command %q; commands are %s", role, "serve, stdio, edge, memory, router, executor, gateway, health, version")
 	}
 	envFiles := dotEnvFiles(getenv)
-	process := getenv
 	getenv, err := config.WithDotEnvFiles(envFiles, getenv)
 	if err != nil {
 		return fmt.Errorf(".env: %w", err)
 	}
-	if err := settleSDKEnvironment(telemetry.ForSDK(getenv, process)); err != nil {
+	// What the runtime and the trace SDK read is the process's own
+	// environment, whatever run was given.
+	if err := settleSDKEnvironment(telemetry.ForSDK(getenv, os.Getenv)); err != nil {
 		return err
 	}
-	if err := applyGOMAXPROCS(getenv, process); err != nil {
+	if err := applyGOMAXPROCS(getenv); err != nil {
 		return err
 	}
 	s, err := parseSettings(role, args[1:], getenv, os.Stderr)
@@ -181,9 +182,9 @@ func settleSDKEnvironment(vars map[string]string) error {
 }
 
 // applyGOMAXPROCS checks a GOMAXPROCS that is set, and applies one that a
-// .env file sets: the runtime reads only the process environment (process)
-// for it, and ignores a bad value there without a word.
-func applyGOMAXPROCS(getenv, process config.Getenv) error {
+// .env file sets: the runtime reads only the process environment for it,
+// and ignores a bad value there without a word.
+func applyGOMAXPROCS(getenv config.Getenv) error {
 	v := strings.TrimSpace(getenv("GOMAXPROCS"))
 	if v == "" {
 		return nil
@@ -192,8 +193,15 @@ func applyGOMAXPROCS(getenv, process config.Getenv) error {
 	if err != nil || n < 1 {
 		return fmt.Errorf("GOMAXPROCS=%q: want a whole number of threads, 1 or more", v)
 	}
-	if process("GOMAXPROCS") != v {
+	if strings.TrimSpace(os.Getenv("GOMAXPROCS")) != v {
 		runtime.GOMAXPROCS(n)
 	}
 	return nil
+}
+
+// gomaxprocsSet tells whether GOMAXPROCS is set where zen reads it or
+// where the runtime does (under ZEN_MCP_FORCE_ENV_OVERRIDE zen's lookup
+// sees the .env files only): a count set there stands.
+func gomaxprocsSet(getenv config.Getenv) bool {
+	return strings.TrimSpace(getenv("GOMAXPROCS")) != "" || strings.TrimSpace(os.Getenv("GOMAXPROCS")) != ""
 }

@@ -115,7 +115,7 @@ func ReadyHandler(tokens auth.Tokens, check func(context.Context) error) http.Ha
 			if warn != nil {
 				body["warning"] = warn.Error()
 			}
-			writeReady(w, http.StatusOK, body)
+			writeProbe(w, http.StatusOK, body)
 			return
 		}
 		body := map[string]string{"status": "not ready", "reason": "not ready"}
@@ -125,7 +125,7 @@ func ReadyHandler(tokens auth.Tokens, check func(context.Context) error) http.Ha
 		if authenticated(tokens, r) {
 			body["detail"] = err.Error()
 		}
-		writeReady(w, http.StatusServiceUnavailable, body)
+		writeProbe(w, http.StatusServiceUnavailable, body)
 	}
 }
 
@@ -143,10 +143,10 @@ type Health struct {
 // Live answers GET /healthz: the process serves HTTP. Every listener that
 // has the probe answers it so.
 func Live(w http.ResponseWriter, _ *http.Request) {
-	writeReady(w, http.StatusOK, Health{Status: "ok"})
+	writeProbe(w, http.StatusOK, Health{Status: "ok"})
 }
 
-func writeReady(w http.ResponseWriter, code int, body any) {
+func writeProbe(w http.ResponseWriter, code int, body any) {
 	// JSON, never read as anything else (nosniff), as every JSON answer
 	// of the gateway's is.
 	w.Header().Set("Content-Type", "application/json")
