@@ -58,12 +58,12 @@ func logCall(ctx context.Context, logger *slog.Logger, rec callRecord) {
 	attrs = append(attrs,
 		slog.String("tool", rec.tool),
 		slog.String("outcome", rec.outcome),
-		slog.String("model", rec.sum.Model),
+		slog.String("model", shortName(rec.sum.Model)),
 		slog.String("provider", rec.sum.Provider),
 		slog.Float64("duration_ms", float64(rec.took.Microseconds())/1000),
 		slog.Int64("input_tokens", rec.sum.InputTokens),
 		slog.Int64("output_tokens", rec.sum.OutputTokens),
-		slog.String("thread_id", rec.sum.ThreadID),
+		slog.String("thread_id", shortName(rec.sum.ThreadID)),
 		slog.String("client", clientName(rec.req)),
 	)
 	add := func(a slog.Attr) { attrs = append(attrs, a) }
@@ -120,8 +120,9 @@ func nameVersion(name, version string) string {
 	return name + " " + version
 }
 
-// maxNameBytes bounds each of a client's name and version in the call's
-// log line: the client chooses them, and any length fits in a request.
+// maxNameBytes bounds each value a client chose in the call's log line
+// (its name and version, the model, the continuation): any length fits in
+// a request.
 const maxNameBytes = 128
 
 // shortName is s cut to maxNameBytes, at a character's start, marked "…"

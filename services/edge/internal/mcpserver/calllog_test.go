@@ -77,6 +77,26 @@ func TestLogCall(t *testing.T) {
 	}
 }
 
+// TestLogCallCutsWhatClientsChoose: the model and the continuation a
+// client names go into the line cut, as its name does: a megabyte of
+// either was a megabyte a line.
+func TestLogCallCutsWhatClientsChoose(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	long := strings.Repeat("N", 1<<20)
+	logCall(context.Background(), telemetry.NewLogger(&buf, 0, nil), callRecord{tool: "chat", outcome: outcomeOK,
+		sum: call.Summary{Model: long, ThreadID: long}})
+	var got map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("not one JSON line: %.200q", buf.String())
+	}
+	for _, field := range []string{"model", "thread_id"} {
+		if v, _ := got[field].(string); v != strings.Repeat("N", maxNameBytes)+"…" {
+			t.Errorf("%s is logged as %d bytes, want it cut to %d", field, len(v), maxNameBytes)
+		}
+	}
+}
+
 // The client is named as it introduced itself, per request or at
 // initialize.
 func TestClientName(t *testing.T) {
