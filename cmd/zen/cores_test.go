@@ -124,6 +124,7 @@ func TestABadGOMAXPROCSStopsZen(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ value, where string }{
 		{"0", "the environment"}, {"abc", "the environment"}, {"-2", "a .env file"}, {"two", "a .env file"},
+		{"200000", "a .env file"},
 	} {
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		cmd := exec.CommandContext(ctx, zenBin, serveArgs()...)

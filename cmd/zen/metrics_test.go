@@ -44,20 +44,25 @@ func TestPrometheusMetrics(t *testing.T) {
 
 // TestMetricsAndProfilesRefuseARebindingPage: the metrics and profile
 // listeners answer a page that reached them by DNS rebinding (its own host
-// name) with 403, and still answer a scraper that names them by an
-// address, as Prometheus names a pod, or by loopback.
+// name), or that sent its browser there (a cross-site GET could start a
+// CPU profile), with 403, and still answer a scraper that names them by
+// an address, as Prometheus names a pod, or by loopback.
 func TestMetricsAndProfilesRefuseARebindingPage(t *testing.T) {
 	t.Parallel()
 	p := startZen(t, mergeEnv(fakeEnv(fakemodel.New(t)), map[string]string{"ZEN_METRICS_ADDR": "127.0.0.1:0",
 		"ZEN_PPROF_ADDR": "127.0.0.1:0"}), []string{"mcp", "metrics", "pprof"}, serveArgs()...)
 	for _, path := range []string{p.addr("metrics") + "/metrics", p.addr("pprof") + "/debug/pprof/cmdline"} {
 		for host, want := range map[string]int{"attacker.example": 403, "attacker.example:9464": 403,
-			"10.1.2.3:9464": 200, "localhost": 200, "": 200} {
+			"10.1.2.3:9464": 200, "localhost": 200, "": 200, "cross-site": 403, "same-site": 403, "none": 200} {
 			req, err := http.NewRequest("GET", "http://"+path, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if host != "" {
+			switch host {
+			case "cross-site", "same-site", "none": // a page's GET, or the address bar's: the Host is loopback
+				req.Header.Set("Sec-Fetch-Site", host)
+			case "":
+			default:
 				req.Host = host
 			}
 			res, err := http.DefaultClient.Do(req)

@@ -30,7 +30,7 @@ func servePprof(addr string, hosts hostguard.Hosts, logger *slog.Logger) (stop f
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: hosts.Protect(mux), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: hosts.Protect(hostguard.NotFromPages(mux)), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

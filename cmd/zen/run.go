@@ -156,7 +156,7 @@ func serveMetrics(ctx context.Context, addr, service string, hosts hostguard.Hos
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := serve.HTTP(ctx, lis, hosts.Protect(mux)); err != nil {
+		if err := serve.HTTP(ctx, lis, hosts.Protect(hostguard.NotFromPages(mux))); err != nil {
 			logger.Warn("metrics endpoint stopped", "err", err)
 		}
 	}()
@@ -181,6 +181,10 @@ func settleSDKEnvironment(vars map[string]string) error {
 	return nil
 }
 
+// maxProcs bounds GOMAXPROCS: the runtime allocates per thread, and
+// 200,000 of them ran a process out of memory at start.
+const maxProcs = 1024
+
 // applyGOMAXPROCS checks a GOMAXPROCS that is set, and applies one that a
 // .env file sets: the runtime reads only the process environment for it,
 // and ignores a bad value there without a word.
@@ -190,8 +194,8 @@ func applyGOMAXPROCS(getenv config.Getenv) error {
 		return nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return fmt.Errorf("GOMAXPROCS=%q: want a whole number of threads, 1 or more", v)
+	if err != nil || n < 1 || n > maxProcs {
+		return fmt.Errorf("GOMAXPROCS=%q: want a whole number of threads, 1 to %d", v, maxProcs)
 	}
 	if strings.TrimSpace(os.Getenv("GOMAXPROCS")) != v {
 		runtime.GOMAXPROCS(n)

@@ -147,6 +147,23 @@ func (h Hosts) Protect(next http.Handler, open ...string) http.Handler {
 	})
 }
 
+// NotFromPages refuses a request that a web page made its browser send
+// (Sec-Fetch-Site other than same-origin or none), whatever its method:
+// for listeners only tools read (metrics, profiles), where a page's GET
+// could start a CPU profile and hold the profiler. Scrapers and go tool
+// pprof send no such header.
+func NotFromPages(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch site := r.Header.Get("Sec-Fetch-Site"); site {
+		case "", "same-origin", "none":
+			next.ServeHTTP(w, r)
+		default:
+			refuse(w, "a request from a web page (Sec-Fetch-Site "+site+") is refused here: this listener is "+
+				"for tools, not browsers")
+		}
+	})
+}
+
 // refuse answers 403 in zen's one error shape (code 7: permission
 // denied), which MCP clients also show as text.
 func refuse(w http.ResponseWriter, msg string) { httperr.Error(w, codes.PermissionDenied, msg) }
