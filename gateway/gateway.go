@@ -81,7 +81,7 @@ func New(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguard.Hosts
 		memory:  memoryv1.NewMemoryServiceClient(c.Memory),
 		router:  routerv1.NewRouterServiceClient(c.Router),
 		trace:   trace,
-		imports: make(chan struct{}, 1),
+		imports: &importSlots{running: map[string]bool{}},
 	}
 	ready := serve.ReadyHandler(tokens, func(ctx context.Context) error {
 		if err := serve.CheckAll(ctx, deps); err != nil {

@@ -6,25 +6,25 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/platform/auth"
 )
 
-// importingMemory takes imports, the first held until release is closed,
-// and tells got how many threads each brought.
+// importingMemory takes imports, those held kept until release is
+// closed, and tells got how many threads each brought.
 type importingMemory struct {
 	fakeMemory
 	got     chan int
 	release chan struct{}
-	calls   atomic.Int32
+	held    map[string]bool // by the tool name of an import's first thread (clientImport)
 }
 
 func (m *importingMemory) ImportThreads(ctx context.Context,
 	req *memoryv1.ImportThreadsRequest) (*memoryv1.ImportThreadsResponse, error) {
 	m.got <- len(req.GetThreads())
-	if m.calls.Add(1) == 1 {
+	if len(req.GetThreads()) > 0 && m.held[req.GetThreads()[0].GetToolName()] {
 		select {
 		case <-m.release:
 		case <-ctx.Done():
@@ -44,8 +44,23 @@ func threadLines(n int) string {
 }
 
 func postImport(h http.Handler, body string) *httptest.ResponseRecorder {
+	return postImportAs(h, "", body)
+}
+
+// clientImport is an import of one thread that names client as its tool,
+// so that importingMemory can tell whose it is.
+func clientImport(client string) string {
+	return `{"thread_id":"00000000-0000-4000-8000-000000000001","tool_name":"` + client + `"}` + "\n"
+}
+
+// postImportAs imports body as client, as the token check before the
+// gateway would name it.
+func postImportAs(h http.Handler, client, body string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest("POST", "http://localhost/v1/threads:import", strings.NewReader(body))
 	r.Header.Set("Content-Type", "application/x-ndjson")
+	if client != "" {
+		r = r.WithContext(auth.WithClient(r.Context(), client))
+	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, r)
 	return rec
@@ -57,7 +72,6 @@ func postImport(h http.Handler, body string) *httptest.ResponseRecorder {
 func TestAnImportHoldsAtMostMaxImportThreads(t *testing.T) {
 	t.Parallel()
 	mem := &importingMemory{got: make(chan int, 2), release: make(chan struct{})}
-	close(mem.release)
 	h := gatewayOver(t, mem, "")
 	if rec := postImport(h, threadLines(maxImportThreads+1)); rec.Code != http.StatusBadRequest ||
 		!strings.Contains(rec.Body.String(), fmt.Sprint(maxImportThreads)) {
@@ -71,23 +85,51 @@ func TestAnImportHoldsAtMostMaxImportThreads(t *testing.T) {
 	}
 }
 
-// TestOneImportAtATime: an import while another runs is told to come back
-// (429), rather than each holding its body and threads in memory at once.
-func TestOneImportAtATime(t *testing.T) {
+// TestOneImportAtATimeAClient: an import while the same client's last
+// runs is told to come back (429), while another client's goes in: a
+// client that sends slowly keeps itself waiting, not everyone. At most
+// maxImports run at once, each holding its body and threads in memory.
+func TestOneImportAtATimeAClient(t *testing.T) {
 	t.Parallel()
-	mem := &importingMemory{got: make(chan int, 3), release: make(chan struct{})}
+	held := map[string]bool{"bob": true}
+	for i := range maxImports - 1 {
+		held[fmt.Sprint("client-", i)] = true
+	}
+	mem := &importingMemory{got: make(chan int, 2*maxImports), release: make(chan struct{}), held: held}
 	h := gatewayOver(t, mem, "")
-	first := make(chan int)
-	go func() { first <- postImport(h, threadLines(1)).Code }()
-	<-mem.got // the first is in memory
-	if rec := postImport(h, threadLines(1)); rec.Code != http.StatusTooManyRequests {
-		t.Errorf("an import while another runs: %d %s, want 429", rec.Code, rec.Body)
+	answered := make(chan int, maxImports)
+	for client := range held {
+		go func() { answered <- postImportAs(h, client, clientImport(client)).Code }()
+		<-mem.got // in memory, held
+	}
+	if rec := postImportAs(h, "bob", clientImport("bob")); rec.Code != http.StatusTooManyRequests ||
+		!strings.Contains(rec.Body.String(), "your import before this one") {
+		t.Errorf("bob's import while his last runs: %d %s, want 429", rec.Code, rec.Body)
+	}
+	if rec := postImportAs(h, "carol", clientImport("carol")); rec.Code != http.StatusTooManyRequests ||
+		!strings.Contains(rec.Body.String(), fmt.Sprint(maxImports, " imports are running")) {
+		t.Errorf("carol's import while %d run: %d %s, want 429", maxImports, rec.Code, rec.Body)
 	}
 	close(mem.release)
-	if code := <-first; code != http.StatusOK {
-		t.Errorf("the first import: %d", code)
+	for range held {
+		if code := <-answered; code != http.StatusOK {
+			t.Errorf("a held import: %d", code)
+		}
 	}
-	if rec := postImport(h, threadLines(1)); rec.Code != http.StatusOK {
-		t.Errorf("an import after the first ended: %d %s", rec.Code, rec.Body)
+	if rec := postImportAs(h, "bob", clientImport("bob")); rec.Code != http.StatusOK {
+		t.Errorf("bob's import after his last ended: %d %s", rec.Code, rec.Body)
 	}
+}
+
+// TestAnotherClientsImportGoesIn while one client's runs.
+func TestAnotherClientsImportGoesIn(t *testing.T) {
+	t.Parallel()
+	mem := &importingMemory{got: make(chan int, 3), release: make(chan struct{}), held: map[string]bool{"bob": true}}
+	h := gatewayOver(t, mem, "")
+	go postImportAs(h, "bob", clientImport("bob"))
+	<-mem.got
+	if rec := postImportAs(h, "alice", clientImport("alice")); rec.Code != http.StatusOK {
+		t.Errorf("alice's import while bob's runs: %d %s", rec.Code, rec.Body)
+	}
+	close(mem.release)
 }

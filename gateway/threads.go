@@ -5,13 +5,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/httperr"
 	"github.com/zenmcp/zen/services/platform/serve"
 	"google.golang.org/grpc/codes"
@@ -38,12 +41,40 @@ var lineJSON = protojson.MarshalOptions{UseProtoNames: true}
 // as JSON lines, the history a model would see, and the thread browser's
 // list and thread view (browse.go, view.go).
 type threadPaths struct {
-	memory memoryv1.MemoryServiceClient
-	router routerv1.RouterServiceClient
-	trace  TraceURL // links a turn's trace id in the thread view
-	// imports holds the one import this gateway runs at a time: each
-	// holds its body and its decoded threads until memory has them.
-	imports chan struct{}
+	memory  memoryv1.MemoryServiceClient
+	router  routerv1.RouterServiceClient
+	trace   TraceURL // links a turn's trace id in the thread view
+	imports *importSlots
+}
+
+// maxImports bounds the imports a gateway runs at once.
+const maxImports = 4
+
+// importSlots are the imports running: one a client, and maxImports in
+// all, as each holds its body and its decoded threads until memory has
+// them. One a client, not one for everyone: a client that sends slowly, or
+// one slow import after another, keeps itself waiting and one slot only.
+type importSlots struct {
+	mu      sync.Mutex
+	running map[string]bool
+}
+
+// take holds client's slot, or says why it cannot.
+func (s *importSlots) take(client string) (release func(), refused string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.running[client]:
+		return nil, "your import before this one is still running: send this one once it has ended"
+	case len(s.running) >= maxImports:
+		return nil, fmt.Sprintf("%d imports are running on this gateway: send yours again shortly", maxImports)
+	}
+	s.running[client] = true
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.running, client)
+	}, ""
 }
 
 // export writes one thread per line (GET /v1/threads:export, or
@@ -80,15 +111,13 @@ func (p threadPaths) importThreads(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, status.Error(codes.InvalidArgument, "replace must be true or false"))
 		return
 	}
-	select {
-	case p.imports <- struct{}{}:
-		defer func() { <-p.imports }()
-	default:
-		writeStatus(w, status.Error(codes.ResourceExhausted, "another import is running on this gateway: "+
-			"send yours again once it has ended; nothing was imported"))
+	release, refused := p.imports.take(auth.Client(r.Context()))
+	if release == nil {
+		writeStatus(w, status.Error(codes.ResourceExhausted, refused+"; nothing was imported"))
 		return
 	}
-	// The one import slot is not held by a client that sends slowly.
+	defer release()
+	// A slot is not held for long by a client that sends slowly.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(importReadTime))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxImportBytes))
 	if err != nil {
