@@ -101,11 +101,19 @@ func TestWritesRejectBadFilesAndOversizeTurns(t *testing.T) {
 		"oversize workflow state": {ToolName: "debug", Turns: []memory.Turn{{Role: memory.RoleAssistant,
 			Content: "step 3", WorkflowState: map[string]any{"work_history": []any{
 				strings.Repeat("f", memory.MaxWorkflowStateBytes)}}}}},
+		// Copied into every branch: a 100-byte request stored 30 MB.
+		"oversize initial context": {ToolName: "chat", InitialContext: map[string]any{
+			"prompt": strings.Repeat("x", memory.MaxTurnBytes)}},
 	}
 	for name, p := range tests {
 		if _, err := svc.Create(ctx, p); !errors.Is(err, memory.ErrInvalid) {
 			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
 		}
+	}
+	big := &memory.Thread{ID: "5b7a9c1e-2f3d-4e5a-8b6c-7d8e9f0a1b2c", ToolName: "chat",
+		InitialContext: tests["oversize initial context"].InitialContext}
+	if _, err := svc.Import(ctx, "me", []*memory.Thread{big}, false); !errors.Is(err, memory.ErrInvalid) {
+		t.Errorf("an import of an oversize initial context: err = %v, want ErrInvalid", err)
 	}
 }
 

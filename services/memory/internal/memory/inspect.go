@@ -189,6 +189,9 @@ func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread
 		if err := validTurns(t.Turns); err != nil {
 			return 0, fmt.Errorf("thread %d (%s): %w", i+1, t.ID, err)
 		}
+		if err := validInitialContext(t.InitialContext); err != nil {
+			return 0, fmt.Errorf("thread %d (%s): %w", i+1, t.ID, err)
+		}
 		seen[t.ID] = true
 		forgetContents(t.Turns)
 		t.ClientID = clientID

@@ -71,6 +71,9 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 	if err := validTurns(p.Turns); err != nil {
 		return nil, err
 	}
+	if err := validInitialContext(p.InitialContext); err != nil {
+		return nil, err
+	}
 	if err := prepareBlobs(p.Blobs); err != nil {
 		return nil, err
 	}
@@ -207,6 +210,25 @@ func validTurns(turns []Turn) error {
 					"split them over more exchanges or threads", ErrInvalid, MaxFilesPerWrite)
 			}
 		}
+	}
+	return nil
+}
+
+// validInitialContext checks the size of a thread's first call's
+// arguments, which a branch copies: a turn's worth at most (MaxTurnBytes),
+// as JSON. Unchecked, a branch request of a hundred bytes stored tens of
+// megabytes an import had put there.
+func validInitialContext(initial map[string]any) error {
+	if initial == nil {
+		return nil
+	}
+	b, err := json.Marshal(initial)
+	if err != nil {
+		return fmt.Errorf("%w: the initial context is no JSON: %v", ErrInvalid, err)
+	}
+	if len(b) > MaxTurnBytes {
+		return fmt.Errorf("%w: the initial context is %d bytes, over the %d-byte limit", ErrInvalid, len(b),
+			MaxTurnBytes)
 	}
 	return nil
 }
