@@ -28,7 +28,9 @@ const maxImportBytes = serve.MaxMessageBytes
 // maxImportThreads bounds the threads of one import. Memory writes an
 // import whole, in one transaction under SQLite, while every other write
 // waits: 800,000 empty threads in one held every client's calls for
-// twenty seconds. A larger export goes in as several imports.
+// twenty seconds. A larger export goes in as several imports. Memory
+// refuses more too (memory.MaxImportThreads, with its bounds on turns and
+// files); the gateway stops reading at the first thread past it.
 const maxImportThreads = 1000
 
 // importReadTime bounds how long an import's body may take to arrive:

@@ -154,6 +154,39 @@ func (s *Service) Export(ctx context.Context, clientID string, fn func(*Thread) 
 	}
 }
 
+// An import is written whole, while every other write waits, so what it
+// may hold is bounded: threads, their turns, and the files they name.
+// The gateway stops reading an import at MaxImportThreads too.
+const (
+	MaxImportThreads = 1_000
+	MaxImportTurns   = 10_000
+	MaxImportFiles   = MaxFilesPerWrite
+)
+
+// importSize refuses an import over the bounds, saying to split it.
+func importSize(threads []*Thread) error {
+	if len(threads) > MaxImportThreads {
+		return fmt.Errorf("%w: an import holds at most %d threads, this one %d: split it", ErrInvalid,
+			MaxImportThreads, len(threads))
+	}
+	turns, files := 0, 0
+	for _, t := range threads {
+		turns += len(t.Turns)
+		for _, turn := range t.Turns {
+			files += len(turn.Files)
+		}
+	}
+	switch {
+	case turns > MaxImportTurns:
+		return fmt.Errorf("%w: an import holds at most %d turns, this one %d: split it", ErrInvalid,
+			MaxImportTurns, turns)
+	case files > MaxImportFiles:
+		return fmt.Errorf("%w: an import's turns name at most %d files, this one's %d: split it", ErrInvalid,
+			MaxImportFiles, files)
+	}
+	return nil
+}
+
 // forgetContents keeps the files of imported turns by path and size, not
 // by hash. Contents are stored once by their hash for every client, and an
 // import carries none: a hash it named would read back what another
@@ -173,6 +206,9 @@ func forgetContents(turns []Turn) {
 // (forgetContents). A thread id or a parent of another client's is refused:
 // importing never takes over or reaches into someone else's threads.
 func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread, replace bool) (int, error) {
+	if err := importSize(threads); err != nil {
+		return 0, err
+	}
 	now := s.now().UTC()
 	seen := map[string]bool{}
 	for i, t := range threads {

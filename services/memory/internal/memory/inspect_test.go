@@ -3,6 +3,8 @@ package memory_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,6 +137,47 @@ func TestImportValidatesEveryThreadFirst(t *testing.T) {
 	}
 	if _, err := svc.Get(ctx, good.ID, ""); !errors.Is(err, memory.ErrNotFound) {
 		t.Error("a rejected import stored its valid thread")
+	}
+}
+
+// TestImportIsBounded: an import is written whole while every other write
+// waits, so its threads, turns and the files they name are bounded, each
+// refused with what to do; 1,000 threads of 1,500 file refs each held
+// another client's chat for 3.5 s.
+func TestImportIsBounded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 100)
+	threads := func(n, turns, files int) []*memory.Thread {
+		out := make([]*memory.Thread, n)
+		for i := range out {
+			out[i] = &memory.Thread{ID: uuid.NewString(), ToolName: "chat"}
+			for j := range turns {
+				turn := memory.Turn{Role: memory.RoleUser, Content: "q"}
+				for k := range files {
+					turn.Files = append(turn.Files, memory.FileRef{Path: fmt.Sprintf("/f/%d/%d/%d", i, j, k)})
+				}
+				out[i].Turns = append(out[i].Turns, turn)
+			}
+		}
+		return out
+	}
+	for name, tc := range map[string]struct {
+		threads []*memory.Thread
+		want    string
+	}{
+		"threads": {threads(memory.MaxImportThreads+1, 0, 0), "threads"},
+		"turns":   {threads(memory.MaxImportTurns/100+1, 100, 0), "turns"},
+		"files":   {threads(2, 1, memory.MaxImportFiles/2+1), "files"},
+	} {
+		_, err := svc.Import(ctx, "me", tc.threads, false)
+		if !errors.Is(err, memory.ErrInvalid) || !strings.Contains(err.Error(), tc.want) ||
+			!strings.Contains(err.Error(), "split it") {
+			t.Errorf("too many %s: err = %v, want ErrInvalid naming them", name, err)
+		}
+	}
+	if _, err := svc.Import(ctx, "me", threads(memory.MaxImportTurns/100, 100, 0), false); err != nil {
+		t.Errorf("an import at the turns' bound: %v", err)
 	}
 }
 
