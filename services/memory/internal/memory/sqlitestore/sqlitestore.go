@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -30,6 +31,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/zenmcp/zen/services/memory/internal/memory"
@@ -121,7 +123,9 @@ func OpenWithTimeout(path string, busyTimeout time.Duration) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create the directory for %s: %w", path, err)
 	}
-	ownerOnly(path)
+	if err := ownerOnly(path); err != nil {
+		return nil, err
+	}
 	busy := fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds())
 	w, err := pool(path, 1, "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(ON)", busy)
 	if err != nil {
@@ -151,17 +155,36 @@ func OpenWithTimeout(path string, busyTimeout time.Duration) (*Store, error) {
 // and shared-memory files of an older release. SQLite creates those two
 // with the database's mode, so they follow. It matters where an operator
 // made the directory, which zen would have made 0700: one anyone may read
-// would otherwise show them every thread. A file it cannot create or
-// change is left for SQLite to open or refuse, in its own words.
-func ownerOnly(path string) {
-	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
+// would otherwise show them every thread. A file that is a link, that
+// another user owns, or whose mode zen cannot narrow is refused: its
+// owner, or the link's, could read every thread.
+func ownerOnly(path string) error {
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600); err == nil {
 		_ = f.Close()
 	}
 	for _, name := range []string{path, path + "-wal", path + "-shm"} {
-		if info, err := os.Stat(name); err == nil && info.Mode().Perm()&0o077 != 0 {
-			_ = os.Chmod(name, info.Mode().Perm()&^0o077)
+		info, err := os.Lstat(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("check %s: %w", name, err)
+		}
+		if info.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link: zen keeps its threads in files of its own; remove the link "+
+				"or set ZEN_DATA_DIR to a directory of zen's user", name)
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+			return fmt.Errorf("%s belongs to user %d, not zen's (%d), who could read every thread: give it to "+
+				"zen's user or set ZEN_DATA_DIR to a directory of zen's user", name, st.Uid, os.Getuid())
+		}
+		if info.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(name, info.Mode().Perm()&^0o077); err != nil {
+				return fmt.Errorf("%s may be read by other users and zen cannot change that: %w", name, err)
+			}
 		}
 	}
+	return nil
 }
 
 // pool opens conns connections on the file that are kept open.

@@ -324,3 +324,41 @@ func TestTheFilesAreTheirOwnersAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestFilesAnotherUserMayReadAreRefused: a database that is a link to a
+// file elsewhere, or that another user owns, is refused at open, saying
+// what to do: its owner, or the link's, could read every thread.
+func TestFilesAnotherUserMayReadAreRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	elsewhere := filepath.Join(t.TempDir(), "loot.db")
+	if err := os.WriteFile(elsewhere, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	linked := filepath.Join(dir, "memory.db")
+	if err := os.Symlink(elsewhere, linked); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Open(linked); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		if s != nil {
+			s.Close()
+		}
+		t.Errorf("a database that is a link: err = %v, want it refused", err)
+	}
+	if os.Getuid() != 0 {
+		return // only root can give a file to another user
+	}
+	owned := filepath.Join(t.TempDir(), "memory.db")
+	if err := os.WriteFile(owned, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(owned, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Open(owned); err == nil || !strings.Contains(err.Error(), "belongs to user 65534") {
+		if s != nil {
+			s.Close()
+		}
+		t.Errorf("a database another user owns: err = %v, want it refused", err)
+	}
+}
