@@ -94,7 +94,9 @@ func (h Hosts) Allowed(hostHeader string) bool {
 		return true
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
-		return h.anyIP || ip.IsLoopback() || h.names[ip.Unmap().String()]
+		// A zone names an interface of the machine that reads it: no
+		// browser sends one, and none is an address clients are given.
+		return ip.Zone() == "" && (h.anyIP || ip.IsLoopback() || h.names[ip.Unmap().String()])
 	}
 	return host != "" && h.names[host]
 }

@@ -78,6 +78,8 @@ func TestAllowed(t *testing.T) {
 		{"localhost.attacker.example", false, false},
 		{"localhost.", false, false},
 		{"10.0.0.6", false, false},
+		{"[::1%25lo]:8080", false, false},
+		{"[fe80::1%eth0]", false, false},
 		{"", false, false},
 	} {
 		if got := h.Allowed(tc.host); got != tc.listed {
@@ -99,7 +101,8 @@ func TestAnyAddress(t *testing.T) {
 	}
 	byAddress := h.AnyAddress()
 	for host, want := range map[string]bool{"10.9.8.7:9464": true, "[fd00::9]:9464": true, "127.0.0.1": true,
-		"zen.internal": true, "localhost": true, "attacker.example:9464": false, "10.9.8.7.nip.io": false, "": false} {
+		"zen.internal": true, "localhost": true, "attacker.example:9464": false, "10.9.8.7.nip.io": false, "": false,
+		"[fe80::1%eth0]:9464": false} {
 		if got := byAddress.Allowed(host); got != want {
 			t.Errorf("AnyAddress().Allowed(%q) = %v, want %v", host, got, want)
 		}
