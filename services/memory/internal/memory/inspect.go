@@ -212,9 +212,23 @@ func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread
 	now := s.now().UTC()
 	seen := map[string]bool{}
 	for i, t := range threads {
-		switch {
-		case uuid.Validate(t.ID) != nil:
+		// One spelling of each id, as zen writes them: upper case, braces
+		// or a URN would store one thread as another and pass the parent's
+		// check, which looks the id up as it is written.
+		id, err := uuid.Parse(t.ID)
+		if err != nil {
 			return 0, fmt.Errorf("%w: thread %d: thread_id %q is not a UUID", ErrInvalid, i+1, t.ID)
+		}
+		t.ID = id.String()
+		if t.ParentID != "" {
+			parent, err := uuid.Parse(t.ParentID)
+			if err != nil {
+				return 0, fmt.Errorf("%w: thread %d (%s): parent_thread_id %q is not a UUID", ErrInvalid, i+1, t.ID,
+					t.ParentID)
+			}
+			t.ParentID = parent.String()
+		}
+		switch {
 		case seen[t.ID]:
 			return 0, fmt.Errorf("%w: thread %d: thread_id %s appears twice", ErrInvalid, i+1, t.ID)
 		case t.ToolName == "":

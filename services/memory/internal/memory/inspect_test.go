@@ -228,6 +228,18 @@ func TestImportRefusesAnotherClientsParentAndID(t *testing.T) {
 	if _, err := svc.Import(ctx, "mallory", []*memory.Thread{child}, false); !errors.Is(err, memory.ErrInvalid) {
 		t.Errorf("import under bob's parent: %v, want ErrInvalid", err)
 	}
+	// The id in upper case, braced or as a URN is the same thread: it
+	// was stored as another, and passed the parent's check.
+	for _, spelling := range []string{strings.ToUpper(victim.ID), "{" + victim.ID + "}", "urn:uuid:" + victim.ID} {
+		child := &memory.Thread{ID: uuid.NewString(), ParentID: spelling, ToolName: "chat", Turns: exchange("m", "n")}
+		if _, err := svc.Import(ctx, "mallory", []*memory.Thread{child}, false); !errors.Is(err, memory.ErrInvalid) {
+			t.Errorf("import under bob's parent spelt %s: %v, want ErrInvalid", spelling, err)
+		}
+		takeover := &memory.Thread{ID: spelling, ToolName: "chat", Turns: exchange("m", "n")}
+		if _, err := svc.Import(ctx, "mallory", []*memory.Thread{takeover}, true); !errors.Is(err, memory.ErrOwned) {
+			t.Errorf("import over bob's thread spelt %s: %v, want ErrOwned", spelling, err)
+		}
+	}
 	takeover := &memory.Thread{ID: victim.ID, ToolName: "chat", ClientID: "mallory", Turns: exchange("m", "n")}
 	if _, err := svc.Import(ctx, "mallory", []*memory.Thread{takeover}, true); !errors.Is(err, memory.ErrOwned) {
 		t.Errorf("import over bob's thread: %v, want ErrOwned", err)
