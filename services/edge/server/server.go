@@ -217,6 +217,9 @@ func (s *Server) Handler() http.Handler {
 	// Bodies are limited before anything reads them, and the refusal is a
 	// JSON-RPC error the client can show, not the SDK's plain-text 413.
 	h = streamhttp.LimitBody(streamhttp.MaxBody, refuseTooLarge, h)
+	// A body arrives in its time or is cut; the answer after it is not
+	// bound by it.
+	h = streamhttp.BodyDeadline(streamhttp.BodyTime, h)
 	if s.tokens.On() {
 		h = mcpauth.RequireBearerToken(s.tokens.Verifier(), nil)(h)
 	}
