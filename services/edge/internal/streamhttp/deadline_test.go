@@ -1,0 +1,75 @@
+package streamhttp
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestABodyMustArriveInTime: a body sent a byte at a time is cut when its
+// time is up, and the handler hears a read error; a body that arrived in
+// time leaves the handler as long as it needs, its request's context
+// alive, as a long call's stream needs.
+func TestABodyMustArriveInTime(t *testing.T) {
+	t.Parallel()
+	const limit = 300 * time.Millisecond
+	srv := httptest.NewServer(BodyDeadline(limit, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			fmt.Fprint(w, "cut")
+			return
+		}
+		// Longer than the limit, as a model call is.
+		select {
+		case <-time.After(3 * limit):
+			fmt.Fprint(w, "answered")
+		case <-r.Context().Done():
+			fmt.Fprint(w, "ended")
+		}
+	})))
+	t.Cleanup(srv.Close)
+
+	res, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(body) != "answered" {
+		t.Errorf("a body sent at once: %q, want the handler's answer after its time", body)
+	}
+
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	done := make(chan string, 1)
+	go func() {
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			done <- "no answer: " + err.Error()
+			return
+		}
+		body, _ := io.ReadAll(res.Body)
+		done <- string(body)
+	}()
+	for range 20 { // a byte every tenth of a second: two seconds, past the limit
+		select {
+		case got := <-done:
+			if got != "cut" {
+				t.Errorf("a body sent a byte at a time: %q, want it cut", got)
+			}
+			return
+		case <-time.After(100 * time.Millisecond):
+			_, _ = conn.Write([]byte(" "))
+		}
+	}
+	t.Error("a body sent a byte at a time was still read after two seconds")
+}
