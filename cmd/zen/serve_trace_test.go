@@ -28,20 +28,7 @@ func TestServeTracesEachCallOnBothSides(t *testing.T) {
 	cs := connectHTTP(t, "http://"+p.addr("mcp")+"/mcp")
 
 	const clientTrace = "5bf92f3577b34da6a3ce929d0e0e4737"
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{
-		Meta: mcp.Meta{"traceparent": "00-" + clientTrace + "-00f067aa0ba902b7-01"},
-		Name: "chat",
-		Arguments: map[string]any{
-			"prompt":                          "trace me",
-			"working_directory_absolute_path": t.TempDir(),
-			"model":                           "llama3.2",
-		},
-	})
-	if err != nil || res.IsError {
-		t.Fatalf("chat: %v %s", err, text(res))
-	}
+	chatInTrace(t, cs, clientTrace)
 	wanted := []string{
 		"zen.router.v1.RouterService/ResolveModel",
 		"zen.memory.v1.MemoryService/",
@@ -114,10 +101,20 @@ func TestTraceSettingsInADotEnvFileAreUsed(t *testing.T) {
 	p := startZenIn(t, dir, fakeEnv(fake), []string{"mcp"}, serveArgs()...)
 	cs := connectHTTP(t, "http://"+p.addr("mcp")+"/mcp")
 	const clientTrace = "6bf92f3577b34da6a3ce929d0e0e4738"
+	chatInTrace(t, cs, clientTrace)
+	waitFor(t, 20*time.Second, "the call's spans at the endpoint the .env file names", func() bool {
+		return len(missing(rcv.trace(clientTrace), []string{"zen-serve/tools/call chat"})) == 0
+	})
+}
+
+// chatInTrace makes one chat call in the trace the client started, as its
+// _meta names it.
+func chatInTrace(t *testing.T, cs *mcp.ClientSession, trace string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{
-		Meta: mcp.Meta{"traceparent": "00-" + clientTrace + "-00f067aa0ba902b7-01"},
+		Meta: mcp.Meta{"traceparent": "00-" + trace + "-00f067aa0ba902b7-01"},
 		Name: "chat",
 		Arguments: map[string]any{"prompt": "trace me", "working_directory_absolute_path": t.TempDir(),
 			"model": "llama3.2"},
@@ -125,7 +122,4 @@ func TestTraceSettingsInADotEnvFileAreUsed(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("chat: %v %s", err, text(res))
 	}
-	waitFor(t, 20*time.Second, "the call's spans at the endpoint the .env file names", func() bool {
-		return len(missing(rcv.trace(clientTrace), []string{"zen-serve/tools/call chat"})) == 0
-	})
 }

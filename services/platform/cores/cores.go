@@ -109,8 +109,7 @@ func (g *Governor) change(by int) {
 // first waits for a garbage collection in progress.
 func (g *Governor) Run(ctx context.Context) {
 	g.mu.Lock()
-	g.started, g.since, g.overlap = time.Now(), time.Now(), 0
-	g.cpuAt, _ = g.cpuTime()
+	g.restartNow()
 	g.wide = false
 	g.mu.Unlock()
 	g.apply(false)
@@ -131,12 +130,7 @@ func (g *Governor) Run(ctx context.Context) {
 			// The next look judges the overlap from now on, not diluted in
 			// an idle second before it.
 			g.mu.Lock()
-			now := time.Now()
-			g.started, g.overlap = now, 0
-			if g.inFlight > 1 {
-				g.since = now
-			}
-			g.cpuAt, _ = g.cpuTime()
+			g.restartNow()
 			g.mu.Unlock()
 			timer.Stop()
 			timer.Reset(tick)
@@ -169,10 +163,10 @@ func (g *Governor) look() (changed, wide bool, next time.Duration) {
 			cpuShare = float64(cpu-g.cpuAt) / float64(d)
 		}
 	}
-	g.started, g.since, g.overlap, g.cpuAt = now, now, 0, cpu
+	g.restart(now, cpu)
 	switch {
 	case !g.wide && (overlapShare > widenAbove || cpuShare > busyCore):
-		g.wide, g.quiet, changed = true, 0, true
+		g.wide, changed = true, true // quiet is 0 on one core: narrowing left it so
 	case g.wide && overlapShare < narrowBelow && cpuShare < calmCore:
 		if g.quiet++; g.quiet >= narrowAfter {
 			g.wide, g.quiet, changed = false, 0, true
@@ -185,6 +179,18 @@ func (g *Governor) look() (changed, wide bool, next time.Duration) {
 		next = idleTick
 	}
 	return changed, g.wide, next
+}
+
+// restart begins the time the next look judges at now, when the process
+// had used cpu. g.mu is held.
+func (g *Governor) restart(now time.Time, cpu time.Duration) {
+	g.started, g.since, g.overlap, g.cpuAt = now, now, 0, cpu
+}
+
+// restartNow is restart from this moment.
+func (g *Governor) restartNow() {
+	cpu, _ := g.cpuTime()
+	g.restart(time.Now(), cpu)
 }
 
 func (g *Governor) apply(wide bool) {

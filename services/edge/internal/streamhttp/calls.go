@@ -160,10 +160,8 @@ const maxPresized = 64 << 10
 // call's body is read with no growing and copying.
 func readHead(body io.Reader, declared int64) ([]byte, error) {
 	size := 512
-	if declared >= 0 && declared < maxPresized {
-		size = int(declared) + 1 // room to see the end without growing
-	} else if declared >= maxPresized {
-		size = maxPresized
+	if declared >= 0 {
+		size = int(min(declared+1, maxPresized)) // +1: room to see the end without growing
 	}
 	buf := make([]byte, 0, size)
 	limited := io.LimitReader(body, maxPeek+1)

@@ -219,18 +219,7 @@ func validTurns(turns []Turn) error {
 // as JSON. Unchecked, a branch request of a hundred bytes stored tens of
 // megabytes an import had put there.
 func validInitialContext(initial map[string]any) error {
-	if initial == nil {
-		return nil
-	}
-	b, err := json.Marshal(initial)
-	if err != nil {
-		return fmt.Errorf("%w: the initial context is no JSON: %v", ErrInvalid, err)
-	}
-	if len(b) > MaxTurnBytes {
-		return fmt.Errorf("%w: the initial context is %d bytes, over the %d-byte limit", ErrInvalid, len(b),
-			MaxTurnBytes)
-	}
-	return nil
+	return jsonWithin(initial, MaxTurnBytes, "the initial context", "")
 }
 
 // validWorkflowState checks the size of what turn i keeps for its tool's
@@ -239,14 +228,23 @@ func validWorkflowState(i int, state map[string]any) error {
 	if state == nil {
 		return nil
 	}
-	b, err := json.Marshal(state)
-	if err != nil {
-		return fmt.Errorf("%w: turn %d keeps a workflow state that is no JSON: %v", ErrInvalid, i, err)
+	return jsonWithin(state, MaxWorkflowStateBytes,
+		fmt.Sprintf("turn %d's workflow state (every step's findings so far)", i),
+		": send shorter findings, or go on in a new thread")
+}
+
+// jsonWithin refuses v when its JSON is over limit bytes, or is none; what
+// names it in the error, and fix, when set, says what to do.
+func jsonWithin(v map[string]any, limit int, what, fix string) error {
+	if v == nil {
+		return nil
 	}
-	if len(b) > MaxWorkflowStateBytes {
-		return fmt.Errorf("%w: turn %d keeps %d bytes of workflow state (every step's findings so far), over "+
-			"the %d-byte limit: send shorter findings, or go on in a new thread", ErrInvalid, i, len(b),
-			MaxWorkflowStateBytes)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("%w: %s is no JSON: %v", ErrInvalid, what, err)
+	}
+	if len(b) > limit {
+		return fmt.Errorf("%w: %s is %d bytes, over the %d-byte limit%s", ErrInvalid, what, len(b), limit, fix)
 	}
 	return nil
 }
