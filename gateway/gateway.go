@@ -50,6 +50,12 @@ type Conns struct {
 // thread view links each turn's trace through trace.
 func New(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguard.Hosts,
 	version string, trace TraceURL) (http.Handler, error) {
+	return newGateway(ctx, c, tokens, hosts, version, trace, servedBodies)
+}
+
+// newGateway is New with its request bodies held to bodies.
+func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguard.Hosts,
+	version string, trace TraceURL, bodies bodyBounds) (http.Handler, error) {
 	doc, err := versionedDoc(version)
 	if err != nil {
 		return nil, err
@@ -78,10 +84,11 @@ func New(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguard.Hosts
 	root.Handle("/v1/", withoutCredentials(mux))
 	root.Handle("/", httperr.NotFound(routesHint))
 	threads := threadPaths{
-		memory:  memoryv1.NewMemoryServiceClient(c.Memory),
-		router:  routerv1.NewRouterServiceClient(c.Router),
-		trace:   trace,
-		imports: &importSlots{running: map[string]bool{}},
+		memory:     memoryv1.NewMemoryServiceClient(c.Memory),
+		router:     routerv1.NewRouterServiceClient(c.Router),
+		trace:      trace,
+		imports:    &importSlots{running: map[string]bool{}},
+		importTime: bodies.importTime,
 	}
 	ready := serve.ReadyHandler(tokens, func(ctx context.Context) error {
 		if err := serve.CheckAll(ctx, deps); err != nil {
@@ -103,10 +110,10 @@ func New(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguard.Hosts
 	top := http.NewServeMux()
 	top.Handle("GET /{$}", uiHandler())
 	top.Handle("GET /ui/", uiHandler())
-	top.Handle("/", tokens.Require(jsonOnly(root), "/healthz", "/readyz"))
+	top.Handle("/", tokens.Require(jsonOnly(boundBodies(bodies.size, root)), "/healthz", "/readyz"))
 	// Probes send the pod's IP as Host and get no addresses: they skip the
 	// Host check and the token.
-	h := hosts.Protect(top, "/healthz", "/readyz")
+	h := serve.BodyDeadline(bodies.time, hosts.Protect(top, "/healthz", "/readyz"))
 	return otelhttp.NewHandler(h, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 		return "gateway " + r.Method + " " + r.URL.Path
 	})), nil

@@ -3,10 +3,12 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/platform/auth"
@@ -132,4 +134,64 @@ func TestAnotherClientsImportGoesIn(t *testing.T) {
 		t.Errorf("alice's import while bob's runs: %d %s", rec.Code, rec.Body)
 	}
 	close(mem.release)
+}
+
+// TestAnImportIsReadAsItArrives: an import is refused at its first thread
+// past the limit, while the rest of its body is still on its way; the
+// gateway read the whole body (64 MiB, and then its threads) before it
+// looked at a line.
+func TestAnImportIsReadAsItArrives(t *testing.T) {
+	t.Parallel()
+	h := gatewayOver(t, &importingMemory{got: make(chan int, 1)}, "")
+	body, sender := io.Pipe()
+	t.Cleanup(func() { body.Close() })
+	go func() { _, _ = io.WriteString(sender, threadLines(maxImportThreads+1)) }() // and no end
+	r := httptest.NewRequest("POST", "http://localhost/v1/threads:import", body)
+	r.Header.Set("Content-Type", "application/x-ndjson")
+	rec := httptest.NewRecorder()
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		h.ServeHTTP(rec, r)
+	}()
+	select {
+	case <-answered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("an import past its limit was not answered before its body ended")
+	}
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), fmt.Sprint(maxImportThreads)) {
+		t.Errorf("an import of %d threads: %d %s, want 400 naming the limit", maxImportThreads+1, rec.Code, rec.Body)
+	}
+}
+
+// TestAnImportHasASize: a body past maxImportBytes is refused (413, naming
+// the limit), though no line in it is long or a thread.
+func TestAnImportHasASize(t *testing.T) {
+	t.Parallel()
+	h := gatewayOver(t, &importingMemory{got: make(chan int, 1)}, "")
+	blank := strings.Repeat(" ", 1023) + "\n"
+	r := httptest.NewRequest("POST", "http://localhost/v1/threads:import",
+		io.LimitReader(&repeated{s: blank}, maxImportBytes+int64(len(blank))))
+	r.Header.Set("Content-Type", "application/x-ndjson")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), fmt.Sprint(maxImportBytes)) {
+		t.Errorf("an import of over %d bytes: %d %s, want 413 naming the limit", maxImportBytes, rec.Code, rec.Body)
+	}
+}
+
+// repeated reads s over and over.
+type repeated struct {
+	s   string
+	off int
+}
+
+func (r *repeated) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		c := copy(p[n:], r.s[r.off:])
+		n += c
+		r.off = (r.off + c) % len(r.s)
+	}
+	return n, nil
 }

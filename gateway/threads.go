@@ -43,10 +43,11 @@ var lineJSON = protojson.MarshalOptions{UseProtoNames: true}
 // as JSON lines, the history a model would see, and the thread browser's
 // list and thread view (browse.go, view.go).
 type threadPaths struct {
-	memory  memoryv1.MemoryServiceClient
-	router  routerv1.RouterServiceClient
-	trace   TraceURL // links a turn's trace id in the thread view
-	imports *importSlots
+	memory     memoryv1.MemoryServiceClient
+	router     routerv1.RouterServiceClient
+	trace      TraceURL // links a turn's trace id in the thread view
+	imports    *importSlots
+	importTime time.Duration // how long an import's body may take to arrive
 }
 
 // maxImports bounds the imports a gateway runs at once.
@@ -120,15 +121,12 @@ func (p threadPaths) importThreads(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	// A slot is not held for long by a client that sends slowly.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(importReadTime))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxImportBytes))
-	if err != nil {
-		writeStatus(w, status.Errorf(codes.InvalidArgument, "read the import body: %v (at most %d bytes)", err, maxImportBytes))
-		return
-	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(p.importTime))
+	// Read as it arrives: a bound crossed is told at once, and the body is
+	// not held beside the threads it decodes to.
 	req := &memoryv1.ImportThreadsRequest{Replace: replace}
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 1<<20), maxImportBytes)
+	sc := bufio.NewScanner(http.MaxBytesReader(w, r.Body, maxImportBytes))
+	sc.Buffer(make([]byte, 0, 64<<10), maxImportBytes)
 	for n := 1; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
@@ -147,7 +145,14 @@ func (p threadPaths) importThreads(w http.ResponseWriter, r *http.Request) {
 		req.Threads = append(req.Threads, t)
 	}
 	if err := sc.Err(); err != nil {
-		writeStatus(w, status.Errorf(codes.InvalidArgument, "read the import body: %v; nothing was imported", err))
+		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+			httperr.Status(w, http.StatusRequestEntityTooLarge, status.Newf(codes.InvalidArgument,
+				"an import body holds at most %d bytes: split the file and import each part; nothing was imported",
+				maxImportBytes))
+			return
+		}
+		writeStatus(w, status.Errorf(codes.InvalidArgument, "could not read the import body: %v "+
+			"(it has %s to arrive); nothing was imported", err, p.importTime))
 		return
 	}
 	resp, err := p.memory.ImportThreads(r.Context(), req)

@@ -219,7 +219,7 @@ func (s *Server) Handler() http.Handler {
 	h = streamhttp.LimitBody(streamhttp.MaxBody, refuseTooLarge, h)
 	// A body arrives in its time or is cut; the answer after it is not
 	// bound by it.
-	h = streamhttp.BodyDeadline(streamhttp.BodyTime, h)
+	h = serve.BodyDeadline(serve.BodyTime, h)
 	if s.tokens.On() {
 		h = mcpauth.RequireBearerToken(s.tokens.Verifier(), nil)(h)
 	}

@@ -6,5 +6,7 @@
 // dialled with Dial, which spreads calls over every replica a target names
 // (round_robin), retries the calls that are safe to repeat, bounds memory's
 // calls and keeps connections alive; servers recycle connections so callers
-// find new replicas (balance.go).
+// find new replicas (balance.go). An HTTP request's body gets a time to
+// arrive (BodyDeadline), which http.Server cannot give without binding the
+// answer too.
 package serve

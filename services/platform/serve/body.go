@@ -1,4 +1,4 @@
-package streamhttp
+package serve
 
 import (
 	"io"
@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// BodyTime bounds how long a request's body may take to arrive: 4 MiB at
-// 140 KB a second. Without it a client that sent its body a byte at a time
-// held a connection, and the buffer Calls reads it into, for as long as it
-// liked.
+// BodyTime bounds how long a request's body may take to arrive: an MCP
+// call's 4 MiB at 140 KB a second. Without it a client that sent its body
+// a byte at a time held a connection, and the buffer its body is read
+// into, for as long as it liked: http.Server bounds only the headers.
 const BodyTime = 30 * time.Second
 
 // BodyDeadline gives each request's body d to arrive, and lifts the limit

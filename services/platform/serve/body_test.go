@@ -1,4 +1,4 @@
-package streamhttp
+package serve
 
 import (
 	"bufio"
