@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/hostguard"
+	"github.com/zenmcp/zen/services/platform/serve"
 )
 
 // servePprof serves Go's profiles (net/http/pprof) under /debug/pprof/ on
@@ -30,7 +31,8 @@ func servePprof(addr string, hosts hostguard.Hosts, logger *slog.Logger) (stop f
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: hosts.Protect(hostguard.NotFromPages(mux)), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: hosts.Protect(hostguard.NotFromPages(mux)), ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout: serve.IdleTime}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

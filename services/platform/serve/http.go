@@ -9,6 +9,12 @@ import (
 	"time"
 )
 
+// IdleTime is how long a connection may wait for its next request. It is
+// longer than clients keep their own idle connections (Go's 90 s, Node's
+// and Python's a few seconds), so a client closes first and never sends a
+// request on a connection the server is closing.
+const IdleTime = 2 * time.Minute
+
 // HTTP serves handler on lis until ctx is done, then shuts down gracefully,
 // letting in-flight requests finish for up to DrainTimeout.
 //
@@ -22,7 +28,8 @@ import (
 // refuses, as it refuses the connections the closed listener had queued.
 func HTTP(ctx context.Context, lis net.Listener, handler http.Handler) error {
 	unused := &unusedConns{conns: map[net.Conn]struct{}{}}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ConnState: unused.track}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: IdleTime,
+		ConnState: unused.track}
 	srv.RegisterOnShutdown(unused.closeAll) // runs once the listener is closed
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(lis) }()

@@ -157,3 +157,35 @@ func TestAConnectionCountedAfterTheStopIsClosed(t *testing.T) {
 		}
 	})
 }
+
+// A connection left idle after its request is closed after IdleTime: each
+// one kept is a file descriptor, and a client that opened many, sent a
+// request on each and went quiet held them all for as long as zen ran.
+func TestAnIdleConnectionIsClosed(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		lis := newPipeListener()
+		stop := serveHTTP(lis, http.NotFoundHandler())
+		defer stop()
+		conn := lis.dial()
+		defer conn.Close()
+		go func() { _, _ = io.WriteString(conn, "GET / HTTP/1.1\r\nHost: zen\r\n\r\n") }()
+		r := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatalf("the request got no answer: %v", err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+
+		start := time.Now()
+		_ = conn.SetReadDeadline(start.Add(IdleTime + time.Minute))
+		if _, err := r.ReadByte(); !errors.Is(err, io.EOF) {
+			t.Fatalf("reading an idle connection: %v, want EOF (closed by the server) within %v", err, IdleTime)
+		}
+		if took := time.Since(start); took < IdleTime {
+			t.Errorf("an idle connection was closed after %v, want %v: clients keep theirs open between calls",
+				took, IdleTime)
+		}
+	})
+}
