@@ -2,9 +2,12 @@ package gateway
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/httperr"
@@ -13,14 +16,14 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// maxJSONBody bounds the body of every route but import. Each takes a few
-// fields (a model's name, a branch's title); without a bound the generated
-// routes decoded a body of any size into memory.
+// maxJSONBody bounds the body of a generated route. Each takes a few
+// fields (a model's name, a branch's title); without a bound they decoded
+// a body of any size into memory.
 const maxJSONBody = 1 << 20
 
 // bodyBounds are what request bodies are held to.
 type bodyBounds struct {
-	size       int64         // every route's but import's (maxImportBytes)
+	size       int64         // a generated route's body (an import's is maxImportBytes)
 	time       time.Duration // how long a body may take to arrive
 	importTime time.Duration // how long an import's may
 }
@@ -28,27 +31,27 @@ type bodyBounds struct {
 // servedBodies are the bounds a served gateway holds bodies to.
 var servedBodies = bodyBounds{size: maxJSONBody, time: serve.BodyTime, importTime: importReadTime}
 
-// boundBodies reads a body whole, up to limit, before the route sees it,
-// and refuses a larger one (413). Import reads its own as it arrives, to
-// its own bound.
-func boundBodies(limit int64, next http.Handler) http.Handler {
+// boundBodies reads a generated route's body whole, up to b.size, before
+// grpc-gateway decodes it: grpc-gateway would answer a body too large or
+// cut for its time as a malformed one (400, naming no bound), since it
+// turns every read error into InvalidArgument.
+func boundBodies(b bodyBounds, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == importPath || r.Body == nil || r.Body == http.NoBody {
+		if r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if r.ContentLength > limit {
-			refuseLargeBody(w, r, limit)
+		if r.ContentLength > b.size {
+			refuseLargeBody(w, r, b.size, "")
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+		body, err := io.ReadAll(io.LimitReader(r.Body, b.size+1))
 		switch {
 		case err != nil:
-			httperr.Status(w, http.StatusBadRequest, status.Newf(codes.InvalidArgument,
-				"could not read the request body: %v; send it whole at once", err))
+			refuseUnreadBody(w, r, err, b.time, "", "")
 			return
-		case int64(len(body)) > limit:
-			refuseLargeBody(w, r, limit)
+		case int64(len(body)) > b.size:
+			refuseLargeBody(w, r, b.size, "")
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -56,7 +59,37 @@ func boundBodies(limit int64, next http.Handler) http.Handler {
 	})
 }
 
-func refuseLargeBody(w http.ResponseWriter, r *http.Request, limit int64) {
+// refuseLargeBody answers a body over limit (413), advice saying what to
+// do instead.
+func refuseLargeBody(w http.ResponseWriter, r *http.Request, limit int64, advice string) {
 	msg := fmt.Sprintf("%s %s takes a body of at most %d bytes", r.Method, r.URL.Path, limit)
+	if advice != "" {
+		msg += ": " + advice
+	}
 	httperr.Status(w, http.StatusRequestEntityTooLarge, status.New(codes.InvalidArgument, msg))
 }
+
+// refuseUnreadBody answers a body that could not be read whole: one past
+// its size (refuseLargeBody, with largeAdvice), cut for its time, or broken
+// off; outcome, when set, ends the answer. The network's own words stay
+// out of it: they name the gateway's address.
+func refuseUnreadBody(w http.ResponseWriter, r *http.Request, err error, allowed time.Duration,
+	largeAdvice, outcome string) {
+	var msg string
+	switch tooLarge := (*http.MaxBytesError)(nil); {
+	case errors.As(err, &tooLarge):
+		refuseLargeBody(w, r, tooLarge.Limit, largeAdvice)
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		msg = "the request body did not arrive within " + seconds(allowed) + ": send it as fast as it is read"
+	default:
+		msg = "the request body was broken off before its end: send it again"
+	}
+	if outcome != "" {
+		msg += "; " + outcome
+	}
+	httperr.Status(w, http.StatusBadRequest, status.New(codes.InvalidArgument, msg))
+}
+
+// seconds words d as the limits are documented: "30 s", "120 s".
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s" }

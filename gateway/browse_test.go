@@ -122,6 +122,12 @@ func browseGateway(t *testing.T, memory *fakeMemory, trace string) http.Handler 
 // gatewayOver is the gateway in front of memory, any fake of the service.
 func gatewayOver(t *testing.T, memory memoryv1.MemoryServiceServer, trace string) http.Handler {
 	t.Helper()
+	return gatewayOverWith(t, memory, trace, servedBodies)
+}
+
+// gatewayOverWith is gatewayOver with request bodies held to bodies.
+func gatewayOverWith(t *testing.T, memory memoryv1.MemoryServiceServer, trace string, bodies bodyBounds) http.Handler {
+	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer()
 	memoryv1.RegisterMemoryServiceServer(srv, memory)
@@ -138,7 +144,8 @@ func gatewayOver(t *testing.T, memory memoryv1.MemoryServiceServer, trace string
 		t.Fatal(err)
 	}
 	hosts, _ := hostguard.Load(func(string) string { return "" })
-	h, err := New(t.Context(), Conns{Memory: conn, Router: conn, Executor: conn}, nil, hosts, testVersion, tu)
+	h, err := newGateway(t.Context(), Conns{Memory: conn, Router: conn, Executor: conn}, nil, hosts, testVersion, tu,
+		bodies)
 	if err != nil {
 		t.Fatal(err)
 	}

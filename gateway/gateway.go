@@ -81,7 +81,7 @@ func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguar
 	deps := []serve.Dependency{{Name: "memory", Conn: c.Memory}, {Name: "router", Conn: c.Router}, {Name: "executor", Conn: c.Executor}}
 
 	root := http.NewServeMux()
-	root.Handle("/v1/", withoutCredentials(mux))
+	root.Handle("/v1/", withoutCredentials(boundBodies(bodies, mux)))
 	root.Handle("/", httperr.NotFound(routesHint))
 	threads := threadPaths{
 		memory:     memoryv1.NewMemoryServiceClient(c.Memory),
@@ -110,7 +110,7 @@ func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguar
 	top := http.NewServeMux()
 	top.Handle("GET /{$}", uiHandler())
 	top.Handle("GET /ui/", uiHandler())
-	top.Handle("/", tokens.Require(jsonOnly(boundBodies(bodies.size, root)), "/healthz", "/readyz"))
+	top.Handle("/", tokens.Require(jsonOnly(root), "/healthz", "/readyz"))
 	// Probes send the pod's IP as Host and get no addresses: they skip the
 	// Host check and the token.
 	h := serve.BodyDeadline(bodies.time, hosts.Protect(top, "/healthz", "/readyz"))

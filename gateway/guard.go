@@ -35,7 +35,7 @@ func jsonOnly(next http.Handler) http.Handler {
 		case r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions:
 			// reads: a page cannot read another site's answers (hostguard
 			// keeps rebound names out)
-		case r.Method == http.MethodDelete && ct == "":
+		case r.Method == http.MethodDelete && ct == "" && r.ContentLength == 0:
 			// no body, and no page can send a DELETE elsewhere unasked
 		default:
 			accepted := jsonTypes

@@ -88,6 +88,8 @@ func TestGuards(t *testing.T) {
 			map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415,
 			"Content-Type: application/json"},
 		{"delete without a body", "DELETE", id, "localhost", "", nil, 503, ""},
+		{"delete with a body but no type", "DELETE", id, "localhost", "{}", nil, 415,
+			"Content-Type: application/json"},
 		{"foreign Origin", "POST", id + ":branch", "localhost", "{}",
 			map[string]string{"Content-Type": "application/json", "Origin": "https://attacker.example"}, 403,
 			"cross-origin"},

@@ -165,25 +165,42 @@ func TestAnImportIsReadAsItArrives(t *testing.T) {
 }
 
 // TestAnImportHasASize: a body past maxImportBytes is refused (413, naming
-// the limit), though no line in it is long or a thread.
+// the limit), at once when it declares its length, and where it crosses
+// the limit when it does not, though the line it cut is no thread.
 func TestAnImportHasASize(t *testing.T) {
 	t.Parallel()
 	h := gatewayOver(t, &importingMemory{got: make(chan int, 1)}, "")
-	blank := strings.Repeat(" ", 1023) + "\n"
-	r := httptest.NewRequest("POST", "http://localhost/v1/threads:import",
-		io.LimitReader(&repeated{s: blank}, maxImportBytes+int64(len(blank))))
-	r.Header.Set("Content-Type", "application/x-ndjson")
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, r)
-	if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), fmt.Sprint(maxImportBytes)) {
-		t.Errorf("an import of over %d bytes: %d %s, want 413 naming the limit", maxImportBytes, rec.Code, rec.Body)
+	line := `{"thread_id":"00000000-0000-4000-8000-000000000001","tool_name":"` + strings.Repeat("a", 100<<10) + "\"}\n"
+	for _, tc := range []struct {
+		name     string
+		declared bool
+	}{{"declared", true}, {"chunked", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			body := &repeated{s: line}
+			r := httptest.NewRequest("POST", "http://localhost/v1/threads:import", io.LimitReader(body, 2*maxImportBytes))
+			if tc.declared {
+				r.ContentLength = 2 * maxImportBytes
+			}
+			r.Header.Set("Content-Type", "application/x-ndjson")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			want := fmt.Sprint("takes a body of at most ", maxImportBytes, " bytes: split the file")
+			if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), want) {
+				t.Errorf("an import of over %d bytes: %d %s, want 413 with %q", maxImportBytes, rec.Code, rec.Body, want)
+			}
+			if tc.declared && body.read != 0 {
+				t.Errorf("an import declared too large was read (%d bytes), want it refused unread", body.read)
+			}
+		})
 	}
 }
 
 // repeated reads s over and over.
 type repeated struct {
-	s   string
-	off int
+	s    string
+	off  int
+	read int
 }
 
 func (r *repeated) Read(p []byte) (int, error) {
@@ -193,5 +210,6 @@ func (r *repeated) Read(p []byte) (int, error) {
 		n += c
 		r.off = (r.off + c) % len(r.s)
 	}
+	r.read += n
 	return n, nil
 }
