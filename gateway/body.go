@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/httperr"
@@ -21,21 +21,29 @@ import (
 // a body of any size into memory.
 const maxJSONBody = 1 << 20
 
-// bodyBounds are what request bodies are held to.
+// bodyBounds are what request bodies, and an export's answer, are held to.
 type bodyBounds struct {
 	size       int64         // a generated route's body (an import's is maxImportBytes)
 	time       time.Duration // how long a body may take to arrive
 	importTime time.Duration // how long an import's may
+	// reading bounds the bodies boundBodies holds at once: each is up to
+	// size, and a client may send many slowly.
+	reading int
+	// sendTime bounds how long an export's line may wait for the client
+	// to take it.
+	sendTime time.Duration
 }
 
 // servedBodies are the bounds a served gateway holds bodies to.
-var servedBodies = bodyBounds{size: maxJSONBody, time: serve.BodyTime, importTime: importReadTime}
+var servedBodies = bodyBounds{size: maxJSONBody, time: serve.BodyTime, importTime: importReadTime, reading: 64,
+	sendTime: serve.BodyTime}
 
 // boundBodies reads a generated route's body whole, up to b.size, before
 // grpc-gateway decodes it: grpc-gateway would answer a body too large or
 // cut for its time as a malformed one (400, naming no bound), since it
 // turns every read error into InvalidArgument.
 func boundBodies(b bodyBounds, next http.Handler) http.Handler {
+	slots := make(chan struct{}, b.reading)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
@@ -43,6 +51,14 @@ func boundBodies(b bodyBounds, next http.Handler) http.Handler {
 		}
 		if r.ContentLength > b.size {
 			refuseLargeBody(w, r, b.size, "")
+			return
+		}
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }() // the body is held until the route has answered
+		default:
+			httperr.Status(w, http.StatusTooManyRequests, status.Newf(codes.ResourceExhausted,
+				"%d request bodies are being read on this gateway: send yours again shortly", b.reading))
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, b.size+1))
@@ -71,8 +87,7 @@ func refuseLargeBody(w http.ResponseWriter, r *http.Request, limit int64, advice
 
 // refuseUnreadBody answers a body that could not be read whole: one past
 // its size (refuseLargeBody, with largeAdvice), cut for its time, or broken
-// off; outcome, when set, ends the answer. The network's own words stay
-// out of it: they name the gateway's address.
+// off (serve.BodyDeadline's errors); outcome, when set, ends the answer.
 func refuseUnreadBody(w http.ResponseWriter, r *http.Request, err error, allowed time.Duration,
 	largeAdvice, outcome string) {
 	var msg string
@@ -80,10 +95,10 @@ func refuseUnreadBody(w http.ResponseWriter, r *http.Request, err error, allowed
 	case errors.As(err, &tooLarge):
 		refuseLargeBody(w, r, tooLarge.Limit, largeAdvice)
 		return
-	case errors.Is(err, os.ErrDeadlineExceeded):
+	case errors.Is(err, serve.ErrBodyLate):
 		msg = "the request body did not arrive within " + seconds(allowed) + ": send it as fast as it is read"
 	default:
-		msg = "the request body was broken off before its end: send it again"
+		msg = serve.ErrBodyBroken.Error() + ": send it again"
 	}
 	if outcome != "" {
 		msg += "; " + outcome
@@ -93,3 +108,62 @@ func refuseUnreadBody(w http.ResponseWriter, r *http.Request, err error, allowed
 
 // seconds words d as the limits are documented: "30 s", "120 s".
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s" }
+
+// closeUnread closes the connection after an answer begun before the
+// request's body had all been read. net/http would first read up to
+// 256 KiB more of it, for as long as the client took to send it (up to the
+// body's time), and a refusal would reach the client only then.
+func closeUnread(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body := &endSeen{ReadCloser: r.Body}
+		r.Body = body
+		next.ServeHTTP(&unreadCloser{ResponseWriter: w, body: body}, r)
+	})
+}
+
+// endSeen is a body that knows whether it was read to its end.
+type endSeen struct {
+	io.ReadCloser
+	ended atomic.Bool
+}
+
+func (b *endSeen) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.ended.Store(true)
+	}
+	return n, err
+}
+
+// unreadCloser asks for the connection to close when the answer's head
+// goes out before its request's body has ended.
+type unreadCloser struct {
+	http.ResponseWriter
+	body  *endSeen
+	begun bool
+}
+
+func (w *unreadCloser) WriteHeader(code int) {
+	if !w.begun {
+		w.begun = true
+		if !w.body.ended.Load() {
+			w.Header().Set("Connection", "close")
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *unreadCloser) Write(p []byte) (int, error) {
+	if !w.begun {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *unreadCloser) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+func (w *unreadCloser) Unwrap() http.ResponseWriter { return w.ResponseWriter }

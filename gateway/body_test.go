@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/platform/auth"
+	"google.golang.org/grpc"
 )
 
 // TestBodiesHaveASize: a generated route's body over maxJSONBody is
@@ -60,8 +64,9 @@ func TestBodiesHaveASize(t *testing.T) {
 func TestBodiesMustArriveInTime(t *testing.T) {
 	t.Parallel()
 	const limit = 300 * time.Millisecond
-	srv := httptest.NewServer(gatewayOverWith(t, &importingMemory{got: make(chan int, 1)}, "",
-		bodyBounds{size: maxJSONBody, time: limit, importTime: limit}))
+	bounds := servedBodies
+	bounds.time, bounds.importTime = limit, limit
+	srv := httptest.NewServer(gatewayOverWith(t, &importingMemory{got: make(chan int, 1)}, "", bounds))
 	t.Cleanup(srv.Close)
 	for _, tc := range []struct{ path, contentType, want string }{
 		{"/v1/models:resolve", "application/json", "did not arrive within 0.3 s"},
@@ -86,8 +91,9 @@ func TestBodiesMustArriveInTime(t *testing.T) {
 func TestAnImportHasTimeOfItsOwn(t *testing.T) {
 	t.Parallel()
 	mem := &importingMemory{got: make(chan int, 1)}
-	srv := httptest.NewServer(gatewayOverWith(t, mem, "",
-		bodyBounds{size: maxJSONBody, time: 300 * time.Millisecond, importTime: 20 * time.Second}))
+	bounds := servedBodies
+	bounds.time, bounds.importTime = 300*time.Millisecond, 20*time.Second
+	srv := httptest.NewServer(gatewayOverWith(t, mem, "", bounds))
 	t.Cleanup(srv.Close)
 	line := threadLines(1)
 	conn := dialGateway(t, srv)
@@ -168,4 +174,149 @@ func sendSlowly(t *testing.T, srv *httptest.Server, path, contentType string, by
 		}
 	}
 	return fmt.Sprintf("still read after %d bytes", bytes)
+}
+
+// TestARefusalDoesNotWaitForTheBody: a request refused before its body has
+// all come is answered at once, not once the rest has come or its time is
+// up: net/http reads up to 256 KiB more of a body before it answers, unless
+// the connection is to close.
+func TestARefusalDoesNotWaitForTheBody(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(gatewayOver(t, &importingMemory{got: make(chan int, 1)}, ""))
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct{ name, head, body, want string }{
+		{"an import past its threads", "POST /v1/threads:import HTTP/1.1\r\nContent-Type: application/x-ndjson\r\n",
+			threadLines(maxImportThreads + 1), fmt.Sprint("at most ", maxImportThreads, " threads")},
+		{"a body past its size", "POST /v1/models:resolve HTTP/1.1\r\nContent-Type: application/json\r\n",
+			`{"model":"` + strings.Repeat("a", maxJSONBody), fmt.Sprint("at most ", maxJSONBody, " bytes")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			conn := dialGateway(t, srv)
+			// Chunked, and never ended: the rest is on its way.
+			fmt.Fprintf(conn, "%sHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n",
+				tc.head, len(tc.body), tc.body)
+			answered := make(chan string, 1)
+			go func() {
+				res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+				if err != nil {
+					answered <- "no answer: " + err.Error()
+					return
+				}
+				body, _ := io.ReadAll(res.Body)
+				answered <- string(body)
+			}()
+			select {
+			case got := <-answered:
+				if !strings.Contains(got, tc.want) {
+					t.Errorf("answered %q, want %q", got, tc.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("no answer after ten seconds: the refusal waits for the body")
+			}
+		})
+	}
+}
+
+// TestBodiesReadAtOnceHaveABound: past bodyBounds.reading bodies being read
+// at once, another is told to come back (429), so that many slow bodies of
+// 1 MiB cannot hold the gateway's memory; once one has been read, the next
+// goes in.
+func TestBodiesReadAtOnceHaveABound(t *testing.T) {
+	t.Parallel()
+	const reading = 2
+	h := boundBodies(bodyBounds{size: maxJSONBody, time: time.Minute, reading: reading},
+		http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	post := func(body io.Reader) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", "http://localhost/v1/models:resolve", body)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		return rec
+	}
+	var senders []*io.PipeWriter
+	answered := make(chan int, reading)
+	for range reading {
+		body, sender := io.Pipe()
+		senders = append(senders, sender)
+		go func() { answered <- post(body).Code }()
+		_, _ = io.WriteString(sender, "{") // returns once the body is being read
+	}
+	if rec := post(strings.NewReader(`{"model":"auto"}`)); rec.Code != http.StatusTooManyRequests ||
+		!strings.Contains(rec.Body.String(), "send yours again shortly") {
+		t.Errorf("a body while %d are read: %d %s, want 429", reading, rec.Code, rec.Body)
+	}
+	_ = senders[0].Close()
+	if code := <-answered; code != http.StatusNoContent {
+		t.Errorf("a body read whole: %d", code)
+	}
+	if rec := post(strings.NewReader(`{"model":"auto"}`)); rec.Code != http.StatusNoContent {
+		t.Errorf("a body once one has been read: %d %s", rec.Code, rec.Body)
+	}
+	_ = senders[1].Close()
+	<-answered
+}
+
+// TestNoBodyIsReadForWhomTheGatewayDoesNotServe: the probes, which skip
+// the token and the Host check, and a request without a token read none
+// of a body: a client with no token could otherwise make the gateway hold
+// 1 MiB a connection.
+func TestNoBodyIsReadForWhomTheGatewayDoesNotServe(t *testing.T) {
+	t.Parallel()
+	h, _ := newTestGateway(t, auth.Tokens{opsToken: "ops"})
+	for _, tc := range []struct{ method, url string }{
+		{"GET", "http://attacker.example/healthz"},
+		{"POST", "http://attacker.example/readyz"},
+		{"POST", "http://localhost/v1/models:resolve"},
+	} {
+		t.Run(tc.method+" "+tc.url, func(t *testing.T) {
+			t.Parallel()
+			body := &repeated{s: "a"}
+			r := httptest.NewRequest(tc.method, tc.url, io.LimitReader(body, 2*maxJSONBody))
+			r.Header.Set("Content-Type", "application/json")
+			h.ServeHTTP(httptest.NewRecorder(), r)
+			if body.read != 0 {
+				t.Errorf("%d bytes of the body were read, want none", body.read)
+			}
+		})
+	}
+}
+
+// endlessExport streams large threads until its stream ends, and closes
+// ended then.
+type endlessExport struct {
+	fakeMemory
+	ended chan struct{}
+}
+
+func (e *endlessExport) ExportThreads(_ *memoryv1.ExportThreadsRequest,
+	stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
+	defer close(e.ended)
+	thread := &memoryv1.Thread{ThreadId: "00000000-0000-4000-8000-000000000001", ToolName: strings.Repeat("a", 64<<10)}
+	for {
+		if err := stream.Send(&memoryv1.ExportThreadsResponse{Thread: thread}); err != nil {
+			return err
+		}
+	}
+}
+
+// TestAnExportNobodyReadsEnds: an export whose client stops reading ends
+// once a line has waited sendTime to go out, with memory's stream; it
+// held the stream and the lines waiting to go out for as long as the
+// client kept its connection.
+func TestAnExportNobodyReadsEnds(t *testing.T) {
+	t.Parallel()
+	mem := &endlessExport{ended: make(chan struct{})}
+	bounds := servedBodies
+	bounds.sendTime = 300 * time.Millisecond
+	srv := httptest.NewServer(gatewayOverWith(t, mem, "", bounds))
+	t.Cleanup(srv.Close)
+	conn := dialGateway(t, srv)
+	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+	fmt.Fprint(conn, "GET /v1/threads:export HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	_, _ = conn.Read(make([]byte, 1)) // the export has begun; no more is read
+	select {
+	case <-mem.ended:
+	case <-time.After(20 * time.Second):
+		t.Fatal("an export nobody reads still ran after 20 s")
+	}
 }

@@ -26,6 +26,7 @@ type threadPaths struct {
 	trace      TraceURL // links a turn's trace id in the thread view
 	imports    *importSlots
 	importTime time.Duration // how long an import's body may take to arrive
+	sendTime   time.Duration // how long an export's line may wait for the client
 }
 
 // export writes one thread per line (GET /v1/threads:export, or
@@ -42,12 +43,22 @@ func (p threadPaths) export(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	jsonHeaders(w, "application/x-ndjson")
+	// The connection ends with the export: the write deadline below stays
+	// on it, and would cut the answers of requests after it.
+	w.Header().Set("Connection", "close")
+	out := http.NewResponseController(w)
 	for msg := first; msg != nil; {
 		line, err := lineJSON.Marshal(msg.GetThread())
 		if err != nil {
 			return
 		}
-		_, _ = w.Write(append(line, '\n'))
+		// A client that stops reading does not hold memory's stream, and
+		// the lines waiting to go out, for as long as it keeps its
+		// connection.
+		_ = out.SetWriteDeadline(time.Now().Add(p.sendTime))
+		if _, err := w.Write(append(line, '\n')); err != nil {
+			return
+		}
 		if msg, err = stream.Recv(); err != nil {
 			return // the status line is gone; a truncated export fails its import
 		}

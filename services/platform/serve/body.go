@@ -1,8 +1,10 @@
 package serve
 
 import (
+	"errors"
 	"io"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 )
@@ -35,7 +37,9 @@ func BodyDeadline(d time.Duration, next http.Handler) http.Handler {
 
 // deadlineBody lifts its connection's read deadline at its end. After an
 // error it stays: the server reads what is left of a body before it
-// answers, and a body cut for its time must not be waited for again.
+// answers, and a body cut for its time must not be waited for again. Its
+// errors are ErrBodyLate and ErrBodyBroken: the network's own words name
+// the server's address, and handlers (the SDK's too) quote what they get.
 type deadlineBody struct {
 	io.ReadCloser
 	lift func()
@@ -44,8 +48,20 @@ type deadlineBody struct {
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF {
+	switch {
+	case err == nil:
+	case err == io.EOF:
 		b.once.Do(b.lift)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		err = ErrBodyLate
+	default:
+		err = ErrBodyBroken
 	}
 	return n, err
 }
+
+// Why a body could not be read, in words a client may be shown.
+var (
+	ErrBodyLate   = errors.New("the request body did not arrive in its time")
+	ErrBodyBroken = errors.New("the request body was broken off before its end")
+)
