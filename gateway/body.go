@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/httperr"
 	"github.com/zenmcp/zen/services/platform/serve"
 	"google.golang.org/grpc/codes"
@@ -26,24 +27,44 @@ type bodyBounds struct {
 	size       int64         // a generated route's body (an import's is maxImportBytes)
 	time       time.Duration // how long a body may take to arrive
 	importTime time.Duration // how long an import's may
-	// reading bounds the bodies boundBodies holds at once: each is up to
+	// reading and readingEach bound the requests with a body boundBodies
+	// holds at once, for all clients and for each: each body is up to
 	// size, and a client may send many slowly.
-	reading int
+	reading, readingEach int
 	// sendTime bounds how long an export's line may wait for the client
 	// to take it.
 	sendTime time.Duration
 }
 
 // servedBodies are the bounds a served gateway holds bodies to.
-var servedBodies = bodyBounds{size: maxJSONBody, time: serve.BodyTime, importTime: importReadTime, reading: 64,
-	sendTime: serve.BodyTime}
+var servedBodies = bodyBounds{
+	size:        maxJSONBody,
+	time:        serve.BodyTime,
+	importTime:  importReadTime,
+	reading:     64,
+	readingEach: 16,
+	sendTime:    exportSendTime,
+}
+
+// exportSendTime bounds how long an export's line may wait for its client
+// to take it: a client that stops reading would otherwise hold memory's
+// stream, and the lines waiting to go out, as long as it kept its
+// connection.
+const exportSendTime = 30 * time.Second
 
 // boundBodies reads a generated route's body whole, up to b.size, before
 // grpc-gateway decodes it: grpc-gateway would answer a body too large or
 // cut for its time as a malformed one (400, naming no bound), since it
-// turns every read error into InvalidArgument.
+// turns every read error into InvalidArgument. Past b.readingEach requests
+// with a body of one client, or b.reading of all, another is refused
+// (429) until one has been answered.
 func boundBodies(b bodyBounds, next http.Handler) http.Handler {
-	slots := make(chan struct{}, b.reading)
+	held := &slots{
+		what:      "request with a body",
+		whats:     "requests with a body",
+		perClient: b.readingEach,
+		total:     b.reading,
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
@@ -53,14 +74,12 @@ func boundBodies(b bodyBounds, next http.Handler) http.Handler {
 			refuseLargeBody(w, r, b.size, "")
 			return
 		}
-		select {
-		case slots <- struct{}{}:
-			defer func() { <-slots }() // the body is held until the route has answered
-		default:
-			httperr.Status(w, http.StatusTooManyRequests, status.Newf(codes.ResourceExhausted,
-				"%d request bodies are being read on this gateway: send yours again shortly", b.reading))
+		release, refuse := held.take(auth.Client(r.Context()))
+		if release == nil {
+			refuse(w, "")
 			return
 		}
+		defer release() // the body is held until the route has answered
 		body, err := io.ReadAll(io.LimitReader(r.Body, b.size+1))
 		switch {
 		case err != nil:
@@ -96,7 +115,7 @@ func refuseUnreadBody(w http.ResponseWriter, r *http.Request, err error, allowed
 		refuseLargeBody(w, r, tooLarge.Limit, largeAdvice)
 		return
 	case errors.Is(err, serve.ErrBodyLate):
-		msg = "the request body did not arrive within " + seconds(allowed) + ": send it as fast as it is read"
+		msg = serve.ErrBodyLate.Error() + " (" + seconds(allowed) + "): send it as fast as it is read"
 	default:
 		msg = serve.ErrBodyBroken.Error() + ": send it again"
 	}
@@ -106,7 +125,7 @@ func refuseUnreadBody(w http.ResponseWriter, r *http.Request, err error, allowed
 	httperr.Status(w, http.StatusBadRequest, status.New(codes.InvalidArgument, msg))
 }
 
-// seconds words d as the limits are documented: "30 s", "120 s".
+// seconds words d in seconds, however long: "30 s", "120 s".
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s" }
 
 // closeUnread closes the connection after an answer begun before the
@@ -164,6 +183,11 @@ func (w *unreadCloser) Write(p []byte) (int, error) {
 	return w.ResponseWriter.Write(p)
 }
 
-func (w *unreadCloser) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+func (w *unreadCloser) Flush() {
+	if !w.begun {
+		w.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
 
 func (w *unreadCloser) Unwrap() http.ResponseWriter { return w.ResponseWriter }

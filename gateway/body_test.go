@@ -69,9 +69,9 @@ func TestBodiesMustArriveInTime(t *testing.T) {
 	srv := httptest.NewServer(gatewayOverWith(t, &importingMemory{got: make(chan int, 1)}, "", bounds))
 	t.Cleanup(srv.Close)
 	for _, tc := range []struct{ path, contentType, want string }{
-		{"/v1/models:resolve", "application/json", "did not arrive within 0.3 s"},
-		{"/v1/threads:import", "application/x-ndjson", "did not arrive within 0.3 s: send it as fast as it is " +
-			"read; nothing was imported"},
+		{"/v1/models:resolve", "application/json", "did not arrive in its time (0.3 s)"},
+		{"/v1/threads:import", "application/x-ndjson", "did not arrive in its time (0.3 s): send it as fast as " +
+			"it is read; nothing was imported"},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			t.Parallel()
@@ -99,8 +99,10 @@ func TestAnImportHasTimeOfItsOwn(t *testing.T) {
 	conn := dialGateway(t, srv)
 	fmt.Fprintf(conn, "POST /v1/threads:import HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-ndjson\r\n"+
 		"Content-Length: %d\r\n\r\n", len(line))
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
 	for rest := line; rest != ""; { // ten bytes a tenth of a second: past the other routes' time
-		time.Sleep(100 * time.Millisecond)
+		<-tick.C
 		n := min(10, len(rest))
 		_, _ = io.WriteString(conn, rest[:n])
 		rest = rest[n:]
@@ -218,41 +220,50 @@ func TestARefusalDoesNotWaitForTheBody(t *testing.T) {
 	}
 }
 
-// TestBodiesReadAtOnceHaveABound: past bodyBounds.reading bodies being read
-// at once, another is told to come back (429), so that many slow bodies of
-// 1 MiB cannot hold the gateway's memory; once one has been read, the next
-// goes in.
+// TestBodiesReadAtOnceHaveABound: past readingEach requests with a body of
+// one client at once, or reading of all, another is told to come back
+// (429), so that many slow bodies of 1 MiB cannot hold the gateway's
+// memory, nor one client's keep every other out; once one has ended, the
+// next goes in.
 func TestBodiesReadAtOnceHaveABound(t *testing.T) {
 	t.Parallel()
-	const reading = 2
-	h := boundBodies(bodyBounds{size: maxJSONBody, time: time.Minute, reading: reading},
+	h := boundBodies(bodyBounds{size: maxJSONBody, time: time.Minute, reading: 3, readingEach: 2},
 		http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
-	post := func(body io.Reader) *httptest.ResponseRecorder {
+	post := func(client string, body io.Reader) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "http://localhost/v1/models:resolve", body)
+		r = r.WithContext(auth.WithClient(r.Context(), client))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
 		return rec
 	}
-	var senders []*io.PipeWriter
-	answered := make(chan int, reading)
-	for range reading {
+	answered := make(chan int, 3)
+	hold := func(client string) *io.PipeWriter {
 		body, sender := io.Pipe()
-		senders = append(senders, sender)
-		go func() { answered <- post(body).Code }()
+		go func() { answered <- post(client, body).Code }()
 		_, _ = io.WriteString(sender, "{") // returns once the body is being read
+		return sender
 	}
-	if rec := post(strings.NewReader(`{"model":"auto"}`)); rec.Code != http.StatusTooManyRequests ||
-		!strings.Contains(rec.Body.String(), "send yours again shortly") {
-		t.Errorf("a body while %d are read: %d %s, want 429", reading, rec.Code, rec.Body)
+	small := func() io.Reader { return strings.NewReader(`{"model":"auto"}`) }
+	alice := []*io.PipeWriter{hold("alice"), hold("alice")}
+	if rec := post("alice", small()); rec.Code != http.StatusTooManyRequests ||
+		!strings.Contains(rec.Body.String(), "2 of your requests with a body are running") {
+		t.Errorf("alice's third: %d %s, want 429 naming her share", rec.Code, rec.Body)
 	}
-	_ = senders[0].Close()
+	bob := hold("bob")
+	if rec := post("carol", small()); rec.Code != http.StatusTooManyRequests ||
+		!strings.Contains(rec.Body.String(), "3 requests with a body are running on this gateway") {
+		t.Errorf("carol's while 3 run: %d %s, want 429 naming the gateway's bound", rec.Code, rec.Body)
+	}
+	_ = alice[0].Close()
 	if code := <-answered; code != http.StatusNoContent {
 		t.Errorf("a body read whole: %d", code)
 	}
-	if rec := post(strings.NewReader(`{"model":"auto"}`)); rec.Code != http.StatusNoContent {
-		t.Errorf("a body once one has been read: %d %s", rec.Code, rec.Body)
+	if rec := post("carol", small()); rec.Code != http.StatusNoContent {
+		t.Errorf("carol's once one has ended: %d %s", rec.Code, rec.Body)
 	}
-	_ = senders[1].Close()
+	_ = alice[1].Close()
+	_ = bob.Close()
+	<-answered
 	<-answered
 }
 

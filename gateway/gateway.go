@@ -87,7 +87,7 @@ func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguar
 		memory:     memoryv1.NewMemoryServiceClient(c.Memory),
 		router:     routerv1.NewRouterServiceClient(c.Router),
 		trace:      trace,
-		imports:    &importSlots{running: map[string]bool{}},
+		imports:    newImportSlots(),
 		importTime: bodies.importTime,
 		sendTime:   bodies.sendTime,
 	}

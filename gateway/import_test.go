@@ -178,7 +178,8 @@ func TestAnImportHasASize(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			body := &repeated{s: line}
-			r := httptest.NewRequest("POST", "http://localhost/v1/threads:import", io.LimitReader(body, 2*maxImportBytes))
+			r := httptest.NewRequest("POST", "http://localhost/v1/threads:import",
+				io.LimitReader(body, 2*maxImportBytes))
 			if tc.declared {
 				r.ContentLength = 2 * maxImportBytes
 			}

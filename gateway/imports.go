@@ -5,11 +5,9 @@ import (
 	"bytes"
 	"cmp"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
@@ -41,34 +39,14 @@ const (
 	splitAdvice     = "split the file and import each part; " + nothingImported
 )
 
-// maxImports bounds the imports a gateway runs at once.
+// Imports run one a client at a time, and maxImports in all, as each
+// holds its decoded threads until memory has them. One a client, not one
+// for everyone: a client that sends slowly, or one slow import after
+// another, keeps itself waiting and one slot only.
 const maxImports = 4
 
-// importSlots are the imports running: one a client, and maxImports in
-// all, as each holds its decoded threads until memory has them. One a
-// client, not one for everyone: a client that sends slowly, or one slow
-// import after another, keeps itself waiting and one slot only.
-type importSlots struct {
-	mu      sync.Mutex
-	running map[string]bool
-}
-
-// take holds client's slot, or says why it cannot.
-func (s *importSlots) take(client string) (release func(), refused string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.running[client]:
-		return nil, "your import before this one is still running: send this one once it has ended"
-	case len(s.running) >= maxImports:
-		return nil, fmt.Sprintf("%d imports are running on this gateway: send yours again shortly", maxImports)
-	}
-	s.running[client] = true
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(s.running, client)
-	}, ""
+func newImportSlots() *slots {
+	return &slots{what: "import", whats: "imports", perClient: 1, total: maxImports}
 }
 
 // importThreads reads threads, one per line, and stores them all or none
@@ -85,7 +63,7 @@ func (p threadPaths) importThreads(w http.ResponseWriter, r *http.Request) {
 	}
 	release, refused := p.imports.take(auth.Client(r.Context()))
 	if release == nil {
-		writeStatus(w, status.Error(codes.ResourceExhausted, refused+"; "+nothingImported))
+		refused(w, nothingImported)
 		return
 	}
 	defer release()

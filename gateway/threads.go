@@ -24,7 +24,7 @@ type threadPaths struct {
 	memory     memoryv1.MemoryServiceClient
 	router     routerv1.RouterServiceClient
 	trace      TraceURL // links a turn's trace id in the thread view
-	imports    *importSlots
+	imports    *slots
 	importTime time.Duration // how long an import's body may take to arrive
 	sendTime   time.Duration // how long an export's line may wait for the client
 }
@@ -52,15 +52,15 @@ func (p threadPaths) export(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return
 		}
-		// A client that stops reading does not hold memory's stream, and
-		// the lines waiting to go out, for as long as it keeps its
-		// connection.
-		_ = out.SetWriteDeadline(time.Now().Add(p.sendTime))
+		_ = out.SetWriteDeadline(time.Now().Add(p.sendTime)) // exportSendTime
 		if _, err := w.Write(append(line, '\n')); err != nil {
 			return
 		}
 		if msg, err = stream.Recv(); err != nil {
-			return // the status line is gone; a truncated export fails its import
+			// The lines still buffered go out after this: they get their
+			// own time, however long memory took to end its stream.
+			_ = out.SetWriteDeadline(time.Now().Add(p.sendTime))
+			return // on an error, the status line is gone; a truncated export fails its import
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
-	"time"
 
 	"github.com/zenmcp/zen/services/platform/hostguard"
 	"github.com/zenmcp/zen/services/platform/serve"
@@ -31,8 +30,11 @@ func servePprof(addr string, hosts hostguard.Hosts, logger *slog.Logger) (stop f
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: hosts.Protect(hostguard.NotFromPages(mux)), ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout: serve.IdleTime}
+	srv := &http.Server{
+		Handler:           hosts.Protect(hostguard.NotFromPages(mux)),
+		ReadHeaderTimeout: serve.HeaderTime,
+		IdleTimeout:       serve.IdleTime,
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

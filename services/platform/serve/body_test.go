@@ -80,3 +80,25 @@ func TestABodyMustArriveInTime(t *testing.T) {
 	}
 	t.Error("a body sent a byte at a time was still read after two seconds")
 }
+
+// TestABodyBrokenOffIsSaidSo: a body whose client ends it before its
+// declared length reads as ErrBodyBroken, not in the network's words.
+func TestABodyBrokenOffIsSaidSo(t *testing.T) {
+	t.Parallel()
+	got := make(chan error, 1)
+	srv := httptest.NewServer(BodyDeadline(time.Minute, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		_, err := io.ReadAll(r.Body)
+		got <- err
+	})))
+	t.Cleanup(srv.Close)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+	_ = conn.(*net.TCPConn).CloseWrite()
+	if err := <-got; !errors.Is(err, ErrBodyBroken) || err.Error() != ErrBodyBroken.Error() {
+		t.Errorf("reading a body broken off: %v, want ErrBodyBroken", err)
+	}
+}

@@ -9,11 +9,16 @@ import (
 	"time"
 )
 
-// IdleTime is how long a connection may wait for its next request. It is
-// longer than clients keep their own idle connections (Go's 90 s, Node's
-// and Python's a few seconds), so a client closes first and never sends a
-// request on a connection the server is closing.
-const IdleTime = 2 * time.Minute
+// IdleTime is how long a connection may wait for its next request: a
+// client that went away without closing its connections does not hold
+// them, and a file descriptor each, for as long as zen runs. It is longer
+// than most clients and proxies keep an idle connection (Go's 90 s, Node's
+// a few seconds, most load balancers 60 s to 10 minutes), so they close
+// first and seldom send a request on one the server is closing.
+const IdleTime = 15 * time.Minute
+
+// HeaderTime bounds how long a request's head may take to arrive.
+const HeaderTime = 10 * time.Second
 
 // HTTP serves handler on lis until ctx is done, then shuts down gracefully,
 // letting in-flight requests finish for up to DrainTimeout.
@@ -28,8 +33,12 @@ const IdleTime = 2 * time.Minute
 // refuses, as it refuses the connections the closed listener had queued.
 func HTTP(ctx context.Context, lis net.Listener, handler http.Handler) error {
 	unused := &unusedConns{conns: map[net.Conn]struct{}{}}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: IdleTime,
-		ConnState: unused.track}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: HeaderTime,
+		IdleTimeout:       IdleTime,
+		ConnState:         unused.track,
+	}
 	srv.RegisterOnShutdown(unused.closeAll) // runs once the listener is closed
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(lis) }()

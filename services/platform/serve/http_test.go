@@ -158,9 +158,9 @@ func TestAConnectionCountedAfterTheStopIsClosed(t *testing.T) {
 	})
 }
 
-// A connection left idle after its request is closed after IdleTime: each
-// one kept is a file descriptor, and a client that opened many, sent a
-// request on each and went quiet held them all for as long as zen ran.
+// TestAnIdleConnectionIsClosed after IdleTime: each one kept is a file
+// descriptor, and a client that went away without closing its connections
+// held them all for as long as zen ran.
 func TestAnIdleConnectionIsClosed(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
