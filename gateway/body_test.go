@@ -157,16 +157,7 @@ func sendSlowly(t *testing.T, srv *httptest.Server, path, contentType string, by
 	conn := dialGateway(t, srv)
 	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: %s\r\nContent-Length: 100\r\n\r\n{",
 		path, contentType)
-	done := make(chan string, 1)
-	go func() {
-		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
-		if err != nil {
-			done <- "no answer: " + err.Error()
-			return
-		}
-		body, _ := io.ReadAll(res.Body)
-		done <- fmt.Sprint(res.StatusCode, " ", string(body))
-	}()
+	done := answerOf(conn)
 	for range bytes {
 		select {
 		case got := <-done:
@@ -198,18 +189,8 @@ func TestARefusalDoesNotWaitForTheBody(t *testing.T) {
 			// Chunked, and never ended: the rest is on its way.
 			fmt.Fprintf(conn, "%sHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n",
 				tc.head, len(tc.body), tc.body)
-			answered := make(chan string, 1)
-			go func() {
-				res, err := http.ReadResponse(bufio.NewReader(conn), nil)
-				if err != nil {
-					answered <- "no answer: " + err.Error()
-					return
-				}
-				body, _ := io.ReadAll(res.Body)
-				answered <- string(body)
-			}()
 			select {
-			case got := <-answered:
+			case got := <-answerOf(conn):
 				if !strings.Contains(got, tc.want) {
 					t.Errorf("answered %q, want %q", got, tc.want)
 				}
@@ -330,4 +311,20 @@ func TestAnExportNobodyReadsEnds(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("an export nobody reads still ran after 20 s")
 	}
+}
+
+// answerOf reads the answer on conn: its status and body, or what went
+// wrong, once it has come.
+func answerOf(conn net.Conn) <-chan string {
+	answered := make(chan string, 1)
+	go func() {
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			answered <- "no answer: " + err.Error()
+			return
+		}
+		body, _ := io.ReadAll(res.Body)
+		answered <- fmt.Sprint(res.StatusCode, " ", string(body))
+	}()
+	return answered
 }
