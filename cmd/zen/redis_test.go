@@ -12,7 +12,17 @@ import (
 	"github.com/zenmcp/zen/services/platform/redistest"
 )
 
+// serveOn starts zen serve on env's store and waits until it is ready:
+// memory serves once it has reached Redis, and a call before that is told
+// to try again (which made the tests that call at once fail now and then).
 func serveOn(t *testing.T, env map[string]string) (*proc, stack) {
+	p, st := serveUnready(t, env)
+	waitReady(t, st.gateway)
+	return p, st
+}
+
+// serveUnready is serveOn without the wait, for a store that is down.
+func serveUnready(t *testing.T, env map[string]string) (*proc, stack) {
 	p := startZen(t, env, []string{"mcp", "gateway"}, serveArgs()...)
 	return p, stack{session: connectHTTP(t, "http://"+p.addr("mcp")+"/mcp"), gateway: "http://" + p.addr("gateway")}
 }
@@ -84,7 +94,7 @@ func TestRedisDownAtStart(t *testing.T) {
 	rds := redistest.Start(t)
 	rds.Stop()
 	fake := fakemodel.New(t)
-	p, st := serveOn(t, mergeEnv(fakeEnv(fake), map[string]string{"REDIS_URL": rds.URL()}))
+	p, st := serveUnready(t, mergeEnv(fakeEnv(fake), map[string]string{"REDIS_URL": rds.URL()}))
 	if !strings.Contains(p.logText(), "redis is not answering yet") {
 		t.Errorf("the log does not say Redis is down:\n%s", p.logText())
 	}
