@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/auth"
@@ -127,67 +126,3 @@ func refuseUnreadBody(w http.ResponseWriter, r *http.Request, err error, allowed
 
 // seconds words d in seconds, however long: "30 s", "120 s".
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s" }
-
-// closeUnread closes the connection after an answer begun before the
-// request's body had all been read. net/http would first read up to
-// 256 KiB more of it, for as long as the client took to send it (up to the
-// body's time), and a refusal would reach the client only then.
-func closeUnread(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body == nil || r.Body == http.NoBody {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body := &endSeen{ReadCloser: r.Body}
-		r.Body = body
-		next.ServeHTTP(&unreadCloser{ResponseWriter: w, body: body}, r)
-	})
-}
-
-// endSeen is a body that knows whether it was read to its end.
-type endSeen struct {
-	io.ReadCloser
-	ended atomic.Bool
-}
-
-func (b *endSeen) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF {
-		b.ended.Store(true)
-	}
-	return n, err
-}
-
-// unreadCloser asks for the connection to close when the answer's head
-// goes out before its request's body has ended.
-type unreadCloser struct {
-	http.ResponseWriter
-	body  *endSeen
-	begun bool
-}
-
-func (w *unreadCloser) WriteHeader(code int) {
-	if !w.begun {
-		w.begun = true
-		if !w.body.ended.Load() {
-			w.Header().Set("Connection", "close")
-		}
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *unreadCloser) Write(p []byte) (int, error) {
-	if !w.begun {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-func (w *unreadCloser) Flush() {
-	if !w.begun {
-		w.WriteHeader(http.StatusOK)
-	}
-	_ = http.NewResponseController(w.ResponseWriter).Flush()
-}
-
-func (w *unreadCloser) Unwrap() http.ResponseWriter { return w.ResponseWriter }

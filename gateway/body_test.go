@@ -13,6 +13,7 @@ import (
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/platform/auth"
+	"github.com/zenmcp/zen/services/platform/slowbody"
 	"google.golang.org/grpc"
 )
 
@@ -196,6 +197,33 @@ func TestARefusalDoesNotWaitForTheBody(t *testing.T) {
 				}
 			case <-time.After(10 * time.Second):
 				t.Error("no answer after ten seconds: the refusal waits for the body")
+			}
+		})
+	}
+}
+
+// TestARefusedBodyIsNotWaitedFor: a request refused while its body is
+// still coming (no token, a Host not answered to) has its connection let
+// go once answered; net/http read the rest of the body first, up to the
+// body's time, and a client that kept sending held the connection.
+func TestARefusedBodyIsNotWaitedFor(t *testing.T) {
+	t.Parallel()
+	h, _ := newTestGateway(t, auth.Tokens{opsToken: "ops"})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	for name, head := range map[string]string{
+		"no token": "POST /v1/models:resolve HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n",
+		"a Host not answered to": "POST /v1/models:resolve HTTP/1.1\r\nHost: attacker.example\r\n" +
+			"Content-Type: application/json\r\nAuthorization: Bearer " + opsToken + "\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, err := slowbody.Send(srv.Listener.Addr().String(), head, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Answered || !got.Let {
+				t.Errorf("%+v, want an answer, then the connection let go", got)
 			}
 		})
 	}

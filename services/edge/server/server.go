@@ -217,9 +217,6 @@ func (s *Server) Handler() http.Handler {
 	// Bodies are limited before anything reads them, and the refusal is a
 	// JSON-RPC error the client can show, not the SDK's plain-text 413.
 	h = streamhttp.LimitBody(streamhttp.MaxBody, refuseTooLarge, h)
-	// A body arrives in its time or is cut; the answer after it is not
-	// bound by it.
-	h = serve.BodyDeadline(serve.BodyTime, h)
 	if s.tokens.On() {
 		h = mcpauth.RequireBearerToken(s.tokens.Verifier(), nil)(h)
 	}
@@ -228,6 +225,10 @@ func (s *Server) Handler() http.Handler {
 	// refusals (too large, above) keep JSON-RPC's own, which clients match
 	// to their call.
 	h = s.hosts.Protect(httperr.ReplacePlainText(h))
+	// A body arrives in its time or is cut; the answer after it is not
+	// bound by it. Outermost, so that a refused request's body is not
+	// waited for either.
+	h = serve.BodyDeadline(serve.BodyTime, h)
 	return otelhttp.NewHandler(h, "mcp")
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,6 +20,14 @@ const BodyTime = 30 * time.Second
 // once it has: the answer that follows, a long call's stream included, is
 // not bound by it. (http.Server's ReadTimeout would bind it: the server
 // watches a connection while its handler runs, and would end the call.)
+//
+// An answer begun before the body has ended (a refusal, most often) goes
+// out at once on a connection that then closes, and what is left of the
+// body is not waited for. net/http would read up to 256 KiB more of it,
+// before the answer and again after it, for as long as the client took to
+// send it: a refusal reached its client late, and a client sending slowly
+// held the connection and its descriptor. So BodyDeadline must wrap every
+// handler that may refuse, the token and Host checks included.
 func BodyDeadline(d time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
@@ -30,8 +39,16 @@ func BodyDeadline(d time.Duration, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r) // a writer without deadlines: nothing to lift either
 			return
 		}
-		r.Body = &deadlineBody{ReadCloser: r.Body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
-		next.ServeHTTP(w, r)
+		body := &deadlineBody{ReadCloser: r.Body, rc: rc}
+		r.Body = body
+		next.ServeHTTP(&unreadCloser{ResponseWriter: w, body: body}, r)
+		if !body.ended.Load() {
+			// Ends net/http's read of the rest after the handler; the
+			// connection closes (unreadCloser, or below if nothing was
+			// written).
+			w.Header().Set("Connection", "close")
+			_ = rc.SetReadDeadline(time.Now())
+		}
 	})
 }
 
@@ -42,16 +59,16 @@ func BodyDeadline(d time.Duration, next http.Handler) http.Handler {
 // the server's address, and handlers (the SDK's too) quote what they get.
 type deadlineBody struct {
 	io.ReadCloser
-	lift func()
-	once sync.Once
+	rc    *http.ResponseController
+	ended atomic.Bool // all of it has been read
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	switch {
 	case err == nil:
-	case err == io.EOF:
-		b.once.Do(b.lift)
+	case err == io.EOF: // with the last bytes of a declared length, too
+		b.end()
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		err = ErrBodyLate
 	default:
@@ -59,6 +76,49 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// end lifts the read deadline, once.
+func (b *deadlineBody) end() {
+	if !b.ended.Swap(true) {
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+}
+
+// unreadCloser asks for the connection to close when the answer's head
+// goes out before its request's body has ended.
+type unreadCloser struct {
+	http.ResponseWriter
+	body  *deadlineBody
+	begun sync.Once
+}
+
+// begin marks the connection to close if the body has not ended.
+func (w *unreadCloser) begin() {
+	w.begun.Do(func() {
+		if !w.body.ended.Load() {
+			w.Header().Set("Connection", "close")
+		}
+	})
+}
+
+func (w *unreadCloser) WriteHeader(code int) {
+	if code >= 200 || code == http.StatusSwitchingProtocols {
+		w.begin() // an informational head (100, 103) is not the answer's
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *unreadCloser) Write(p []byte) (int, error) {
+	w.begin()
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *unreadCloser) Flush() {
+	w.begin()
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *unreadCloser) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Why a body could not be read, in words a client may be shown.
 var (

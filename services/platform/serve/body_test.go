@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zenmcp/zen/services/platform/slowbody"
 )
 
 // TestABodyMustArriveInTime: a body sent a byte at a time is cut when its
@@ -100,5 +103,51 @@ func TestABodyBrokenOffIsSaidSo(t *testing.T) {
 	_ = conn.(*net.TCPConn).CloseWrite()
 	if err := <-got; !errors.Is(err, ErrBodyBroken) || err.Error() != ErrBodyBroken.Error() {
 		t.Errorf("reading a body broken off: %v, want ErrBodyBroken", err)
+	}
+}
+
+// TestAnAnswerBeforeTheBodyLetsTheConnectionGo: a handler that answers
+// without reading its request's body (a refusal) has the connection end
+// once the answer is out. net/http would first read the rest of the body
+// for as long as the client took to send it, holding a connection and its
+// descriptor: 20,000 slow refused requests used every descriptor.
+func TestAnAnswerBeforeTheBodyLetsTheConnectionGo(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(BodyDeadline(time.Minute, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "no", http.StatusUnauthorized)
+	})))
+	t.Cleanup(srv.Close)
+	got, err := slowbody.Send(srv.Listener.Addr().String(), "POST / HTTP/1.1\r\nHost: x\r\n", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (slowbody.Outcome{Answer: "401 no\n", Answered: true, Let: true}); got != want {
+		t.Errorf("a body the handler did not read: %+v, want %+v", got, want)
+	}
+}
+
+// TestABodyReadToItsLengthKeepsTheConnection: a handler that reads its
+// body to the declared length and no further (a JSON decoder) has read
+// it all (net/http says io.EOF with the last bytes): its connection is
+// kept for the next request, not closed as one with a body left unread.
+func TestABodyReadToItsLengthKeepsTheConnection(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(BodyDeadline(time.Minute, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var v struct{ A int }
+		if err := json.NewDecoder(r.Body).Decode(&v); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fmt.Fprint(w, v.A)
+	})))
+	t.Cleanup(srv.Close)
+	res, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"A":7}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(body) != "7" || res.Close {
+		t.Errorf("answered %q, closing the connection %v; want 7 on a connection kept", body, res.Close)
 	}
 }

@@ -1,0 +1,4 @@
+// Package slowbody is a test client that sends a request's body a byte at
+// a time, as an attacker holding a server's connections does, and reports
+// what the server did: answered, and whether it then let the connection go.
+package slowbody

@@ -1,0 +1,86 @@
+package slowbody
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Declared is the length a body is said to have: under the 256 KiB that
+// net/http reads of a body its handler left, so that a server which reads
+// it waits for all of it (one past that bound is not read at all).
+const Declared = 1000
+
+// Every is how often a byte of the body goes out.
+const Every = 50 * time.Millisecond
+
+// Outcome is what a server did with a request whose body came slowly.
+type Outcome struct {
+	// Answer is the answer's status and body, or why none came.
+	Answer string
+	// Answered is whether an answer came in Wait.
+	Answered bool
+	// Let is whether the server ended the connection in Wait once it had
+	// answered, while the body was still coming. A server that does not
+	// reads what is left of the body first, and holds the connection for
+	// as long as the client keeps sending.
+	Let bool
+}
+
+// Send writes head (a request line and headers, each ending in CRLF, and no
+// Content-Length) to addr with a body declared to be Declared bytes, sends
+// the body a byte every Every, and waits up to wait for the answer, then up to wait
+// for the server to end the connection.
+func Send(addr, head string, wait time.Duration) (Outcome, error) {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer conn.Close()
+	if _, err := fmt.Fprintf(conn, "%sContent-Length: %d\r\n\r\n{", head, Declared); err != nil {
+		return Outcome{}, err
+	}
+	answered := make(chan string, 1)
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		r := bufio.NewReader(conn)
+		res, err := http.ReadResponse(r, nil)
+		if err != nil {
+			answered <- "no answer: " + err.Error()
+			return
+		}
+		body, _ := io.ReadAll(res.Body)
+		answered <- fmt.Sprint(res.StatusCode, " ", string(body))
+		_, _ = io.Copy(io.Discard, r) // until the server ends the connection
+	}()
+	var out Outcome
+	out.Answer, out.Answered = trickle(conn, answered, wait)
+	if !out.Answered {
+		return out, nil
+	}
+	_, out.Let = trickle(conn, ended, wait)
+	return out, nil
+}
+
+// trickle sends a byte of the body every Every until done has something or
+// wait has passed.
+func trickle[T any](conn net.Conn, done <-chan T, wait time.Duration) (T, bool) {
+	tick := time.NewTicker(Every)
+	defer tick.Stop()
+	timeout := time.After(wait)
+	for {
+		select {
+		case v := <-done:
+			return v, true
+		case <-timeout:
+			var zero T
+			return zero, false
+		case <-tick.C:
+			_, _ = conn.Write([]byte(" ")) // fails once the server has gone: it is still waited for
+		}
+	}
+}
