@@ -30,8 +30,8 @@ type bodyBounds struct {
 	// holds at once, for all clients and for each: each body is up to
 	// size, and a client may send many slowly.
 	reading, readingEach int
-	// sendTime bounds how long an export's line may wait for the client
-	// to take it.
+	// sendTime bounds how long a piece of an answer may wait for its
+	// client to take it (boundSends).
 	sendTime time.Duration
 }
 
@@ -42,14 +42,8 @@ var servedBodies = bodyBounds{
 	importTime:  importReadTime,
 	reading:     64,
 	readingEach: 16,
-	sendTime:    exportSendTime,
+	sendTime:    sendTime,
 }
-
-// exportSendTime bounds how long an export's line may wait for its client
-// to take it: a client that stops reading would otherwise hold memory's
-// stream, and the lines waiting to go out, as long as it kept its
-// connection.
-const exportSendTime = 30 * time.Second
 
 // boundBodies reads a generated route's body whole, up to b.size, before
 // grpc-gateway decodes it: grpc-gateway would answer a body too large or
@@ -65,7 +59,9 @@ func boundBodies(b bodyBounds, next http.Handler) http.Handler {
 		total:     b.reading,
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body == nil || r.Body == http.NoBody {
+		// A GET's body means nothing to its route, which does not read it:
+		// it takes no slot (serve.BodyDeadline closes its connection).
+		if r.Body == nil || r.Body == http.NoBody || r.Method == http.MethodGet || r.Method == http.MethodHead {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -258,6 +258,13 @@ func TestBodiesReadAtOnceHaveABound(t *testing.T) {
 		!strings.Contains(rec.Body.String(), "2 of your requests with a body are running") {
 		t.Errorf("alice's third: %d %s, want 429 naming her share", rec.Code, rec.Body)
 	}
+	// A GET's body is not read, and takes no slot.
+	get := httptest.NewRequest("GET", "http://localhost/v1/models", small())
+	get = get.WithContext(auth.WithClient(get.Context(), "alice"))
+	rec := httptest.NewRecorder()
+	if h.ServeHTTP(rec, get); rec.Code != http.StatusNoContent {
+		t.Errorf("alice's GET with a body while her share runs: %d %s, want it served", rec.Code, rec.Body)
+	}
 	bob := hold("bob")
 	if rec := post("carol", small()); rec.Code != http.StatusTooManyRequests ||
 		!strings.Contains(rec.Body.String(), "3 requests with a body are running on this gateway") {
@@ -270,6 +277,7 @@ func TestBodiesReadAtOnceHaveABound(t *testing.T) {
 	if rec := post("carol", small()); rec.Code != http.StatusNoContent {
 		t.Errorf("carol's once one has ended: %d %s", rec.Code, rec.Body)
 	}
+
 	_ = alice[1].Close()
 	_ = bob.Close()
 	<-answered
@@ -320,7 +328,7 @@ func (e *endlessExport) ExportThreads(_ *memoryv1.ExportThreadsRequest,
 }
 
 // TestAnExportNobodyReadsEnds: an export whose client stops reading ends
-// once a line has waited sendTime to go out, with memory's stream; it
+// once a piece has waited sendTime to go out, with memory's stream; it
 // held the stream and the lines waiting to go out for as long as the
 // client kept its connection.
 func TestAnExportNobodyReadsEnds(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/platform/hostguard"
+	"github.com/zenmcp/zen/services/platform/serve"
 	"github.com/zenmcp/zen/services/platform/turnmeta"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -129,12 +130,14 @@ func gatewayOver(t *testing.T, memory memoryv1.MemoryServiceServer, trace string
 func gatewayOverWith(t *testing.T, memory memoryv1.MemoryServiceServer, trace string, bodies bodyBounds) http.Handler {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
+	// As the roles are: a thread may be larger than gRPC's default 4 MiB.
+	srv := grpc.NewServer(grpc.MaxSendMsgSize(serve.MaxMessageBytes))
 	memoryv1.RegisterMemoryServiceServer(srv, memory)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
 	conn, err := grpc.NewClient("passthrough:///memory", grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(serve.MaxMessageBytes)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,6 @@ func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguar
 		trace:      trace,
 		imports:    newImportSlots(),
 		importTime: bodies.importTime,
-		sendTime:   bodies.sendTime,
 	}
 	ready := serve.ReadyHandler(tokens, func(ctx context.Context) error {
 		if err := serve.CheckAll(ctx, deps); err != nil {
@@ -114,7 +113,7 @@ func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguar
 	top.Handle("/", tokens.Require(jsonOnly(root), "/healthz", "/readyz"))
 	// Probes send the pod's IP as Host and get no addresses: they skip the
 	// Host check and the token.
-	h := serve.BodyDeadline(bodies.time, hosts.Protect(top, "/healthz", "/readyz"))
+	h := serve.BodyDeadline(bodies.time, boundSends(bodies.sendTime, hosts.Protect(top, "/healthz", "/readyz")))
 	return otelhttp.NewHandler(h, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 		return "gateway " + r.Method + " " + r.URL.Path
 	})), nil

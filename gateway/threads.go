@@ -26,7 +26,6 @@ type threadPaths struct {
 	trace      TraceURL // links a turn's trace id in the thread view
 	imports    *slots
 	importTime time.Duration // how long an import's body may take to arrive
-	sendTime   time.Duration // how long an export's line may wait for the client
 }
 
 // export writes one thread per line (GET /v1/threads:export, or
@@ -43,23 +42,15 @@ func (p threadPaths) export(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	jsonHeaders(w, "application/x-ndjson")
-	// The connection ends with the export: the write deadline below stays
-	// on it, and would cut the answers of requests after it.
-	w.Header().Set("Connection", "close")
-	out := http.NewResponseController(w)
 	for msg := first; msg != nil; {
 		line, err := lineJSON.Marshal(msg.GetThread())
 		if err != nil {
 			return
 		}
-		_ = out.SetWriteDeadline(time.Now().Add(p.sendTime)) // exportSendTime
 		if _, err := w.Write(append(line, '\n')); err != nil {
-			return
+			return // boundSends: the client stopped taking it
 		}
 		if msg, err = stream.Recv(); err != nil {
-			// The lines still buffered go out after this: they get their
-			// own time, however long memory took to end its stream.
-			_ = out.SetWriteDeadline(time.Now().Add(p.sendTime))
 			return // on an error, the status line is gone; a truncated export fails its import
 		}
 	}

@@ -25,8 +25,8 @@ var File_zen_gateway_v1_gateway_proto protoreflect.FileDescriptor
 
 const file_zen_gateway_v1_gateway_proto_rawDesc = "" +
 	"\n" +
-	"\x1czen/gateway/v1/gateway.proto\x12\x0ezen.gateway.v1\x1a.protoc-gen-openapiv2/options/annotations.protoB\xab\a\x92A\xed\x06\x12\x8e\x05\n" +
-	"\vzen gateway\x12\xf7\x04HTTP/JSON inspection of zen: conversation threads (with export, import and the history a model would see), the model catalogue and the tools, beside liveness and readiness probes. Answers use the proto field names. A request that changes something must send a JSON body type. A body holds at most 1 MiB (413 beyond; an import 64 MiB) and has 30 s to arrive (400 after; an import two minutes); past 16 requests with a body of one client at once, or 64 of all, another is answered 429. Every error answer has one shape, rpcStatus: {\"code\": the gRPC status code, \"message\": what went wrong and what to do, \"details\": []}, on one line.2\x050.0.0Z\xc9\x01\n" +
+	"\x1czen/gateway/v1/gateway.proto\x12\x0ezen.gateway.v1\x1a.protoc-gen-openapiv2/options/annotations.protoB\xe6\a\x92A\xa8\a\x12\xc9\x05\n" +
+	"\vzen gateway\x12\xb2\x05HTTP/JSON inspection of zen: conversation threads (with export, import and the history a model would see), the model catalogue and the tools, beside liveness and readiness probes. Answers use the proto field names. A request that changes something must send a JSON body type. A body holds at most 1 MiB (413 beyond; an import 64 MiB) and has 30 s to arrive (400 after; an import two minutes); past 16 requests with a body of one client at once, or 64 of all, another is answered 429. An answer whose client takes none of it for 30 s is ended. Every error answer has one shape, rpcStatus: {\"code\": the gRPC status code, \"message\": what went wrong and what to do, \"details\": []}, on one line.2\x050.0.0Z\xc9\x01\n" +
 	"\xc6\x01\n" +
 	"\x06bearer\x12\xbb\x01\b\x02\x12\xa5\x01\"Bearer <token>\", needed when zen runs with ZEN_AUTH_TOKEN or ZEN_AUTH_TOKENS_FILE; the token's client sees its own threads only. /healthz and /readyz never need it.\x1a\rAuthorization \x02b\x00b\f\n" +
 	"\n" +

@@ -1,0 +1,63 @@
+package gateway
+
+import (
+	"net/http"
+	"time"
+)
+
+// sendPiece is how much of an answer goes out under one deadline: a client
+// reading at 2 KB/s still takes each piece in sendTime.
+const sendPiece = 64 << 10
+
+// sendTime bounds how long a piece of an answer may wait for its client to
+// take it. A client that stops reading would otherwise hold the answer
+// (an 8 MB thread, an export's stream from memory) for as long as it kept
+// its connection.
+const sendTime = 30 * time.Second
+
+// boundSends gives every piece of an answer (sendPiece bytes) d to reach
+// its client, and the answer's end, which net/http writes once the
+// handler has returned, d of its own. The bound is on progress, not on
+// the whole answer, so a client that reads slowly but steadily gets all
+// of a large one. Each request sets its deadline afresh, so one left from
+// an earlier answer on the connection does not cut the next.
+func boundSends(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		if rc.SetWriteDeadline(time.Now().Add(d)) != nil {
+			next.ServeHTTP(w, r) // a writer without deadlines
+			return
+		}
+		next.ServeHTTP(&pacedWriter{ResponseWriter: w, rc: rc, d: d}, r)
+		_ = rc.SetWriteDeadline(time.Now().Add(d))
+	})
+}
+
+// pacedWriter writes an answer in pieces, each with its own deadline.
+type pacedWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func (w *pacedWriter) Write(p []byte) (int, error) {
+	written := 0
+	for len(p) > 0 {
+		piece := p[:min(len(p), sendPiece)]
+		_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+		n, err := w.ResponseWriter.Write(piece)
+		written += n
+		if err != nil {
+			return written, err
+		}
+		p = p[n:]
+	}
+	return written, nil
+}
+
+func (w *pacedWriter) Flush() {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	_ = w.rc.Flush()
+}
+
+func (w *pacedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

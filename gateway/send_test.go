@@ -1,0 +1,120 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"google.golang.org/grpc"
+)
+
+// bigThread is memory with one thread whose tool name is size bytes, and
+// an export of it.
+type bigThread struct {
+	fakeMemory
+	thread *memoryv1.Thread
+}
+
+func newBigThread(size int) *bigThread {
+	return &bigThread{thread: &memoryv1.Thread{ThreadId: "00000000-0000-4000-8000-000000000001",
+		ToolName: strings.Repeat("a", size)}}
+}
+
+func (b *bigThread) GetThread(context.Context, *memoryv1.GetThreadRequest) (*memoryv1.GetThreadResponse, error) {
+	return &memoryv1.GetThreadResponse{Thread: b.thread}, nil
+}
+
+func (b *bigThread) ExportThreads(_ *memoryv1.ExportThreadsRequest,
+	stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
+	return stream.Send(&memoryv1.ExportThreadsResponse{Thread: b.thread})
+}
+
+// narrowServer serves h on loopback with the kernel's buffers for what it
+// sends kept small, so that an answer of a megabyte waits on its client
+// as it would past the few megabytes the kernel holds; closed is told of
+// every connection the server ends.
+func narrowServer(t *testing.T, h http.Handler) (srv *httptest.Server, closed <-chan struct{}) {
+	t.Helper()
+	ended := make(chan struct{}, 16)
+	srv = httptest.NewUnstartedServer(h)
+	srv.Listener = narrowListener{srv.Listener}
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			ended <- struct{}{}
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, ended
+}
+
+type narrowListener struct{ net.Listener }
+
+func (l narrowListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tcp, ok := c.(*net.TCPConn); ok {
+		_ = tcp.SetWriteBuffer(8 << 10)
+	}
+	return c, err
+}
+
+// TestAnAnswerNobodyReadsEnds: an answer whose client stops reading ends
+// once a piece of it has waited sendTime to go out, and what it held with
+// it; a thread of 8 MB asked for by 48 requests that read nothing held
+// 1.2 GB for as long as their connections lived.
+func TestAnAnswerNobodyReadsEnds(t *testing.T) {
+	t.Parallel()
+	bounds := servedBodies
+	bounds.sendTime = 300 * time.Millisecond
+	srv, closed := narrowServer(t, gatewayOverWith(t, newBigThread(1<<20), "", bounds))
+	conn := dialGateway(t, srv)
+	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+	fmt.Fprint(conn, "GET /v1/threads/00000000-0000-4000-8000-000000000001 HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	_, _ = conn.Read(make([]byte, 1)) // the answer has begun; no more is read
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("an answer nobody reads was still held after 20 s")
+	}
+}
+
+// TestASlowReaderGetsTheWholeExport: a client that reads steadily, if
+// slowly, gets the whole of an export whose line takes longer than
+// sendTime to go out: the bound is on how long a piece waits, not a line.
+// A client reading at 80 KB/s lost the tail of an 8 MB thread, after its
+// 200 had gone out.
+func TestASlowReaderGetsTheWholeExport(t *testing.T) {
+	t.Parallel()
+	const size = 4 << 20
+	bounds := servedBodies
+	bounds.sendTime = time.Second
+	srv, _ := narrowServer(t, gatewayOverWith(t, newBigThread(size), "", bounds))
+	conn := dialGateway(t, srv)
+	_ = conn.(*net.TCPConn).SetReadBuffer(64 << 10) // not the megabytes the kernel would grow it to
+	fmt.Fprint(conn, "GET /v1/threads:export HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	res, err := http.ReadResponse(bufio.NewReaderSize(paced{conn}, 64<<10), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(res.Body)
+	if err != nil || len(body) < size {
+		t.Errorf("read %d bytes of an export of %d (%v): it was cut", len(body), size, err)
+	}
+}
+
+// paced reads 32 KiB every 10 ms at most: 3.2 MB/s, 1.3 s for the export
+// above, each 64 KiB piece in a twentieth of its time.
+type paced struct{ r io.Reader }
+
+func (p paced) Read(b []byte) (int, error) {
+	time.Sleep(10 * time.Millisecond) // the pace itself, not a wait for something
+	return p.r.Read(b[:min(len(b), 32<<10)])
+}
