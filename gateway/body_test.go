@@ -211,19 +211,23 @@ func TestARefusedBodyIsNotWaitedFor(t *testing.T) {
 	h, _ := newTestGateway(t, auth.Tokens{opsToken: "ops"})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	for name, head := range map[string]string{
-		"no token": "POST /v1/models:resolve HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n",
-		"a Host not answered to": "POST /v1/models:resolve HTTP/1.1\r\nHost: attacker.example\r\n" +
-			"Content-Type: application/json\r\nAuthorization: Bearer " + opsToken + "\r\n",
+	for _, tc := range []struct {
+		name, head string
+		want       int
+	}{
+		{"no token", "POST /v1/models:resolve HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n",
+			http.StatusUnauthorized},
+		{"a Host not answered to", "POST /v1/models:resolve HTTP/1.1\r\nHost: attacker.example\r\n" +
+			"Content-Type: application/json\r\nAuthorization: Bearer " + opsToken + "\r\n", http.StatusForbidden},
 	} {
-		t.Run(name, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := slowbody.Send(srv.Listener.Addr().String(), head, 5*time.Second)
+			got, err := slowbody.Send(srv.Listener.Addr().String(), tc.head, 5*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !got.Answered || !got.Let {
-				t.Errorf("%+v, want an answer, then the connection let go", got)
+			if got.Status != tc.want || !got.Let {
+				t.Errorf("%+v, want %d, then the connection let go", got, tc.want)
 			}
 		})
 	}
@@ -277,7 +281,6 @@ func TestBodiesReadAtOnceHaveABound(t *testing.T) {
 	if rec := post("carol", small()); rec.Code != http.StatusNoContent {
 		t.Errorf("carol's once one has ended: %d %s", rec.Code, rec.Body)
 	}
-
 	_ = alice[1].Close()
 	_ = bob.Close()
 	<-answered

@@ -2,6 +2,7 @@ package server
 
 import (
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -24,10 +25,14 @@ func TestARefusedBodyIsNotWaitedFor(t *testing.T) {
 	s := edgeServer(t, &fakeRoles{}, func(c *Config) { c.Tokens = auth.Tokens{"secret-token": "alice"} })
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
-	for _, tc := range []struct{ name, head string }{
-		{"no token", "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"},
+	for _, tc := range []struct {
+		name, head string
+		want       int
+	}{
+		{"no token", "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n",
+			http.StatusUnauthorized},
 		{"a Host not answered to", "POST /mcp HTTP/1.1\r\nHost: attacker.example\r\nContent-Type: application/json\r\n" +
-			"Authorization: Bearer secret-token\r\n"},
+			"Authorization: Bearer secret-token\r\n", http.StatusForbidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -35,8 +40,8 @@ func TestARefusedBodyIsNotWaitedFor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !got.Answered || !got.Let {
-				t.Errorf("%+v, want an answer, then the connection let go", got)
+			if got.Status != tc.want || !got.Let {
+				t.Errorf("%+v, want %d, then the connection let go", got, tc.want)
 			}
 		})
 	}
@@ -57,11 +62,14 @@ func TestAnsweredCallsKeepTheirConnection(t *testing.T) {
 			`"arguments":{"prompt":"hi","model":"llama3.2"}}}`,
 		"tools/list": `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 	} {
-		res := request(t.Context(), t, srv.URL, rawRequest{body: body, version: "2025-11-25"})
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.Close || res.StatusCode != 200 {
-			t.Errorf("%s: %d, closing the connection %v; want 200 on a connection kept", name, res.StatusCode, res.Close)
-		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			res := request(t.Context(), t, srv.URL, rawRequest{body: body, version: "2025-11-25"})
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.Close || res.StatusCode != http.StatusOK {
+				t.Errorf("%d, closing the connection %v; want 200 on a connection kept", res.StatusCode, res.Close)
+			}
+		})
 	}
 }

@@ -23,11 +23,13 @@ const BodyTime = 30 * time.Second
 //
 // An answer begun before the body has ended (a refusal, most often) goes
 // out at once on a connection that then closes, and what is left of the
-// body is not waited for. net/http would read up to 256 KiB more of it,
+// body is waited for no longer than drainTime. net/http would read up to 256 KiB more of it,
 // before the answer and again after it, for as long as the client took to
 // send it: a refusal reached its client late, and a client sending slowly
 // held the connection and its descriptor. So BodyDeadline must wrap every
-// handler that may refuse, the token and Host checks included.
+// handler that may refuse, the token and Host checks included. (HTTP/1
+// only: on HTTP/2, Connection: close would end every stream of the
+// connection.)
 func BodyDeadline(d time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
@@ -41,16 +43,28 @@ func BodyDeadline(d time.Duration, next http.Handler) http.Handler {
 		}
 		body := &deadlineBody{ReadCloser: r.Body, rc: rc}
 		r.Body = body
+		if r.ProtoMajor != 1 {
+			next.ServeHTTP(w, r)
+			return
+		}
 		next.ServeHTTP(&unreadCloser{ResponseWriter: w, body: body}, r)
 		if !body.ended.Load() {
-			// Ends net/http's read of the rest after the handler; the
+			// Bounds net/http's read of the rest after the handler; the
 			// connection closes (unreadCloser, or below if nothing was
 			// written).
 			w.Header().Set("Connection", "close")
-			_ = rc.SetReadDeadline(time.Now())
+			_ = rc.SetReadDeadline(time.Now().Add(drainTime))
 		}
 	})
 }
+
+// drainTime is how long the rest of a body left unread may take to be
+// read before its connection closes. Not none: a socket closed with bytes
+// unread sends a reset, and a client still sending its body (a large call
+// with an expired token) lost the refusal, and the WWW-Authenticate it
+// needs, to "connection reset" in a quarter of tries. net/http waits as
+// long before it closes a connection it gave up reading.
+const drainTime = 500 * time.Millisecond
 
 // deadlineBody lifts its connection's read deadline at its end. After an
 // error it stays: the server reads what is left of a body before it
@@ -113,9 +127,13 @@ func (w *unreadCloser) Write(p []byte) (int, error) {
 	return w.ResponseWriter.Write(p)
 }
 
-func (w *unreadCloser) Flush() {
+func (w *unreadCloser) Flush() { _ = w.FlushError() }
+
+// FlushError is Flush with its error: http.ResponseController uses it, so
+// a handler learns of a failed write.
+func (w *unreadCloser) FlushError() error {
 	w.begin()
-	_ = http.NewResponseController(w.ResponseWriter).Flush()
+	return http.NewResponseController(w.ResponseWriter).Flush()
 }
 
 func (w *unreadCloser) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -121,7 +121,7 @@ func TestAnAnswerBeforeTheBodyLetsTheConnectionGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (slowbody.Outcome{Answer: "401 no\n", Answered: true, Let: true}); got != want {
+	if want := (slowbody.Outcome{Status: http.StatusUnauthorized, Answer: "no\n", Let: true}); got != want {
 		t.Errorf("a body the handler did not read: %+v, want %+v", got, want)
 	}
 }
@@ -149,5 +149,36 @@ func TestABodyReadToItsLengthKeepsTheConnection(t *testing.T) {
 	res.Body.Close()
 	if string(body) != "7" || res.Close {
 		t.Errorf("answered %q, closing the connection %v; want 7 on a connection kept", body, res.Close)
+	}
+}
+
+// TestARefusalIsNotLostToAReset: a client whose body is still on its way
+// when it is refused gets the refusal, not "connection reset": closing a
+// socket with bytes unread resets it, and Go's client then reports its
+// failed write, not the answer (a quarter of 250 KB calls refused for an
+// expired token lost their 401).
+func TestARefusalIsNotLostToAReset(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(BodyDeadline(time.Minute, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "no", http.StatusUnauthorized)
+	})))
+	t.Cleanup(srv.Close)
+	body := strings.Repeat("a", 250_000) // under the 256 KiB net/http reads of a body left
+	const tries = 400
+	lost := 0
+	for range tries {
+		res, err := http.Post(srv.URL, "application/json", strings.NewReader(body))
+		if err != nil {
+			lost++
+			continue
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("answered %d, want 401", res.StatusCode)
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d of %d refusals were lost to a reset", lost, tries)
 	}
 }

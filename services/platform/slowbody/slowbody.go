@@ -19,12 +19,13 @@ const Every = 50 * time.Millisecond
 
 // Outcome is what a server did with a request whose body came slowly.
 type Outcome struct {
-	// Answer is the answer's status and body, or why none came.
+	// Status is the answer's status code: 0 if none came within the wait,
+	// or the connection ended without one.
+	Status int
+	// Answer is the answer's body, or why none came.
 	Answer string
-	// Answered is whether an answer came in Wait.
-	Answered bool
-	// Let is whether the server ended the connection in Wait once it had
-	// answered, while the body was still coming. A server that does not
+	// Let is whether the server ended the connection within the wait once
+	// it had answered, while the body was still coming. A server that does not
 	// reads what is left of the body first, and holds the connection for
 	// as long as the client keeps sending.
 	Let bool
@@ -32,8 +33,8 @@ type Outcome struct {
 
 // Send writes head (a request line and headers, each ending in CRLF, and no
 // Content-Length) to addr with a body declared to be Declared bytes, sends
-// the body a byte every Every, and waits up to wait for the answer, then up to wait
-// for the server to end the connection.
+// the body a byte every Every, and waits up to wait for the answer, then
+// up to wait for the server to end the connection.
 func Send(addr, head string, wait time.Duration) (Outcome, error) {
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -43,23 +44,22 @@ func Send(addr, head string, wait time.Duration) (Outcome, error) {
 	if _, err := fmt.Fprintf(conn, "%sContent-Length: %d\r\n\r\n{", head, Declared); err != nil {
 		return Outcome{}, err
 	}
-	answered := make(chan string, 1)
+	answered := make(chan Outcome, 1)
 	ended := make(chan struct{})
 	go func() {
 		defer close(ended)
 		r := bufio.NewReader(conn)
 		res, err := http.ReadResponse(r, nil)
 		if err != nil {
-			answered <- "no answer: " + err.Error()
+			answered <- Outcome{Answer: "no answer: " + err.Error()}
 			return
 		}
 		body, _ := io.ReadAll(res.Body)
-		answered <- fmt.Sprint(res.StatusCode, " ", string(body))
+		answered <- Outcome{Status: res.StatusCode, Answer: string(body)}
 		_, _ = io.Copy(io.Discard, r) // until the server ends the connection
 	}()
-	var out Outcome
-	out.Answer, out.Answered = trickle(conn, answered, wait)
-	if !out.Answered {
+	out, ok := trickle(conn, answered, wait)
+	if !ok || out.Status == 0 {
 		return out, nil
 	}
 	_, out.Let = trickle(conn, ended, wait)
