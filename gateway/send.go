@@ -6,7 +6,8 @@ import (
 )
 
 // sendPiece is how much of an answer goes out under one deadline: a client
-// reading at 2 KB/s still takes each piece in sendTime.
+// reading faster than about 2.2 KB/s (64 KiB in sendTime) takes each piece
+// in its time, the kernel holding little of it unsent (serve.UnsentBytes).
 const sendPiece = 64 << 10
 
 // sendTime bounds how long a piece of an answer may wait for its client to
@@ -19,8 +20,9 @@ const sendTime = 30 * time.Second
 // its client, and the answer's end, which net/http writes once the
 // handler has returned, d of its own. The bound is on progress, not on
 // the whole answer, so a client that reads slowly but steadily gets all
-// of a large one. Each request sets its deadline afresh, so one left from
-// an earlier answer on the connection does not cut the next.
+// of a large one. The deadline is set before the handler runs so that
+// what goes out before its first Write (a head sent by WriteHeader and
+// Flush, net/http's 100 Continue) is bound too.
 func boundSends(d time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
@@ -55,9 +57,13 @@ func (w *pacedWriter) Write(p []byte) (int, error) {
 	return written, nil
 }
 
-func (w *pacedWriter) Flush() {
+func (w *pacedWriter) Flush() { _ = w.FlushError() }
+
+// FlushError is Flush with its error: http.ResponseController uses it, so
+// a handler learns its client stopped taking the answer.
+func (w *pacedWriter) FlushError() error {
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
-	_ = w.rc.Flush()
+	return w.rc.Flush()
 }
 
 func (w *pacedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -100,7 +100,9 @@ func TestASlowReaderGetsTheWholeExport(t *testing.T) {
 	conn := dialGateway(t, srv)
 	_ = conn.(*net.TCPConn).SetReadBuffer(64 << 10) // not the megabytes the kernel would grow it to
 	fmt.Fprint(conn, "GET /v1/threads:export HTTP/1.1\r\nHost: localhost\r\n\r\n")
-	res, err := http.ReadResponse(bufio.NewReaderSize(paced{conn}, 64<<10), nil)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	res, err := http.ReadResponse(bufio.NewReaderSize(paced{conn, tick}, 64<<10), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,11 +112,14 @@ func TestASlowReaderGetsTheWholeExport(t *testing.T) {
 	}
 }
 
-// paced reads 32 KiB every 10 ms at most: 3.2 MB/s, 1.3 s for the export
-// above, each 64 KiB piece in a twentieth of its time.
-type paced struct{ r io.Reader }
+// paced reads 32 KiB a tick of 10 ms at most: 3.2 MB/s, 1.3 s for the
+// export above, each 64 KiB piece in a twentieth of its time.
+type paced struct {
+	r    io.Reader
+	tick *time.Ticker
+}
 
 func (p paced) Read(b []byte) (int, error) {
-	time.Sleep(10 * time.Millisecond) // the pace itself, not a wait for something
+	<-p.tick.C
 	return p.r.Read(b[:min(len(b), 32<<10)])
 }

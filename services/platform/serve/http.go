@@ -20,6 +20,15 @@ const IdleTime = 15 * time.Minute
 // HeaderTime bounds how long a request's head may take to arrive.
 const HeaderTime = 10 * time.Second
 
+// UnsentBytes bounds what the kernel holds of an answer that its client
+// has not taken yet (TCP_NOTSENT_LOWAT, on Linux). A write then returns as
+// its client reads, not once a third of a send buffer grown to 4 MB has
+// drained: a deadline on each piece of an answer bounds how slowly a
+// client may read, and without this cut a client reading a large answer
+// at 20 KB/s. It also keeps a stalled client's answer in zen's memory, to
+// be freed when it is cut, rather than the kernel's.
+const UnsentBytes = 128 << 10
+
 // HTTP serves handler on lis until ctx is done, then shuts down gracefully,
 // letting in-flight requests finish for up to DrainTimeout.
 //
@@ -71,6 +80,9 @@ type unusedConns struct {
 func (u *unusedConns) track(c net.Conn, state http.ConnState) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if state == http.StateNew {
+		keepLittleUnsent(c)
+	}
 	switch {
 	case state != http.StateNew:
 		delete(u.conns, c)
