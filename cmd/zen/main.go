@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/zenmcp/zen/services/platform/telemetry"
 )
 
 // Set at build time with -ldflags "-X main.version=... -X main.commit=...":
@@ -18,7 +20,13 @@ var (
 	commit  = "unknown"
 )
 
+// grpcLog is gRPC's logger in a zen process, which run points at the
+// process's own; nil where run is called without main (tests), so that
+// gRPC's global logger is never set beside the gRPC it serves.
+var grpcLog *telemetry.GRPCLog
+
 func main() {
+	grpcLog = telemetry.InstallGRPCLog() // before anything runs gRPC
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	tuneGC(os.Getenv)

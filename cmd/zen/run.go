@@ -96,6 +96,9 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 	}
 	defer sink.close()
 	logger := telemetry.NewLogger(sink.w, level, s.secrets.String).With("role", role)
+	if grpcLog != nil {
+		grpcLog.Use(logger)
+	}
 	sink.report(logger)
 	_, shutdown, err := telemetry.Setup(ctx, "zen-"+role, version, getenv, logger)
 	if err != nil {
