@@ -31,7 +31,9 @@ func servePprof(addr string, hosts hostguard.Hosts, logger *slog.Logger) (stop f
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	srv := &http.Server{
-		Handler:           hosts.Protect(hostguard.NotFromPages(mux)),
+		// Not serve.HTTP (no drain on stop), so the body deadline it gives
+		// every request is given here.
+		Handler:           serve.BodyDeadline(serve.BodyTime, hosts.Protect(hostguard.NotFromPages(mux))),
 		ReadHeaderTimeout: serve.HeaderTime,
 		IdleTimeout:       serve.IdleTime,
 	}

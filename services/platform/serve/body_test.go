@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -180,5 +181,33 @@ func TestARefusalIsNotLostToAReset(t *testing.T) {
 	}
 	if lost > 0 {
 		t.Errorf("%d of %d refusals were lost to a reset", lost, tries)
+	}
+}
+
+// TestEveryServedRequestHasABodyDeadline: on a listener serve.HTTP serves,
+// a request its handler answers without reading the body (a 404, a probe's
+// path) is answered at once, and its connection let go: only the MCP
+// handler had the body deadline, so a POST to any other path of its
+// listener, or to the metrics listener, held a connection for as long as
+// its client sent a byte now and then.
+func TestEveryServedRequestHasABodyDeadline(t *testing.T) {
+	t.Parallel()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- HTTP(ctx, lis, http.NotFoundHandler()) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	got, err := slowbody.Send(lis.Addr().String(), "POST /x HTTP/1.1\r\nHost: x\r\n", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != http.StatusNotFound || !got.Let {
+		t.Errorf("%+v, want 404, then the connection let go", got)
 	}
 }

@@ -21,7 +21,8 @@ const IdleTime = 15 * time.Minute
 const HeaderTime = 10 * time.Second
 
 // UnsentBytes bounds what the kernel holds of an answer that its client
-// has not taken yet (TCP_NOTSENT_LOWAT, on Linux). A write then returns as
+// has not taken yet (TCP_NOTSENT_LOWAT, on Linux, on the TCP connections
+// HTTP serves). A write then returns as
 // its client reads, not once a third of a send buffer grown to 4 MB has
 // drained: a deadline on each piece of an answer bounds how slowly a
 // client may read, and without this cut a client reading a large answer
@@ -30,7 +31,8 @@ const HeaderTime = 10 * time.Second
 const UnsentBytes = 128 << 10
 
 // HTTP serves handler on lis until ctx is done, then shuts down gracefully,
-// letting in-flight requests finish for up to DrainTimeout.
+// letting in-flight requests finish for up to DrainTimeout. Every request's
+// body has BodyTime to arrive (BodyDeadline).
 //
 // Connections that have not sent a request yet are closed as the stop
 // begins, with the listener. net/http's Shutdown waits 5 to 6 s before it
@@ -43,7 +45,10 @@ const UnsentBytes = 128 << 10
 func HTTP(ctx context.Context, lis net.Listener, handler http.Handler) error {
 	unused := &unusedConns{conns: map[net.Conn]struct{}{}}
 	srv := &http.Server{
-		Handler:           handler,
+		// Every request, not only those of the handlers that ask for it:
+		// a 404 or a probe's path left a body unread too, and net/http read
+		// it for as long as its client sent a byte now and then.
+		Handler:           BodyDeadline(BodyTime, handler),
 		ReadHeaderTimeout: HeaderTime,
 		IdleTimeout:       IdleTime,
 		ConnState:         unused.track,
