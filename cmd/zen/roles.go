@@ -197,17 +197,22 @@ func runServe(ctx context.Context, s *settings, logger *slog.Logger) error {
 	if err := serveHTTP(st, logger, s.mcpAddr, "mcp", edgeMux(edge, deps)); err != nil {
 		return err
 	}
-	if err := serveHTTP(st, logger, s.httpAddr, "gateway", gw); err != nil {
+	if err := serveHTTP(st, logger, s.httpAddr, "gateway", gw, serve.LittleUnsent); err != nil {
 		return err
 	}
 	return st.Wait()
 }
 
-// serveHTTP serves h in the front of st.
-func serveHTTP(st *stages, logger *slog.Logger, addr, what string, h http.Handler) error {
+// serveHTTP serves h in the front of st, on a listener made what wrap
+// (each, in turn) makes it.
+func serveHTTP(st *stages, logger *slog.Logger, addr, what string, h http.Handler,
+	wrap ...func(net.Listener) net.Listener) error {
 	lis, err := listen(logger, addr, what)
 	if err != nil {
 		return err
+	}
+	for _, w := range wrap {
+		lis = w(lis)
 	}
 	st.Front(func(ctx context.Context) error { return serve.HTTP(ctx, lis, h) })
 	return nil
@@ -325,7 +330,7 @@ func runGateway(ctx context.Context, s *settings, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	return serve.HTTP(ctx, lis, gw)
+	return serve.HTTP(ctx, serve.LittleUnsent(lis), gw)
 }
 
 // holdRouter reports an in-process router not ready, with the reason,

@@ -21,8 +21,8 @@ const IdleTime = 15 * time.Minute
 const HeaderTime = 10 * time.Second
 
 // UnsentBytes bounds what the kernel holds of an answer that its client
-// has not taken yet (TCP_NOTSENT_LOWAT, on Linux, on the TCP connections
-// HTTP serves). A write then returns as
+// has not taken yet on a LittleUnsent listener (TCP_NOTSENT_LOWAT, on
+// Linux). A write then returns as
 // its client reads, not once a third of a send buffer grown to 4 MB has
 // drained: a deadline on each piece of an answer bounds how slowly a
 // client may read, and without this cut a client reading a large answer
@@ -85,9 +85,6 @@ type unusedConns struct {
 func (u *unusedConns) track(c net.Conn, state http.ConnState) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if state == http.StateNew {
-		keepLittleUnsent(c)
-	}
 	switch {
 	case state != http.StateNew:
 		delete(u.conns, c)
@@ -110,4 +107,20 @@ func (u *unusedConns) closeAll() {
 		_ = c.Close()
 	}
 	clear(u.conns)
+}
+
+// LittleUnsent is lis with UnsentBytes set on each TCP connection it
+// accepts: for a listener whose answers have a deadline on each piece (the
+// gateway's). MCP's listener does without it: its answers are small, and
+// its calls' latency is the one measured against.
+func LittleUnsent(lis net.Listener) net.Listener { return littleUnsent{lis} }
+
+type littleUnsent struct{ net.Listener }
+
+func (l littleUnsent) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		keepLittleUnsent(c)
+	}
+	return c, err
 }

@@ -23,7 +23,7 @@ func (l accepted) Accept() (net.Conn, error) {
 	return c, err
 }
 
-// TestAnAnswerWaitsInTheKernelLittle: what zen serves over HTTP keeps at
+// TestAnAnswerWaitsInTheKernelLittle: a LittleUnsent listener keeps at
 // most UnsentBytes of an answer unsent in the kernel. Without the bound,
 // a write waited until a third of a send buffer grown to 4 MB had drained,
 // and the gateway's deadline on each 64 KiB of an answer cut a client
@@ -38,7 +38,7 @@ func TestAnAnswerWaitsInTheKernelLittle(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- HTTP(ctx, accepted{lis, conns}, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		done <- HTTP(ctx, LittleUnsent(accepted{lis, conns}), http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	}()
 	t.Cleanup(func() {
 		cancel()
