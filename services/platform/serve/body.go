@@ -49,22 +49,28 @@ func BodyDeadline(d time.Duration, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(&unreadCloser{ResponseWriter: w, body: body}, r)
 		if !body.ended.Load() {
-			// Bounds net/http's read of the rest after the handler; the
-			// connection closes (unreadCloser, or below if nothing was
-			// written).
+			// The connection closes (unreadCloser, or here if nothing was
+			// written), once what is left of the body has been read, as
+			// much as drainBytes in drainTime.
 			w.Header().Set("Connection", "close")
 			_ = rc.SetReadDeadline(time.Now().Add(drainTime))
+			_, _ = io.CopyN(io.Discard, body, drainBytes)
 		}
 	})
 }
 
-// drainTime is how long the rest of a body left unread may take to be
-// read before its connection closes. Not none: a socket closed with bytes
+// drainTime and drainBytes bound what is read of a body left unread
+// before its connection closes. Not none: a socket closed with bytes
 // unread sends a reset, and a client still sending its body (a large call
-// with an expired token) lost the refusal, and the WWW-Authenticate it
-// needs, to "connection reset" in a quarter of tries. net/http waits as
-// long before it closes a connection it gave up reading.
-const drainTime = 500 * time.Millisecond
+// with an expired token, a call over MCP's 4 MiB) lost the answer, and
+// the WWW-Authenticate it needs, to "connection reset". net/http reads at
+// most 256 KiB of it, which a client sending 8 MiB is far from done with,
+// and waits as long as drainTime before it closes a connection it gave up
+// reading. A client that sends more, or more slowly, is cut.
+const (
+	drainTime  = 500 * time.Millisecond
+	drainBytes = 16 << 20
+)
 
 // deadlineBody lifts its connection's read deadline at its end. After an
 // error it stays: the server reads what is left of a body before it

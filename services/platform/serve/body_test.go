@@ -211,3 +211,43 @@ func TestEveryServedRequestHasABodyDeadline(t *testing.T) {
 		t.Errorf("%+v, want 404, then the connection let go", got)
 	}
 }
+
+// TestARefusalPastALimitIsNotLostToAReset: a client sending a body far
+// past what the handler read before refusing it (8 MiB against MCP's
+// 4 MiB) gets the refusal: net/http reads only 256 KiB of what is left,
+// and the close that followed reset the connection under the client's
+// writes, which Go's client reported instead of the answer.
+func TestARefusalPastALimitIsNotLostToAReset(t *testing.T) {
+	t.Parallel()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- HTTP(ctx, lis, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.CopyN(io.Discard, r.Body, 4<<20)
+			http.Error(w, "too large", http.StatusRequestEntityTooLarge)
+		}))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	body := strings.Repeat("a", 8<<20)
+	for i := range 10 {
+		var r io.Reader = strings.NewReader(body)
+		if i%2 == 0 {
+			r = struct{ io.Reader }{r} // no length known: sent chunked
+		}
+		res, err := http.Post("http://"+lis.Addr().String(), "application/json", r)
+		if err != nil {
+			t.Fatalf("try %d: %v, want a 413", i, err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("try %d: %d, want 413", i, res.StatusCode)
+		}
+	}
+}
