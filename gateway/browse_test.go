@@ -152,7 +152,7 @@ func gatewayOverWith(t *testing.T, memory memoryv1.MemoryServiceServer, trace st
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h
+	return serve.BodyDeadline(bodies.time, h) // as serve.HTTP serves it
 }
 
 func getInto(t *testing.T, h http.Handler, path string, v any) int {

@@ -113,7 +113,8 @@ func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguar
 	top.Handle("/", tokens.Require(jsonOnly(root), "/healthz", "/readyz"))
 	// Probes send the pod's IP as Host and get no addresses: they skip the
 	// Host check and the token.
-	h := serve.BodyDeadline(bodies.time, boundSends(bodies.sendTime, hosts.Protect(top, "/healthz", "/readyz")))
+	// A body's time to arrive (bodies.time) is serve.HTTP's, outside this.
+	h := boundSends(bodies.sendTime, hosts.Protect(top, "/healthz", "/readyz"))
 	return otelhttp.NewHandler(h, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 		return "gateway " + r.Method + " " + r.URL.Path
 	})), nil

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/hostguard"
+	"github.com/zenmcp/zen/services/platform/serve"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -44,7 +45,7 @@ func newTestGateway(t *testing.T, tokens auth.Tokens) (http.Handler, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h, dead
+	return serve.BodyDeadline(serve.BodyTime, h), dead // as serve.HTTP serves it
 }
 
 func TestGuards(t *testing.T) {

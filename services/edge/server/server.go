@@ -224,11 +224,9 @@ func (s *Server) Handler() http.Handler {
 	// Accept, no token); those answer in zen's one error shape. JSON-RPC
 	// refusals (too large, above) keep JSON-RPC's own, which clients match
 	// to their call.
+	// A body's time to arrive is serve.HTTP's, outside all of this, so
+	// that a refused request's body is not waited for either.
 	h = s.hosts.Protect(httperr.ReplacePlainText(h))
-	// A body arrives in its time or is cut; the answer after it is not
-	// bound by it. Outermost, so that a refused request's body is not
-	// waited for either.
-	h = serve.BodyDeadline(serve.BodyTime, h)
 	return otelhttp.NewHandler(h, "mcp")
 }
 

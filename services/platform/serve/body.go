@@ -32,8 +32,8 @@ const BodyTime = 30 * time.Second
 // connection.)
 func BodyDeadline(d time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, bound := r.Body.(*deadlineBody); bound || r.Body == nil || r.Body == http.NoBody {
-			next.ServeHTTP(w, r) // serve.HTTP's own, outside a handler's, already holds it
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
 			return
 		}
 		rc := http.NewResponseController(w)

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -192,24 +191,8 @@ func TestARefusalIsNotLostToAReset(t *testing.T) {
 // its client sent a byte now and then.
 func TestEveryServedRequestHasABodyDeadline(t *testing.T) {
 	t.Parallel()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- HTTP(ctx, lis, http.NotFoundHandler()) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	got, err := slowbody.Send(lis.Addr().String(), "POST /x HTTP/1.1\r\nHost: x\r\n", 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Status != http.StatusNotFound || !got.Let {
-		t.Errorf("%+v, want 404, then the connection let go", got)
-	}
+	slowbody.Refused(t, serveLoopback(t, http.NotFoundHandler()), "POST /x HTTP/1.1\r\nHost: x\r\n",
+		http.StatusNotFound)
 }
 
 // TestARefusalPastALimitIsNotLostToAReset: a client sending a body far
@@ -219,29 +202,17 @@ func TestEveryServedRequestHasABodyDeadline(t *testing.T) {
 // writes, which Go's client reported instead of the answer.
 func TestARefusalPastALimitIsNotLostToAReset(t *testing.T) {
 	t.Parallel()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		done <- HTTP(ctx, lis, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			_, _ = io.CopyN(io.Discard, r.Body, 4<<20)
-			http.Error(w, "too large", http.StatusRequestEntityTooLarge)
-		}))
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	addr := serveLoopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.CopyN(io.Discard, r.Body, 4<<20)
+		http.Error(w, "too large", http.StatusRequestEntityTooLarge)
+	}))
 	body := strings.Repeat("a", 8<<20)
 	for i := range 10 {
 		var r io.Reader = strings.NewReader(body)
 		if i%2 == 0 {
 			r = struct{ io.Reader }{r} // no length known: sent chunked
 		}
-		res, err := http.Post("http://"+lis.Addr().String(), "application/json", r)
+		res, err := http.Post("http://"+addr, "application/json", r)
 		if err != nil {
 			t.Fatalf("try %d: %v, want a 413", i, err)
 		}

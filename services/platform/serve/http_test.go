@@ -62,6 +62,19 @@ func serveHTTP(lis net.Listener, h http.Handler) (stop func() (time.Duration, er
 	}
 }
 
+// serveLoopback serves h with HTTP on a loopback port until the test ends,
+// and returns its address.
+func serveLoopback(t *testing.T, h http.Handler) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := serveHTTP(lis, h)
+	t.Cleanup(func() { _, _ = stop() })
+	return lis.Addr().String()
+}
+
 // A client may hold a connection it never sent a request on: Go's
 // transport keeps one it dialed for a request that another connection
 // served first. net/http's Shutdown waits 5 to 6 s before it counts such a

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"testing"
@@ -35,15 +34,8 @@ func TestAnAnswerWaitsInTheKernelLittle(t *testing.T) {
 		t.Fatal(err)
 	}
 	conns := make(chan net.Conn, 1)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		done <- HTTP(ctx, LittleUnsent(accepted{lis, conns}), http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	stop := serveHTTP(LittleUnsent(accepted{lis, conns}), http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(func() { _, _ = stop() })
 	res, err := http.Get("http://" + lis.Addr().String())
 	if err != nil {
 		t.Fatal(err)

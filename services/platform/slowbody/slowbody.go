@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"testing"
 	"time"
 )
 
@@ -82,5 +83,19 @@ func trickle[T any](conn net.Conn, done <-chan T, wait time.Duration) (T, bool) 
 		case <-tick.C:
 			_, _ = conn.Write([]byte(" ")) // fails once the server has gone: it is still waited for
 		}
+	}
+}
+
+// Refused fails t unless the server at addr answers head's request with
+// want, while its body is still coming, and then lets the connection go
+// (each within five seconds).
+func Refused(t testing.TB, addr, head string, want int) {
+	t.Helper()
+	got, err := Send(addr, head, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != want || !got.Let {
+		t.Errorf("%+v, want %d, then the connection let go", got, want)
 	}
 }
