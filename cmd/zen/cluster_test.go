@@ -208,6 +208,7 @@ func TestLocalCluster(t *testing.T) {
 	if code != 200 || len(thread["thread"].(map[string]any)["turns"].([]any)) != 6 {
 		t.Errorf("the gateway shows %d %v, want 6 turns", code, thread)
 	}
+	checkGatewayUnsent(t, memberPID(t, dir, "gateway"), c.addr(4))
 	if status := c.run("status"); strings.Count(status, "ready") != 7 {
 		t.Errorf("status:\n%s", status)
 	}
