@@ -26,37 +26,42 @@ type bodyBounds struct {
 	size       int64         // a generated route's body (an import's is maxImportBytes)
 	time       time.Duration // how long a body may take to arrive
 	importTime time.Duration // how long an import's may
-	// reading and readingEach bound the requests with a body boundBodies
-	// holds at once, for all clients and for each: each body is up to
-	// size, and a client may send many slowly.
-	reading, readingEach int
+	// reading bounds the requests with a body boundBodies holds at once,
+	// of all clients (each client's are bound by its share, shares): each
+	// body is up to size, and clients may send many slowly.
+	reading int
 	// sendTime bounds how long a piece of an answer may wait for its
 	// client to take it (boundSends).
 	sendTime time.Duration
+	// requestsEach bounds a client's requests running at once, and
+	// requestWait how long one past it waits for its turn (shares).
+	requestsEach int
+	requestWait  time.Duration
 }
 
 // servedBodies are the bounds a served gateway holds bodies to.
 var servedBodies = bodyBounds{
-	size:        maxJSONBody,
-	time:        serve.BodyTime,
-	importTime:  importReadTime,
-	reading:     64,
-	readingEach: 16,
-	sendTime:    sendTime,
+	size:       maxJSONBody,
+	time:       serve.BodyTime,
+	importTime: importReadTime,
+	reading:    64,
+	sendTime:   sendTime,
+	// Eight: the thread browser sends two at a time from each page open.
+	// Ten seconds: a body waits its turn within its own time to arrive.
+	requestsEach: 8,
+	requestWait:  10 * time.Second,
 }
 
 // boundBodies reads a generated route's body whole, up to b.size, before
 // grpc-gateway decodes it: grpc-gateway would answer a body too large or
 // cut for its time as a malformed one (400, naming no bound), since it
-// turns every read error into InvalidArgument. Past b.readingEach requests
-// with a body of one client, or b.reading of all, another is refused
-// (429) until one has been answered.
+// turns every read error into InvalidArgument. Past b.reading requests
+// with a body, another is refused (429) until one has been answered.
 func boundBodies(b bodyBounds, next http.Handler) http.Handler {
 	held := &slots{
-		what:      "request with a body",
-		whats:     "requests with a body",
-		perClient: b.readingEach,
-		total:     b.reading,
+		what:  "request with a body",
+		whats: "requests with a body",
+		total: b.reading,
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A GET's body means nothing to its route, which does not read it:

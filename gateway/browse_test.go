@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/hostguard"
 	"github.com/zenmcp/zen/services/platform/serve"
 	"github.com/zenmcp/zen/services/platform/turnmeta"
@@ -129,6 +130,13 @@ func gatewayOver(t *testing.T, memory memoryv1.MemoryServiceServer, trace string
 // gatewayOverWith is gatewayOver with request bodies held to bodies.
 func gatewayOverWith(t *testing.T, memory memoryv1.MemoryServiceServer, trace string, bodies bodyBounds) http.Handler {
 	t.Helper()
+	return gatewayOverFor(t, memory, nil, trace, bodies)
+}
+
+// gatewayOverFor is gatewayOverWith requiring tokens.
+func gatewayOverFor(t *testing.T, memory memoryv1.MemoryServiceServer, tokens auth.Tokens, trace string,
+	bodies bodyBounds) http.Handler {
+	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	// As the roles are: a thread may be larger than gRPC's default 4 MiB.
 	srv := grpc.NewServer(grpc.MaxSendMsgSize(serve.MaxMessageBytes))
@@ -147,7 +155,7 @@ func gatewayOverWith(t *testing.T, memory memoryv1.MemoryServiceServer, trace st
 		t.Fatal(err)
 	}
 	hosts, _ := hostguard.Load(func(string) string { return "" })
-	h, err := newGateway(t.Context(), Conns{Memory: conn, Router: conn, Executor: conn}, nil, hosts, testVersion, tu,
+	h, err := newGateway(t.Context(), Conns{Memory: conn, Router: conn, Executor: conn}, tokens, hosts, testVersion, tu,
 		bodies)
 	if err != nil {
 		t.Fatal(err)

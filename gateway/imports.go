@@ -46,7 +46,7 @@ const (
 const maxImports = 4
 
 func newImportSlots() *slots {
-	return &slots{what: "import", whats: "imports", perClient: 1, total: maxImports}
+	return &slots{what: "import", whats: "imports", oneEach: true, total: maxImports}
 }
 
 // importThreads reads threads, one per line, and stores them all or none

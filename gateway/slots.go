@@ -10,12 +10,14 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// slots bound the requests of a kind a gateway runs at once: perClient for
-// each client (named by its verified token), total for all of them, so
-// that no one client takes every slot.
+// slots bound the requests of a kind a gateway runs at once: total for
+// all clients, and with oneEach one for each client (named by its verified
+// token), so that no one client takes every slot. Each client's requests
+// of any kind are bound by its share besides (shares).
 type slots struct {
-	what, whats      string // the kind, one and many, as the refusals name it
-	perClient, total int
+	what, whats string // the kind, one and many, as the refusals name it
+	oneEach     bool
+	total       int
 
 	mu      sync.Mutex
 	running map[string]int
@@ -28,10 +30,8 @@ func (s *slots) take(client string) (release func(), refuse func(w http.Response
 	defer s.mu.Unlock()
 	var msg string
 	switch {
-	case s.running[client] >= s.perClient && s.perClient == 1:
+	case s.oneEach && s.running[client] > 0:
 		msg = fmt.Sprintf("your %s before this one is still running: send this one once it has ended", s.what)
-	case s.running[client] >= s.perClient:
-		msg = fmt.Sprintf("%d of your %s are running: send this one once one has ended", s.perClient, s.whats)
 	case s.all >= s.total:
 		msg = fmt.Sprintf("%d %s are running on this gateway: send yours again shortly", s.total, s.whats)
 	default:

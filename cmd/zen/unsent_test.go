@@ -115,6 +115,9 @@ func unsentBound(t *testing.T, pid int, addr, path string) int {
 func peerSocket(t *testing.T, pid int, conn net.Conn) int {
 	t.Helper()
 	local, remote := conn.RemoteAddr().(*net.TCPAddr), conn.LocalAddr().(*net.TCPAddr)
+	if local.IP.To4() == nil || remote.IP.To4() == nil {
+		t.Fatalf("%v to %v: only IPv4 connections are looked up (in /proc/net/tcp)", local, remote)
+	}
 	inode := ""
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/tcp", pid))
 	if err != nil {

@@ -1,0 +1,211 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/zenmcp/zen/services/platform/auth"
+)
+
+// getHeld sends a GET of path on a connection of its own that then reads
+// one byte of the answer and no more, so that the gateway holds the rest
+// until the connection ends; it returns the connection.
+func getHeld(t *testing.T, addr, path string) net.Conn { return getHeldAs(t, addr, path, "") }
+
+// getHeldAs is getHeld sending token.
+func getHeldAs(t *testing.T, addr, path, token string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: localhost\r\n%s\r\n", path, bearer(token))
+	if _, err := conn.Read(make([]byte, 1)); err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return conn
+}
+
+// getWhole sends a GET of path and reads its whole answer: the answer,
+// with its body read into a string.
+func getWhole(t *testing.T, addr, path string) (*http.Response, string) {
+	return getWholeAs(t, addr, path, "")
+}
+
+// getWholeAs is getWhole sending token.
+func getWholeAs(t *testing.T, addr, path, token string) (*http.Response, string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n%s\r\n", path, bearer(token))
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("GET %s: reading the answer: %v", path, err)
+	}
+	return res, string(body)
+}
+
+// bearer is the header line that sends token, none for "".
+func bearer(token string) string {
+	if token == "" {
+		return ""
+	}
+	return "Authorization: Bearer " + token + "\r\n"
+}
+
+// TestAClientsRequestsRunAFewAtATime: a client runs at most requestsEach
+// requests on the gateway at once; one more waits its turn and, past
+// requestWait, is refused, saying when to come back, while the probes go
+// on. Readers just faster than the send bound, each asking for an 8 MB
+// thread, held 25 MB of the gateway apiece, as many as they liked.
+func TestAClientsRequestsRunAFewAtATime(t *testing.T) {
+	t.Parallel()
+	const thread = "/v1/threads/00000000-0000-4000-8000-000000000001"
+	bounds := servedBodies
+	bounds.requestWait = 300 * time.Millisecond
+	srv, closed := narrowServer(t, gatewayOverWith(t, newBigThread(1<<20), "", bounds))
+	addr := srv.Listener.Addr().String()
+	held := make([]net.Conn, bounds.requestsEach)
+	for i := range held {
+		held[i] = getHeld(t, addr, thread)
+	}
+	res, body := getWhole(t, addr, thread)
+	want := fmt.Sprintf("%d of your requests are running on the gateway, and this one waited 0.3 s", len(held))
+	if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, want) {
+		t.Errorf("a request past the client's share: %d %s, want 429 with %q", res.StatusCode, body, want)
+	}
+	if got := res.Header.Get("Retry-After"); got != "1" {
+		t.Errorf("Retry-After %q, want 1", got)
+	}
+	for _, probe := range probes {
+		// /readyz answers 503 here: the fake memory has no health service.
+		if res, body := getWhole(t, addr, probe); res.StatusCode == http.StatusTooManyRequests {
+			t.Errorf("GET %s while the share is taken: %d %s, want it answered", probe, res.StatusCode, body)
+		}
+	}
+	held[0].Close()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the gateway still held an answer 20 s after its client closed the connection")
+	}
+	if res, body := getWhole(t, addr, thread); res.StatusCode != http.StatusOK || len(body) < 1<<20 {
+		t.Errorf("a request once one of the share has ended: %d, %d bytes; want the thread", res.StatusCode, len(body))
+	}
+}
+
+// TestEachClientHasAShareOfItsOwn: with tokens, one client's share
+// taken leaves another's whole: the share is the verified client's.
+func TestEachClientHasAShareOfItsOwn(t *testing.T) {
+	t.Parallel()
+	const thread = "/v1/threads/00000000-0000-4000-8000-000000000001"
+	const alice, bob = "alice-0123456789abcdef", "bob-0123456789abcdef0"
+	bounds := servedBodies
+	bounds.requestWait = 300 * time.Millisecond
+	tokens := auth.Tokens{alice: "alice", bob: "bob"}
+	srv, _ := narrowServer(t, gatewayOverFor(t, newBigThread(1<<20), tokens, "", bounds))
+	addr := srv.Listener.Addr().String()
+	for range bounds.requestsEach {
+		getHeldAs(t, addr, thread, alice)
+	}
+	if res, _ := getWholeAs(t, addr, thread, alice); res.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("alice's request past her share: %d, want 429", res.StatusCode)
+	}
+	if res, body := getWholeAs(t, addr, thread, bob); res.StatusCode != http.StatusOK || len(body) < 1<<20 {
+		t.Errorf("bob's while alice's share is taken: %d, %d bytes; want the thread", res.StatusCode, len(body))
+	}
+}
+
+// TestARequestPastTheShareWaitsItsTurn: a client's request past its share
+// runs as soon as one of its running requests ends; another client's runs
+// at once; one whose client leaves while it waits runs never and holds no
+// slot.
+func TestARequestPastTheShareWaitsItsTurn(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s := &shares{each: 2, wait: 10 * time.Second}
+		release := map[string]chan struct{}{}
+		ran := make(chan string, 16)
+		h := s.hold(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			id := r.URL.Query().Get("id")
+			ran <- id
+			if c := release[id]; c != nil {
+				<-c
+			}
+		}))
+		answered := make(chan int, 16)
+		send := func(ctx context.Context, client, id string) {
+			release[id] = make(chan struct{})
+			r := httptest.NewRequestWithContext(auth.WithClient(ctx, client), "GET",
+				"http://localhost/v1/threads?id="+id, nil)
+			go func() {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, r)
+				answered <- rec.Code
+			}()
+			synctest.Wait()
+		}
+		ranNow := func() []string {
+			var ids []string
+			for len(ran) > 0 {
+				ids = append(ids, <-ran)
+			}
+			return ids
+		}
+		send(t.Context(), "alice", "a1")
+		send(t.Context(), "alice", "a2")
+		send(t.Context(), "alice", "a3")
+		send(t.Context(), "bob", "b1")
+		if got := strings.Join(ranNow(), " "); got != "a1 a2 b1" {
+			t.Errorf("running with alice's share of 2 taken: %s, want a1 a2 b1", got)
+		}
+		close(release["a1"])
+		synctest.Wait()
+		if got := strings.Join(ranNow(), " "); got != "a3" {
+			t.Errorf("once a1 ended: %s, want a3 to run", got)
+		}
+		leaving, leave := context.WithCancel(t.Context())
+		send(leaving, "alice", "a4")
+		leave()
+		synctest.Wait()
+		for _, id := range []string{"a2", "a3", "b1"} {
+			close(release[id])
+		}
+		synctest.Wait()
+		if got := strings.Join(ranNow(), " "); got != "" {
+			t.Errorf("a request whose client left while it waited ran: %s", got)
+		}
+		send(t.Context(), "alice", "a5")
+		send(t.Context(), "alice", "a6")
+		if got := strings.Join(ranNow(), " "); got != "a5 a6" {
+			t.Errorf("alice's share once all hers ended: %s ran, want a5 a6 (no slot kept by a4)", got)
+		}
+		close(release["a5"])
+		close(release["a6"])
+		synctest.Wait()
+		for range 6 {
+			if code := <-answered; code != http.StatusOK {
+				t.Errorf("a request that ran: %d", code)
+			}
+		}
+	})
+}
