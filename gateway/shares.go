@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -34,19 +35,28 @@ type shares struct {
 // caller of them is one client, and kubelet must not wait behind it.
 var probes = []string{"/healthz", "/readyz"}
 
-// hold runs next for a request once its client has a slot free.
+// unshared are the paths no share holds besides the probes: an import has
+// slots of its own (one a client), and a body of up to 64 MiB that a
+// refusal could not drain in its time.
+var unshared = []string{"POST /v1/threads:import"}
+
+// hold runs next for a request once its client has a slot free. A request
+// with a body is refused at once when none is: while it waited, its body's
+// time to arrive (serve.BodyDeadline) would run out unread.
 func (s *shares) hold(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for _, p := range probes {
-			if r.URL.Path == p {
-				next.ServeHTTP(w, r)
-				return
-			}
+		if slices.Contains(probes, r.URL.Path) || slices.Contains(unshared, r.Method+" "+r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
 		}
 		running := s.of(auth.Client(r.Context()))
 		select {
 		case running <- struct{}{}:
 		default:
+			if hasBody(r) {
+				s.refuse(w, "")
+				return
+			}
 			if !s.waitTurn(w, r, running) {
 				return
 			}
@@ -54,6 +64,12 @@ func (s *shares) hold(next http.Handler) http.Handler {
 		defer func() { <-running }()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// hasBody tells whether r's route reads a body: a GET's or a HEAD's is
+// never read (boundBodies).
+func hasBody(r *http.Request) bool {
+	return r.Method != http.MethodGet && r.Method != http.MethodHead && r.Body != nil && r.Body != http.NoBody
 }
 
 // waitTurn waits for one of the client's requests to end; if none does in
@@ -69,12 +85,17 @@ func (s *shares) waitTurn(w http.ResponseWriter, r *http.Request, running chan s
 		return false
 	case <-t.C:
 	}
+	s.refuse(w, fmt.Sprintf(", and this one waited %s for one of them to end", seconds(s.wait)))
+	return false
+}
+
+// refuse answers a request past its client's share (429), waited saying
+// how long it waited for its turn.
+func (s *shares) refuse(w http.ResponseWriter, waited string) {
 	w.Header().Set("Retry-After", strconv.Itoa(int(max(time.Second, s.wait).Seconds())))
 	httperr.Status(w, http.StatusTooManyRequests, status.New(codes.ResourceExhausted, fmt.Sprintf(
-		"%d of your requests are running on the gateway, and this one waited %s for one of them to end: "+
-			"send it again once one has (an answer runs until its client has read it all)",
-		s.each, seconds(s.wait))))
-	return false
+		"%d requests of this client are running on the gateway%s: send it again once one has ended "+
+			"(an answer runs until its client has read it all)", s.each, waited)))
 }
 
 // of is the slots of client's running requests.

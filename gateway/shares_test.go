@@ -88,10 +88,16 @@ func TestAClientsRequestsRunAFewAtATime(t *testing.T) {
 	for i := range held {
 		held[i] = getHeld(t, addr, thread)
 	}
+	began := time.Now()
 	res, body := getWhole(t, addr, thread)
-	want := fmt.Sprintf("%d of your requests are running on the gateway, and this one waited 0.3 s", len(held))
+	waited := time.Since(began)
+	want := fmt.Sprintf("%d requests of this client are running on the gateway, and this one waited 0.3 s", len(held))
 	if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, want) {
 		t.Errorf("a request past the client's share: %d %s, want 429 with %q", res.StatusCode, body, want)
+	}
+	if waited < bounds.requestWait {
+		t.Errorf("a request past the client's share was refused after %v, before its wait of %v", waited,
+			bounds.requestWait)
 	}
 	if got := res.Header.Get("Retry-After"); got != "1" {
 		t.Errorf("Retry-After %q, want 1", got)
@@ -102,6 +108,9 @@ func TestAClientsRequestsRunAFewAtATime(t *testing.T) {
 			t.Errorf("GET %s while the share is taken: %d %s, want it answered", probe, res.StatusCode, body)
 		}
 	}
+	for len(closed) > 0 {
+		<-closed // the refusal's and the probes' connections
+	}
 	held[0].Close()
 	select {
 	case <-closed:
@@ -111,6 +120,74 @@ func TestAClientsRequestsRunAFewAtATime(t *testing.T) {
 	if res, body := getWhole(t, addr, thread); res.StatusCode != http.StatusOK || len(body) < 1<<20 {
 		t.Errorf("a request once one of the share has ended: %d, %d bytes; want the thread", res.StatusCode, len(body))
 	}
+}
+
+// TestEveryRouteTakesItsTurn: every route of the gateway but the probes
+// and import waits its turn in its client's share, the gateway's own (an
+// export runs for all of its length) as the generated ones; one with a
+// body is refused at once, its body unread, for its time to arrive would
+// run out as it waited.
+func TestEveryRouteTakesItsTurn(t *testing.T) {
+	t.Parallel()
+	const thread = "/v1/threads/00000000-0000-4000-8000-000000000001"
+	bounds := servedBodies
+	bounds.requestWait = 300 * time.Millisecond
+	srv, _ := narrowServer(t, gatewayOverWith(t, newBigThread(1<<20), "", bounds))
+	addr := srv.Listener.Addr().String()
+	for range bounds.requestsEach {
+		getHeld(t, addr, "/v1/threads:export")
+	}
+	const past = "requests of this client are running on the gateway"
+	for _, path := range []string{thread, "/v1/threads", "/v1/threads:export", thread + "/history",
+		"/v1/threads:browse", thread + "/view", thread + "/summary", "/v1/models", "/openapi.json"} {
+		if res, body := getWhole(t, addr, path); res.StatusCode != http.StatusTooManyRequests ||
+			!strings.Contains(body, past+", and this one waited") {
+			t.Errorf("GET %s while the share is taken: %d %s, want 429 after its wait", path, res.StatusCode, body)
+		}
+	}
+	began := time.Now()
+	resolve := httptest.NewRequest("POST", "/v1/models:resolve", strings.NewReader(`{"model":"auto"}`))
+	res, body := postWhole(t, addr, resolve)
+	if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, past+": send it again") {
+		t.Errorf("a POST while the share is taken: %d %s, want 429 at once", res.StatusCode, body)
+	}
+	if waited := time.Since(began); waited >= bounds.requestWait {
+		t.Errorf("a POST while the share is taken was answered after %v: it waited", waited)
+	}
+	imp := httptest.NewRequest("POST", "/v1/threads:import", strings.NewReader(threadLines(1)))
+	imp.Header.Set("Content-Type", "application/x-ndjson")
+	if res, body := postWhole(t, addr, imp); strings.Contains(body, past) {
+		t.Errorf("an import while the share is taken: %d %s; it has slots of its own", res.StatusCode, body)
+	}
+}
+
+// postWhole sends r (its URL's path, body and headers) on a connection of
+// its own and reads the whole answer.
+func postWhole(t *testing.T, addr string, r *http.Request) (*http.Response, string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r.Host = "localhost"
+	r.Close = true
+	if r.Header.Get("Content-Type") == "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	if err := r.Write(conn); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(conn), r)
+	if err != nil {
+		t.Fatalf("%s %s: %v", r.Method, r.URL.Path, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the answer: %v", r.Method, r.URL.Path, err)
+	}
+	return res, string(body)
 }
 
 // TestEachClientHasAShareOfItsOwn: with tokens, one client's share
@@ -202,9 +279,9 @@ func TestARequestPastTheShareWaitsItsTurn(t *testing.T) {
 		close(release["a5"])
 		close(release["a6"])
 		synctest.Wait()
-		for range 6 {
+		for range 7 { // a4's wrote nothing, its client gone: the recorder's 200
 			if code := <-answered; code != http.StatusOK {
-				t.Errorf("a request that ran: %d", code)
+				t.Errorf("a request answered %d, want 200", code)
 			}
 		}
 	})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -26,6 +27,7 @@ const (
 	proxyPass proxyAction = iota
 	proxyHold             // until release
 	proxyFail             // 502, as a proxy in front of a gateway that is down answers
+	proxyBusy             // 429, as the gateway answers once the client's share has waited its time
 )
 
 // pollProxy forwards the page's requests to a gateway. rule decides, for
@@ -76,6 +78,12 @@ func newPollProxy(t *testing.T, gateway string, rule func(kind string, n int) pr
 			}
 		case proxyFail:
 			http.Error(w, "bad gateway", http.StatusBadGateway)
+			return
+		case proxyBusy:
+			w.Header().Set("Retry-After", "10")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = io.WriteString(w, `{"code":8,"message":"8 of your requests are running on the gateway","details":[]}`)
 			return
 		}
 		forward.ServeHTTP(w, r)
@@ -193,23 +201,34 @@ func TestThreadBrowserDrawsNoLeftThread(t *testing.T) {
 }
 
 // TestThreadBrowserPollsOnThroughFailures: one failed poll (the gateway
-// restarting, a proxy's 502) ended the polling for good; now the page
-// says so, waits longer, and tries again.
+// restarting, a proxy's 502, the client's share of the gateway taken by
+// its other requests: 429) ended the polling for good; now the page says
+// so, waits longer, and tries again.
 func TestThreadBrowserPollsOnThroughFailures(t *testing.T) {
 	chromiumPath(t)
-	const id = "99999999-9999-4999-8999-999999999999"
-	gw := importedGateway(t, answeredThread(id, "short"))
-	proxy := newPollProxy(t, gw, func(kind string, n int) proxyAction {
-		if kind == "view" && n == 2 || kind == "summary" && n == 1 {
-			return proxyFail
-		}
-		return proxyPass
-	})
-	b := openBrowser(t, t.TempDir())
-	openThreadAs(t, b, proxy.URL, id)
-	b.waitJS("the failure said", `document.getElementById("message").textContent.includes("Trying again in")`)
-	changeThread(t, gw, id)
-	b.waitJS("the changed thread", turnsShown+` === 4 && document.getElementById("message").hidden`)
+	for _, tc := range []struct {
+		name    string
+		failure proxyAction
+		id      string
+	}{
+		{"502", proxyFail, "99999999-9999-4999-8999-999999999999"},
+		{"429", proxyBusy, "99999999-9999-4999-8999-999999999998"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gw := importedGateway(t, answeredThread(tc.id, "short"))
+			proxy := newPollProxy(t, gw, func(kind string, n int) proxyAction {
+				if kind == "view" && n == 2 || kind == "summary" && n == 1 {
+					return tc.failure
+				}
+				return proxyPass
+			})
+			b := openBrowser(t, t.TempDir())
+			openThreadAs(t, b, proxy.URL, tc.id)
+			b.waitJS("the failure said", `document.getElementById("message").textContent.includes("Trying again in")`)
+			changeThread(t, gw, tc.id)
+			b.waitJS("the changed thread", turnsShown+` === 4 && document.getElementById("message").hidden`)
+		})
+	}
 }
 
 // TestThreadBrowserKeepsTheDeleteDialog: a poll that found the thread

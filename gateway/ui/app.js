@@ -27,8 +27,9 @@ const ui = {
     flashed = text;
   },
   // poll calls check every ms while live() holds: each call after the
-  // last one answered, none while the tab is hidden. A network failure or
-  // a 5xx waits longer each time (up to MAX_RETRY_MS) and tries again; any
+  // last one answered, none while the tab is hidden. A network failure, a
+  // 429 (the client's share of the gateway is taken: its turn comes) or a
+  // 5xx waits longer each time (up to MAX_RETRY_MS) and tries again; any
   // other refusal (401, 404) ends the polling with its message.
   poll(check, ms, live) {
     let wait = ms, failing = false;
@@ -49,7 +50,7 @@ const ui = {
         failing = false;
       } catch (e) {
         if (!live()) return;
-        if (!(e instanceof APIError) || (e.status !== 0 && e.status < 500)) {
+        if (!(e instanceof APIError) || (e.status !== 0 && e.status !== 429 && e.status < 500)) {
           ui.fail(e);
           return;
         }
