@@ -66,7 +66,7 @@ func boundBodies(b bodyBounds, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A GET's body means nothing to its route, which does not read it:
 		// it takes no slot (serve.BodyDeadline closes its connection).
-		if r.Body == nil || r.Body == http.NoBody || r.Method == http.MethodGet || r.Method == http.MethodHead {
+		if !hasBody(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -23,8 +23,13 @@ type bigThread struct {
 	thread *memoryv1.Thread
 }
 
+// bigThreadPath is the generated route that reads a bigThread's thread.
+const bigThreadPath = "/v1/threads/" + bigThreadID
+
+const bigThreadID = "00000000-0000-4000-8000-000000000001"
+
 func newBigThread(size int) *bigThread {
-	return &bigThread{thread: &memoryv1.Thread{ThreadId: "00000000-0000-4000-8000-000000000001",
+	return &bigThread{thread: &memoryv1.Thread{ThreadId: bigThreadID,
 		ToolName: strings.Repeat("a", size)}}
 }
 
@@ -81,7 +86,7 @@ func TestAnAnswerNobodyReadsEnds(t *testing.T) {
 	srv, closed := narrowServer(t, gatewayOverWith(t, newBigThread(1<<20), "", bounds))
 	conn := dialGateway(t, srv)
 	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
-	fmt.Fprint(conn, "GET /v1/threads/00000000-0000-4000-8000-000000000001 HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	fmt.Fprint(conn, "GET "+bigThreadPath+" HTTP/1.1\r\nHost: localhost\r\n\r\n")
 	_, _ = conn.Read(make([]byte, 1)) // the answer has begun; no more is read
 	select {
 	case <-closed:

@@ -67,7 +67,7 @@ func (s *shares) hold(next http.Handler) http.Handler {
 }
 
 // hasBody tells whether r's route reads a body: a GET's or a HEAD's is
-// never read (boundBodies).
+// never read.
 func hasBody(r *http.Request) bool {
 	return r.Method != http.MethodGet && r.Method != http.MethodHead && r.Body != nil && r.Body != http.NoBody
 }

@@ -46,22 +46,11 @@ func getWhole(t *testing.T, addr, path string) (*http.Response, string) {
 // getWholeAs is getWhole sending token.
 func getWholeAs(t *testing.T, addr, path, token string) (*http.Response, string) {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
+	r := httptest.NewRequest("GET", path, nil)
+	if token != "" {
+		r.Header.Set("Authorization", "Bearer "+token)
 	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n%s\r\n", path, bearer(token))
-	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatalf("GET %s: reading the answer: %v", path, err)
-	}
-	return res, string(body)
+	return roundTrip(t, addr, r)
 }
 
 // bearer is the header line that sends token, none for "".
@@ -72,6 +61,19 @@ func bearer(token string) string {
 	return "Authorization: Bearer " + token + "\r\n"
 }
 
+// shareGateway serves the gateway, requiring tokens (none: nil), over
+// memory holding a thread of a megabyte (bigThreadPath), its answers
+// waiting on clients that read slowly (narrowServer), with the served
+// bounds but a wait for a turn of 0.3 s; it returns the address, the
+// connections ended, and the bounds.
+func shareGateway(t *testing.T, tokens auth.Tokens) (string, <-chan struct{}, bodyBounds) {
+	t.Helper()
+	bounds := servedBodies
+	bounds.requestWait = 300 * time.Millisecond
+	srv, closed := narrowServer(t, gatewayOverFor(t, newBigThread(1<<20), tokens, "", bounds))
+	return srv.Listener.Addr().String(), closed, bounds
+}
+
 // TestAClientsRequestsRunAFewAtATime: a client runs at most requestsEach
 // requests on the gateway at once; one more waits its turn and, past
 // requestWait, is refused, saying when to come back, while the probes go
@@ -79,11 +81,8 @@ func bearer(token string) string {
 // thread, held 25 MB of the gateway apiece, as many as they liked.
 func TestAClientsRequestsRunAFewAtATime(t *testing.T) {
 	t.Parallel()
-	const thread = "/v1/threads/00000000-0000-4000-8000-000000000001"
-	bounds := servedBodies
-	bounds.requestWait = 300 * time.Millisecond
-	srv, closed := narrowServer(t, gatewayOverWith(t, newBigThread(1<<20), "", bounds))
-	addr := srv.Listener.Addr().String()
+	const thread = bigThreadPath
+	addr, closed, bounds := shareGateway(t, nil)
 	held := make([]net.Conn, bounds.requestsEach)
 	for i := range held {
 		held[i] = getHeld(t, addr, thread)
@@ -129,11 +128,8 @@ func TestAClientsRequestsRunAFewAtATime(t *testing.T) {
 // run out as it waited.
 func TestEveryRouteTakesItsTurn(t *testing.T) {
 	t.Parallel()
-	const thread = "/v1/threads/00000000-0000-4000-8000-000000000001"
-	bounds := servedBodies
-	bounds.requestWait = 300 * time.Millisecond
-	srv, _ := narrowServer(t, gatewayOverWith(t, newBigThread(1<<20), "", bounds))
-	addr := srv.Listener.Addr().String()
+	const thread = bigThreadPath
+	addr, _, bounds := shareGateway(t, nil)
 	for range bounds.requestsEach {
 		getHeld(t, addr, "/v1/threads:export")
 	}
@@ -147,7 +143,7 @@ func TestEveryRouteTakesItsTurn(t *testing.T) {
 	}
 	began := time.Now()
 	resolve := httptest.NewRequest("POST", "/v1/models:resolve", strings.NewReader(`{"model":"auto"}`))
-	res, body := postWhole(t, addr, resolve)
+	res, body := roundTrip(t, addr, resolve)
 	if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, past+": send it again") {
 		t.Errorf("a POST while the share is taken: %d %s, want 429 at once", res.StatusCode, body)
 	}
@@ -156,14 +152,14 @@ func TestEveryRouteTakesItsTurn(t *testing.T) {
 	}
 	imp := httptest.NewRequest("POST", "/v1/threads:import", strings.NewReader(threadLines(1)))
 	imp.Header.Set("Content-Type", "application/x-ndjson")
-	if res, body := postWhole(t, addr, imp); strings.Contains(body, past) {
+	if res, body := roundTrip(t, addr, imp); strings.Contains(body, past) {
 		t.Errorf("an import while the share is taken: %d %s; it has slots of its own", res.StatusCode, body)
 	}
 }
 
-// postWhole sends r (its URL's path, body and headers) on a connection of
-// its own and reads the whole answer.
-func postWhole(t *testing.T, addr string, r *http.Request) (*http.Response, string) {
+// roundTrip sends r (its URL's path, body and headers; a body JSON unless
+// said otherwise) on a connection of its own and reads the whole answer.
+func roundTrip(t *testing.T, addr string, r *http.Request) (*http.Response, string) {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -172,7 +168,7 @@ func postWhole(t *testing.T, addr string, r *http.Request) (*http.Response, stri
 	defer conn.Close()
 	r.Host = "localhost"
 	r.Close = true
-	if r.Header.Get("Content-Type") == "" {
+	if r.Body != http.NoBody && r.Header.Get("Content-Type") == "" {
 		r.Header.Set("Content-Type", "application/json")
 	}
 	if err := r.Write(conn); err != nil {
@@ -194,13 +190,9 @@ func postWhole(t *testing.T, addr string, r *http.Request) (*http.Response, stri
 // taken leaves another's whole: the share is the verified client's.
 func TestEachClientHasAShareOfItsOwn(t *testing.T) {
 	t.Parallel()
-	const thread = "/v1/threads/00000000-0000-4000-8000-000000000001"
+	const thread = bigThreadPath
 	const alice, bob = "alice-0123456789abcdef", "bob-0123456789abcdef0"
-	bounds := servedBodies
-	bounds.requestWait = 300 * time.Millisecond
-	tokens := auth.Tokens{alice: "alice", bob: "bob"}
-	srv, _ := narrowServer(t, gatewayOverFor(t, newBigThread(1<<20), tokens, "", bounds))
-	addr := srv.Listener.Addr().String()
+	addr, _, bounds := shareGateway(t, auth.Tokens{alice: "alice", bob: "bob"})
 	for range bounds.requestsEach {
 		getHeldAs(t, addr, thread, alice)
 	}
