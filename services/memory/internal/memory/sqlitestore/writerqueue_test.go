@@ -56,11 +56,14 @@ func TestAQueuedWriteGivesUpWithItsContext(t *testing.T) {
 	}
 }
 
-// waitHeld waits until a write of s holds its writer; first is that
-// write's result, which must not come first.
+// waitHeld waits until a write of s holds its writer and has taken its
+// own job out of the queue; first is that write's result, which must not
+// come first. Holding the writer is not enough: a write takes the queue
+// after the writer, so writes queued in between would join its group,
+// not wait behind it.
 func waitHeld(t *testing.T, s *Store, first <-chan error) {
 	t.Helper()
-	for len(s.writer) == 0 {
+	for len(s.writer) == 0 || s.queue.len() != 0 {
 		select {
 		case err := <-first:
 			t.Fatalf("the first write did not wait for the lock: %v", err)
