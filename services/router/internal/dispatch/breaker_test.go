@@ -140,7 +140,6 @@ func TestABrokenModelLeavesItsProvidersOtherModelsServing(t *testing.T) {
 		{"unknown model", fakemodel.Reply{Status: http.StatusNotFound, Message: "The model `fake-broken` does not exist"}},
 		{"its 500s", fakemodel.Reply{Status: http.StatusInternalServerError}},
 		{"its 503s", fakemodel.Reply{Status: http.StatusServiceUnavailable}},
-		{"its bad requests", fakemodel.Reply{Status: http.StatusBadRequest}},
 		{"its timeouts alone", fakemodel.Reply{Status: http.StatusGatewayTimeout}},
 		{"its unreadable replies", fakemodel.Reply{Raw: `{"choices": [oops`}},
 		{"its replies cut off", fakemodel.Reply{Content: "one two three four", ResetAfter: 2}},
@@ -305,5 +304,46 @@ func TestACallersOwnDeadlineRestsNothing(t *testing.T) {
 	o.fake.SetReply(only("nothing", fakemodel.Reply{}))
 	if _, err := o.call(t, "fake-broken", "chat"); err != nil {
 		t.Errorf("after three callers gave up waiting: %v, want the model still served", err)
+	}
+}
+
+// A request the provider refuses for what it holds (a bad image, a prompt
+// past the context window) is about that request, not the model: one
+// client's bad requests must not rest the model for every other client.
+func TestARequestsOwnRefusalsLeaveItsModelServing(t *testing.T) {
+	t.Parallel()
+	refusals := []struct {
+		name  string
+		reply fakemodel.Reply
+	}{
+		{"400", fakemodel.Reply{Status: http.StatusBadRequest, Message: "You uploaded an unsupported image."}},
+		{"413", fakemodel.Reply{Status: http.StatusRequestEntityTooLarge}},
+		{"422", fakemodel.Reply{Status: http.StatusUnprocessableEntity}},
+	}
+	for _, format := range wireFormats {
+		for _, r := range refusals {
+			t.Run(format+"/"+r.name, func(t *testing.T) {
+				t.Parallel()
+				o := newOneProvider(t, format, "", quiet())
+				bad := testPolicy.CooldownAfter + 1
+				var seen atomic.Int32
+				o.fake.SetReply(func(fakemodel.Request) fakemodel.Reply {
+					if seen.Add(1) <= int32(bad) {
+						return r.reply
+					}
+					return fakemodel.Reply{Content: "good answer"}
+				})
+				for i := range bad {
+					if _, err := o.call(t, "fake-good", format); err == nil {
+						t.Fatalf("refused request %d succeeded", i+1)
+					}
+				}
+				out, err := o.call(t, "fake-good", format)
+				if err != nil || out.Content != "good answer" {
+					t.Errorf("another request after %d refused ones: %q, %v; want the model to answer it", bad,
+						out.Content, err)
+				}
+			})
+		}
 	}
 }

@@ -13,7 +13,7 @@ type Fault int
 
 const (
 	// FaultModel is the model's own failure: a name the provider does not
-	// know, its 5xx, its bad requests, a reply cut off or unreadable. It is
+	// know, its 5xx, its rate limit, a reply cut off or unreadable. It is
 	// the zero value: a failure nobody classified stays with the narrowest
 	// scope.
 	FaultModel Fault = iota
@@ -24,8 +24,11 @@ const (
 	// that model's; on every model, the provider's.
 	FaultTimeout
 	// FaultRequest is this request alone: a safety block, an image that
-	// cannot be read, a reply that ran out of tokens. It says nothing of
-	// the model's health.
+	// cannot be read, a prompt past the context window (the provider's
+	// 400, 413 and 422), a reply that ran out of tokens. It says nothing of
+	// the model's health, and must not rest the model for the other
+	// clients: a client's own bad input would otherwise take a model away
+	// from everyone, at no cost to it once the breaker is open.
 	FaultRequest
 )
 
@@ -36,6 +39,8 @@ func statusFault(code int) Fault {
 		return FaultProvider
 	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
 		return FaultTimeout
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+		return FaultRequest
 	}
 	return FaultModel
 }
