@@ -31,7 +31,7 @@ type bodyBounds struct {
 	// body is up to size, and clients may send many slowly.
 	reading int
 	// sendTime bounds how long a piece of an answer may wait for its
-	// client to take it (boundSends).
+	// client to take it (serve.Paced).
 	sendTime time.Duration
 	// requestsEach bounds a client's requests running at once, and
 	// requestWait how long one past it waits for its turn (shares).
@@ -45,7 +45,7 @@ var servedBodies = bodyBounds{
 	time:       serve.BodyTime,
 	importTime: importReadTime,
 	reading:    64,
-	sendTime:   sendTime,
+	sendTime:   serve.SendTime,
 	// Eight: the thread browser sends two at a time from each page open.
 	// Ten seconds: a body waits its turn within its own time to arrive.
 	requestsEach: 8,

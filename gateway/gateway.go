@@ -115,7 +115,7 @@ func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguar
 	// Probes send the pod's IP as Host and get no addresses: they skip the
 	// Host check and the token.
 	// A body's time to arrive (bodies.time) is serve.HTTP's, outside this.
-	h := boundSends(bodies.sendTime, hosts.Protect(top, probes...))
+	h := serve.Paced(bodies.sendTime, hosts.Protect(top, probes...))
 	return otelhttp.NewHandler(h, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 		return "gateway " + r.Method + " " + r.URL.Path
 	})), nil

@@ -7,12 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/platform/slowbody"
 	"google.golang.org/grpc"
 )
 
@@ -42,39 +42,6 @@ func (b *bigThread) ExportThreads(_ *memoryv1.ExportThreadsRequest,
 	return stream.Send(&memoryv1.ExportThreadsResponse{Thread: b.thread})
 }
 
-// narrowServer serves h on loopback with the kernel's buffers for what it
-// sends kept small, so that an answer of a megabyte waits on its client
-// as it would past the few megabytes the kernel holds; closed is told of
-// every connection the server ends, up to 64 of them unread (past that,
-// of none: the server must not wait on a test that does not read it).
-func narrowServer(t *testing.T, h http.Handler) (srv *httptest.Server, closed <-chan struct{}) {
-	t.Helper()
-	ended := make(chan struct{}, 64)
-	srv = httptest.NewUnstartedServer(h)
-	srv.Listener = narrowListener{srv.Listener}
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateClosed {
-			select {
-			case ended <- struct{}{}:
-			default:
-			}
-		}
-	}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv, ended
-}
-
-type narrowListener struct{ net.Listener }
-
-func (l narrowListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if tcp, ok := c.(*net.TCPConn); ok {
-		_ = tcp.SetWriteBuffer(8 << 10)
-	}
-	return c, err
-}
-
 // TestAnAnswerNobodyReadsEnds: an answer whose client stops reading ends
 // once a piece of it has waited sendTime to go out, and what it held with
 // it; a thread of 8 MB asked for by 48 requests that read nothing held
@@ -83,7 +50,7 @@ func TestAnAnswerNobodyReadsEnds(t *testing.T) {
 	t.Parallel()
 	bounds := servedBodies
 	bounds.sendTime = 300 * time.Millisecond
-	srv, closed := narrowServer(t, gatewayOverWith(t, newBigThread(1<<20), "", bounds))
+	srv, closed := slowbody.NarrowServer(t, gatewayOverWith(t, newBigThread(1<<20), "", bounds))
 	conn := dialGateway(t, srv)
 	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
 	fmt.Fprint(conn, "GET "+bigThreadPath+" HTTP/1.1\r\nHost: localhost\r\n\r\n")
@@ -105,7 +72,7 @@ func TestASlowReaderGetsTheWholeExport(t *testing.T) {
 	const size = 4 << 20
 	bounds := servedBodies
 	bounds.sendTime = time.Second
-	srv, _ := narrowServer(t, gatewayOverWith(t, newBigThread(size), "", bounds))
+	srv, _ := slowbody.NarrowServer(t, gatewayOverWith(t, newBigThread(size), "", bounds))
 	conn := dialGateway(t, srv)
 	_ = conn.(*net.TCPConn).SetReadBuffer(64 << 10) // not the megabytes the kernel would grow it to
 	fmt.Fprint(conn, "GET /v1/threads:export HTTP/1.1\r\nHost: localhost\r\n\r\n")

@@ -16,7 +16,7 @@ import (
 
 // shares bound the requests each client (named by its verified token)
 // runs on the gateway at once: an answer is held whole until its client
-// has read it, and a client reading just faster than boundSends allows
+// has read it, and a client reading just faster than serve.Paced allows
 // held each answer for as long as it took (an 8 MB thread about 25 MB of
 // the gateway's memory, for an hour), as many at once as it liked. A
 // request past each waits its turn, up to wait, then is refused (429).

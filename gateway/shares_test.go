@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/auth"
+	"github.com/zenmcp/zen/services/platform/slowbody"
 )
 
 // getHeld sends a GET of path on a connection of its own that then reads
@@ -63,14 +64,14 @@ func bearer(token string) string {
 
 // shareGateway serves the gateway, requiring tokens (none: nil), over
 // memory holding a thread of a megabyte (bigThreadPath), its answers
-// waiting on clients that read slowly (narrowServer), with the served
+// waiting on clients that read slowly (slowbody.NarrowServer), with the served
 // bounds but a wait for a turn of 0.3 s; it returns the address, the
 // connections ended, and the bounds.
 func shareGateway(t *testing.T, tokens auth.Tokens) (string, <-chan struct{}, bodyBounds) {
 	t.Helper()
 	bounds := servedBodies
 	bounds.requestWait = 300 * time.Millisecond
-	srv, closed := narrowServer(t, gatewayOverFor(t, newBigThread(1<<20), tokens, "", bounds))
+	srv, closed := slowbody.NarrowServer(t, gatewayOverFor(t, newBigThread(1<<20), tokens, "", bounds))
 	return srv.Listener.Addr().String(), closed, bounds
 }
 

@@ -48,7 +48,7 @@ func (p threadPaths) export(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if _, err := w.Write(append(line, '\n')); err != nil {
-			return // boundSends: the client stopped taking it
+			return // serve.Paced: the client stopped taking it
 		}
 		if msg, err = stream.Recv(); err != nil {
 			return // on an error, the status line is gone; a truncated export fails its import

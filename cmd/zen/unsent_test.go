@@ -21,8 +21,8 @@ import (
 // The gateway's connections hold little of an answer in the kernel
 // (serve.LittleUnsent): else the send buffer grows to megabytes, and a
 // slow reader's answer outlives the time each piece of it is given
-// (gateway's boundSends). MCP's do not: it measured slower there, and an
-// MCP answer is one write. Read from zen's own end of each connection.
+// (serve.Paced). MCP's do not: it measured slower there, and an MCP
+// answer is one small write. Read from zen's own end of each connection.
 func TestServeHoldsLittleOfAGatewayAnswerUnsent(t *testing.T) {
 	t.Parallel()
 	p := startZen(t, fakeEnv(fakemodel.New(t)), []string{"mcp", "gateway"}, serveArgs()...)

@@ -98,6 +98,9 @@ type Server struct {
 	hosts     hostguard.Hosts
 	logger    *slog.Logger
 	keepAlive time.Duration
+	// sendTime bounds how long a piece of an answer waits for its client
+	// to take it (serve.Paced).
+	sendTime time.Duration
 	// memoryHealth is what calls consult before storing; readiness
 	// reports the same signal.
 	memoryHealth *call.HealthWatch
@@ -181,6 +184,7 @@ func New(ctx context.Context, cfg Config, conns Conns, logger *slog.Logger) (*Se
 		Cores:            cfg.Cores,
 	})
 	return &Server{mcp: s, tokens: cfg.Tokens, hosts: cfg.AllowedHosts, logger: logger, keepAlive: cfg.ProgressInterval,
+		sendTime:     serve.SendTime,
 		memoryHealth: backends.MemoryHealth, memory: memory}, nil
 }
 
@@ -227,6 +231,10 @@ func (s *Server) Handler() http.Handler {
 	// A body's time to arrive is serve.HTTP's, outside all of this, so
 	// that a refused request's body is not waited for either.
 	h = s.hosts.Protect(httperr.ReplacePlainText(h))
+	// Each piece of an answer has its time to go out: a result, a thread
+	// resource or a stream's event that its client stops reading ends
+	// then, with what it held.
+	h = serve.Paced(s.sendTime, h)
 	return otelhttp.NewHandler(h, "mcp")
 }
 

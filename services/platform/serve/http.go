@@ -110,9 +110,10 @@ func (u *unusedConns) closeAll() {
 }
 
 // LittleUnsent is lis with UnsentBytes set on each TCP connection it
-// accepts: for a listener whose answers have a deadline on each piece (the
-// gateway's). MCP's listener does without it: its answers are small, and
-// its calls' latency is the one measured against.
+// accepts: for a listener whose answers are large and have a deadline on
+// each piece (the gateway's). MCP's listener does without it: its answers
+// are bounded small (a result by the client's output budget, a thread
+// resource by 256 KiB), and its calls' latency is the one measured against.
 func LittleUnsent(lis net.Listener) net.Listener { return littleUnsent{lis} }
 
 type littleUnsent struct{ net.Listener }

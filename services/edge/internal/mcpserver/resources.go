@@ -3,15 +3,16 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/platform/auth"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // Thread resources let an agent that lost its context find a conversation
@@ -23,19 +24,20 @@ const (
 )
 
 type threadResources struct {
-	memory memoryv1.MemoryServiceClient
-	now    func() time.Time
+	memory  memoryv1.MemoryServiceClient
+	now     func() time.Time
+	reading *readers
 }
 
 func addThreadResources(s *mcp.Server, memory memoryv1.MemoryServiceClient) {
-	r := threadResources{memory: memory, now: time.Now}
+	r := threadResources{memory: memory, now: time.Now, reading: &readers{}}
 	s.AddResource(&mcp.Resource{
 		URI: threadsURI, Name: "threads", Title: "Recent zen conversations", MIMEType: "application/json",
 		Description: "The most recently updated conversations: continuation_id, tool, first prompt and age. Pass a continuation_id to any tool to go on.",
 	}, r.list)
 	s.AddResourceTemplate(&mcp.ResourceTemplate{
 		URITemplate: threadTemplate, Name: "thread", Title: "A zen conversation", MIMEType: "application/json",
-		Description: "One conversation with all its turns.",
+		Description: "One conversation with its turns: the newest that fit in 256 KiB.",
 	}, r.read)
 }
 
@@ -75,15 +77,25 @@ func (r threadResources) read(ctx context.Context, req *mcp.ReadResourceRequest)
 	if !ok || id == "" || strings.Contains(id, "/") {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
+	release, ok := r.reading.take(auth.Client(ctx))
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
+			"zen is reading %d conversations for you already: read this one once one of them has finished", readsEach)}
+	}
+	defer release()
 	resp, err := r.memory.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id})
 	if err != nil {
 		return nil, resourceError(req.Params.URI, err)
 	}
-	text, err := protojson.MarshalOptions{UseProtoNames: true, Indent: "  "}.Marshal(resp.GetThread())
+	text, note, err := fitThread(resp.GetThread(), threadAnswerBytes)
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: string(text)}}}, nil
+	contents := []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: text}}
+	if note != "" {
+		contents = append(contents, &mcp.ResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: note})
+	}
+	return &mcp.ReadResourceResult{Contents: contents}, nil
 }
 
 // resourceError: a missing thread, or one lost with the store's data

@@ -1,0 +1,103 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// wireLen must never count less than encoding/json writes, or an answer
+// could pass its bound; on plain text it is exact.
+func FuzzWireLen(f *testing.F) {
+	for _, s := range []string{"", "plain", `"quoted" \\ back`, "<a href='x'>&</a>", "\x00\x01\b\f\n\r\t",
+		"\u2028\u2029", "é 漢字 🙂", "\xff\xfe bad", "\xe2\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		wire, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := wireLen(s); got < len(wire) {
+			t.Errorf("wireLen(%q) = %d, below the %d bytes encoding/json writes", s, got, len(wire))
+		}
+	})
+}
+
+func TestWireLenIsExactOnPlainText(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", "plain words", "tab\tand\nnewline", `a "quote"`, "é 漢字 🙂", "<b>&"} {
+		wire, _ := json.Marshal(s)
+		if got := wireLen(s); got != len(wire) {
+			t.Errorf("wireLen(%q) = %d, want %d", s, got, len(wire))
+		}
+	}
+}
+
+// An initial context larger than the bound (an import's) is left out
+// rather than the answer passing the bound.
+func TestFitThreadLeavesOutAnInitialContextTooLarge(t *testing.T) {
+	t.Parallel()
+	initial, err := structpb.NewStruct(map[string]any{"prompt": strings.Repeat("z", 4096)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	thread := &memoryv1.Thread{ThreadId: "t1", ToolName: "chat", InitialContext: initial,
+		Turns: []*memoryv1.Turn{{Role: memoryv1.Role_ROLE_USER, Content: "hello"}}}
+	text, note, err := fitThread(thread, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := wireLen(text); n > 1024 {
+		t.Errorf("the answer is %d bytes, want at most 1024: %s", n, text)
+	}
+	if !strings.Contains(text, `"hello"`) || strings.Contains(text, "zzzz") {
+		t.Errorf("want the turn kept and the initial context left out: %s", text)
+	}
+	if !strings.Contains(note, "its initial context") {
+		t.Errorf("note = %q, want it to name the initial context", note)
+	}
+}
+
+// A thread that fits goes out whole, with no note.
+func TestFitThreadKeepsAThreadThatFits(t *testing.T) {
+	t.Parallel()
+	var turns []*memoryv1.Turn
+	for i := range 6 {
+		turns = append(turns, &memoryv1.Turn{Role: memoryv1.Role_ROLE_USER, Content: fmt.Sprint("turn ", i)})
+	}
+	text, note, err := fitThread(&memoryv1.Thread{ThreadId: "t1", Turns: turns}, threadAnswerBytes)
+	if err != nil || note != "" || strings.Count(text, `"content"`) != 6 {
+		t.Errorf("fitThread = %s, note %q, %v; want all six turns and no note", text, note, err)
+	}
+}
+
+// Each client has readsEach reads at once; another's are its own.
+func TestReadersBoundEachClient(t *testing.T) {
+	t.Parallel()
+	var r readers
+	var releases []func()
+	for i := range readsEach {
+		release, ok := r.take("alice")
+		if !ok {
+			t.Fatalf("alice's read %d refused, want %d at once", i+1, readsEach)
+		}
+		releases = append(releases, release)
+	}
+	if _, ok := r.take("alice"); ok {
+		t.Errorf("alice's read %d taken, want at most %d at once", readsEach+1, readsEach)
+	}
+	release, ok := r.take("bob")
+	if !ok {
+		t.Fatal("bob's first read refused while alice held hers")
+	}
+	release()
+	releases[0]()
+	if _, ok := r.take("alice"); !ok {
+		t.Error("alice's read refused once one of hers had ended")
+	}
+}
