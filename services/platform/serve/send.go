@@ -69,3 +69,49 @@ func (w *pacedWriter) FlushError() error {
 }
 
 func (w *pacedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// PacedLarge is Paced for a listener whose answers are mostly small and
+// whose latency counts (MCP's): an answer's first SendPiece bytes go out
+// with no deadline set, and only an answer past them is paced. A deadline
+// arms a runtime timer, which net/http stops after every answer, so that
+// Paced arms and moves one four times a call; the kernel takes a small
+// answer at once, with nothing to bound. (Measured in pairs, neither
+// showed a cost the pairs could tell: docs/BENCHMARKS.md.)
+func PacedLarge(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lw := &largeWriter{pacedWriter: pacedWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: d}}
+		next.ServeHTTP(lw, r)
+		if lw.paced {
+			// For the answer's end, which net/http writes, then lifts the
+			// deadline.
+			_ = lw.rc.SetWriteDeadline(time.Now().Add(d))
+		}
+	})
+}
+
+// largeWriter writes an answer's first SendPiece bytes as they come, and
+// the rest in pieces, each with its own deadline.
+type largeWriter struct {
+	pacedWriter
+	sent  int
+	paced bool
+}
+
+func (w *largeWriter) Write(p []byte) (int, error) {
+	if !w.paced && w.sent+len(p) <= SendPiece {
+		n, err := w.ResponseWriter.Write(p)
+		w.sent += n
+		return n, err
+	}
+	w.paced = true
+	return w.pacedWriter.Write(p)
+}
+
+func (w *largeWriter) Flush() { _ = w.FlushError() }
+
+func (w *largeWriter) FlushError() error {
+	if !w.paced {
+		return w.rc.Flush()
+	}
+	return w.pacedWriter.FlushError()
+}

@@ -1,0 +1,163 @@
+package serve
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// deadlineListener counts the write deadlines set on the connections it
+// accepts, and keeps the kernel's buffer for what they send small, so
+// that an answer of megabytes waits on its client.
+type deadlineListener struct {
+	net.Listener
+	deadlines *atomic.Int64
+}
+
+func (l deadlineListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tcp, ok := c.(*net.TCPConn); ok {
+		_ = tcp.SetWriteBuffer(8 << 10)
+	}
+	return deadlineConn{c, l.deadlines}, err
+}
+
+type deadlineConn struct {
+	net.Conn
+	deadlines *atomic.Int64
+}
+
+func (c deadlineConn) SetWriteDeadline(t time.Time) error {
+	c.deadlines.Add(1)
+	return c.Conn.SetWriteDeadline(t)
+}
+
+// paceLoopback serves PacedLarge(d, h) with HTTP on loopback until the
+// test ends, and returns its address and the write deadlines set so far.
+func paceLoopback(t *testing.T, d time.Duration, h http.Handler) (string, *atomic.Int64) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadlines := &atomic.Int64{}
+	stop := serveHTTP(deadlineListener{lis, deadlines}, PacedLarge(d, h))
+	t.Cleanup(func() { _, _ = stop() })
+	return lis.Addr().String(), deadlines
+}
+
+// sizes answers /big with big bytes and anything else with "ok".
+func sizes(big int) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/big" {
+			_, _ = w.Write([]byte(strings.Repeat("a", big)))
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	})
+}
+
+// get sends a GET for path on conn and reads its whole answer.
+func get(t *testing.T, conn net.Conn, r *bufio.Reader, path string) string {
+	t.Helper()
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n", path)
+	res, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("GET %s: read %d bytes: %v", path, len(body), err)
+	}
+	return string(body)
+}
+
+// A small answer goes out without a deadline: setting one wakes the
+// runtime's poller, which cost every MCP call tens of microseconds. (The
+// one deadline an answer counts is net/http's lifting it at the end,
+// which changes nothing when none was set.)
+func TestASmallAnswerSetsNoDeadline(t *testing.T) {
+	t.Parallel()
+	addr, deadlines := paceLoopback(t, time.Minute, sizes(0))
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	for range 3 {
+		if got := get(t, conn, r, "/small"); got != "ok" {
+			t.Fatalf("GET /small = %q", got)
+		}
+	}
+	if n := deadlines.Load(); n != 3 {
+		t.Errorf("three small answers set %d write deadlines, want net/http's 3 lifts alone", n)
+	}
+}
+
+// An answer past SendPiece is paced: one its client stops reading ends
+// once a piece has waited d, and its handler learns so.
+func TestALargeAnswerNobodyReadsEnds(t *testing.T) {
+	t.Parallel()
+	ended := make(chan error, 1)
+	addr, _ := paceLoopback(t, 200*time.Millisecond, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, err := w.Write([]byte(strings.Repeat("a", 8<<20)))
+		ended <- err
+	}))
+	conn, err := net.DialTCP("tcp", nil, tcpAddr(t, addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetReadBuffer(4 << 10)
+	fmt.Fprint(conn, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	_, _ = conn.Read(make([]byte, 1)) // the answer has begun; no more is read
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Error("an answer nobody read went out whole")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("an answer nobody reads was still being written after 20 s")
+	}
+}
+
+// The deadline a large answer left on its connection does not fail the
+// small answer after it, however long the connection waited between
+// (net/http lifts it once an answer has ended).
+func TestASmallAnswerAfterALargeOneGoesOut(t *testing.T) {
+	t.Parallel()
+	const d = 100 * time.Millisecond
+	addr, _ := paceLoopback(t, d, sizes(1<<20))
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	if got := get(t, conn, r, "/big"); len(got) != 1<<20 {
+		t.Fatalf("GET /big: %d bytes, want %d", len(got), 1<<20)
+	}
+	// Real time must pass for the kernel's deadline to: past the one the
+	// large answer's end left.
+	<-time.After(3 * d)
+	if got := get(t, conn, r, "/small"); got != "ok" {
+		t.Errorf("GET /small after /big = %q, want ok", got)
+	}
+}
+
+func tcpAddr(t *testing.T, addr string) *net.TCPAddr {
+	t.Helper()
+	a, err := net.ResolveTCPAddr("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
