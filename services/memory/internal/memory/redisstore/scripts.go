@@ -63,11 +63,17 @@ return 1
 // updated_ns, expires_ms, client, update score, id, updated_ms, file count,
 // file shas..., turns... It returns 1 when written, 0 when the id exists
 // (and replace is off), -1 when another client's thread holds the id: that
-// one is never replaced.
+// one is never replaced. A thread whose meta is this write's (its
+// revision is new to each write) was written by this very script, run
+// again: go-redis sends a script again when its reply comes later than
+// the read timeout, and the first run has written it.
 var putScript = redis.NewScript(indexLua + chunksLua + `
 if redis.call('EXISTS', KEYS[1]) == 1 then
   if (redis.call('HGET', KEYS[1], 'client') or '') ~= ARGV[6] then return -1 end
-  if ARGV[1] == '0' then return 0 end
+  if ARGV[1] == '0' then
+    if redis.call('HGET', KEYS[1], 'meta') == ARGV[3] then return 1 end
+    return 0
+  end
 end
 local head = {'meta', ARGV[3], 'updated_ns', ARGV[4], 'expires_ms', ARGV[5], 'client', ARGV[6]}
 redis.call('HSET', KEYS[1], unpack(head))
