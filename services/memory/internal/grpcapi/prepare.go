@@ -16,6 +16,11 @@ func (s *Server) PrepareCall(ctx context.Context, req *memoryv1.PrepareCallReque
 	if req.GetThreadId() == "" {
 		return resp, nil
 	}
+	release, err := s.reads.take(ctx)
+	if err != nil {
+		return nil, withLimits(s.toStatus(ctx, "prepare call", err), limits)
+	}
+	defer release()
 	var window *memory.ModelWindow
 	if w := req.GetModelWindow(); w != nil {
 		window = &memory.ModelWindow{Model: w.GetModel(), ContextWindow: int64(w.GetContextWindow())}

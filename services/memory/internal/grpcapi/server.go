@@ -19,6 +19,7 @@ type Server struct {
 	memoryv1.UnimplementedMemoryServiceServer
 	svc    *memory.Service
 	logger *slog.Logger
+	reads  clientReads
 }
 
 // New returns a server for svc.
@@ -45,11 +46,19 @@ func (s *Server) CreateThread(ctx context.Context, req *memoryv1.CreateThreadReq
 }
 
 func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) (*memoryv1.GetThreadResponse, error) {
+	release, err := s.reads.take(ctx)
+	if err != nil {
+		return nil, s.toStatus(ctx, "get thread", err)
+	}
+	defer release()
 	t, err := s.svc.Get(ctx, req.GetThreadId(), auth.Client(ctx))
 	if err != nil {
 		return nil, s.toStatus(ctx, "get thread", err)
 	}
 	model, err := s.svc.LastModel(ctx, t)
+	if err == nil {
+		err = ctx.Err() // its caller left: no answer to build
+	}
 	if err != nil {
 		return nil, s.toStatus(ctx, "get thread", err)
 	}
@@ -73,6 +82,11 @@ func (s *Server) AppendTurns(ctx context.Context, req *memoryv1.AppendTurnsReque
 }
 
 func (s *Server) SelectHistory(ctx context.Context, req *memoryv1.SelectHistoryRequest) (*memoryv1.SelectHistoryResponse, error) {
+	release, err := s.reads.take(ctx)
+	if err != nil {
+		return nil, s.toStatus(ctx, "select history", err)
+	}
+	defer release()
 	newFiles := make([]memory.FileRef, len(req.GetNewFiles()))
 	for i, f := range req.GetNewFiles() {
 		newFiles[i] = fromProtoFileRef(f)
@@ -106,6 +120,11 @@ func (s *Server) DeleteThread(ctx context.Context, req *memoryv1.DeleteThreadReq
 }
 
 func (s *Server) BranchThread(ctx context.Context, req *memoryv1.BranchThreadRequest) (*memoryv1.BranchThreadResponse, error) {
+	release, err := s.reads.take(ctx)
+	if err != nil {
+		return nil, s.toStatus(ctx, "branch thread", err)
+	}
+	defer release()
 	t, err := s.svc.Branch(ctx, req.GetThreadId(), auth.Client(ctx))
 	if err != nil {
 		return nil, s.toStatus(ctx, "branch thread", err)
@@ -114,6 +133,11 @@ func (s *Server) BranchThread(ctx context.Context, req *memoryv1.BranchThreadReq
 }
 
 func (s *Server) ExportThreads(req *memoryv1.ExportThreadsRequest, stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
+	release, err := s.reads.take(stream.Context())
+	if err != nil {
+		return s.toStatus(stream.Context(), "export threads", err)
+	}
+	defer release()
 	if id := req.GetThreadId(); id != "" {
 		t, err := s.svc.Get(stream.Context(), id, auth.Client(stream.Context()))
 		if err != nil {
@@ -121,7 +145,7 @@ func (s *Server) ExportThreads(req *memoryv1.ExportThreadsRequest, stream grpc.S
 		}
 		return stream.Send(&memoryv1.ExportThreadsResponse{Thread: toProtoThread(t)})
 	}
-	err := s.svc.Export(stream.Context(), auth.Client(stream.Context()), func(t *memory.Thread) error {
+	err = s.svc.Export(stream.Context(), auth.Client(stream.Context()), func(t *memory.Thread) error {
 		return stream.Send(&memoryv1.ExportThreadsResponse{Thread: toProtoThread(t)})
 	})
 	if err != nil {

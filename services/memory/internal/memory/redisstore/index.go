@@ -105,7 +105,7 @@ func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time, la
 			if err != nil {
 				return nil, fmt.Errorf("thread %s: %w", r.id, err)
 			}
-			t, err := s.decode(r.id, meta, turns, now)
+			t, err := s.decode(ctx, r.id, meta, turns, now)
 			if errors.Is(err, memory.ErrNotFound) {
 				stale = append(stale, r.id)
 				continue

@@ -214,7 +214,7 @@ func (s *Store) get(ctx context.Context, id string, now time.Time) (*memory.Thre
 	count := seen + len(raw)
 	t.Turns, err = s.cache.Read(id, m.Rev, count, func(from int) ([]memory.Turn, error) {
 		if from >= seen {
-			return decodeTurns(id, raw[from-seen:])
+			return decodeTurns(ctx, id, raw[from-seen:])
 		}
 		// Another read cached fewer turns meanwhile: read them again, at
 		// the revision of the rest.
@@ -225,7 +225,7 @@ func (s *Store) get(ctx context.Context, id string, now time.Time) (*memory.Thre
 		if again.Rev != m.Rev || len(more) < count-from {
 			return nil, fmt.Errorf("thread %s: %w", id, memory.ErrWrittenAnew)
 		}
-		return decodeTurns(id, more[:count-from])
+		return decodeTurns(ctx, id, more[:count-from])
 	})
 	if err != nil {
 		return nil, err
@@ -270,12 +270,13 @@ func transactionRefused(err error) bool {
 }
 
 // decode rebuilds a thread; an absent or expired one is not found.
-func (s *Store) decode(id string, h map[string]string, rawTurns []string, now time.Time) (*memory.Thread, error) {
+func (s *Store) decode(ctx context.Context, id string, h map[string]string, rawTurns []string,
+	now time.Time) (*memory.Thread, error) {
 	t, _, err := s.head(id, h, now)
 	if err != nil {
 		return nil, err
 	}
-	if t.Turns, err = decodeTurns(id, rawTurns); err != nil {
+	if t.Turns, err = decodeTurns(ctx, id, rawTurns); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -309,9 +310,15 @@ func (m meta) thread() memory.Thread {
 		InitialContext: m.InitialContext}
 }
 
-func decodeTurns(id string, raw []string) ([]memory.Turn, error) {
+// decodeTurns decodes a thread's stored turns, unless its caller has
+// left: go-redis reads a reply to its end whatever ctx says, and the
+// decoding after it is as long again, for nobody.
+func decodeTurns(ctx context.Context, id string, raw []string) ([]memory.Turn, error) {
 	out := make([]memory.Turn, 0, len(raw))
 	for _, r := range raw {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		turn, err := decodeTurn(r)
 		if err != nil {
 			return nil, fmt.Errorf("thread %s: %w", id, err)

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -58,5 +59,43 @@ func TestACreateRunTwiceIsStored(t *testing.T) {
 	if err := New(redis.NewClient(&redis.Options{Addr: mr.Addr()}), "", false).Create(context.Background(),
 		&again); err == nil {
 		t.Error("a second create of the same id went through")
+	}
+}
+
+// leaves ends a context once a pipeline has been answered: the caller of
+// a read leaves while its reply is on its way.
+type leaves struct{ cancel func() }
+
+func (leaves) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (leaves) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (l leaves) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		l.cancel()
+		return err
+	}
+}
+
+// A read whose caller has left by the time Redis answers decodes nothing:
+// go-redis reads the reply to its end whatever the context says, and the
+// decoding after it (a 60 MB thread's, a second's CPU and its size again
+// in memory) went on for nobody.
+func TestAReadWhoseCallerLeftDecodesNothing(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	now := time.Now()
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{{Role: memory.RoleUser, Content: "q"}}}
+	if err := New(redis.NewClient(&redis.Options{Addr: mr.Addr()}), "", false).Create(t.Context(), th); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	rdb.AddHook(leaves{cancel})
+	got, err := New(rdb, "", false).Get(ctx, th.ID, now)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("a read whose caller left: %v, %v; want context.Canceled", got, err)
 	}
 }

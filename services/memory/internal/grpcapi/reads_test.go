@@ -1,0 +1,95 @@
+package grpcapi
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+	"github.com/zenmcp/zen/services/memory/internal/memory/memstore"
+	"github.com/zenmcp/zen/services/platform/auth"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// heldExport is an export's stream whose sends wait until released: a
+// client that takes its answer slowly, or has left while memory still
+// works on it.
+type heldExport struct {
+	grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]
+	ctx     context.Context
+	release <-chan struct{}
+}
+
+func (h *heldExport) Context() context.Context { return h.ctx }
+
+func (h *heldExport) Send(*memoryv1.ExportThreadsResponse) error {
+	<-h.release
+	return nil
+}
+
+// A client has at most threadReadsEach whole-thread reads running in
+// memory at once, counted until memory's work on each ends, not until its
+// caller leaves: clients that dropped reads of a 60 MB thread had memory
+// read and decode 36 of them at once, 6.6 GB, slowing every other
+// client's calls to seconds. Another read waits its turn, or gives up
+// when its caller leaves; another client's does not wait.
+func TestAClientsThreadReadsRunAFewAtATime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := New(memory.NewService(memstore.New(), time.Hour, 10), slog.New(slog.DiscardHandler))
+		alice := auth.WithClient(t.Context(), "alice")
+		created, err := srv.CreateThread(alice, &memoryv1.CreateThreadRequest{ToolName: "chat",
+			Turns: []*memoryv1.Turn{{Role: memoryv1.Role_ROLE_USER, Content: "q"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := created.GetThread().GetThreadId()
+		release := make(chan struct{})
+		defer close(release)
+		leaving, leave := context.WithCancel(alice)
+		for i := range threadReadsEach {
+			ctx := alice
+			if i == 0 {
+				ctx = leaving
+			}
+			go func() {
+				_ = srv.ExportThreads(&memoryv1.ExportThreadsRequest{ThreadId: id}, &heldExport{ctx: ctx, release: release})
+			}()
+		}
+		synctest.Wait()
+		leave() // its export still runs in memory, and is still counted
+
+		waiting := make(chan error, 1)
+		go func() {
+			_, err := srv.GetThread(alice, &memoryv1.GetThreadRequest{ThreadId: id})
+			waiting <- err
+		}()
+		gaveUp := make(chan error, 1)
+		leavesWaiting, leaveWaiting := context.WithCancel(alice)
+		go func() {
+			_, err := srv.PrepareCall(leavesWaiting, &memoryv1.PrepareCallRequest{ThreadId: id, ToolName: "chat"})
+			gaveUp <- err
+		}()
+		synctest.Wait()
+		select {
+		case err := <-waiting:
+			t.Fatalf("alice's read past %d ran at once (%v), want it to wait its turn", threadReadsEach, err)
+		default:
+		}
+		if _, err := srv.GetThread(auth.WithClient(t.Context(), "bob"), &memoryv1.GetThreadRequest{ThreadId: id}); status.Code(err) != codes.NotFound {
+			t.Errorf("bob's read while alice's were all running: %v, want it answered (not found: alice's)", err)
+		}
+		leaveWaiting()
+		if err := <-gaveUp; status.Code(err) != codes.Canceled {
+			t.Errorf("a read whose caller left while it waited: %v, want Canceled", err)
+		}
+		release <- struct{}{} // one export ends
+		if err := <-waiting; err != nil {
+			t.Errorf("alice's read once one of hers had ended: %v", err)
+		}
+	})
+}
