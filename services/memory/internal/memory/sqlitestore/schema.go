@@ -1,6 +1,9 @@
 package sqlitestore
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // added are the columns files written by older versions lack. files_until
 // records how long a thread's files are kept (Unix ns), so most appends
@@ -44,6 +47,16 @@ func (s *Store) init(ctx context.Context) error {
 			if _, err := wc.ExecContext(ctx, q); err != nil {
 				return describe(err)
 			}
+		}
+		// A write every open makes: SQLite opens a file it may not write
+		// read-only without a word, and every call would then run its
+		// model for an answer it could not save.
+		var version int
+		if err := wc.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+			return describe(err)
+		}
+		if _, err := wc.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, version)); err != nil {
+			return describe(err)
 		}
 		for _, a := range added {
 			var n int
