@@ -99,7 +99,7 @@ type Server struct {
 	logger    *slog.Logger
 	keepAlive time.Duration
 	// sendTime bounds how long a piece of an answer waits for its client
-	// to take it (serve.PacedLarge).
+	// to take it (serve.Paced).
 	sendTime time.Duration
 	// memoryHealth is what calls consult before storing; readiness
 	// reports the same signal.
@@ -231,10 +231,10 @@ func (s *Server) Handler() http.Handler {
 	// A body's time to arrive is serve.HTTP's, outside all of this, so
 	// that a refused request's body is not waited for either.
 	h = s.hosts.Protect(httperr.ReplacePlainText(h))
-	// Each piece of an answer past the first has its time to go out: a
-	// result, a thread resource or a stream that its client stops reading
-	// ends then, with what it held.
-	h = serve.PacedLarge(s.sendTime, h)
+	// Each piece of an answer has its time to go out: a result, a thread
+	// resource or a stream that its client stops reading ends then, with
+	// what it held.
+	h = serve.Paced(s.sendTime, h)
 	return otelhttp.NewHandler(h, "mcp")
 }
 

@@ -7,49 +7,19 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/zenmcp/zen/services/platform/slowbody"
 )
 
-// deadlineListener counts the write deadlines set on the connections it
-// accepts, and keeps the kernel's buffer for what they send small, so
-// that an answer of megabytes waits on its client.
-type deadlineListener struct {
-	net.Listener
-	deadlines *atomic.Int64
-}
-
-func (l deadlineListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if tcp, ok := c.(*net.TCPConn); ok {
-		_ = tcp.SetWriteBuffer(8 << 10)
-	}
-	return deadlineConn{c, l.deadlines}, err
-}
-
-type deadlineConn struct {
-	net.Conn
-	deadlines *atomic.Int64
-}
-
-func (c deadlineConn) SetWriteDeadline(t time.Time) error {
-	c.deadlines.Add(1)
-	return c.Conn.SetWriteDeadline(t)
-}
-
-// paceLoopback serves PacedLarge(d, h) with HTTP on loopback until the
-// test ends, and returns its address and the write deadlines set so far.
-func paceLoopback(t *testing.T, d time.Duration, h http.Handler) (string, *atomic.Int64) {
+// paceLoopback serves Paced(d, h) on loopback until the test ends, the
+// kernel keeping little of what it sends (slowbody.NarrowServer), and
+// returns its address.
+func paceLoopback(t *testing.T, d time.Duration, h http.Handler) string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadlines := &atomic.Int64{}
-	stop := serveHTTP(deadlineListener{lis, deadlines}, PacedLarge(d, h))
-	t.Cleanup(func() { _, _ = stop() })
-	return lis.Addr().String(), deadlines
+	srv, _ := slowbody.NarrowServer(t, Paced(d, h))
+	return srv.Listener.Addr().String()
 }
 
 // sizes answers /big with big bytes and anything else with "ok".
@@ -79,35 +49,12 @@ func get(t *testing.T, conn net.Conn, r *bufio.Reader, path string) string {
 	return string(body)
 }
 
-// A small answer goes out without a deadline: setting one wakes the
-// runtime's poller, which cost every MCP call tens of microseconds. (The
-// one deadline an answer counts is net/http's lifting it at the end,
-// which changes nothing when none was set.)
-func TestASmallAnswerSetsNoDeadline(t *testing.T) {
-	t.Parallel()
-	addr, deadlines := paceLoopback(t, time.Minute, sizes(0))
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	r := bufio.NewReader(conn)
-	for range 3 {
-		if got := get(t, conn, r, "/small"); got != "ok" {
-			t.Fatalf("GET /small = %q", got)
-		}
-	}
-	if n := deadlines.Load(); n != 3 {
-		t.Errorf("three small answers set %d write deadlines, want net/http's 3 lifts alone", n)
-	}
-}
-
-// An answer past SendPiece is paced: one its client stops reading ends
-// once a piece has waited d, and its handler learns so.
-func TestALargeAnswerNobodyReadsEnds(t *testing.T) {
+// An answer is paced: one its client stops reading ends once a piece has
+// waited d, and its handler learns so.
+func TestAnAnswerNobodyReadsEnds(t *testing.T) {
 	t.Parallel()
 	ended := make(chan error, 1)
-	addr, _ := paceLoopback(t, 200*time.Millisecond, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	addr := paceLoopback(t, 200*time.Millisecond, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, err := w.Write([]byte(strings.Repeat("a", 8<<20)))
 		ended <- err
 	}))
@@ -135,7 +82,7 @@ func TestALargeAnswerNobodyReadsEnds(t *testing.T) {
 func TestASmallAnswerAfterALargeOneGoesOut(t *testing.T) {
 	t.Parallel()
 	const d = 100 * time.Millisecond
-	addr, _ := paceLoopback(t, d, sizes(1<<20))
+	addr := paceLoopback(t, d, sizes(1<<20))
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
