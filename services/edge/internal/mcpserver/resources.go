@@ -68,7 +68,8 @@ func (r threadResources) list(ctx context.Context, req *mcp.ReadResourceRequest)
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: threadsURI, MIMEType: "application/json", Text: string(text)}}}, nil
+	return &mcp.ReadResourceResult{Cacheable: ownersOnly,
+		Contents: []*mcp.ResourceContents{{URI: threadsURI, MIMEType: "application/json", Text: string(text)}}}, nil
 }
 
 func (r threadResources) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -80,14 +81,15 @@ func (r threadResources) read(ctx context.Context, req *mcp.ReadResourceRequest)
 	release, ok := r.reading.take(auth.Client(ctx))
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
-			"zen is reading %d conversations for you already: read this one once one of them has finished", readsEach)}
+			"zen is reading %d conversations for this client already (every caller, without tokens): read this "+
+				"one once one of them has finished", readsEach)}
 	}
 	defer release()
 	resp, err := r.memory.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id})
 	if err != nil {
 		return nil, resourceError(req.Params.URI, err)
 	}
-	text, note, err := fitThread(resp.GetThread(), threadAnswerBytes)
+	text, note, err := fitThread(ctx, resp.GetThread(), threadAnswerBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -95,8 +97,13 @@ func (r threadResources) read(ctx context.Context, req *mcp.ReadResourceRequest)
 	if note != "" {
 		contents = append(contents, &mcp.ResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: note})
 	}
-	return &mcp.ReadResourceResult{Contents: contents}, nil
+	return &mcp.ReadResourceResult{Cacheable: ownersOnly, Contents: contents}, nil
 }
+
+// ownersOnly marks an answer as its client's alone: the SDK calls an
+// answer that says nothing "public", which any cache between may keep and
+// serve to another client.
+var ownersOnly = mcp.Cacheable{CacheScope: "private"}
 
 // resourceError: a missing thread, or one lost with the store's data
 // (asking again will not bring it back), is the resource-not-found error;

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -25,38 +26,45 @@ const threadAnswerBytes = 256 << 10
 // the whole thread from memory, however little of it the answer keeps.
 const readsEach = 4
 
+// render is a thread as the resource answers it: compact JSON. Indented,
+// a value nested n deep took n² bytes, and a thread of 200 KB nested a
+// thousand deep rendered to gigabytes.
+func render(t *memoryv1.Thread) (string, error) {
+	out, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(t)
+	return string(out), err
+}
+
 // fitThread renders t as the thread resource's JSON, keeping its newest
 // turns that fit in limit bytes as they go out. When something does not
-// fit, note says what was left out, for the agent. t is changed.
-func fitThread(t *memoryv1.Thread, limit int) (text, note string, err error) {
+// fit, note says what was left out, for the agent. t is changed. It stops
+// when ctx ends: its caller has left.
+func fitThread(ctx context.Context, t *memoryv1.Thread, limit int) (text, note string, err error) {
 	all := t.GetTurns()
-	render := func(turns []*memoryv1.Turn) (string, error) {
-		t.Turns = turns
-		out, err := protojson.MarshalOptions{UseProtoNames: true, Indent: "  "}.Marshal(t)
-		return string(out), err
-	}
+	t.Turns = nil
 	var left []string // what the note says is left out
-	if bare, err := render(nil); err != nil {
+	bare, err := render(t)
+	if err != nil {
 		return "", "", err
-	} else if wireLen(bare) > limit {
-		t.InitialContext = nil // an import's: a call's arguments are bounded far below
-		left = append(left, "its initial context")
 	}
-	// all[first:] are the newest turns whose compact renderings fit; the
-	// whole rendering indents them, so it may keep fewer.
-	first, size := len(all), 0
-	for first > 0 && proto.Size(all[first-1]) <= limit {
-		one, err := protojson.Marshal(all[first-1])
-		if err != nil {
+	if wireLen(bare) > limit/2 {
+		// An import's: a call's arguments are bounded far below. It would
+		// leave the turns no room.
+		t.InitialContext = nil
+		if bare, err = render(t); err != nil {
 			return "", "", err
 		}
-		if size += wireLen(string(one)); size > limit {
-			break
-		}
-		first--
+		left = append(left, "its initial context")
+	}
+	first, err := newestThatFit(ctx, all, limit-wireLen(bare))
+	if err != nil {
+		return "", "", err
 	}
 	for ; first < len(all); first++ {
-		if text, err = render(all[first:]); err != nil || wireLen(text) <= limit {
+		if err := ctx.Err(); err != nil {
+			return "", "", err
+		}
+		t.Turns = all[first:]
+		if text, err = render(t); err != nil || wireLen(text) <= limit {
 			break
 		}
 	}
@@ -65,17 +73,17 @@ func fitThread(t *memoryv1.Thread, limit int) (text, note string, err error) {
 		return "", "", err
 	case first == len(all) && len(all) > 0:
 		// Not even the newest turn fits: it goes alone, its text cut.
-		var cut string
-		if text, cut, err = cutNewest(all[len(all)-1], limit, render); err != nil {
+		cut, err := cutNewest(t, all[len(all)-1], limit)
+		if err != nil {
 			return "", "", err
 		}
-		if cut == "" {
-			left = append(left, fmt.Sprintf("all %d of its turns", len(all)))
-		} else {
-			left = append(left, fmt.Sprintf("its %d oldest of %d turns", len(all)-1, len(all)), cut)
+		if len(all) > 1 {
+			left = append(left, fmt.Sprintf("its %d oldest of %d turns", len(all)-1, len(all)))
 		}
+		text, left = cut.text, append(left, cut.said)
 	case first == len(all):
-		text, err = render(nil)
+		t.Turns = nil
+		text, err = render(t)
 	case first > 0:
 		left = append(left, fmt.Sprintf("its %d oldest of %d turns", first, len(all)))
 	}
@@ -87,41 +95,105 @@ func fitThread(t *memoryv1.Thread, limit int) (text, note string, err error) {
 		strings.Join(left, ", and "), t.GetThreadId()), nil
 }
 
-// cutNewest renders newest alone, its text cut to fit limit, and says how
-// it was cut. When the rest of the turn does not fit (its workflow state,
-// its files), it renders no turn and cut is empty.
-func cutNewest(newest *memoryv1.Turn, limit int,
-	render func([]*memoryv1.Turn) (string, error)) (text, cut string, err error) {
-	content := newest.GetContent()
-	newest.Content = ""
-	alone := proto.Clone(newest).(*memoryv1.Turn)
-	newest.Content = content
-	bare, err := render([]*memoryv1.Turn{alone})
-	if err != nil {
-		return "", "", err
+// newestThatFit is the index of the oldest of the newest turns whose
+// renderings fit in room bytes together, one rendering each: the whole's
+// may differ by a byte here and there, which fitThread checks.
+func newestThatFit(ctx context.Context, all []*memoryv1.Turn, room int) (int, error) {
+	first, size := len(all), 0
+	for first > 0 {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		// A turn's JSON is at least a ninth of its wire form (a Struct's
+		// number takes nine bytes there, one here): past that, it cannot
+		// fit, and is not rendered to find out.
+		if proto.Size(all[first-1]) > 9*room {
+			break
+		}
+		one, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(all[first-1])
+		if err != nil {
+			return 0, err
+		}
+		if size += wireLen(string(one)) + 1; size > room { // a comma each
+			break
+		}
+		first--
 	}
-	// Seven bytes is the most one byte of text takes, escaped once in the
-	// rendering and again in the answer's string.
-	room := (limit - wireLen(bare)) / 7
-	if room <= 0 {
-		text, err = render(nil)
-		return text, "", err
-	}
-	alone.Content = prefix(content, room)
-	text, err = render([]*memoryv1.Turn{alone})
-	return text, fmt.Sprintf("the newest turn's text after its first %d of %d bytes", len(alone.Content),
-		len(content)), err
+	return first, nil
 }
 
-// prefix is s cut to at most n bytes, at a character's start.
-func prefix(s string, n int) string {
-	if len(s) <= n {
-		return s
+// cut is the newest turn alone, its text cut, and what the note says of it.
+type cut struct {
+	text, said string
+}
+
+// cutNewest renders t with newest alone, its text cut to fit limit. When
+// the rest of the turn does not fit (its workflow state, its images), it
+// renders no turn.
+func cutNewest(t *memoryv1.Thread, newest *memoryv1.Turn, limit int) (cut, error) {
+	content := newest.GetContent()
+	if proto.Size(newest)-len(content) > 9*limit {
+		t.Turns = nil
+		text, err := render(t)
+		return cut{text, "its newest turn, too large alone"}, err
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
+	newest.Content = "x" // so that the content's key is counted
+	alone := proto.Clone(newest).(*memoryv1.Turn)
+	newest.Content = content
+	t.Turns = []*memoryv1.Turn{alone}
+	bare, err := render(t)
+	if err != nil {
+		return cut{}, err
 	}
-	return s[:n]
+	room := limit - wireLen(bare) + textCost('x')
+	for {
+		alone.Content = fitting(content, room)
+		text, err := render(t)
+		if err != nil {
+			return cut{}, err
+		}
+		if wireLen(text) <= limit {
+			if alone.Content == "" {
+				t.Turns = nil
+				text, err = render(t)
+				return cut{text, "its newest turn, too large alone"}, err
+			}
+			return cut{text, fmt.Sprintf("the newest turn's text after its first %d of %d bytes",
+				len(alone.Content), len(content))}, nil
+		}
+		room -= wireLen(text) - limit + 16 // protojson's spacing moves by a byte or two
+	}
+}
+
+// fitting is the longest start of s, cut at a character's start, whose
+// text costs at most room bytes on the wire (textCost).
+func fitting(s string, room int) string {
+	used := 0
+	for i, r := range s {
+		if used += textCost(r); used > room {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// textCost is what a character of a turn's text takes on the wire:
+// escaped by protojson in the thread's JSON, then that JSON escaped by
+// encoding/json as the resource's text, HTML escaping on.
+func textCost(r rune) int {
+	switch {
+	case r == '"' || r == '\\':
+		return 4 // \" then \\\"
+	case r == '\n' || r == '\r' || r == '\t' || r == '\b' || r == '\f':
+		return 3 // \n then \\n
+	case r < 0x20:
+		return 7 // \u001f then \\u001f
+	case r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
+		return 6
+	case r == utf8.RuneError:
+		return 6
+	}
+	return utf8.RuneLen(r)
 }
 
 // wireLen is at least the length of s as encoding/json writes it, HTML
