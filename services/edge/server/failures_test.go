@@ -68,6 +68,11 @@ func TestEveryFailureNamesWhoFailedAndWhatToDo(t *testing.T) {
 			"the executor could not reach zen's router: error reading from server: EOF", "ROUTER_UNAVAILABLE")}, "",
 			seen{200, false, -32603, "zen's router service is unavailable right now, so this call failed. " + again +
 				"router is running and reachable, and its log."}},
+		{"memory busy with the client's other calls", fakeRoles{prepare: status.Error(codes.ResourceExhausted,
+			"memory has run 8 calls' prepares for this client (every caller, without tokens) for 10s, and has none "+
+				"free: try again once one has ended")}, "",
+			seen{200, true, 0, "Error in chat: zen's memory has run 8 calls' prepares for this client (every caller, " +
+				"without tokens) for 10s, and has none free: try again once one has ended. This call was not run."}},
 		{"executor down", fakeRoles{execute: status.Error(codes.Unavailable, "connection refused")}, "",
 			seen{200, false, -32603, "zen's executor service is unavailable right now, so this call failed. " + again +
 				"executor is running and reachable, and its log."}},
@@ -135,6 +140,8 @@ type fakeRoles struct {
 	routerv1.UnimplementedRouterServiceServer
 	executorv1.UnimplementedExecutorServiceServer
 	resolve, execute error
+	// prepare, when set, is memory's answer to every PrepareCall.
+	prepare error
 	// memoryDown makes memory's health say it cannot store.
 	memoryDown bool
 	// tools, when set, are the executor's tools instead of one chat tool;
@@ -182,6 +189,9 @@ func (f *fakeRoles) GetSettings(context.Context, *memoryv1.GetSettingsRequest) (
 }
 
 func (f *fakeRoles) PrepareCall(context.Context, *memoryv1.PrepareCallRequest) (*memoryv1.PrepareCallResponse, error) {
+	if f.prepare != nil {
+		return nil, f.prepare
+	}
 	return &memoryv1.PrepareCallResponse{Limits: &memoryv1.Limits{MaxTurns: 50, TtlSeconds: 3600}, RemainingTurns: 50}, nil
 }
 

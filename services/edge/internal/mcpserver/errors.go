@@ -72,6 +72,12 @@ func describe(ctx context.Context, tool string, err error) answer {
 			"garbled this call, not zen: change the request if the message says what is wrong, or pick another "+
 			"model (see listmodels).", tool, st.Message(), providerLabel(meta))}
 	}
+	if be.Role == "memory" && st.Code() == codes.ResourceExhausted && reason == "" {
+		// Memory runs a few of a client's reads at once (its grpcapi's
+		// reads.go), and says so.
+		return answer{ToolError: true, Message: fmt.Sprintf("Error in %s: zen's %s%s. This call was not run.", tool,
+			st.Message(), trace)}
+	}
 	return roleFailure(be.Role, st.Code(), tool, trace)
 }
 

@@ -16,7 +16,7 @@ func (s *Server) PrepareCall(ctx context.Context, req *memoryv1.PrepareCallReque
 	if req.GetThreadId() == "" {
 		return resp, nil
 	}
-	release, err := s.reads.take(ctx)
+	release, err := s.calls.take(ctx)
 	if err != nil {
 		return nil, withLimits(s.toStatus(ctx, "prepare call", err), limits)
 	}

@@ -19,12 +19,15 @@ type Server struct {
 	memoryv1.UnimplementedMemoryServiceServer
 	svc    *memory.Service
 	logger *slog.Logger
-	reads  clientReads
+	// calls are the prepares of calls' threads, reads every other read of
+	// a whole thread (reads.go).
+	calls, reads clientReads
 }
 
 // New returns a server for svc.
 func New(svc *memory.Service, logger *slog.Logger) *Server {
-	return &Server{svc: svc, logger: logger}
+	return &Server{svc: svc, logger: logger, calls: clientReads{what: "calls' prepares"},
+		reads: clientReads{what: "thread reads"}}
 }
 
 func (s *Server) GetSettings(context.Context, *memoryv1.GetSettingsRequest) (*memoryv1.GetSettingsResponse, error) {
@@ -170,6 +173,9 @@ func (s *Server) ImportThreads(ctx context.Context, req *memoryv1.ImportThreadsR
 // toStatus is the one place domain errors become status codes. Internal
 // error text stays in the log.
 func (s *Server) toStatus(ctx context.Context, op string, err error) error {
+	if st, ok := status.FromError(err); ok {
+		return st.Err() // this server's own answer (reads.go)
+	}
 	var lost *memory.LostError
 	switch {
 	case errors.As(err, &lost):
