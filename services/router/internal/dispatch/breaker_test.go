@@ -140,6 +140,8 @@ func TestABrokenModelLeavesItsProvidersOtherModelsServing(t *testing.T) {
 		{"unknown model", fakemodel.Reply{Status: http.StatusNotFound, Message: "The model `fake-broken` does not exist"}},
 		{"its 500s", fakemodel.Reply{Status: http.StatusInternalServerError}},
 		{"its 503s", fakemodel.Reply{Status: http.StatusServiceUnavailable}},
+		{"unknown, as a 400", fakemodel.Reply{Status: http.StatusBadRequest,
+			Message: "fake-broken is not a valid model ID"}},
 		{"its timeouts alone", fakemodel.Reply{Status: http.StatusGatewayTimeout}},
 		{"its unreadable replies", fakemodel.Reply{Raw: `{"choices": [oops`}},
 		{"its replies cut off", fakemodel.Reply{Content: "one two three four", ResetAfter: 2}},
@@ -181,6 +183,8 @@ func TestProviderWideFaultsRestTheWholeProvider(t *testing.T) {
 	}{
 		{"401", fakemodel.Reply{Status: http.StatusUnauthorized, Message: "Incorrect API key provided"}, ""},
 		{"403", fakemodel.Reply{Status: http.StatusForbidden}, ""},
+		{"a key refused as a 400", fakemodel.Reply{Status: http.StatusBadRequest,
+			Message: "API key not valid. Please pass a valid API key."}, ""},
 		{"timeouts on every model", fakemodel.Reply{Status: http.StatusGatewayTimeout}, ""},
 		{"refused connections", fakemodel.Reply{}, refusing},
 	}

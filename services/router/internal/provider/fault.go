@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 )
 
 // Fault says whom a failure is about, so that a circuit breaker can follow
@@ -25,24 +26,53 @@ const (
 	FaultTimeout
 	// FaultRequest is this request alone: a safety block, an image that
 	// cannot be read, a prompt past the context window (the provider's
-	// 400, 413 and 422), a reply that ran out of tokens. It says nothing of
+	// 413, 422 and most 400s), a reply that ran out of tokens. It says nothing of
 	// the model's health, and must not rest the model for the other
 	// clients: a client's own bad input would otherwise take a model away
 	// from everyone, at no cost to it once the breaker is open.
 	FaultRequest
 )
 
-// statusFault classifies an HTTP error status.
-func statusFault(code int) Fault {
+// statusFault classifies an HTTP error status and the provider's message.
+func statusFault(code int, msg string) Fault {
 	switch code {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return FaultProvider
 	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
 		return FaultTimeout
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+	case http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
 		return FaultRequest
+	case http.StatusBadRequest:
+		return badRequestFault(msg)
 	}
 	return FaultModel
+}
+
+// badRequestFault classifies a 400 by what its message names. Most are
+// the request's own (an image, a prompt past the window), but some
+// providers answer a refused key (Gemini: "API key not valid") or a model
+// they do not serve (OpenRouter, LiteLLM) with a 400 too: those must still
+// rest the provider or the model, or calls would never go on to another
+// provider serving the same model.
+func badRequestFault(msg string) Fault {
+	m := strings.ToLower(msg)
+	switch {
+	case strings.Contains(m, "api key") || strings.Contains(m, "api_key"):
+		return FaultProvider
+	case strings.Contains(m, "model") && containsAny(m, "not a valid", "invalid model", "not found",
+		"does not exist", "unknown model", "no such model"):
+		return FaultModel
+	}
+	return FaultRequest
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // transportFault classifies a failure below HTTP. Not reaching the provider
