@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/platform/auth"
+	"github.com/zenmcp/zen/services/platform/slots"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -26,14 +27,15 @@ const (
 type threadResources struct {
 	memory  memoryv1.MemoryServiceClient
 	now     func() time.Time
-	reading *readers
+	reading *slots.PerClient // readsEach a client
 }
 
 func addThreadResources(s *mcp.Server, memory memoryv1.MemoryServiceClient) {
-	r := threadResources{memory: memory, now: time.Now, reading: &readers{}}
+	r := threadResources{memory: memory, now: time.Now, reading: slots.New(readsEach)}
 	s.AddResource(&mcp.Resource{
 		URI: threadsURI, Name: "threads", Title: "Recent zen conversations", MIMEType: "application/json",
-		Description: "The most recently updated conversations: continuation_id, tool, first prompt and age. Pass a continuation_id to any tool to go on.",
+		Description: "The most recently updated conversations: continuation_id, tool, first prompt and age. " +
+			"Pass a continuation_id to any tool to go on.",
 	}, r.list)
 	s.AddResourceTemplate(&mcp.ResourceTemplate{
 		URITemplate: threadTemplate, Name: "thread", Title: "A zen conversation", MIMEType: "application/json",
@@ -78,7 +80,7 @@ func (r threadResources) read(ctx context.Context, req *mcp.ReadResourceRequest)
 	if !ok || id == "" || strings.Contains(id, "/") {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
-	release, ok := r.reading.take(auth.Client(ctx))
+	release, ok := r.reading.TryTake(auth.Client(ctx))
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
 			"zen is reading %d conversations for this client already (every caller, without tokens): read this "+

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
@@ -225,30 +224,4 @@ func wireLen(s string) int {
 		i += size
 	}
 	return n
-}
-
-// readers counts each client's thread reads running now.
-type readers struct {
-	mu      sync.Mutex
-	running map[string]int
-}
-
-// take holds one of client's readsEach reads, or reports that all are held.
-func (r *readers) take(client string) (release func(), ok bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.running[client] >= readsEach {
-		return nil, false
-	}
-	if r.running == nil {
-		r.running = map[string]int{}
-	}
-	r.running[client]++
-	return func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if r.running[client]--; r.running[client] == 0 {
-			delete(r.running, client)
-		}
-	}, true
 }

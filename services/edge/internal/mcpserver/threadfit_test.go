@@ -78,32 +78,6 @@ func TestFitThreadKeepsAThreadThatFits(t *testing.T) {
 	}
 }
 
-// Each client has readsEach reads at once; another's are its own.
-func TestReadersBoundEachClient(t *testing.T) {
-	t.Parallel()
-	var r readers
-	var releases []func()
-	for i := range readsEach {
-		release, ok := r.take("alice")
-		if !ok {
-			t.Fatalf("alice's read %d refused, want %d at once", i+1, readsEach)
-		}
-		releases = append(releases, release)
-	}
-	if _, ok := r.take("alice"); ok {
-		t.Errorf("alice's read %d taken, want at most %d at once", readsEach+1, readsEach)
-	}
-	release, ok := r.take("bob")
-	if !ok {
-		t.Fatal("bob's first read refused while alice held hers")
-	}
-	release()
-	releases[0]()
-	if _, ok := r.take("alice"); !ok {
-		t.Error("alice's read refused once one of hers had ended")
-	}
-}
-
 // The work of fitting a thread is bounded by what it answers, not by how
 // deep its values nest: rendered indented, a value nested n deep took n²
 // bytes, and 200 KB of turns nested a thousand deep took 9 GB and minutes.

@@ -2,11 +2,12 @@ package grpcapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/auth"
+	"github.com/zenmcp/zen/services/platform/slots"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -29,67 +30,24 @@ const threadReadsEach = 8
 // would wait as long as a slow export's client.
 const readWait = 10 * time.Second
 
-// clientReads counts each client's whole-thread reads of a kind running now.
-type clientReads struct {
-	what string // the kind, as a refusal names it
-
-	mu      sync.Mutex
-	clients map[string]*readSlots
+// threadReads are the slots of one kind of whole-thread read.
+type threadReads struct {
+	what  string // the kind, as a refusal names it
+	slots *slots.PerClient
 }
 
-// readSlots are one client's: a slot a read, and how many reads hold or
-// wait for one.
-type readSlots struct {
-	slots chan struct{}
-	users int
+func newThreadReads(what string) threadReads {
+	return threadReads{what: what, slots: slots.New(threadReadsEach)}
 }
 
 // take waits for one of the caller's slots, up to readWait, or until ctx
 // ends.
-func (c *clientReads) take(ctx context.Context) (release func(), err error) {
-	client := auth.Client(ctx)
-	c.mu.Lock()
-	if c.clients == nil {
-		c.clients = map[string]*readSlots{}
-	}
-	rs := c.clients[client]
-	if rs == nil {
-		rs = &readSlots{slots: make(chan struct{}, threadReadsEach)}
-		c.clients[client] = rs
-	}
-	rs.users++
-	c.mu.Unlock()
-	select {
-	case rs.slots <- struct{}{}:
-		return func() {
-			<-rs.slots
-			c.leave(client, rs)
-		}, nil
-	default:
-	}
-	wait := time.NewTimer(readWait)
-	defer wait.Stop()
-	select {
-	case rs.slots <- struct{}{}:
-		return func() {
-			<-rs.slots
-			c.leave(client, rs)
-		}, nil
-	case <-ctx.Done():
-		c.leave(client, rs)
-		return nil, ctx.Err()
-	case <-wait.C:
-		c.leave(client, rs)
+func (r threadReads) take(ctx context.Context) (release func(), err error) {
+	release, err = r.slots.Take(ctx, auth.Client(ctx), readWait)
+	if errors.Is(err, slots.ErrBusy) {
 		return nil, status.Error(codes.ResourceExhausted, fmt.Sprintf("memory has run %d %s for this client "+
 			"(every caller, without tokens) for %s, and has none free: try again once one has ended",
-			threadReadsEach, c.what, readWait))
+			threadReadsEach, r.what, readWait))
 	}
-}
-
-func (c *clientReads) leave(client string, rs *readSlots) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if rs.users--; rs.users == 0 {
-		delete(c.clients, client)
-	}
+	return release, err
 }

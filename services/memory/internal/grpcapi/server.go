@@ -21,13 +21,13 @@ type Server struct {
 	logger *slog.Logger
 	// calls are the prepares of calls' threads, reads every other read of
 	// a whole thread (reads.go).
-	calls, reads clientReads
+	calls, reads threadReads
 }
 
 // New returns a server for svc.
 func New(svc *memory.Service, logger *slog.Logger) *Server {
-	return &Server{svc: svc, logger: logger, calls: clientReads{what: "calls' prepares"},
-		reads: clientReads{what: "thread reads"}}
+	return &Server{svc: svc, logger: logger, calls: newThreadReads("calls' prepares"),
+		reads: newThreadReads("thread reads")}
 }
 
 func (s *Server) GetSettings(context.Context, *memoryv1.GetSettingsRequest) (*memoryv1.GetSettingsResponse, error) {
