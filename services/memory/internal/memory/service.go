@@ -204,6 +204,9 @@ func validTurns(turns []Turn) error {
 		if err := validWorkflowState(i, t.WorkflowState); err != nil {
 			return err
 		}
+		if err := jsonWithin(t.ModelMetadata, MaxTurnBytes, fmt.Sprintf("turn %d's model_metadata", i), ""); err != nil {
+			return err
+		}
 		for _, f := range t.Files {
 			if files[f.SHA256] = true; len(files) > MaxFilesPerWrite {
 				return fmt.Errorf("%w: the turns reference more than %d distinct files, the limit for one write: "+
@@ -235,9 +238,19 @@ func validWorkflowState(i int, state map[string]any) error {
 
 // jsonWithin refuses v when its JSON is over limit bytes, or is none; what
 // names it in the error, and fix, when set, says what to do.
+// MaxNesting bounds how deep a value stored as JSON nests (an initial
+// context, a workflow state, a turn's model metadata). SQLite's JSON reads
+// stop at a thousand levels, so a thread holding one nested that deep
+// could never be read; and each level costs a reader rendering it.
+// Zen's tools nest a few levels.
+const MaxNesting = 64
+
 func jsonWithin(v map[string]any, limit int, what, fix string) error {
 	if v == nil {
 		return nil
+	}
+	if nestedPast(v, MaxNesting) {
+		return fmt.Errorf("%w: %s nests deeper than %d levels%s", ErrInvalid, what, MaxNesting, fix)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -247,6 +260,31 @@ func jsonWithin(v map[string]any, limit int, what, fix string) error {
 		return fmt.Errorf("%w: %s is %d bytes, over the %d-byte limit%s", ErrInvalid, what, len(b), limit, fix)
 	}
 	return nil
+}
+
+// nestedPast reports whether v nests deeper than levels maps and lists.
+func nestedPast(v any, levels int) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if levels == 0 {
+			return true
+		}
+		for _, e := range v {
+			if nestedPast(e, levels-1) {
+				return true
+			}
+		}
+	case []any:
+		if levels == 0 {
+			return true
+		}
+		for _, e := range v {
+			if nestedPast(e, levels-1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // stamp gives turns without a timestamp the write time.

@@ -207,3 +207,55 @@ func TestAWriteOfTooManyFilesIsRefused(t *testing.T) {
 		t.Errorf("the thread holds %d turns after the refused append, want 2", len(got.Turns))
 	}
 }
+
+// Values nested past memory.MaxNesting, or model metadata past a turn's
+// size, are refused on every write: SQLite reads no JSON nested a
+// thousand deep, so an import of one stored a thread no read could ever
+// answer ("try again shortly", for good), and turns nested that deep took
+// readers gigabytes to render.
+func TestDeepOrLargeValuesAreRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 50)
+	var deep any = "bottom"
+	for range memory.MaxNesting + 1 {
+		deep = []any{deep}
+	}
+	th, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: exchange("q", "a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, change := range map[string]func(*memory.Turn, *map[string]any){
+		"deep model metadata": func(turn *memory.Turn, _ *map[string]any) {
+			turn.ModelMetadata = map[string]any{"usage": deep}
+		},
+		"large model metadata": func(turn *memory.Turn, _ *map[string]any) {
+			turn.ModelMetadata = map[string]any{"usage": strings.Repeat("m", memory.MaxTurnBytes+1)}
+		},
+		"deep workflow state": func(turn *memory.Turn, _ *map[string]any) {
+			turn.WorkflowState = map[string]any{"steps": deep}
+		},
+		"deep initial context": func(_ *memory.Turn, initial *map[string]any) {
+			*initial = map[string]any{"prompt": deep}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			turns := exchange("q", "a")
+			var initial map[string]any
+			change(&turns[1], &initial)
+			_, createErr := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: turns,
+				InitialContext: initial})
+			_, importErr := svc.Import(ctx, "", []*memory.Thread{{ID: uuid.NewString(), ToolName: "chat",
+				Turns: turns, InitialContext: initial}}, false)
+			errs := map[string]error{"create": createErr, "import": importErr}
+			if initial == nil {
+				_, errs["append"] = svc.Append(ctx, th.ID, "", memory.Exchange{}, turns, nil)
+			}
+			for what, err := range errs {
+				if !errors.Is(err, memory.ErrInvalid) {
+					t.Errorf("%s: err = %v, want ErrInvalid", what, err)
+				}
+			}
+		})
+	}
+}
