@@ -29,6 +29,8 @@ type flakyMemory struct {
 	fail     map[string][]codes.Code // method -> codes to answer, in order; the last repeats when always
 	always   bool
 	attempts map[string]int
+	// full makes every append find the thread at its turn limit.
+	full bool
 }
 
 // answer counts an attempt at method and returns the failure queued for it.
@@ -63,6 +65,9 @@ func (m *flakyMemory) AppendTurns(context.Context, *memoryv1.AppendTurnsRequest)
 	*memoryv1.AppendTurnsResponse, error) {
 	if err := m.answer("AppendTurns"); err != nil {
 		return nil, err
+	}
+	if m.full {
+		return &memoryv1.AppendTurnsResponse{Accepted: false, TurnCount: 50, RemainingTurns: 0}, nil
 	}
 	return &memoryv1.AppendTurnsResponse{Accepted: true, TurnCount: 4, RemainingTurns: 46}, nil
 }
@@ -271,5 +276,26 @@ func TestSaveFailureSaysAFullStoreOnlyWhenMemorySaysSo(t *testing.T) {
 	tooLarge := saveFailure(status.Error(codes.ResourceExhausted, "grpc: trying to send message larger than max"))
 	if strings.Contains(tooLarge, "full") {
 		t.Errorf("a message over gRPC's limit reads as %q", tooLarge)
+	}
+}
+
+// An exchange that finds its thread full (calls raced for its last turns)
+// is answered, and says it was not saved: it looked like one that was.
+func TestAnExchangeAFullThreadRefusedSaysSo(t *testing.T) {
+	t.Parallel()
+	mem := &flakyMemory{attempts: map[string]int{}, full: true}
+	r := NewRunner(Backends{Memory: dialMemory(t, mem)}, nil, files.Policy{}, DefaultOutputTokens,
+		slog.New(slog.DiscardHandler))
+	req := &executorv1.ExecuteToolRequest{Conversation: &executorv1.Conversation{ThreadId: "old-thread"}}
+	out, err := r.finish(t.Context(), &Tool{Tool: &executorv1.Tool{Name: "chat"}}, req, chatResult(t), prepared{},
+		&Summary{})
+	if err != nil {
+		t.Fatalf("finish: %v", err)
+	}
+	if got := out.Reply.Metadata.ContinuationError; !strings.Contains(got, "turn limit") {
+		t.Errorf("continuation_error = %q, want it to say the thread reached its turn limit", got)
+	}
+	if out.Reply.ContinuationOffer != nil {
+		t.Errorf("an offer to continue a full thread: %+v", out.Reply.ContinuationOffer)
 	}
 }
