@@ -54,13 +54,16 @@ func statusFault(code int, msg string) Fault {
 // they do not serve (OpenRouter, LiteLLM) with a 400 too: those must still
 // rest the provider or the model, or calls would never go on to another
 // provider serving the same model.
+// The phrases are whole, not words apart, so that a message that quotes
+// some of the client's own text is less likely to pass for one.
 func badRequestFault(msg string) Fault {
 	m := strings.ToLower(msg)
 	switch {
-	case strings.Contains(m, "api key") || strings.Contains(m, "api_key"):
+	case containsAny(m, "api key not valid", "api_key_invalid", "invalid api key", "incorrect api key",
+		"api key is invalid", "api key expired"):
 		return FaultProvider
-	case strings.Contains(m, "model") && containsAny(m, "not a valid", "invalid model", "not found",
-		"does not exist", "unknown model", "no such model"):
+	case containsAny(m, "is not a valid model", "invalid model", "model not found", "model_not_found",
+		"unknown model", "no such model") || strings.Contains(m, "model") && strings.Contains(m, "does not exist"):
 		return FaultModel
 	}
 	return FaultRequest
