@@ -19,11 +19,16 @@ const gcPercent = 400
 // not gcPercent, then decides, and zen is not killed for a garbage peak.
 const memoryLimitShare = 0.75
 
-// tuneGC sets the collector's target and a soft memory limit, unless
-// GOGC and GOMEMLIMIT say otherwise (Go reads those itself).
-func tuneGC(getenv func(string) string) {
+// tuneGC sets the collector's target for the role args run and a soft
+// memory limit, unless GOGC and GOMEMLIMIT say otherwise (Go reads those
+// itself).
+func tuneGC(getenv func(string) string, args []string) {
+	role := ""
+	if len(args) > 0 {
+		role = args[0]
+	}
 	if getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
+		debug.SetGCPercent(gcTarget(role))
 	}
 	if getenv("GOMEMLIMIT") != "" {
 		return
@@ -31,6 +36,17 @@ func tuneGC(getenv func(string) string) {
 	if limit, ok := cgroupMemoryLimit(); ok {
 		debug.SetMemoryLimit(int64(float64(limit) * memoryLimitShare))
 	}
+}
+
+// gcTarget is the collector's target for role: gcPercent for the roles a
+// call passes through, Go's own for a gateway of its own, which is off the
+// call's path and holds whole threads as it answers (at gcPercent, five
+// times what it held, where no memory limit applies).
+func gcTarget(role string) int {
+	if role == "gateway" {
+		return 100
+	}
+	return gcPercent
 }
 
 // cgroupMemoryLimit reads the memory limit of the cgroup (v2) zen runs

@@ -29,7 +29,7 @@ func main() {
 	grpcLog = telemetry.InstallGRPCLog() // before anything runs gRPC
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tuneGC(os.Getenv)
+	tuneGC(os.Getenv, os.Args[1:])
 	err := run(ctx, os.Args[1:], os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		return // -h or --help: the flags are printed, as asked
