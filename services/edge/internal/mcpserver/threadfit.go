@@ -151,12 +151,14 @@ func cutNewest(t *memoryv1.Thread, newest *memoryv1.Turn, limit int) (cut, error
 		if err != nil {
 			return cut{}, err
 		}
-		if wireLen(text) <= limit {
-			if alone.Content == "" {
-				t.Turns = nil
-				text, err = render(t)
-				return cut{text, "its newest turn, too large alone"}, err
-			}
+		switch {
+		case alone.Content == "":
+			// The rest of the turn (its workflow state, its files) does not
+			// fit either.
+			t.Turns = nil
+			text, err = render(t)
+			return cut{text, "its newest turn, too large alone"}, err
+		case wireLen(text) <= limit:
 			return cut{text, fmt.Sprintf("the newest turn's text after its first %d of %d bytes",
 				len(alone.Content), len(content))}, nil
 		}

@@ -147,3 +147,25 @@ func TestFitThreadStopsWhenItsCallerLeaves(t *testing.T) {
 		t.Error("a fit whose caller left went on")
 	}
 }
+
+// A newest turn whose text cannot be cut to fit (the rest of it is too
+// large: its workflow state) goes out without turns, and the fit ends.
+func TestFitThreadLeavesOutATurnTooLargeWithoutItsText(t *testing.T) {
+	t.Parallel()
+	state, err := structpb.NewStruct(map[string]any{"notes": strings.Repeat("s", 1500)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	thread := &memoryv1.Thread{ThreadId: "t1", Turns: []*memoryv1.Turn{{Role: memoryv1.Role_ROLE_ASSISTANT,
+		Content: strings.Repeat("c", 4096), WorkflowState: state}}}
+	text, note, err := fitThread(t.Context(), thread, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := wireLen(text); n > 1024 || strings.Contains(text, "sss") {
+		t.Errorf("the answer (%d bytes) = %s, want no turn within 1024 bytes", n, text)
+	}
+	if !strings.Contains(note, "its newest turn, too large alone") {
+		t.Errorf("note = %q", note)
+	}
+}
