@@ -233,6 +233,9 @@ func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread
 			return 0, fmt.Errorf("%w: thread %d: thread_id %s appears twice", ErrInvalid, i+1, t.ID)
 		case t.ToolName == "":
 			return 0, fmt.Errorf("%w: thread %d (%s): tool_name is required", ErrInvalid, i+1, t.ID)
+		case len(t.ToolName) > MaxNameBytes:
+			return 0, fmt.Errorf("%w: thread %d (%s): tool_name is %d bytes, over the %d-byte limit", ErrInvalid,
+				i+1, t.ID, len(t.ToolName), MaxNameBytes)
 		case len(t.Turns) > s.maxTurns:
 			return 0, fmt.Errorf("%w: thread %d (%s) has %d turns, over the limit of %d", ErrInvalid, i+1, t.ID, len(t.Turns), s.maxTurns)
 		}

@@ -198,6 +198,13 @@ func validTurns(turns []Turn) error {
 		if t.Role != RoleUser && t.Role != RoleAssistant {
 			return fmt.Errorf("%w: turn %d has no role", ErrInvalid, i)
 		}
+		for what, name := range map[string]string{"tool_name": t.ToolName, "model_name": t.ModelName,
+			"model_provider": t.ModelProvider} {
+			if len(name) > MaxNameBytes {
+				return fmt.Errorf("%w: turn %d's %s is %d bytes, over the %d-byte limit", ErrInvalid, i, what,
+					len(name), MaxNameBytes)
+			}
+		}
 		if len(t.Content) > MaxTurnBytes {
 			return fmt.Errorf("%w: turn %d is %d bytes, over the %d-byte limit for one turn", ErrInvalid, i, len(t.Content), MaxTurnBytes)
 		}
@@ -238,6 +245,10 @@ func validWorkflowState(i int, state map[string]any) error {
 
 // jsonWithin refuses v when its JSON is over limit bytes, or is none; what
 // names it in the error, and fix, when set, says what to do.
+// MaxNameBytes bounds a name a thread or turn carries: a tool's, a
+// model's, a provider's. Zen's are tens of bytes.
+const MaxNameBytes = 256
+
 // MaxNesting bounds how deep a value stored as JSON nests (an initial
 // context, a workflow state, a turn's model metadata). SQLite's JSON reads
 // stop at a thousand levels, so a thread holding one nested that deep

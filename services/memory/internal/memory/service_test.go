@@ -259,3 +259,27 @@ func TestDeepOrLargeValuesAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// Names a turn or a thread carries are bounded: an import could put
+// megabytes in a tool's name, which every listing and read then carried.
+func TestLongNamesAreRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 50)
+	long := strings.Repeat("n", memory.MaxNameBytes+1)
+	for name, change := range map[string]func(*memory.Thread){
+		"thread's tool":   func(th *memory.Thread) { th.ToolName = long },
+		"turn's tool":     func(th *memory.Thread) { th.Turns[1].ToolName = long },
+		"turn's model":    func(th *memory.Thread) { th.Turns[1].ModelName = long },
+		"turn's provider": func(th *memory.Thread) { th.Turns[1].ModelProvider = long },
+	} {
+		t.Run(name, func(t *testing.T) {
+			th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", Turns: exchange("q", "a")}
+			change(th)
+			_, err := svc.Import(ctx, "", []*memory.Thread{th}, false)
+			if !errors.Is(err, memory.ErrInvalid) || !strings.Contains(err.Error(), "bytes") {
+				t.Errorf("import: err = %v, want ErrInvalid naming the size", err)
+			}
+		})
+	}
+}
