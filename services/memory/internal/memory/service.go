@@ -249,6 +249,13 @@ func validWorkflowState(i int, state map[string]any) error {
 // model's, a provider's. Zen's are tens of bytes.
 const MaxNameBytes = 256
 
+// MaxValues bounds how many values (each map, list, string, number...) a
+// value stored as JSON holds. Within its bytes, a list of empty maps holds
+// one every three, and each costs a reader far more than three bytes: a
+// map as memory, the edge and the gateway decode it. Zen's tools keep
+// hundreds.
+const MaxValues = 20_000
+
 // MaxNesting bounds how deep a value stored as JSON nests (an initial
 // context, a workflow state, a turn's model metadata). SQLite's JSON reads
 // stop at a thousand levels, so a thread holding one nested that deep
@@ -260,8 +267,9 @@ func jsonWithin(v map[string]any, limit int, what, fix string) error {
 	if v == nil {
 		return nil
 	}
-	if nestedPast(v, MaxNesting) {
-		return fmt.Errorf("%w: %s nests deeper than %d levels%s", ErrInvalid, what, MaxNesting, fix)
+	if values := MaxValues; pastShape(v, MaxNesting, &values) {
+		return fmt.Errorf("%w: %s nests deeper than %d levels or holds more than %d values%s", ErrInvalid, what,
+			MaxNesting, MaxValues, fix)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -273,15 +281,19 @@ func jsonWithin(v map[string]any, limit int, what, fix string) error {
 	return nil
 }
 
-// nestedPast reports whether v nests deeper than levels maps and lists.
-func nestedPast(v any, levels int) bool {
+// pastShape reports whether v nests deeper than levels maps and lists,
+// or holds more values than *values allows, which it counts down.
+func pastShape(v any, levels int, values *int) bool {
+	if *values--; *values < 0 {
+		return true
+	}
 	switch v := v.(type) {
 	case map[string]any:
 		if levels == 0 {
 			return true
 		}
 		for _, e := range v {
-			if nestedPast(e, levels-1) {
+			if pastShape(e, levels-1, values) {
 				return true
 			}
 		}
@@ -290,7 +302,7 @@ func nestedPast(v any, levels int) bool {
 			return true
 		}
 		for _, e := range v {
-			if nestedPast(e, levels-1) {
+			if pastShape(e, levels-1, values) {
 				return true
 			}
 		}

@@ -208,8 +208,9 @@ func TestAWriteOfTooManyFilesIsRefused(t *testing.T) {
 	}
 }
 
-// Values nested past memory.MaxNesting, or model metadata past a turn's
-// size, are refused on every write: SQLite reads no JSON nested a
+// Values nested past memory.MaxNesting, holding more than
+// memory.MaxValues values, or model metadata past a turn's size, are
+// refused on every write: SQLite reads no JSON nested a
 // thousand deep, so an import of one stored a thread no read could ever
 // answer ("try again shortly", for good), and turns nested that deep took
 // readers gigabytes to render.
@@ -220,6 +221,12 @@ func TestDeepOrLargeValuesAreRefused(t *testing.T) {
 	var deep any = "bottom"
 	for range memory.MaxNesting + 1 {
 		deep = []any{deep}
+	}
+	// Three bytes a value as JSON, a Go map and more each as memory, the
+	// edge and the gateway decode it: 44 MB of turns took a read 10 GB.
+	wide := make([]any, memory.MaxValues)
+	for i := range wide {
+		wide[i] = map[string]any{}
 	}
 	th, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: exchange("q", "a")})
 	if err != nil {
@@ -237,6 +244,15 @@ func TestDeepOrLargeValuesAreRefused(t *testing.T) {
 		},
 		"deep initial context": func(_ *memory.Turn, initial *map[string]any) {
 			*initial = map[string]any{"prompt": deep}
+		},
+		"wide model metadata": func(turn *memory.Turn, _ *map[string]any) {
+			turn.ModelMetadata = map[string]any{"a": wide}
+		},
+		"wide workflow state": func(turn *memory.Turn, _ *map[string]any) {
+			turn.WorkflowState = map[string]any{"a": wide}
+		},
+		"wide initial context": func(_ *memory.Turn, initial *map[string]any) {
+			*initial = map[string]any{"a": wide}
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
