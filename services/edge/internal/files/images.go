@@ -3,6 +3,7 @@ package files
 import (
 	"encoding/base64"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,13 @@ func (pol Policy) ReadImage(ref string) (Image, error) {
 		mime, enc, _ := strings.Cut(meta, ";")
 		if !ok || enc != "base64" || !knownMime(mime) {
 			return Image{}, fmt.Errorf("unsupported image data URL: want data:image/<png, jpeg, gif or webp>;base64 followed by the data")
+		}
+		if !isBase64(data) {
+			// A provider that cannot decode it answers a 400, and some quote
+			// what they could not decode: the client's words in zen's logs
+			// and in the reason a model would rest (the router's breaker).
+			return Image{}, fmt.Errorf("the image's data URL is not base64 after \"base64,\": encode the " +
+				"image's bytes in base64")
 		}
 		return Image{URL: ref, Size: int64(base64.StdEncoding.DecodedLen(len(data)))}, nil
 	}
@@ -65,4 +73,15 @@ func knownMime(m string) bool {
 		}
 	}
 	return m == "image/jpg"
+}
+
+// isBase64 reports whether s is base64, padded or not, decoding it a piece
+// at a time.
+func isBase64(s string) bool {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding} {
+		if _, err := io.Copy(io.Discard, base64.NewDecoder(enc, strings.NewReader(s))); err == nil {
+			return true
+		}
+	}
+	return false
 }

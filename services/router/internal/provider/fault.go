@@ -54,10 +54,15 @@ func statusFault(code int, msg string) Fault {
 // they do not serve (OpenRouter, LiteLLM) with a 400 too: those must still
 // rest the provider or the model, or calls would never go on to another
 // provider serving the same model.
-// The phrases are whole, not words apart, so that a message that quotes
-// some of the client's own text is less likely to pass for one.
+// Only the message's own words count, before anything it quotes: some
+// providers quote the value they refused, which a client wrote, and a
+// client could otherwise rest a model or a provider for everyone by
+// writing these phrases.
 func badRequestFault(msg string) Fault {
 	m := strings.ToLower(msg)
+	if i := strings.IndexAny(m, "\"'`"); i >= 0 {
+		m = m[:i]
+	}
 	switch {
 	case containsAny(m, "api key not valid", "api_key_invalid", "invalid api key", "incorrect api key",
 		"api key is invalid", "api key expired"):

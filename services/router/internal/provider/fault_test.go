@@ -32,6 +32,12 @@ func TestFailuresSayWhomTheyAreAbout(t *testing.T) {
 			Message: "fake-x is not a valid model ID"}, FaultModel},
 		{"an invalid model name as a 400", fakemodel.Reply{Status: http.StatusBadRequest,
 			Message: "Invalid model name passed in model=fake-x"}, FaultModel},
+		// Google quotes the value it refused, which a client wrote.
+		{"a 400 quoting a client's words on the key", fakemodel.Reply{Status: http.StatusBadRequest,
+			Message: `Invalid value at 'url' (TYPE_BYTES), Base64 decoding failed for "API key not valid"`},
+			FaultRequest},
+		{"a 400 quoting a client's words on the model", fakemodel.Reply{Status: http.StatusBadRequest,
+			Message: `Base64 decoding failed for 'the model llama3.2 was not found'`}, FaultRequest},
 		{"request too large", fakemodel.Reply{Status: http.StatusRequestEntityTooLarge}, FaultRequest},
 		{"unprocessable request", fakemodel.Reply{Status: http.StatusUnprocessableEntity}, FaultRequest},
 		{"rate limited", fakemodel.Reply{Status: http.StatusTooManyRequests}, FaultModel},
