@@ -113,7 +113,8 @@ func newestThatFit(ctx context.Context, all []*memoryv1.Turn, room int) (int, er
 		if err != nil {
 			return 0, err
 		}
-		if size += wireLen(string(one)) + 1; size > room { // a comma each
+		// A comma each, and the space protojson adds after it in some builds.
+		if size += wireLen(string(one)) + 2; size > room {
 			break
 		}
 		first--
