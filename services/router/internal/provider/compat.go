@@ -183,14 +183,14 @@ func (c *Compat) wrap(ctx context.Context, model string, err error) error {
 	case errors.As(err, &apiErr):
 		e.Status = apiErr.HTTPStatusCode
 		e.Msg = fmt.Sprintf("HTTP %d: %s", apiErr.HTTPStatusCode, apiErr.Message)
-		e.Fault = statusFault(e.Status, apiErr.Message)
+		e.Fault = statusFault(e.Status, apiErr.Message, model)
 		if e.Status == http.StatusTooManyRequests && !retryable429(apiErr) {
 			return e // quota or request size: waiting will not help
 		}
 	case errors.As(err, &reqErr):
 		e.Status = reqErr.HTTPStatusCode
 		e.Msg = fmt.Sprintf("HTTP %d: %s", reqErr.HTTPStatusCode, http.StatusText(reqErr.HTTPStatusCode))
-		e.Fault = statusFault(e.Status, "")
+		e.Fault = statusFault(e.Status, "", model)
 	case errors.As(err, &netErr):
 		e.Msg, e.Retryable, e.Fault = "could not reach the provider: "+netErr.Error(), true, transportFault(err)
 		return e

@@ -33,8 +33,9 @@ const (
 	FaultRequest
 )
 
-// statusFault classifies an HTTP error status and the provider's message.
-func statusFault(code int, msg string) Fault {
+// statusFault classifies an HTTP error status and the provider's message
+// about a request for model.
+func statusFault(code int, msg, model string) Fault {
 	switch code {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return FaultProvider
@@ -43,7 +44,7 @@ func statusFault(code int, msg string) Fault {
 	case http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
 		return FaultRequest
 	case http.StatusBadRequest:
-		return badRequestFault(msg)
+		return badRequestFault(msg, model)
 	}
 	return FaultModel
 }
@@ -54,18 +55,21 @@ func statusFault(code int, msg string) Fault {
 // they do not serve (OpenRouter, LiteLLM) with a 400 too: those must still
 // rest the provider or the model, or calls would never go on to another
 // provider serving the same model.
-// Only the message's own words count, before anything it quotes: some
-// providers quote the value they refused, which a client wrote, and a
-// client could otherwise rest a model or a provider for everyone by
-// writing these phrases.
-func badRequestFault(msg string) Fault {
+//
+// The words must be the provider's, not the client's. A message that
+// names the model is never read as the key's: the model's name is the
+// client's to choose (any vendor/model on OpenRouter, which answers "<name>
+// is not a valid model ID"), and one named "x/API key not valid" would
+// have rested the provider for everyone. A model's own rest is the
+// client's choice of model alone. (The edge refuses a data URL that is not
+// base64, so a provider quoting the image it could not decode quotes no
+// words either.)
+func badRequestFault(msg, model string) Fault {
 	m := strings.ToLower(msg)
-	if i := strings.IndexAny(m, "\"'`"); i >= 0 {
-		m = m[:i]
-	}
 	switch {
-	case containsAny(m, "api key not valid", "api_key_invalid", "invalid api key", "incorrect api key",
-		"api key is invalid", "api key expired"):
+	case (model == "" || !strings.Contains(m, strings.ToLower(model))) && containsAny(m, "api key not valid",
+		"api key not found", "api_key_invalid", "invalid api key", "incorrect api key", "api key is invalid",
+		"api key expired"):
 		return FaultProvider
 	case containsAny(m, "is not a valid model", "invalid model", "model not found", "model_not_found",
 		"unknown model", "no such model") || strings.Contains(m, "model") && strings.Contains(m, "does not exist"):

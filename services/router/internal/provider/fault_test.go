@@ -32,12 +32,16 @@ func TestFailuresSayWhomTheyAreAbout(t *testing.T) {
 			Message: "fake-x is not a valid model ID"}, FaultModel},
 		{"an invalid model name as a 400", fakemodel.Reply{Status: http.StatusBadRequest,
 			Message: "Invalid model name passed in model=fake-x"}, FaultModel},
-		// Google quotes the value it refused, which a client wrote.
-		{"a 400 quoting a client's words on the key", fakemodel.Reply{Status: http.StatusBadRequest,
-			Message: `Invalid value at 'url' (TYPE_BYTES), Base64 decoding failed for "API key not valid"`},
-			FaultRequest},
-		{"a 400 quoting a client's words on the model", fakemodel.Reply{Status: http.StatusBadRequest,
-			Message: `Base64 decoding failed for 'the model llama3.2 was not found'`}, FaultRequest},
+		// Providers' own words, verbatim.
+		{"Gemini's key not found", fakemodel.Reply{Status: http.StatusBadRequest,
+			Message: "API Key not found. Please pass a valid API key."}, FaultProvider},
+		{"LiteLLM's unknown model", fakemodel.Reply{Status: http.StatusBadRequest,
+			Message: "{'error': '/chat/completions: Invalid model name passed in model=gpt-x. Call `/v1/models` " +
+				"to view available models for your key.'}"}, FaultModel},
+		// A model's name is the client's to choose (any vendor/model on
+		// OpenRouter): words in it are not the provider's.
+		{"a 400 naming a model the client named for the key", fakemodel.Reply{Status: http.StatusBadRequest,
+			Message: clientsModel + " is not a valid model ID"}, FaultModel},
 		{"request too large", fakemodel.Reply{Status: http.StatusRequestEntityTooLarge}, FaultRequest},
 		{"unprocessable request", fakemodel.Reply{Status: http.StatusUnprocessableEntity}, FaultRequest},
 		{"rate limited", fakemodel.Reply{Status: http.StatusTooManyRequests}, FaultModel},
@@ -81,9 +85,14 @@ func TestFailuresSayWhomTheyAreAbout(t *testing.T) {
 }
 
 // faultOf makes one streamed call that must fail, and returns its fault.
+// clientsModel is the model faultOf asks for: a name a client may choose
+// (any vendor/model, on OpenRouter), with words a provider's own message
+// could hold.
+const clientsModel = "vendor/API key not valid"
+
 func faultOf(t *testing.T, g Generator) Fault {
 	t.Helper()
-	_, _, err := ask(t, g, Request{Model: "m", Stream: true})
+	_, _, err := ask(t, g, Request{Model: clientsModel, Stream: true})
 	var perr *Error
 	if !errors.As(err, &perr) {
 		t.Fatalf("err = %v, want a provider error", err)

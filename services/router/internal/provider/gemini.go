@@ -161,7 +161,7 @@ func wrapGemini(ctx context.Context, model string, err error) error {
 	case errors.As(err, &apiErr):
 		e.Status = apiErr.Code
 		e.Msg = fmt.Sprintf("HTTP %d: %s", apiErr.Code, strings.TrimSpace(apiErr.Message))
-		e.Retryable, e.Fault = retryableStatus(apiErr.Code), statusFault(apiErr.Code, apiErr.Message)
+		e.Retryable, e.Fault = retryableStatus(apiErr.Code), statusFault(apiErr.Code, apiErr.Message, model)
 	case errors.As(err, &netErr):
 		e.Msg, e.Retryable, e.Fault = "could not reach the provider: "+netErr.Error(), true, transportFault(err)
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
