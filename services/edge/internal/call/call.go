@@ -290,11 +290,12 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 	}
 	if !stored {
 		threadID = "" // nothing of this exchange is in the thread to read back
-		// Calls raced for the thread's last turns, and this one lost: it
-		// would look like one that was saved.
-		out.Metadata.ContinuationError = "this answer was not saved: the conversation reached its turn limit " +
-			"(MAX_CONVERSATION_TURNS) while this call ran. Start a new conversation by calling the tool again " +
-			"without continuation_id"
+		// The thread had no room for this exchange (calls raced for its
+		// last turns, or a workflow's last step wrote two turns with one
+		// left): it would look like one that was saved.
+		out.Metadata.ContinuationError = "this answer was not saved: the conversation had reached its turn " +
+			"limit (MAX_CONVERSATION_TURNS). Start a new conversation by calling the tool again without " +
+			"continuation_id"
 	} else {
 		sum.ThreadID = threadID
 	}

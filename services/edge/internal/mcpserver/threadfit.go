@@ -54,7 +54,9 @@ func fitThread(ctx context.Context, t *memoryv1.Thread, limit int) (text, note s
 		}
 		left = append(left, "its initial context")
 	}
-	first, err := newestThatFit(ctx, all, limit-wireLen(bare))
+	// The turns' list and its key: `,"turns":[]`, escaped.
+	const turnsKey = 16
+	first, err := newestThatFit(ctx, all, limit-wireLen(bare)-turnsKey)
 	if err != nil {
 		return "", "", err
 	}
@@ -113,8 +115,9 @@ func newestThatFit(ctx context.Context, all []*memoryv1.Turn, room int) (int, er
 		if err != nil {
 			return 0, err
 		}
-		// A comma each, and the space protojson adds after it in some builds.
-		if size += wireLen(string(one)) + 2; size > room {
+		// wireLen counts two quotes the turn does not have: the comma after
+		// it, and the space protojson puts after a comma in some builds.
+		if size += wireLen(string(one)); size > room {
 			break
 		}
 		first--

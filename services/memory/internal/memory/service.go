@@ -65,6 +65,10 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 	if p.ToolName == "" {
 		return nil, fmt.Errorf("%w: tool_name is required", ErrInvalid)
 	}
+	if len(p.ToolName) > MaxNameBytes {
+		return nil, fmt.Errorf("%w: tool_name is %d bytes, over the %d-byte limit", ErrInvalid, len(p.ToolName),
+			MaxNameBytes)
+	}
 	if len(p.Turns) > s.maxTurns {
 		return nil, fmt.Errorf("%w: %d turns exceed the limit of %d", ErrInvalid, len(p.Turns), s.maxTurns)
 	}
@@ -198,12 +202,14 @@ func validTurns(turns []Turn) error {
 		if t.Role != RoleUser && t.Role != RoleAssistant {
 			return fmt.Errorf("%w: turn %d has no role", ErrInvalid, i)
 		}
-		for what, name := range map[string]string{"tool_name": t.ToolName, "model_name": t.ModelName,
-			"model_provider": t.ModelProvider} {
-			if len(name) > MaxNameBytes {
-				return fmt.Errorf("%w: turn %d's %s is %d bytes, over the %d-byte limit", ErrInvalid, i, what,
-					len(name), MaxNameBytes)
-			}
+		if err := validName(i, "tool_name", t.ToolName); err != nil {
+			return err
+		}
+		if err := validName(i, "model_name", t.ModelName); err != nil {
+			return err
+		}
+		if err := validName(i, "model_provider", t.ModelProvider); err != nil {
+			return err
 		}
 		if len(t.Content) > MaxTurnBytes {
 			return fmt.Errorf("%w: turn %d is %d bytes, over the %d-byte limit for one turn", ErrInvalid, i, len(t.Content), MaxTurnBytes)
@@ -220,6 +226,15 @@ func validTurns(turns []Turn) error {
 					"split them over more exchanges or threads", ErrInvalid, MaxFilesPerWrite)
 			}
 		}
+	}
+	return nil
+}
+
+// validName checks the size of turn i's name what.
+func validName(i int, what, name string) error {
+	if len(name) > MaxNameBytes {
+		return fmt.Errorf("%w: turn %d's %s is %d bytes, over the %d-byte limit", ErrInvalid, i, what, len(name),
+			MaxNameBytes)
 	}
 	return nil
 }
@@ -243,8 +258,6 @@ func validWorkflowState(i int, state map[string]any) error {
 		": send shorter findings, or go on in a new thread")
 }
 
-// jsonWithin refuses v when its JSON is over limit bytes, or is none; what
-// names it in the error, and fix, when set, says what to do.
 // MaxNameBytes bounds a name a thread or turn carries: a tool's, a
 // model's, a provider's. Zen's are tens of bytes.
 const MaxNameBytes = 256
@@ -263,6 +276,9 @@ const MaxValues = 20_000
 // Zen's tools nest a few levels.
 const MaxNesting = 64
 
+// jsonWithin refuses v when its JSON is over limit bytes, or is none, or
+// it nests past MaxNesting or holds more than MaxValues values; what names
+// it in the error, and fix, when set, says what to do.
 func jsonWithin(v map[string]any, limit int, what, fix string) error {
 	if v == nil {
 		return nil

@@ -283,6 +283,10 @@ func TestLongNamesAreRefused(t *testing.T) {
 	ctx := context.Background()
 	svc := memory.NewService(memstore.New(), time.Hour, 50)
 	long := strings.Repeat("n", memory.MaxNameBytes+1)
+	existing, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: exchange("q", "a")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, change := range map[string]func(*memory.Thread){
 		"thread's tool":   func(th *memory.Thread) { th.ToolName = long },
 		"turn's tool":     func(th *memory.Thread) { th.Turns[1].ToolName = long },
@@ -292,9 +296,16 @@ func TestLongNamesAreRefused(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", Turns: exchange("q", "a")}
 			change(th)
-			_, err := svc.Import(ctx, "", []*memory.Thread{th}, false)
-			if !errors.Is(err, memory.ErrInvalid) || !strings.Contains(err.Error(), "bytes") {
-				t.Errorf("import: err = %v, want ErrInvalid naming the size", err)
+			_, importErr := svc.Import(ctx, "", []*memory.Thread{th}, false)
+			_, createErr := svc.Create(ctx, memory.CreateParams{ToolName: th.ToolName, Turns: th.Turns})
+			errs := map[string]error{"import": importErr, "create": createErr}
+			if th.ToolName == "chat" {
+				_, errs["append"] = svc.Append(ctx, existing.ID, "", memory.Exchange{}, th.Turns, nil)
+			}
+			for what, err := range errs {
+				if !errors.Is(err, memory.ErrInvalid) || !strings.Contains(err.Error(), "bytes") {
+					t.Errorf("%s: err = %v, want ErrInvalid naming the size", what, err)
+				}
 			}
 		})
 	}

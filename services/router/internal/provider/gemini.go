@@ -145,7 +145,10 @@ func inlineImage(dataURL string) (*genai.Part, error) {
 	}
 	raw, err := base64.StdEncoding.DecodeString(data)
 	if err != nil {
-		return nil, fmt.Errorf("an image's base64 data is broken: %w", err)
+		// Unpadded, as some clients send it: the edge lets it through.
+		if raw, err = base64.RawStdEncoding.DecodeString(data); err != nil {
+			return nil, fmt.Errorf("an image's base64 data is broken: %w", err)
+		}
 	}
 	return genai.NewPartFromBytes(raw, mime), nil
 }
