@@ -170,12 +170,52 @@ func (c *TurnCache) Appended(id, rev string, from int, turns []Turn) {
 	c.appended(id, rev, from, stored)
 }
 
+// turnBytes is what turns cost the cache: their text, images, files and
+// the values of their workflow states and model metadata, each of which
+// is a map, a slice or a string held decoded. Charging the text alone kept
+// a thread of short turns with states of thousands of values as if it held
+// a few hundred bytes a turn.
 func turnBytes(turns []Turn) int64 {
 	var n int64
 	for i := range turns {
-		n += int64(len(turns[i].Content)) + turnOverhead
+		t := &turns[i]
+		n += int64(len(t.Content)) + turnOverhead
+		for _, img := range t.Images {
+			n += int64(len(img)) + 16
+		}
+		for _, f := range t.Files {
+			n += int64(len(f.Path)+len(f.SHA256)) + 64
+		}
+		if t.WorkflowState != nil {
+			n += valueBytes(t.WorkflowState)
+		}
+		if t.ModelMetadata != nil {
+			n += valueBytes(t.ModelMetadata)
+		}
 	}
 	return n
+}
+
+// valueBytes estimates what a decoded JSON value holds: its strings, and
+// a few words for each value, map entry and slice.
+func valueBytes(v any) int64 {
+	switch v := v.(type) {
+	case map[string]any:
+		n := int64(48)
+		for k, e := range v {
+			n += int64(len(k)) + 32 + valueBytes(e)
+		}
+		return n
+	case []any:
+		n := int64(24)
+		for _, e := range v {
+			n += valueBytes(e)
+		}
+		return n
+	case string:
+		return int64(len(v)) + 16
+	}
+	return 16
 }
 
 // put caches turns, which the cache then owns, as the thread's at rev.

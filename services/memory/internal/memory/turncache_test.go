@@ -113,3 +113,31 @@ func TestTurnCacheAppendedStaysWithinItsBound(t *testing.T) {
 		t.Errorf("a thread grown over a quarter of the bound stays cached: %d bytes", c.size)
 	}
 }
+
+// A turn is charged for all it holds, not its text alone: a thread of
+// short turns with workflow states or model metadata of thousands of
+// values each was kept as if it held a few hundred bytes a turn, while it
+// held gigabytes.
+func TestTurnCacheChargesWhatATurnHolds(t *testing.T) {
+	t.Parallel()
+	c := NewTurnCache(64 << 10)
+	wide := make([]any, 1000)
+	for i := range wide {
+		wide[i] = map[string]any{"k": "v"}
+	}
+	for name, turn := range map[string]Turn{
+		"workflow state": {Content: "q", WorkflowState: map[string]any{"steps": wide}},
+		"model metadata": {Content: "a", ModelMetadata: map[string]any{"usage": wide}},
+		"images":         {Content: "q", Images: []string{strings.Repeat("i", 20_000)}},
+		"files":          {Content: "q", Files: []FileRef{{Path: strings.Repeat("p", 20_000)}}},
+	} {
+		turns := []Turn{turn}
+		if _, err := c.Read(name, "r", 1, func(int) ([]Turn, error) { return turns, nil }); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := c.byKey[name]; ok {
+			t.Errorf("a turn whose %s is past a quarter of the bound was cached: %d bytes charged", name,
+				turnBytes(turns))
+		}
+	}
+}
