@@ -110,7 +110,7 @@ func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguar
 	top := http.NewServeMux()
 	top.Handle("GET /{$}", uiHandler())
 	top.Handle("GET /ui/", uiHandler())
-	share := &shares{each: bodies.requestsEach, wait: bodies.requestWait}
+	share := newShares(bodies.requestsEach, bodies.requestWait)
 	top.Handle("/", tokens.Require(jsonOnly(share.hold(root)), probes...))
 	// Probes send the pod's IP as Host and get no addresses: they skip the
 	// Host check and the token.

@@ -1,15 +1,16 @@
 package gateway
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/httperr"
+	perclient "github.com/zenmcp/zen/services/platform/slots"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -26,9 +27,11 @@ import (
 type shares struct {
 	each int
 	wait time.Duration
+	held *perclient.PerClient // a slot a running request
+}
 
-	mu      sync.Mutex
-	running map[string]chan struct{} // a client's requests running: a slot each
+func newShares(each int, wait time.Duration) *shares {
+	return &shares{each: each, wait: wait, held: perclient.New(each)}
 }
 
 // probes are the paths no share holds: they skip the token, so every
@@ -49,19 +52,23 @@ func (s *shares) hold(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		running := s.of(auth.Client(r.Context()))
-		select {
-		case running <- struct{}{}:
-		default:
+		client := auth.Client(r.Context())
+		release, ok := s.held.TryTake(client)
+		if !ok {
 			if hasBody(r) {
 				s.refuse(w, "")
 				return
 			}
-			if !s.waitTurn(w, r, running) {
-				return
+			var err error
+			release, err = s.held.Take(r.Context(), client, s.wait)
+			if errors.Is(err, perclient.ErrBusy) {
+				s.refuse(w, fmt.Sprintf(", and this one waited %s for one of them to end", seconds(s.wait)))
+			}
+			if err != nil {
+				return // refused, or its client left while it waited
 			}
 		}
-		defer func() { <-running }()
+		defer release()
 		next.ServeHTTP(w, r)
 	})
 }
@@ -72,23 +79,6 @@ func hasBody(r *http.Request) bool {
 	return r.Method != http.MethodGet && r.Method != http.MethodHead && r.Body != nil && r.Body != http.NoBody
 }
 
-// waitTurn waits for one of the client's requests to end; if none does in
-// s.wait, it refuses r (429) and returns false, as it does when r's client
-// leaves first.
-func (s *shares) waitTurn(w http.ResponseWriter, r *http.Request, running chan struct{}) bool {
-	t := time.NewTimer(s.wait)
-	defer t.Stop()
-	select {
-	case running <- struct{}{}:
-		return true
-	case <-r.Context().Done():
-		return false
-	case <-t.C:
-	}
-	s.refuse(w, fmt.Sprintf(", and this one waited %s for one of them to end", seconds(s.wait)))
-	return false
-}
-
 // refuse answers a request past its client's share (429), waited saying
 // how long it waited for its turn.
 func (s *shares) refuse(w http.ResponseWriter, waited string) {
@@ -96,19 +86,4 @@ func (s *shares) refuse(w http.ResponseWriter, waited string) {
 	httperr.Status(w, http.StatusTooManyRequests, status.New(codes.ResourceExhausted, fmt.Sprintf(
 		"%d requests of this client are running on the gateway%s: send it again once one has ended "+
 			"(an answer runs until its client has read it all)", s.each, waited)))
-}
-
-// of is the slots of client's running requests.
-func (s *shares) of(client string) chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	running := s.running[client]
-	if running == nil {
-		if s.running == nil {
-			s.running = map[string]chan struct{}{}
-		}
-		running = make(chan struct{}, s.each)
-		s.running[client] = running
-	}
-	return running
 }

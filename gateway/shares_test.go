@@ -212,7 +212,7 @@ func TestEachClientHasAShareOfItsOwn(t *testing.T) {
 func TestARequestPastTheShareWaitsItsTurn(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		s := &shares{each: 2, wait: 10 * time.Second}
+		s := newShares(2, 10*time.Second)
 		release := map[string]chan struct{}{}
 		ran := make(chan string, 16)
 		h := s.hold(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {

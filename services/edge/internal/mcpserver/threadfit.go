@@ -74,14 +74,14 @@ func fitThread(ctx context.Context, t *memoryv1.Thread, limit int) (text, note s
 		return "", "", err
 	case first == len(all) && len(all) > 0:
 		// Not even the newest turn fits: it goes alone, its text cut.
-		cut, err := cutNewest(t, all[len(all)-1], limit)
-		if err != nil {
+		var cut string
+		if text, cut, err = cutNewest(t, all[len(all)-1], limit); err != nil {
 			return "", "", err
 		}
 		if len(all) > 1 {
 			left = append(left, fmt.Sprintf("its %d oldest of %d turns", len(all)-1, len(all)))
 		}
-		text, left = cut.text, append(left, cut.said)
+		left = append(left, cut)
 	case first == len(all):
 		t.Turns = nil
 		text, err = render(t)
@@ -125,20 +125,18 @@ func newestThatFit(ctx context.Context, all []*memoryv1.Turn, room int) (int, er
 	return first, nil
 }
 
-// cut is the newest turn alone, its text cut, and what the note says of it.
-type cut struct {
-	text, said string
-}
+// tooLarge is what the note says of a newest turn left out.
+const tooLarge = "its newest turn, too large alone"
 
-// cutNewest renders t with newest alone, its text cut to fit limit. When
-// the rest of the turn does not fit (its workflow state, its images), it
-// renders no turn.
-func cutNewest(t *memoryv1.Thread, newest *memoryv1.Turn, limit int) (cut, error) {
+// cutNewest renders t with newest alone, its text cut to fit limit, and
+// says what was cut. When the rest of the turn does not fit (its workflow
+// state, its images), it renders no turn.
+func cutNewest(t *memoryv1.Thread, newest *memoryv1.Turn, limit int) (text, cut string, err error) {
 	content := newest.GetContent()
 	if proto.Size(newest)-len(content) > 9*limit {
 		t.Turns = nil
-		text, err := render(t)
-		return cut{text, "its newest turn, too large alone"}, err
+		text, err = render(t)
+		return text, tooLarge, err
 	}
 	newest.Content = "x" // so that the content's key is counted
 	alone := proto.Clone(newest).(*memoryv1.Turn)
@@ -146,14 +144,13 @@ func cutNewest(t *memoryv1.Thread, newest *memoryv1.Turn, limit int) (cut, error
 	t.Turns = []*memoryv1.Turn{alone}
 	bare, err := render(t)
 	if err != nil {
-		return cut{}, err
+		return "", "", err
 	}
 	room := limit - wireLen(bare) + textCost('x')
 	for {
 		alone.Content = fitting(content, room)
-		text, err := render(t)
-		if err != nil {
-			return cut{}, err
+		if text, err = render(t); err != nil {
+			return "", "", err
 		}
 		switch {
 		case alone.Content == "":
@@ -161,10 +158,10 @@ func cutNewest(t *memoryv1.Thread, newest *memoryv1.Turn, limit int) (cut, error
 			// fit either.
 			t.Turns = nil
 			text, err = render(t)
-			return cut{text, "its newest turn, too large alone"}, err
+			return text, tooLarge, err
 		case wireLen(text) <= limit:
-			return cut{text, fmt.Sprintf("the newest turn's text after its first %d of %d bytes",
-				len(alone.Content), len(content))}, nil
+			return text, fmt.Sprintf("the newest turn's text after its first %d of %d bytes", len(alone.Content),
+				len(content)), nil
 		}
 		room -= wireLen(text) - limit + 16 // protojson's spacing moves by a byte or two
 	}

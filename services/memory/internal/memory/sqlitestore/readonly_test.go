@@ -12,13 +12,9 @@ import (
 // A database zen cannot write is refused when the store opens, saying so:
 // it opened read-only without a word, answered reads and readiness
 // probes, and every call then ran its model for an answer it could not
-// save. The file is made immutable (chattr +i), which holds for root too,
-// whom file modes do not stop.
+// save.
 func TestADatabaseThatCannotBeWrittenIsRefusedAtOpen(t *testing.T) {
 	t.Parallel()
-	if os.Geteuid() != 0 {
-		t.Skip("chattr +i takes root; as anyone else, the file's mode makes the test (this machine and CI run as root)")
-	}
 	path := filepath.Join(t.TempDir(), "memory.db")
 	s, err := Open(path)
 	if err != nil {
@@ -28,11 +24,7 @@ func TestADatabaseThatCannotBeWrittenIsRefusedAtOpen(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := osexec.Command("chattr", "+i", path).CombinedOutput(); err != nil {
-		t.Fatalf("making the database immutable: %v %s (this test needs chattr, root, and a file system "+
-			"that keeps the attribute, such as ext4)", err, out)
-	}
-	t.Cleanup(func() { _ = osexec.Command("chattr", "-i", path).Run() })
+	unwritable(t, path)
 	s, err = Open(path)
 	if err == nil {
 		s.Close()
@@ -41,4 +33,24 @@ func TestADatabaseThatCannotBeWrittenIsRefusedAtOpen(t *testing.T) {
 	if !strings.Contains(err.Error(), "writable") {
 		t.Errorf("the refusal: %v, want it to say the file must be writable", err)
 	}
+}
+
+// unwritable makes the file at path one this process cannot write, until
+// the test ends: read-only by its mode, or, for root, whom modes do not
+// stop, immutable (chattr +i, on a file system that keeps the attribute,
+// such as ext4).
+func unwritable(t *testing.T, path string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(path, 0o400); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Chmod(path, 0o600) })
+		return
+	}
+	if out, err := osexec.Command("chattr", "+i", path).CombinedOutput(); err != nil {
+		t.Fatalf("making the database immutable: %v %s (as root this test needs chattr, and a file system "+
+			"that keeps the attribute, such as ext4)", err, out)
+	}
+	t.Cleanup(func() { _ = osexec.Command("chattr", "-i", path).Run() })
 }
