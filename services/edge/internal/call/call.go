@@ -362,7 +362,7 @@ func saveFailure(err error) string {
 		return lost + ": zen's memory store is full, and stores nothing more until its operator makes room"
 	}
 	switch st := status.Convert(err); st.Code() {
-	case codes.InvalidArgument:
+	case codes.InvalidArgument, codes.FailedPrecondition: // the request, or the thread it would go in
 		return lost + ": " + st.Message()
 	case codes.Unavailable:
 		return lost + ": zen's memory is unavailable right now"

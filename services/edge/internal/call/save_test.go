@@ -299,3 +299,25 @@ func TestAnExchangeAFullThreadRefusedSaysSo(t *testing.T) {
 		t.Errorf("an offer to continue a full thread: %+v", out.Reply.ContinuationOffer)
 	}
 }
+
+// A thread memory refuses an exchange for (one that would take it past
+// what a thread may hold) says why, in memory's words.
+func TestAnExchangeAHeavyThreadRefusedSaysWhy(t *testing.T) {
+	t.Parallel()
+	mem := &flakyMemory{attempts: map[string]int{},
+		fail: map[string][]codes.Code{"AppendTurns": {codes.FailedPrecondition}}}
+	r := NewRunner(Backends{Memory: dialMemory(t, mem)}, nil, files.Policy{}, DefaultOutputTokens,
+		slog.New(slog.DiscardHandler))
+	req := &executorv1.ExecuteToolRequest{Conversation: &executorv1.Conversation{ThreadId: "old-thread"}}
+	out, err := r.finish(t.Context(), &Tool{Tool: &executorv1.Tool{Name: "chat"}}, req, chatResult(t), prepared{},
+		&Summary{})
+	if err != nil {
+		t.Fatalf("finish: %v", err)
+	}
+	if got := out.Reply.Metadata.ContinuationError; !strings.Contains(got, "memory says FailedPrecondition") {
+		t.Errorf("continuation_error = %q, want memory's reason", got)
+	}
+	if mem.attempts["AppendTurns"] != 1 {
+		t.Errorf("AppendTurns tried %d times, want once: a full thread stays full", mem.attempts["AppendTurns"])
+	}
+}

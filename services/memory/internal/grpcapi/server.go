@@ -187,6 +187,10 @@ func (s *Server) toStatus(ctx context.Context, op string, err error) error {
 		return status.Error(codes.NotFound, "thread not found or expired")
 	case errors.Is(err, memory.ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, memory.ErrThreadFull):
+		// The thread's state, not the request's: the same exchange fits in
+		// a new thread.
+		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, memory.ErrOwned):
 		return status.Error(codes.AlreadyExists, "a thread of the import has the id of another client's thread, "+
 			"which an import never replaces: give yours a new thread_id")

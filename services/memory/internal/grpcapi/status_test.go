@@ -29,6 +29,9 @@ func TestToStatus(t *testing.T) {
 			"the memory store lost its data at 2026-01-02 03:04:05 UTC"},
 		{"unavailable", memory.ErrUnavailable, codes.Unavailable, "try again"},
 		{"full", fmt.Errorf("append: %w", memory.ErrFull), codes.ResourceExhausted, "the store is full"},
+		// The thread, not the store: the client can go on in a new one.
+		{"thread full", fmt.Errorf("%w: start a new conversation", memory.ErrThreadFull), codes.FailedPrecondition,
+			"start a new conversation"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -239,11 +239,16 @@ func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread
 		case len(t.Turns) > s.maxTurns:
 			return 0, fmt.Errorf("%w: thread %d (%s) has %d turns, over the limit of %d", ErrInvalid, i+1, t.ID, len(t.Turns), s.maxTurns)
 		}
-		if err := validTurns(t.Turns); err != nil {
+		weight, err := validTurns(t.Turns)
+		if err != nil {
 			return 0, fmt.Errorf("thread %d (%s): %w", i+1, t.ID, err)
 		}
-		if err := validInitialContext(t.InitialContext); err != nil {
+		initial, err := validInitialContext(t.InitialContext)
+		if err != nil {
 			return 0, fmt.Errorf("thread %d (%s): %w", i+1, t.ID, err)
+		}
+		if t.Weight = weight + initial; t.Weight > MaxThreadWeight {
+			return 0, fmt.Errorf("thread %d (%s): %w", i+1, t.ID, tooHeavy(t.Weight))
 		}
 		seen[t.ID] = true
 		forgetContents(t.Turns)

@@ -25,6 +25,9 @@ var (
 	// the write was stored; the same write fails until an operator makes
 	// room, while reads go on working.
 	ErrFull = errors.New("memory store full")
+	// ErrThreadFull is an append that would take its thread past
+	// MaxThreadWeight; nothing of it was stored.
+	ErrThreadFull = errors.New("thread full")
 )
 
 // LostError is a thread that is missing after its store lost data (a Redis
@@ -102,6 +105,10 @@ type Exchange struct {
 	// for it. 0 means from the start; a count past the truth can make a
 	// retry be stored again.
 	After int
+	// Weight is what the turns weigh (see MaxThreadWeight): the thread's
+	// weight grows by it, and an append that would take it past
+	// MaxThreadWeight is ErrThreadFull.
+	Weight int64
 }
 
 // Thread is a conversation named by its id.
@@ -115,6 +122,10 @@ type Thread struct {
 	Turns          []Turn         `json:"turns"`
 	InitialContext map[string]any `json:"initial_context,omitempty"`
 	ClientID       string         `json:"client_id,omitempty"`
+	// Weight is what the thread weighs (see MaxThreadWeight), set by the
+	// service for Create and Import and kept by the store, which adds each
+	// append's. Get need not return it.
+	Weight int64 `json:"-"`
 }
 
 // Store keeps threads. Implementations must make Append atomic: concurrent
@@ -132,12 +143,14 @@ type Store interface {
 	// most maxTurns turns, sets its update time to now and its expiry, and
 	// that of every blob its turns reference, to expiresAt, and returns the
 	// new turn count. Otherwise it returns the thread's turn count with
-	// ErrTurnLimit and changes nothing. Another client's thread is
-	// ErrNotFound. ex, when its ID is set, names the exchange: when the
-	// thread already holds it, the append is a retry of one that was
-	// stored, and Append changes nothing and returns the turn count, limit
-	// or not. A store may look for it only among the turns from ex.After
-	// on: a retry whose first attempt began before that is stored again.
+	// ErrTurnLimit and changes nothing; and the same with ErrThreadFull
+	// when the thread's weight and ex.Weight add up past MaxThreadWeight
+	// (the turn limit first). Another client's thread is ErrNotFound.
+	// ex, when its ID is set, names the exchange: when the thread already
+	// holds it, the append is a retry of one that was stored, and Append
+	// changes nothing and returns the turn count, limits or not. A store
+	// may look for it only among the turns from ex.After on: a retry whose
+	// first attempt began before that is stored again.
 	Append(ctx context.Context, id, clientID string, ex Exchange, turns []Turn, maxTurns int,
 		now, expiresAt time.Time) (int, error)
 	// List returns live threads (expiring after now) matching p, most

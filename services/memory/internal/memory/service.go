@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -72,11 +73,16 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 	if len(p.Turns) > s.maxTurns {
 		return nil, fmt.Errorf("%w: %d turns exceed the limit of %d", ErrInvalid, len(p.Turns), s.maxTurns)
 	}
-	if err := validTurns(p.Turns); err != nil {
+	weight, err := validTurns(p.Turns)
+	if err != nil {
 		return nil, err
 	}
-	if err := validInitialContext(p.InitialContext); err != nil {
+	initial, err := validInitialContext(p.InitialContext)
+	if err != nil {
 		return nil, err
+	}
+	if weight += initial; weight > MaxThreadWeight {
+		return nil, tooHeavy(weight)
 	}
 	if err := prepareBlobs(p.Blobs); err != nil {
 		return nil, err
@@ -90,7 +96,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 	t := &Thread{
 		ID: uuid.NewString(), ParentID: p.ParentID, CreatedAt: now, UpdatedAt: now,
 		ExpiresAt: now.Add(s.ttl), ToolName: p.ToolName, Turns: count(stamp(p.Turns, now)),
-		InitialContext: p.InitialContext, ClientID: p.ClientID,
+		InitialContext: p.InitialContext, ClientID: p.ClientID, Weight: weight,
 	}
 	// Blobs first: a stored turn never names contents that are missing.
 	if err := s.store.SaveBlobs(ctx, p.Blobs, now, t.ExpiresAt); err != nil {
@@ -133,7 +139,8 @@ func (s *Service) Append(ctx context.Context, id, clientID string, ex Exchange, 
 		return 0, fmt.Errorf("%w: exchange_id is %d bytes, over the %d-byte limit", ErrInvalid, len(ex.ID),
 			MaxExchangeIDBytes)
 	}
-	if err := validTurns(turns); err != nil {
+	weight, err := validTurns(turns)
+	if err != nil {
 		return 0, err
 	}
 	if err := prepareBlobs(blobs); err != nil {
@@ -146,7 +153,12 @@ func (s *Service) Append(ctx context.Context, id, clientID string, ex Exchange, 
 	if err := s.store.SaveBlobs(ctx, blobs, now, now.Add(s.ttl)); err != nil {
 		return 0, fmt.Errorf("save files: %w", err)
 	}
-	return s.store.Append(ctx, id, clientID, ex, count(stamp(turns, now)), s.maxTurns, now, now.Add(s.ttl))
+	ex.Weight = weight
+	n, err := s.store.Append(ctx, id, clientID, ex, count(stamp(turns, now)), s.maxTurns, now, now.Add(s.ttl))
+	if errors.Is(err, ErrThreadFull) {
+		err = noRoom(weight)
+	}
+	return n, err
 }
 
 // Warnings are conditions that put the store's threads at risk, such as a
@@ -196,38 +208,45 @@ func prepareBlobs(blobs []Blob) error {
 	return nil
 }
 
-func validTurns(turns []Turn) error {
+// validTurns checks turns and returns what they weigh (see
+// MaxThreadWeight).
+func validTurns(turns []Turn) (int64, error) {
 	files := map[string]bool{}
+	var weight int64
 	for i, t := range turns {
 		if t.Role != RoleUser && t.Role != RoleAssistant {
-			return fmt.Errorf("%w: turn %d has no role", ErrInvalid, i)
+			return 0, fmt.Errorf("%w: turn %d has no role", ErrInvalid, i)
 		}
 		if err := validName(i, "tool_name", t.ToolName); err != nil {
-			return err
+			return 0, err
 		}
 		if err := validName(i, "model_name", t.ModelName); err != nil {
-			return err
+			return 0, err
 		}
 		if err := validName(i, "model_provider", t.ModelProvider); err != nil {
-			return err
+			return 0, err
 		}
 		if len(t.Content) > MaxTurnBytes {
-			return fmt.Errorf("%w: turn %d is %d bytes, over the %d-byte limit for one turn", ErrInvalid, i, len(t.Content), MaxTurnBytes)
+			return 0, fmt.Errorf("%w: turn %d is %d bytes, over the %d-byte limit for one turn", ErrInvalid, i,
+				len(t.Content), MaxTurnBytes)
 		}
-		if err := validWorkflowState(i, t.WorkflowState); err != nil {
-			return err
+		state, err := validWorkflowState(i, t.WorkflowState)
+		if err != nil {
+			return 0, err
 		}
-		if err := jsonWithin(t.ModelMetadata, MaxTurnBytes, fmt.Sprintf("turn %d's model_metadata", i), ""); err != nil {
-			return err
+		metadata, err := jsonWithin(t.ModelMetadata, MaxTurnBytes, fmt.Sprintf("turn %d's model_metadata", i), "")
+		if err != nil {
+			return 0, err
 		}
 		for _, f := range t.Files {
 			if files[f.SHA256] = true; len(files) > MaxFilesPerWrite {
-				return fmt.Errorf("%w: the turns reference more than %d distinct files, the limit for one write: "+
+				return 0, fmt.Errorf("%w: the turns reference more than %d distinct files, the limit for one write: "+
 					"split them over more exchanges or threads", ErrInvalid, MaxFilesPerWrite)
 			}
 		}
+		weight += turnWeight(t) + state + metadata
 	}
-	return nil
+	return weight, nil
 }
 
 // validName checks the size of turn i's name what.
@@ -243,15 +262,16 @@ func validName(i int, what, name string) error {
 // arguments, which a branch copies: a turn's worth at most (MaxTurnBytes),
 // as JSON. Unchecked, a branch request of a hundred bytes stored tens of
 // megabytes an import had put there.
-func validInitialContext(initial map[string]any) error {
+func validInitialContext(initial map[string]any) (int64, error) {
 	return jsonWithin(initial, MaxTurnBytes, "the initial context", "")
 }
 
 // validWorkflowState checks the size of what turn i keeps for its tool's
-// next step. Only workflow tools keep any: a chat's append measures nothing.
-func validWorkflowState(i int, state map[string]any) error {
+// next step, and returns its weight. Only workflow tools keep any: a
+// chat's append measures nothing.
+func validWorkflowState(i int, state map[string]any) (int64, error) {
 	if state == nil {
-		return nil
+		return 0, nil
 	}
 	return jsonWithin(state, MaxWorkflowStateBytes,
 		fmt.Sprintf("turn %d's workflow state (every step's findings so far)", i),
@@ -278,23 +298,25 @@ const MaxNesting = 64
 
 // jsonWithin refuses v when its JSON is over limit bytes, or is none, or
 // it nests past MaxNesting or holds more than MaxValues values; what names
-// it in the error, and fix, when set, says what to do.
-func jsonWithin(v map[string]any, limit int, what, fix string) error {
+// it in the error, and fix, when set, says what to do. It returns v's
+// weight (see MaxThreadWeight).
+func jsonWithin(v map[string]any, limit int, what, fix string) (int64, error) {
 	if v == nil {
-		return nil
+		return 0, nil
 	}
-	if values := MaxValues; pastShape(v, MaxNesting, &values) {
-		return fmt.Errorf("%w: %s nests deeper than %d levels or holds more than %d values%s", ErrInvalid, what,
+	values := MaxValues
+	if pastShape(v, MaxNesting, &values) {
+		return 0, fmt.Errorf("%w: %s nests deeper than %d levels or holds more than %d values%s", ErrInvalid, what,
 			MaxNesting, MaxValues, fix)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("%w: %s is no JSON: %v", ErrInvalid, what, err)
+		return 0, fmt.Errorf("%w: %s is no JSON: %v", ErrInvalid, what, err)
 	}
 	if len(b) > limit {
-		return fmt.Errorf("%w: %s is %d bytes, over the %d-byte limit%s", ErrInvalid, what, len(b), limit, fix)
+		return 0, fmt.Errorf("%w: %s is %d bytes, over the %d-byte limit%s", ErrInvalid, what, len(b), limit, fix)
 	}
-	return nil
+	return int64(len(b)) + int64(MaxValues-values)*ValueWeight, nil
 }
 
 // pastShape reports whether v nests deeper than levels maps and lists,

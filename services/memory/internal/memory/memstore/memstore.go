@@ -119,6 +119,9 @@ func (s *Store) Append(_ context.Context, id, clientID string, ex memory.Exchang
 	if len(t.Turns)+len(turns) > maxTurns {
 		return len(t.Turns), memory.ErrTurnLimit
 	}
+	if t.Weight+ex.Weight > memory.MaxThreadWeight {
+		return len(t.Turns), memory.ErrThreadFull
+	}
 	if exchangeID != "" {
 		if s.exchanges[id] == nil {
 			s.exchanges[id] = map[string]bool{}
@@ -126,6 +129,7 @@ func (s *Store) Append(_ context.Context, id, clientID string, ex memory.Exchang
 		s.exchanges[id][exchangeID] = true
 	}
 	t.Turns = append(t.Turns, turns...)
+	t.Weight += ex.Weight
 	t.UpdatedAt = now
 	t.ExpiresAt = expiresAt
 	s.addFiles(id, turns)

@@ -213,3 +213,29 @@ func typeName(v any) string {
 	}
 	return "other"
 }
+
+// A thread an earlier release wrote has no weight in its hash: it counts
+// from nothing, and its appends are weighed from then on.
+func TestAThreadWithoutAWeightCountsFromNothing(t *testing.T) {
+	t.Parallel()
+	_, s := miniStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	th := fileThread("t-1", "old", "old.go", now)
+	th.Weight = memory.MaxThreadWeight // as if it were written whole at the bound
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.rdb.HDel(ctx, s.metaKey(th.ID), "weight").Err(); err != nil {
+		t.Fatal(err)
+	}
+	answer := []memory.Turn{{Role: memory.RoleAssistant, Content: "a"}}
+	if _, err := s.Append(ctx, th.ID, "me", memory.Exchange{ID: "x-1", Weight: memory.MaxThreadWeight}, answer, 10,
+		now, now.Add(time.Hour)); err != nil {
+		t.Fatalf("an append to a thread without a weight: %v", err)
+	}
+	if _, err := s.Append(ctx, th.ID, "me", memory.Exchange{ID: "x-2", Weight: 1}, answer, 10, now,
+		now.Add(time.Hour)); !errors.Is(err, memory.ErrThreadFull) {
+		t.Errorf("an append past the weight it was given: %v, want ErrThreadFull", err)
+	}
+}

@@ -56,7 +56,7 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 	}
 	shas := fileSHAs(t.Turns)
 	args := []any{flag, life, string(m), strconv.FormatInt(t.UpdatedAt.UnixNano(), 10), t.ExpiresAt.UnixMilli(),
-		t.ClientID, score(t.UpdatedAt), t.ID, t.UpdatedAt.UnixMilli(), len(shas)}
+		t.ClientID, score(t.UpdatedAt), t.ID, t.UpdatedAt.UnixMilli(), t.Weight, len(shas)}
 	if args, err = s.encodeTurns(append(args, shas...), t.Turns); err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 	keepUntil := expiresAt.Add(time.Duration(life) * time.Millisecond / 4)
 	shas := fileSHAs(turns)
 	args := []any{maxTurns, now.UnixMilli(), strconv.FormatInt(now.UnixNano(), 10), expiresAt.UnixMilli(), life,
-		clientID, keepUntil.UnixMilli(), exchangeID, score(now), id, len(shas)}
+		clientID, keepUntil.UnixMilli(), exchangeID, score(now), id, len(shas), ex.Weight, memory.MaxThreadWeight}
 	args, err := s.encodeTurns(append(args, shas...), turns)
 	if err != nil {
 		return 0, err
@@ -129,6 +129,8 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 		return 0, memory.ErrNotFound
 	case -2:
 		return int(count), memory.ErrTurnLimit
+	case -4:
+		return int(count), memory.ErrThreadFull
 	case 1:
 		if s.oneServer {
 			return int(count), nil // the first attempt's script indexed it

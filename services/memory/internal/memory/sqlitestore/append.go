@@ -35,9 +35,9 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 	var stored bool
 	err := s.write(ctx, func(ctx context.Context) error {
 		stored = false // a write may run again (writer.go): only the run that commits counts
-		moved, err := s.advance(ctx, id, clientID, turns, maxTurns, now, expiresAt)
+		moved, err := s.advance(ctx, id, clientID, ex.Weight, turns, maxTurns, now, expiresAt)
 		if errors.Is(err, sql.ErrNoRows) {
-			count, err = s.why(ctx, id, clientID, ex, now)
+			count, err = s.why(ctx, id, clientID, ex, len(turns), maxTurns, now)
 			return err
 		}
 		if err != nil {
@@ -82,10 +82,10 @@ type advanced struct {
 	keepFiles int64
 }
 
-// advance moves the thread's row on by turns, when the client's thread is
-// live and has room for them (else sql.ErrNoRows), and records the move
-// for the rows the store keeps.
-func (s *Store) advance(ctx context.Context, id, clientID string, turns []memory.Turn, maxTurns int,
+// advance moves the thread's row on by turns, which weigh weight, when the
+// client's thread is live and has room for them (else sql.ErrNoRows), and
+// records the move for the rows the store keeps.
+func (s *Store) advance(ctx context.Context, id, clientID string, weight int64, turns []memory.Turn, maxTurns int,
 	now, expiresAt time.Time) (advanced, error) {
 	files := false
 	for _, t := range turns {
@@ -98,7 +98,7 @@ func (s *Store) advance(ctx context.Context, id, clientID string, turns []memory
 	var moved advanced
 	var filesKept int64
 	err := s.writes.advance.QueryRowContext(ctx, len(turns), nanos(now), nanos(expiresAt), files, keepUntil,
-		id, clientID, maxTurns).Scan(&moved.count, &filesKept, &moved.rev)
+		id, clientID, maxTurns, weight, memory.MaxThreadWeight).Scan(&moved.count, &filesKept, &moved.rev)
 	if errors.Is(err, sql.ErrNoRows) {
 		return advanced{}, err
 	}
@@ -128,10 +128,11 @@ func (s *Store) holds(ctx context.Context, id string, ex memory.Exchange, count 
 	return held, describe(err)
 }
 
-// why is the outcome of an append whose thread did not move on: the
-// thread's turn count for a retry, else what refused it (with the count,
-// for a full thread).
-func (s *Store) why(ctx context.Context, id, clientID string, ex memory.Exchange, now time.Time) (int, error) {
+// why is the outcome of an append of added turns whose thread did not
+// move on: the thread's turn count for a retry, else what refused it (with
+// the count, for a full thread: the turn limit, else its weight).
+func (s *Store) why(ctx context.Context, id, clientID string, ex memory.Exchange, added, maxTurns int,
+	now time.Time) (int, error) {
 	var count int
 	var expires int64
 	err := s.writes.head.QueryRowContext(ctx, id, clientID).Scan(&count, &expires)
@@ -148,5 +149,8 @@ func (s *Store) why(ctx context.Context, id, clientID string, ex memory.Exchange
 	if held {
 		return count, nil // the full thread holds it: the retry is answered
 	}
-	return count, memory.ErrTurnLimit
+	if count+added > maxTurns {
+		return count, memory.ErrTurnLimit
+	}
+	return count, memory.ErrThreadFull
 }

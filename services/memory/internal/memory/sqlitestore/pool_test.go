@@ -50,17 +50,19 @@ func TestConnectionsAreKept(t *testing.T) {
 	}
 }
 
-// A file written before files_until, rev and turns.exchange_id existed
-// gains the columns when a store opens it, its threads get a revision, they
-// read and grow as before, and a retry of an exchange the older version
-// recorded (in the exchanges table) stores nothing again.
+// A file written before files_until, rev, weight and turns.exchange_id
+// existed gains the columns when a store opens it, its threads get a
+// revision, they read and grow as before, and a retry of an exchange the
+// older version recorded (in the exchanges table) stores nothing again.
 func TestAnOlderFileGainsTheColumns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.db")
 	older := strings.Replace(schema,
-		",\n\tfiles_until     INTEGER NOT NULL DEFAULT 0,\n\trev             TEXT NOT NULL DEFAULT ''", "", 1)
+		",\n\tfiles_until     INTEGER NOT NULL DEFAULT 0,\n\trev             TEXT NOT NULL DEFAULT '',"+
+			"\n\tweight          INTEGER NOT NULL DEFAULT 0", "", 1)
 	older = strings.Replace(older, "\texchange_id TEXT NOT NULL DEFAULT '',\n", "", 1)
-	if strings.Contains(older, "files_until") || strings.Contains(older, "exchange_id TEXT NOT NULL DEFAULT") {
-		t.Fatal("the schema no longer declares files_until, rev and turns.exchange_id as this test expects")
+	if strings.Contains(older, "files_until") || strings.Contains(older, "weight") ||
+		strings.Contains(older, "exchange_id TEXT NOT NULL DEFAULT") {
+		t.Fatal("the schema no longer declares files_until, rev, weight and turns.exchange_id as this test expects")
 	}
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
@@ -88,7 +90,7 @@ func TestAnOlderFileGainsTheColumns(t *testing.T) {
 		t.Errorf("threads without a revision after opening: %d, %v", unnamed, err)
 	}
 	after := []memory.Turn{{Role: memory.RoleAssistant, Content: "after"}}
-	n, err := s.Append(ctx, id, "", memory.Exchange{ID: "x-new"}, after, 10, now, now.Add(time.Hour))
+	n, err := s.Append(ctx, id, "", memory.Exchange{ID: "x-new", Weight: 100}, after, 10, now, now.Add(time.Hour))
 	if err != nil || n != 2 {
 		t.Fatalf("append to an older thread: %d, %v", n, err)
 	}

@@ -104,7 +104,7 @@ func TestAWriteNotCommittedLeavesTheKeptRowAlone(t *testing.T) {
 
 	errUndone := errors.New("undone after its statements")
 	undone := func(ctx context.Context) error {
-		if _, err := s.advance(ctx, th.ID, "", qa(), 10, later, later.Add(time.Hour)); err != nil {
+		if _, err := s.advance(ctx, th.ID, "", 0, qa(), 10, later, later.Add(time.Hour)); err != nil {
 			return err
 		}
 		return errUndone
@@ -127,14 +127,14 @@ func TestAWriteUndoneInAGroupLeavesTheKeptRowAlone(t *testing.T) {
 	errUndone := errors.New("undone after its statements")
 	writes := []func(ctx context.Context) error{
 		func(ctx context.Context) error {
-			_, err := h.s.advance(ctx, kept.ID, "", turns, 10, later, later.Add(time.Hour))
+			_, err := h.s.advance(ctx, kept.ID, "", 0, turns, 10, later, later.Add(time.Hour))
 			if err == nil {
 				err = h.s.insertTurns(ctx, kept.ID, 0, "", turns)
 			}
 			return err
 		},
 		func(ctx context.Context) error {
-			_, err := h.s.advance(ctx, undone.ID, "", turns, 10, later, later.Add(time.Hour))
+			_, err := h.s.advance(ctx, undone.ID, "", 0, turns, 10, later, later.Add(time.Hour))
 			if err != nil {
 				return err
 			}

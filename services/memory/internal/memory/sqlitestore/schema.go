@@ -12,11 +12,15 @@ import (
 // (see memory.TurnCache); older threads get one when it is added.
 // turns.exchange_id names the exchange whose first turn the row is (see
 // Append); the exchanges older versions recorded stay in their table.
+// weight is what the thread weighs (memory.MaxThreadWeight): a thread
+// written before it existed counts from nothing, and may grow by the whole
+// bound more.
 var added = []struct{ table, column, add, fill string }{
 	{"threads", "files_until", `ALTER TABLE threads ADD COLUMN files_until INTEGER NOT NULL DEFAULT 0`, ""},
 	{"threads", "rev", `ALTER TABLE threads ADD COLUMN rev TEXT NOT NULL DEFAULT ''`,
 		`UPDATE threads SET rev = lower(hex(randomblob(8))) WHERE rev = ''`},
 	{"turns", "exchange_id", `ALTER TABLE turns ADD COLUMN exchange_id TEXT NOT NULL DEFAULT ''`, ""},
+	{"threads", "weight", `ALTER TABLE threads ADD COLUMN weight INTEGER NOT NULL DEFAULT 0`, ""},
 }
 
 // dropped are the indexes older files have that nothing reads now.

@@ -56,7 +56,8 @@ CREATE TABLE IF NOT EXISTS threads (
 	initial_context TEXT NOT NULL DEFAULT 'null',
 	turn_count      INTEGER NOT NULL DEFAULT 0,
 	files_until     INTEGER NOT NULL DEFAULT 0,
-	rev             TEXT NOT NULL DEFAULT ''
+	rev             TEXT NOT NULL DEFAULT '',
+	weight          INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS threads_recent ON threads (client_id, updated_at DESC, id DESC);
 CREATE TABLE IF NOT EXISTS turns (
@@ -259,7 +260,7 @@ func (s *Store) insert(ctx context.Context, t *memory.Thread, replace bool) erro
 		s.rows.change(rowChange{id: t.ID})
 	}
 	_, err = exec(ctx, s.writes.insertThread, t.ID, t.ParentID, t.ToolName, t.ClientID, nanos(t.CreatedAt),
-		nanos(t.UpdatedAt), nanos(t.ExpiresAt), string(initial), len(t.Turns), memory.NewRevision())
+		nanos(t.UpdatedAt), nanos(t.ExpiresAt), string(initial), len(t.Turns), memory.NewRevision(), t.Weight)
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE constraint") {
 			return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)

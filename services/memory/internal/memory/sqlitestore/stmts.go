@@ -40,17 +40,20 @@ func (w *writeStmts) rows() []stmtText {
 		{&w.owner, `SELECT client_id FROM threads WHERE id = ?`},
 		{&w.drop, `DELETE FROM threads WHERE id = ?`},
 		{&w.insertThread, `INSERT INTO threads (id, parent_id, tool_name, client_id, created_at, updated_at,
-			expires_at, initial_context, turn_count, rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+			expires_at, initial_context, turn_count, rev, weight) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&w.insertTurn, `INSERT INTO turns (thread_id, seq, exchange_id, body) VALUES (?, ?, ?, ?)`},
 		{&w.insertTwoTurns, `INSERT INTO turns (thread_id, seq, exchange_id, body)
 			VALUES (?1, ?2, ?3, ?4), (?1, ?2 + 1, '', ?5)`},
 		{&w.insertFile, `INSERT OR IGNORE INTO thread_files (thread_id, sha256) VALUES (?, ?)`},
 		{&w.head, `SELECT turn_count, expires_at FROM threads WHERE id = ? AND client_id = ?`},
 		// ?1 turns, ?2 now, ?3 the new expiry, ?4 whether the turns bring
-		// files, ?5 how long the files are then kept (Append).
+		// files, ?5 how long the files are then kept, ?6 and ?7 the thread
+		// and its client, ?8 the turn limit, ?9 what the turns weigh and ?10
+		// what the thread may (Append).
 		{&w.advance, `UPDATE threads SET turn_count = turn_count + ?1, updated_at = ?2, expires_at = ?3,
-			files_until = CASE WHEN ?4 OR files_until < ?3 THEN ?5 ELSE files_until END
+			files_until = CASE WHEN ?4 OR files_until < ?3 THEN ?5 ELSE files_until END, weight = weight + ?9
 			WHERE id = ?6 AND client_id = ?7 AND expires_at > ?2 AND turn_count + ?1 <= ?8
+				AND weight + ?9 <= ?10
 			RETURNING turn_count, files_until, rev`},
 		// Whether the thread holds exchange ?2 among its turns ?3 to ?4, or
 		// an older version recorded it.

@@ -320,6 +320,7 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 	runSummaries(t, newStore)
 	runReads(t, newStore)
 	runContent(t, newStore)
+	runWeight(t, newStore)
 }
 
 func threadIDs(ts []*memory.Thread) []string {

@@ -1,0 +1,90 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+)
+
+// runWeight checks that a store keeps each thread within
+// memory.MaxThreadWeight: what its creation or import weighed, and each
+// append's Exchange.Weight, add up, and an append past the bound stores
+// nothing.
+func runWeight(t *testing.T, newStore func(t *testing.T) memory.Store) {
+	ctx := context.Background()
+	hour := base.Add(time.Hour)
+	heavy := func(id string, weight int64) memory.Exchange { return memory.Exchange{ID: id, Weight: weight} }
+
+	t.Run("an append past the thread's weight stores nothing", func(t *testing.T) {
+		s := newStore(t)
+		th := newThread("alice")
+		th.Weight = memory.MaxThreadWeight / 2
+		if err := s.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.Append(ctx, th.ID, "alice", heavy("x-1", memory.MaxThreadWeight/4), exchange("q1", "a1"), 10,
+			base, hour); err != nil || n != 2 {
+			t.Fatalf("an append within the weight = %d, %v; want 2, nil", n, err)
+		}
+		n, err := s.Append(ctx, th.ID, "alice", heavy("x-2", memory.MaxThreadWeight/4+1), exchange("q2", "a2"), 10,
+			base, hour)
+		if !errors.Is(err, memory.ErrThreadFull) || n != 2 {
+			t.Errorf("an append one past the weight = %d, %v; want 2, ErrThreadFull", n, err)
+		}
+		if diff := cmp.Diff([]string{"q1", "a1"}, contents(t, s, th.ID)); diff != "" {
+			t.Errorf("turns after the refused append (-want +got):\n%s", diff)
+		}
+		// The first exchange's retry is answered: it is stored already.
+		if n, err := s.Append(ctx, th.ID, "alice", heavy("x-1", memory.MaxThreadWeight/4), exchange("q1", "a1"), 10,
+			base, hour); err != nil || n != 2 {
+			t.Errorf("a retry of a stored exchange = %d, %v; want 2, nil", n, err)
+		}
+		// What is left still takes a lighter exchange, to the last unit.
+		if n, err := s.Append(ctx, th.ID, "alice", heavy("x-3", memory.MaxThreadWeight/4), exchange("q3", "a3"), 10,
+			base, hour); err != nil || n != 4 {
+			t.Errorf("an append to the weight = %d, %v; want 4, nil", n, err)
+		}
+		if _, err := s.Append(ctx, th.ID, "alice", heavy("x-4", 1), exchange("q4", "a4"), 10, base,
+			hour); !errors.Is(err, memory.ErrThreadFull) {
+			t.Errorf("an append to a thread at its weight: %v, want ErrThreadFull", err)
+		}
+	})
+
+	t.Run("an imported thread's weight counts", func(t *testing.T) {
+		s := newStore(t)
+		th := newThread("alice")
+		th.Weight = memory.MaxThreadWeight - 10
+		if err := s.Import(ctx, []*memory.Thread{th}, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, th.ID, "alice", heavy("x-1", 11), exchange("q", "a"), 10, base,
+			hour); !errors.Is(err, memory.ErrThreadFull) {
+			t.Errorf("an append past an imported thread's weight: %v, want ErrThreadFull", err)
+		}
+		replaced := newThread("alice")
+		replaced.ID, replaced.Weight = th.ID, 10
+		if err := s.Import(ctx, []*memory.Thread{replaced}, true); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, th.ID, "alice", heavy("x-1", 11), exchange("q", "a"), 10, base,
+			hour); err != nil {
+			t.Errorf("an append to a thread replaced by a lighter one: %v", err)
+		}
+	})
+
+	t.Run("the turn limit is told apart from the weight", func(t *testing.T) {
+		s := newStore(t)
+		th := newThread("alice")
+		if err := s.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.Append(ctx, th.ID, "alice", heavy("x-1", 1), exchange("q", "a"), 1, base, hour)
+		if !errors.Is(err, memory.ErrTurnLimit) || errors.Is(err, memory.ErrThreadFull) {
+			t.Errorf("an append past the turn limit: %v, want ErrTurnLimit alone", err)
+		}
+	})
+}

@@ -1,0 +1,51 @@
+package memory
+
+import "fmt"
+
+// MaxThreadWeight bounds what one thread holds, weighed as its readers pay
+// for it: the bytes of its text, names and stored values (as JSON), and
+// ValueWeight more for each value (each map, list, string and number, each
+// turn and file). A read of a thread decodes it whole, and memory, the edge
+// and the gateway each hold it: without a bound, 50 turns of workflow
+// states as wide as MaxValues let took one read 0.9 GB. Zen's own threads
+// weigh from kilobytes to a few megabytes: 50 turns of 60 KB prompts and
+// 250 KB answers weigh 8 MB.
+const MaxThreadWeight int64 = 32 << 20
+
+// ValueWeight is what one value adds to a thread's weight: decoded, a
+// number or a map entry costs a reader about as much as a hundred bytes of
+// text.
+const ValueWeight = 100
+
+// turnWeight is what turn t weighs but for its workflow state and model
+// metadata, which jsonWithin weighs as it checks them.
+func turnWeight(t Turn) int64 {
+	n := int64(len(t.Content)+len(t.ToolName)+len(t.ModelName)+len(t.ModelProvider)) + ValueWeight
+	for _, img := range t.Images {
+		n += int64(len(img)) + ValueWeight
+	}
+	for _, f := range t.Files {
+		n += int64(len(f.Path)+len(f.SHA256)) + ValueWeight
+	}
+	return n
+}
+
+// weighed says how a thread is weighed, for the errors that name its bound.
+var weighed = fmt.Sprintf("the %d MiB one thread may hold (its text, and its stored values counted at %d bytes "+
+	"each)", MaxThreadWeight>>20, ValueWeight)
+
+// tooHeavy is the error of a thread written whole (created or imported)
+// that weighs weight, past MaxThreadWeight.
+func tooHeavy(weight int64) error {
+	return fmt.Errorf("%w: the thread weighs %.1f MiB, past %s: split it into threads", ErrInvalid, mib(weight),
+		weighed)
+}
+
+// noRoom is the error of an exchange of weight that its thread has no
+// room left for.
+func noRoom(weight int64) error {
+	return fmt.Errorf("%w: this exchange (%.1f MiB) does not fit in what is left of %s: start a new "+
+		"conversation, which may begin with a summary of this one", ErrThreadFull, mib(weight), weighed)
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }
