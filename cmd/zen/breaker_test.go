@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -186,5 +188,51 @@ func generateOnce(ctx context.Context, router routerv1.RouterServiceClient, mode
 		if msg.GetDone() != nil {
 			return nil
 		}
+	}
+}
+
+// TestOneClientsFailuresRestTheModelForItAlone: a client whose requests
+// make the provider fail (here a 500 on what it sends) rests the model for
+// itself; another client's call to the same model is answered, across the
+// edge, the executor and the router of one zen.
+func TestOneClientsFailuresRestTheModelForItAlone(t *testing.T) {
+	t.Parallel()
+	fake := fakemodel.New(t)
+	fake.SetReply(func(r fakemodel.Request) fakemodel.Reply {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Text(), "poison") {
+				return fakemodel.Reply{Status: http.StatusInternalServerError}
+			}
+		}
+		return fakemodel.Reply{Content: "healthy answer"}
+	})
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("alice "+aliceToken+"\nbob "+bobToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startZen(t, map[string]string{
+		"OPENROUTER_API_KEY": "r-key", "OPENROUTER_BASE_URL": fake.URL(), "ZEN_PROVIDER_ATTEMPTS": "1",
+		"ZEN_AUTH_TOKENS_FILE": tokens,
+	}, []string{"mcp"}, serveArgs()...)
+	url := "http://" + p.addr("mcp") + "/mcp"
+	chat := func(token, prompt string) (bool, string) {
+		cs, err := connectAs(t, url, token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, _ := callTool(t, cs, "chat", map[string]any{"prompt": prompt, "model": "openai/gpt-5",
+			"working_directory_absolute_path": t.TempDir()})
+		return res.IsError, text(res)
+	}
+	for i := range 3 {
+		if failed, msg := chat(bobToken, "poison "+fmt.Sprint(i)); !failed {
+			t.Fatalf("bob's poisoned call %d answered: %s", i+1, msg)
+		}
+	}
+	if failed, msg := chat(bobToken, "hi"); !failed || !strings.Contains(msg, "cooling down") {
+		t.Errorf("bob's call after 3 failures of its own: %s, want the model resting for bob", msg)
+	}
+	if failed, msg := chat(aliceToken, "hi"); failed || !strings.Contains(msg, "healthy answer") {
+		t.Errorf("alice's call after bob's failures: %s, want it answered", msg)
 	}
 }

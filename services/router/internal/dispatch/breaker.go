@@ -45,9 +45,30 @@ type breaker struct {
 	slowCalls  int
 	slowModel  string
 	slowSpread bool
+	// Whose calls the counts are: client's, while they are one client's;
+	// shared once another client's failed too. A breaker opened on one
+	// client's failures alone holds back that client only (onlyFor): a
+	// client whose requests make the provider fail (a 5xx on what it
+	// sends, its rate over the key's) rested the model for everyone. ""
+	// holds back every client, and is every caller's name without tokens.
+	client  string
+	shared  bool
+	onlyFor string
 }
 
 func (br *breaker) open() bool { return !br.openUntil.IsZero() }
+
+// holds reports whether br, when open, holds back client's calls.
+func (br *breaker) holds(client string) bool { return br.onlyFor == "" || br.onlyFor == client }
+
+// count notes that client's call is counted.
+func (br *breaker) count(client string) {
+	if br.failures == 0 && br.slowCalls == 0 {
+		br.client = client
+	} else if client != br.client {
+		br.shared = true
+	}
+}
 
 // reset closes the breaker and clears its counts.
 func (br *breaker) reset() { *br = breaker{key: br.key, scope: br.scope} }
@@ -62,6 +83,9 @@ func (br *breaker) logArgs(more ...any) []any {
 	args := append([]any{"provider", br.key.provider, "scope", br.scope}, more...)
 	if br.scope == scopeModel {
 		args = append(args, "model", br.key.model)
+	}
+	if br.onlyFor != "" {
+		args = append(args, "for_client", br.onlyFor) // a name from the operator's tokens file
 	}
 	return args
 }
@@ -88,45 +112,55 @@ func newBreakers(p Policy, logger *slog.Logger, in telemetry.Instruments) *break
 		openNow: in.BreakerOpen, providers: map[string]*breaker{}, models: map[modelKey]*breaker{}}
 }
 
-// pass is a call admitted past the breakers, and which of them it probes.
+// pass is a call admitted past the breakers: whose it is, and which of
+// them it probes.
 type pass struct {
 	key                       modelKey
+	client                    string
 	probeProvider, probeModel bool
 }
 
-// admit lets a call to model at provider through, or says which breaker
-// holds it back.
-func (b *breakers) admit(now time.Time, providerName, model string) (pass, error) {
+// admit lets client's call to model at provider through, or says which
+// breaker holds it back.
+func (b *breakers) admit(now time.Time, providerName, model, client string) (pass, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	key := modelKey{providerName, model}
 	pb, mb := b.providers[providerName], b.models[key]
-	if err := held(now, pb, providerName); err != nil {
+	if err := held(now, pb, providerName, client); err != nil {
 		return pass{}, err
 	}
-	if err := held(now, mb, providerName+"'s "+model); err != nil {
+	if err := held(now, mb, providerName+"'s "+model, client); err != nil {
 		return pass{}, err
 	}
-	return pass{key: key, probeProvider: claimProbe(pb), probeModel: claimProbe(mb)}, nil
+	return pass{key: key, client: client, probeProvider: claimProbe(pb, client),
+		probeModel: claimProbe(mb, client)}, nil
 }
 
-// held reports a breaker that is open, or half-open with its probe out.
-func held(now time.Time, br *breaker, who string) error {
-	switch {
-	case br == nil || !br.open():
+// held reports a breaker that is open for client, or half-open with its
+// probe out.
+func held(now time.Time, br *breaker, who, client string) error {
+	if br == nil || !br.open() || !br.holds(client) {
 		return nil
-	case now.Before(br.openUntil):
-		return fmt.Errorf("%s is %w (%s; for %s more)", who, ErrCoolingDown, br.reason,
+	}
+	whose := ""
+	if br.onlyFor != "" {
+		whose = ", on this client's own calls: others are served"
+	}
+	if now.Before(br.openUntil) {
+		return fmt.Errorf("%s is %w (%s%s; for %s more)", who, ErrCoolingDown, br.reason, whose,
 			br.openUntil.Sub(now).Round(time.Second))
-	case br.probing:
-		return fmt.Errorf("%s is %w (%s; a call is testing it now)", who, ErrCoolingDown, br.reason)
+	}
+	if br.probing {
+		return fmt.Errorf("%s is %w (%s%s; a call is testing it now)", who, ErrCoolingDown, br.reason, whose)
 	}
 	return nil
 }
 
-// claimProbe makes the caller the probe of a half-open breaker.
-func claimProbe(br *breaker) bool {
-	if br == nil || !br.open() {
+// claimProbe makes client's call the probe of a half-open breaker that
+// holds it back.
+func claimProbe(br *breaker, client string) bool {
+	if br == nil || !br.open() || !br.holds(client) {
 		return false
 	}
 	br.probing = true
@@ -187,12 +221,12 @@ func (b *breakers) settle(ctx context.Context, now time.Time, p pass, err error)
 		b.closeModel(ctx, p.key)
 	case modelFault:
 		b.close(ctx, pb) // it answered, so it is up
-		b.fail(ctx, now, b.model(now, p.key), p.probeModel, err)
+		b.fail(ctx, now, b.model(now, p.key), p.probeModel, p.client, err)
 	case providerFault:
-		b.fail(ctx, now, pb, p.probeProvider, err)
+		b.fail(ctx, now, pb, p.probeProvider, p.client, err)
 		b.releaseModel(p)
 	case slow:
-		b.fail(ctx, now, b.model(now, p.key), p.probeModel, err)
+		b.fail(ctx, now, b.model(now, p.key), p.probeModel, p.client, err)
 		b.slow(ctx, now, pb, p, err)
 	}
 }
@@ -200,9 +234,10 @@ func (b *breakers) settle(ctx context.Context, now time.Time, p pass, err error)
 // slow counts a timeout against the provider: it rests once timeouts in
 // a row reach the limit on more than one model, or its probe times out.
 func (b *breakers) slow(ctx context.Context, now time.Time, pb *breaker, p pass, err error) {
-	if pb.open() && !p.probeProvider {
+	if b.elsewhere(ctx, now, pb, p.client, err) || pb.open() && !p.probeProvider {
 		return
 	}
+	pb.count(p.client)
 	pb.slowCalls++
 	if pb.slowModel == "" {
 		pb.slowModel = p.key.model
@@ -214,23 +249,45 @@ func (b *breakers) slow(ctx context.Context, now time.Time, pb *breaker, p pass,
 	}
 }
 
-// fail counts a failed call; a failed probe reopens the breaker at once.
-// Calls admitted before the breaker opened change nothing when they end.
-func (b *breakers) fail(ctx context.Context, now time.Time, br *breaker, probe bool, err error) {
-	if br == nil || br.open() && !probe {
+// fail counts client's failed call; a failed probe reopens the breaker at
+// once. Calls admitted before the breaker opened change nothing when they
+// end, unless they are another client's than the one it rests for.
+func (b *breakers) fail(ctx context.Context, now time.Time, br *breaker, probe bool, client string, err error) {
+	if br == nil || b.elsewhere(ctx, now, br, client, err) || br.open() && !probe {
 		return
 	}
+	br.count(client)
 	br.failures++
 	if probe || br.failures >= b.after {
 		b.trip(ctx, now, br, br.failures, err)
 	}
 }
 
-// trip opens br (again, after a failed probe) for the cooldown.
+// elsewhere opens br for every client when it rests for another client
+// than client, whose call failed too: the failures are no longer one
+// client's. It reports whether it did.
+func (b *breakers) elsewhere(ctx context.Context, now time.Time, br *breaker, client string, err error) bool {
+	if !br.open() || br.holds(client) {
+		return false
+	}
+	br.onlyFor = ""
+	b.trip(ctx, now, br, 1, err)
+	return true
+}
+
+// trip opens br (again, after a failed probe, for the clients it held back)
+// for the cooldown: for the one client whose calls alone failed, or for all.
 func (b *breakers) trip(ctx context.Context, now time.Time, br *breaker, failures int, err error) {
 	wasOpen := br.open()
+	onlyFor := br.onlyFor
+	if !wasOpen {
+		onlyFor = br.client
+		if br.shared {
+			onlyFor = ""
+		}
+	}
 	br.reset()
-	br.openUntil, br.reason = now.Add(b.cooldown), reason(err)
+	br.openUntil, br.reason, br.onlyFor = now.Add(b.cooldown), reason(err), onlyFor
 	b.opened.Add(ctx, 1, br.attrs())
 	if !wasOpen {
 		b.openNow.Add(ctx, 1, br.attrs())

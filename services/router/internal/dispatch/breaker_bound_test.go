@@ -21,13 +21,13 @@ func TestModelBreakersStayBounded(t *testing.T) {
 	unknown := &provider.Error{Provider: "OpenRouter", Status: http.StatusNotFound, Msg: "no such model"}
 	fail := func(model string) error {
 		for range testPolicy.CooldownAfter {
-			p, err := b.admit(now, "openrouter", model)
+			p, err := b.admit(now, "openrouter", model, "")
 			if err != nil {
 				return err
 			}
 			b.settle(context.Background(), now, p, unknown)
 		}
-		_, err := b.admit(now, "openrouter", model)
+		_, err := b.admit(now, "openrouter", model, "")
 		return err
 	}
 	for i := range 3 * maxModelBreakers {
@@ -36,7 +36,7 @@ func TestModelBreakersStayBounded(t *testing.T) {
 	if n := len(b.models); n > maxModelBreakers {
 		t.Errorf("%d model breakers kept, want at most %d", n, maxModelBreakers)
 	}
-	if _, err := b.admit(now, "openrouter", "openai/gpt-5"); err != nil {
+	if _, err := b.admit(now, "openrouter", "openai/gpt-5", ""); err != nil {
 		t.Errorf("a model that never failed: %v", err)
 	}
 

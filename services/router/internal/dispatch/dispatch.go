@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"github.com/zenmcp/zen/services/router/internal/provider"
 	"github.com/zenmcp/zen/services/router/internal/routing"
@@ -86,7 +87,7 @@ func (d *Dispatcher) Generate(ctx context.Context, e routing.Entry, build func(r
 	var errs []error
 	attempts := 0
 	for _, c := range candidates {
-		admitted, err := d.health.admit(d.now(), c.Provider.Name, c.Name)
+		admitted, err := d.health.admit(d.now(), c.Provider.Name, c.Name, auth.Client(ctx))
 		if err != nil {
 			errs = append(errs, err)
 			continue
