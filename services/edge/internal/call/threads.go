@@ -83,14 +83,22 @@ func notFoundMessage(id string, ttlSeconds float64) string {
 
 // fullThread is the answer to a continuation of a thread with no room left
 // for the exchange (two turns; one for a workflow step, which may have no
-// expert's answer): memory would refuse to store it, so the call ends here
-// rather than after a model call whose answer nobody could continue.
+// expert's answer; or less weight left than minExchangeWeight): memory
+// would refuse to store it, so the call ends here rather than after a model
+// call whose answer nobody could continue.
 func fullThread(tool *Tool, id string, prep *memoryv1.PrepareCallResponse) *Outcome {
 	need := 2
 	if tool.GetWorkflow() {
 		need = 1
 	}
 	remaining, limit := int(prep.GetRemainingTurns()), int(prep.GetLimits().GetMaxTurns())
+	if room := prep.GetLimits().GetMaxThreadWeight(); room > 0 && room-prep.GetThreadWeight() < minExchangeWeight {
+		return ptr(toolError(tool.GetName(), fmt.Sprintf("Conversation thread '%s' is full: it holds %.1f of the "+
+			"%d MiB one thread may hold, too little for another exchange, so it could not be kept, and no model was "+
+			"called. Start a new conversation by calling the tool again without continuation_id, and include the "+
+			"context it needs: a summary of this conversation and the files it used.", id,
+			float64(prep.GetThreadWeight())/(1<<20), room>>20), nil))
+	}
 	if need <= remaining {
 		return nil
 	}
@@ -100,6 +108,13 @@ func fullThread(tool *Tool, id string, prep *memoryv1.PrepareCallResponse) *Outc
 		"the context it needs: a summary of this conversation and the files it used.",
 		id, limit, limit-remaining, need), nil))
 }
+
+// minExchangeWeight is the least weight (memory's Limits.max_thread_weight)
+// a thread must have left to be continued: with less, most exchanges would
+// not fit (an agent's question and a model's answer weigh tens of
+// kilobytes). One heavier than what is left still runs its model, and its
+// answer says it was not saved.
+const minExchangeWeight = 32 << 10
 
 // noModelWindow is the context assumed for tools that resolve no model at
 // the edge (clink's CLIs, consensus's per-step models): a common size.

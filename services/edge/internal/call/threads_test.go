@@ -2,6 +2,7 @@ package call
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 
@@ -76,6 +77,46 @@ func TestConversationSelectsAgainOnlyForAnotherModel(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantSelect, mem.selects, protocmp.Transform()); diff != "" {
 				t.Errorf("SelectHistory calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A continuation of a thread with too little weight left for an exchange
+// is refused before any model call, as one past the turn limit is: the
+// model ran, and its answer could not be kept.
+func TestAThreadWithoutRoomIsRefusedBeforeTheModel(t *testing.T) {
+	t.Parallel()
+	const bound = 32 << 20
+	chat := &Tool{Tool: &executorv1.Tool{Name: "chat"}}
+	for _, c := range []struct {
+		name      string
+		limit     int64 // Limits.max_thread_weight
+		weight    int64
+		refused   bool
+		saysWhich string
+	}{
+		{"room left", bound, bound / 2, false, ""},
+		{"a kilobyte left", bound, bound - 1000, true, "32 MiB"},
+		{"at the bound", bound, bound, true, "32 MiB"},
+		{"a memory that bounds none", 0, 0, false, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			prep := &memoryv1.PrepareCallResponse{Limits: &memoryv1.Limits{MaxTurns: 50, MaxThreadWeight: c.limit},
+				RemainingTurns: 40, ThreadWeight: c.weight}
+			out := fullThread(chat, "t-1", prep)
+			if (out != nil) != c.refused {
+				t.Fatalf("refused = %v, want %v", out != nil, c.refused)
+			}
+			if out == nil {
+				return
+			}
+			msg := out.Reply.Content
+			for _, want := range []string{c.saysWhich, "no model was called", "without continuation_id"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("the refusal %q does not say %q", msg, want)
+				}
 			}
 		})
 	}

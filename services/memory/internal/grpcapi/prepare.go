@@ -31,7 +31,7 @@ func (s *Server) PrepareCall(ctx context.Context, req *memoryv1.PrepareCallReque
 	}
 	resp.ToolName, resp.InitialContext = p.Thread.ToolName, toStruct(p.Thread.InitialContext)
 	resp.LastModel, resp.RemainingTurns = p.LastModel, int32(p.Remaining)
-	resp.TurnCount = int32(len(p.Thread.Turns))
+	resp.TurnCount, resp.ThreadWeight = int32(len(p.Thread.Turns)), p.Thread.Weight
 	resp.WorkflowState = toStruct(p.WorkflowState)
 	if sel := p.History; sel != nil {
 		resp.History = &memoryv1.History{
@@ -55,7 +55,7 @@ func withLimits(err error, limits *memoryv1.Limits) error {
 }
 
 func toProtoLimits(l memory.Limits) *memoryv1.Limits {
-	return &memoryv1.Limits{MaxTurns: int32(l.MaxTurns), TtlSeconds: l.TTL.Seconds()}
+	return &memoryv1.Limits{MaxTurns: int32(l.MaxTurns), TtlSeconds: l.TTL.Seconds(), MaxThreadWeight: l.MaxWeight}
 }
 
 func fromProtoWindow(w *memoryv1.ModelWindow) memory.ModelWindow {

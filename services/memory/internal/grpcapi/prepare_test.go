@@ -104,7 +104,7 @@ func TestPrepareCallAnswersAContinuedCallInOne(t *testing.T) {
 				protocmp.Transform()); diff != "" {
 				t.Errorf("AppendTurns (-want +got):\n%s", diff)
 			}
-			limits := &memoryv1.Limits{MaxTurns: 6, TtlSeconds: 3600}
+			limits := &memoryv1.Limits{MaxTurns: 6, TtlSeconds: 3600, MaxThreadWeight: memory.MaxThreadWeight}
 			history := func(w *memoryv1.ModelWindow) *memoryv1.History {
 				return &memoryv1.History{ModelWindow: w, TotalTurns: 4,
 					Turns: []*memoryv1.Turn{
@@ -142,8 +142,14 @@ func TestPrepareCallAnswersAContinuedCallInOne(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", tc.name, err)
 				}
+				// The memory package weighs threads (weight_test.go); here,
+				// that a continued call is told what its thread weighs.
+				if weighs := got.GetThreadWeight() > 0; weighs != (tc.req.GetThreadId() != "") {
+					t.Errorf("%s: thread_weight = %d", tc.name, got.GetThreadWeight())
+				}
 				if diff := cmp.Diff(tc.want, got, protocmp.Transform(),
-					protocmp.IgnoreFields(&memoryv1.Turn{}, "timestamp")); diff != "" {
+					protocmp.IgnoreFields(&memoryv1.Turn{}, "timestamp"),
+					protocmp.IgnoreFields(&memoryv1.PrepareCallResponse{}, "thread_weight")); diff != "" {
 					t.Errorf("%s (-want +got):\n%s", tc.name, diff)
 				}
 			}
@@ -175,9 +181,11 @@ func TestPrepareCallWithoutAKnownWindow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := &memoryv1.PrepareCallResponse{Limits: &memoryv1.Limits{MaxTurns: 50, TtlSeconds: 3600},
-				ToolName: "chat", LastModel: "gpt-5", RemainingTurns: 48, TurnCount: 2}
-			if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+			want := &memoryv1.PrepareCallResponse{Limits: &memoryv1.Limits{MaxTurns: 50, TtlSeconds: 3600,
+				MaxThreadWeight: memory.MaxThreadWeight}, ToolName: "chat", LastModel: "gpt-5", RemainingTurns: 48,
+				TurnCount: 2}
+			if diff := cmp.Diff(want, got, protocmp.Transform(),
+				protocmp.IgnoreFields(&memoryv1.PrepareCallResponse{}, "thread_weight")); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
@@ -205,7 +213,7 @@ func TestPrepareCallMissingThreadCarriesTheLimits(t *testing.T) {
 				if s.Code() != codes.NotFound {
 					t.Fatalf("%s: %v, want NotFound", id, err)
 				}
-				want := []any{&memoryv1.Limits{MaxTurns: 50, TtlSeconds: 5400}}
+				want := []any{&memoryv1.Limits{MaxTurns: 50, TtlSeconds: 5400, MaxThreadWeight: memory.MaxThreadWeight}}
 				if diff := cmp.Diff(want, s.Details(), protocmp.Transform()); diff != "" {
 					t.Errorf("%s: details (-want +got):\n%s", id, diff)
 				}

@@ -82,14 +82,34 @@ func (s *Service) Branch(ctx context.Context, id, clientID string) (*Thread, err
 	return s.Create(ctx, CreateParams{ToolName: parent.ToolName, ParentID: parent.ID, InitialContext: parent.InitialContext, ClientID: clientID})
 }
 
+// MaxChainWeight bounds what a thread and the ancestors a read follows
+// weigh together: every thread may weigh MaxThreadWeight, and a chain of
+// MaxChainDepth such threads, each an import naming the one before as its
+// parent, took one read 673 MB. Twice one thread's bound reads the whole
+// of a branch of a full thread.
+const MaxChainWeight = 2 * MaxThreadWeight
+
 // Chain returns t's ancestors and t, oldest first: at most MaxChainDepth
-// threads, stopping at a missing ancestor, a cycle, or an ancestor of
-// another client: a chain never shows one client another's turns, however
-// the parent link came to be (an import names any parent it likes).
+// threads weighing at most MaxChainWeight together, stopping at a missing
+// ancestor, a cycle, an ancestor of another client (a chain never shows
+// one client another's turns, however the parent link came to be: an
+// import names any parent it likes), or one that would take the chain past
+// its weight, which is weighed before it is read.
 func (s *Service) Chain(ctx context.Context, t *Thread) ([]*Thread, error) {
 	chain := []*Thread{t}
 	seen := map[string]bool{t.ID: true}
+	weight := t.Weight
 	for cur := t; cur.ParentID != "" && len(chain) < MaxChainDepth && !seen[cur.ParentID]; {
+		w, err := s.store.Weigh(ctx, cur.ParentID, s.now())
+		if errors.Is(err, ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("weigh ancestor %s: %w", cur.ParentID, err)
+		}
+		if weight += w; weight > MaxChainWeight {
+			break
+		}
 		parent, err := s.store.Get(ctx, cur.ParentID, s.now())
 		if errors.Is(err, ErrNotFound) { // lost ones too: the chain ends there
 			break
@@ -252,6 +272,7 @@ func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread
 		}
 		seen[t.ID] = true
 		forgetContents(t.Turns)
+		count(t.Turns) // once here, not in every selection that reads them
 		t.ClientID = clientID
 		if t.CreatedAt.IsZero() {
 			t.CreatedAt = now

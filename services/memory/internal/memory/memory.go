@@ -124,7 +124,7 @@ type Thread struct {
 	ClientID       string         `json:"client_id,omitempty"`
 	// Weight is what the thread weighs (see MaxThreadWeight), set by the
 	// service for Create and Import and kept by the store, which adds each
-	// append's. Get need not return it.
+	// append's and returns it with the thread.
 	Weight int64 `json:"-"`
 }
 
@@ -139,6 +139,9 @@ type Store interface {
 	// context, and the maps and slices inside a turn, may be shared, and
 	// are read only).
 	Get(ctx context.Context, id string, now time.Time) (*Thread, error)
+	// Weigh returns what the thread weighs (Thread.Weight) without reading
+	// its turns, or ErrNotFound when it is absent or has expired by now.
+	Weigh(ctx context.Context, id string, now time.Time) (int64, error)
 	// Append adds turns to the client's thread when it would then hold at
 	// most maxTurns turns, sets its update time to now and its expiry, and
 	// that of every blob its turns reference, to expiresAt, and returns the

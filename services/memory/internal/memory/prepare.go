@@ -11,10 +11,14 @@ import (
 type Limits struct {
 	MaxTurns int
 	TTL      time.Duration
+	// MaxWeight is what one thread may weigh (MaxThreadWeight).
+	MaxWeight int64
 }
 
 // Limits reports the limits in force.
-func (s *Service) Limits() Limits { return Limits{MaxTurns: s.maxTurns, TTL: s.ttl} }
+func (s *Service) Limits() Limits {
+	return Limits{MaxTurns: s.maxTurns, TTL: s.ttl, MaxWeight: MaxThreadWeight}
+}
 
 // ModelWindow is the model a history is selected for: its name picks the
 // tokenizer, its context window the budgets.

@@ -3,7 +3,8 @@ package memory
 import "fmt"
 
 // MaxThreadWeight bounds what one thread holds, weighed as its readers pay
-// for it: the bytes of its text, names and stored values (as JSON), and
+// for it: the bytes of its text, names and stored values (as the stores
+// write them, JSON), and
 // ValueWeight more for each value (each map, list, string and number, each
 // turn and file). A read of a thread decodes it whole, and memory, the edge
 // and the gateway each hold it: without a bound, 50 turns of workflow
@@ -20,7 +21,7 @@ const ValueWeight = 100
 // turnWeight is what turn t weighs but for its workflow state and model
 // metadata, which jsonWithin weighs as it checks them.
 func turnWeight(t Turn) int64 {
-	n := int64(len(t.Content)+len(t.ToolName)+len(t.ModelName)+len(t.ModelProvider)) + ValueWeight
+	n := jsonTextLen(t.Content) + int64(len(t.ToolName)+len(t.ModelName)+len(t.ModelProvider)) + ValueWeight
 	for _, img := range t.Images {
 		n += int64(len(img)) + ValueWeight
 	}
@@ -37,15 +38,20 @@ var weighed = fmt.Sprintf("the %d MiB one thread may hold (its text, and its sto
 // tooHeavy is the error of a thread written whole (created or imported)
 // that weighs weight, past MaxThreadWeight.
 func tooHeavy(weight int64) error {
-	return fmt.Errorf("%w: the thread weighs %.1f MiB, past %s: split it into threads", ErrInvalid, mib(weight),
-		weighed)
+	return fmt.Errorf("%w: the thread weighs %s, past %s: split it into threads", ErrInvalid, size(weight), weighed)
 }
 
 // noRoom is the error of an exchange of weight that its thread has no
 // room left for.
 func noRoom(weight int64) error {
-	return fmt.Errorf("%w: this exchange (%.1f MiB) does not fit in what is left of %s: start a new "+
-		"conversation, which may begin with a summary of this one", ErrThreadFull, mib(weight), weighed)
+	return fmt.Errorf("%w: this exchange (%s) does not fit in what is left of %s: start a new "+
+		"conversation, which may begin with a summary of this one", ErrThreadFull, size(weight), weighed)
 }
 
-func mib(n int64) float64 { return float64(n) / (1 << 20) }
+// size says n bytes in KiB or MiB.
+func size(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 	"github.com/zenmcp/zen/services/memory/internal/memory/memstore"
@@ -48,7 +50,7 @@ func TestAThreadIsKeptWithinItsWeight(t *testing.T) {
 					if n != count {
 						t.Errorf("the refused append answers %d turns, want %d", n, count)
 					}
-					for _, want := range []string{"new conversation", "MiB"} {
+					for _, want := range []string{"new conversation", "MiB", "this exchange (1.9 MiB)"} {
 						if !strings.Contains(err.Error(), want) {
 							t.Errorf("the refusal %q does not say %q", err, want)
 						}
@@ -93,5 +95,121 @@ func TestAThreadPastItsWeightIsNotCreated(t *testing.T) {
 		false)
 	if !errors.Is(err, memory.ErrInvalid) || !strings.Contains(err.Error(), "MiB") {
 		t.Errorf("import: %v, want ErrInvalid saying the bound", err)
+	}
+}
+
+// getsCounted is a store that counts the reads of each thread.
+type getsCounted struct {
+	memory.Store
+	mu   sync.Mutex
+	gets map[string]int
+}
+
+func (s *getsCounted) Get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
+	s.mu.Lock()
+	s.gets[id]++
+	s.mu.Unlock()
+	return s.Store.Get(ctx, id, now)
+}
+
+// A read follows a thread's ancestors while they weigh at most
+// MaxChainWeight together, and weighs each before it reads it: every
+// thread may weigh MaxThreadWeight, and 20 imported threads, each the
+// parent of the next, took one read 673 MB.
+func TestAChainIsReadWithinItsWeight(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := &getsCounted{Store: memstore.New(), gets: map[string]int{}}
+	svc := memory.NewService(store, time.Hour, 200)
+	var turns []memory.Turn
+	for range 14 { // 28 MB each: two fit in the chain's weight, three do not
+		turns = append(turns, heavyExchange()...)
+	}
+	ids := []string{uuid.NewString(), uuid.NewString(), uuid.NewString()}
+	var threads []*memory.Thread
+	for i, id := range ids {
+		th := &memory.Thread{ID: id, ToolName: "codereview", Turns: turns}
+		if i > 0 {
+			th.ParentID = ids[i-1]
+		}
+		threads = append(threads, th)
+	}
+	if _, err := svc.Import(ctx, "alice", threads, false); err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := svc.Get(ctx, ids[2], "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain, err := svc.Chain(ctx, leaf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, th := range chain {
+		got = append(got, th.ID)
+	}
+	if diff := cmp.Diff(ids[1:], got); diff != "" {
+		t.Errorf("the chain read (-want +got):\n%s", diff)
+	}
+	if n := store.gets[ids[0]]; n != 0 {
+		t.Errorf("the ancestor past the chain's weight was read %d times, want none", n)
+	}
+	if _, err := svc.Prepare(ctx, ids[2], "alice", "codereview", nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := store.gets[ids[0]]; n != 0 {
+		t.Errorf("Prepare read the ancestor past the chain's weight %d times, want none", n)
+	}
+}
+
+// Text is weighed as the stores write it: a control character takes six
+// bytes as JSON, and a '<' one (it took six, escaped for HTML).
+func TestTextIsWeighedAsItIsStored(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 50)
+	const n = 10_000
+	for _, c := range []struct {
+		text     string
+		min, max int64
+	}{
+		{strings.Repeat("\x01", n), 6 * n, 6*n + 1000},
+		{strings.Repeat("<", n), n, n + 1000},
+	} {
+		th, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: exchange(c.text, "a")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := svc.Get(ctx, th.ID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Weight < c.min || got.Weight > c.max {
+			t.Errorf("a thread of %d bytes of %q weighs %d, want %d to %d", n, c.text[0], got.Weight, c.min, c.max)
+		}
+	}
+}
+
+// Imported turns are counted as they are stored, as written ones are: a
+// selection tokenized an imported thread again on every read (1.35 s for
+// 30 MB of text, every continued call).
+func TestImportedTurnsAreCounted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 50)
+	id := uuid.NewString()
+	if _, err := svc.Import(ctx, "", []*memory.Thread{{ID: id, ToolName: "chat",
+		Turns: exchange("a question to count", "an answer")}}, false); err != nil {
+		t.Fatal(err)
+	}
+	th, err := svc.Get(ctx, id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, turn := range th.Turns {
+		if len(turn.Tokens) == 0 {
+			t.Errorf("imported turn %d has no token counts", i)
+		}
 	}
 }

@@ -422,9 +422,13 @@ type Limits struct {
 	// max_turns is MAX_CONVERSATION_TURNS: turns, not exchanges.
 	MaxTurns int32 `protobuf:"varint,1,opt,name=max_turns,json=maxTurns,proto3" json:"max_turns,omitempty"`
 	// ttl_seconds is CONVERSATION_TIMEOUT_HOURS in seconds.
-	TtlSeconds    float64 `protobuf:"fixed64,2,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TtlSeconds float64 `protobuf:"fixed64,2,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	// max_thread_weight is the most one thread may weigh: its text and
+	// stored values as JSON, and more for each value, turn and file. 0 from
+	// a memory that bounds none.
+	MaxThreadWeight int64 `protobuf:"varint,3,opt,name=max_thread_weight,json=maxThreadWeight,proto3" json:"max_thread_weight,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Limits) Reset() {
@@ -467,6 +471,13 @@ func (x *Limits) GetMaxTurns() int32 {
 func (x *Limits) GetTtlSeconds() float64 {
 	if x != nil {
 		return x.TtlSeconds
+	}
+	return 0
+}
+
+func (x *Limits) GetMaxThreadWeight() int64 {
+	if x != nil {
+		return x.MaxThreadWeight
 	}
 	return 0
 }
@@ -1236,7 +1247,10 @@ type PrepareCallResponse struct {
 	// turn_count is how many turns the thread holds (0 for a call that starts
 	// one): the append that stores the call's exchange sends it back
 	// (AppendTurnsRequest.turn_count_seen).
-	TurnCount     int32 `protobuf:"varint,8,opt,name=turn_count,json=turnCount,proto3" json:"turn_count,omitempty"`
+	TurnCount int32 `protobuf:"varint,8,opt,name=turn_count,json=turnCount,proto3" json:"turn_count,omitempty"`
+	// thread_weight is what the thread weighs now (see
+	// Limits.max_thread_weight).
+	ThreadWeight  int64 `protobuf:"varint,9,opt,name=thread_weight,json=threadWeight,proto3" json:"thread_weight,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1323,6 +1337,13 @@ func (x *PrepareCallResponse) GetHistory() *History {
 func (x *PrepareCallResponse) GetTurnCount() int32 {
 	if x != nil {
 		return x.TurnCount
+	}
+	return 0
+}
+
+func (x *PrepareCallResponse) GetThreadWeight() int64 {
+	if x != nil {
+		return x.ThreadWeight
 	}
 	return 0
 }
@@ -2246,11 +2267,12 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\tclient_id\x18\b \x01(\tR\bclientId\x129\n" +
 	"\n" +
 	"expires_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\x14\n" +
-	"\x12GetSettingsRequest\"F\n" +
+	"\x12GetSettingsRequest\"r\n" +
 	"\x06Limits\x12\x1b\n" +
 	"\tmax_turns\x18\x01 \x01(\x05R\bmaxTurns\x12\x1f\n" +
 	"\vttl_seconds\x18\x02 \x01(\x01R\n" +
-	"ttlSeconds\"J\n" +
+	"ttlSeconds\x12*\n" +
+	"\x11max_thread_weight\x18\x03 \x01(\x03R\x0fmaxThreadWeight\"J\n" +
 	"\vModelWindow\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12%\n" +
 	"\x0econtext_window\x18\x02 \x01(\x05R\rcontextWindow\"o\n" +
@@ -2302,7 +2324,7 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"totalTurns\x12#\n" +
 	"\romitted_turns\x18\x04 \x01(\x05R\fomittedTurns\x120\n" +
 	"\x05files\x18\x05 \x03(\v2\x1a.zen.memory.v1.HistoryFileR\x05files\x12#\n" +
-	"\romitted_files\x18\x06 \x01(\x05R\fomittedFiles\"\xfc\x02\n" +
+	"\romitted_files\x18\x06 \x01(\x05R\fomittedFiles\"\xa1\x03\n" +
 	"\x13PrepareCallResponse\x12-\n" +
 	"\x06limits\x18\x01 \x01(\v2\x15.zen.memory.v1.LimitsR\x06limits\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12@\n" +
@@ -2313,7 +2335,8 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\x0eworkflow_state\x18\x06 \x01(\v2\x17.google.protobuf.StructR\rworkflowState\x120\n" +
 	"\ahistory\x18\a \x01(\v2\x16.zen.memory.v1.HistoryR\ahistory\x12\x1d\n" +
 	"\n" +
-	"turn_count\x18\b \x01(\x05R\tturnCount\"\xd9\x01\n" +
+	"turn_count\x18\b \x01(\x05R\tturnCount\x12#\n" +
+	"\rthread_weight\x18\t \x01(\x03R\fthreadWeight\"\xd9\x01\n" +
 	"\x14SelectHistoryRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12!\n" +
 	"\ftoken_budget\x18\x02 \x01(\x05R\vtokenBudget\x12%\n" +

@@ -97,6 +97,16 @@ func (s *Store) Get(_ context.Context, id string, now time.Time) (*memory.Thread
 	return clone(t), nil
 }
 
+func (s *Store) Weigh(_ context.Context, id string, now time.Time) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.threads[id]
+	if !ok || !now.Before(t.ExpiresAt) {
+		return 0, memory.ErrNotFound
+	}
+	return t.Weight, nil
+}
+
 // drop forgets a thread, its exchange ids and its files.
 func (s *Store) drop(id string) {
 	delete(s.threads, id)

@@ -233,6 +233,20 @@ func (s *Store) get(ctx context.Context, id string, now time.Time) (*memory.Thre
 	return t, nil
 }
 
+func (s *Store) Weigh(ctx context.Context, id string, now time.Time) (int64, error) {
+	h, err := s.rdb.HMGet(ctx, s.metaKey(id), "expires_ms", "weight").Result()
+	if err != nil {
+		return 0, failure(err)
+	}
+	expires, _ := h[0].(string)
+	if ms, err := strconv.ParseInt(expires, 10, 64); err != nil || ms <= now.UnixMilli() {
+		return 0, memory.ErrNotFound
+	}
+	weight, _ := h[1].(string)
+	n, _ := strconv.ParseInt(weight, 10, 64) // none before weights were kept
+	return n, nil
+}
+
 // readFrom reads, in one transaction, the thread's head and its turns
 // from index from on (raw).
 func (s *Store) readFrom(ctx context.Context, id string, from int, now time.Time) (*memory.Thread, meta, []string,
@@ -298,6 +312,7 @@ func (s *Store) head(id string, h map[string]string, now time.Time) (*memory.Thr
 	}
 	updated, _ := strconv.ParseInt(h["updated_ns"], 10, 64)
 	t := m.thread()
+	t.Weight, _ = strconv.ParseInt(h["weight"], 10, 64) // none before weights were kept
 	t.CreatedAt = m.CreatedAt.UTC()
 	t.UpdatedAt, t.ExpiresAt = time.Unix(0, updated).UTC(), time.UnixMilli(expires).UTC()
 	return &t, m, nil

@@ -239,3 +239,23 @@ func TestAThreadWithoutAWeightCountsFromNothing(t *testing.T) {
 		t.Errorf("an append past the weight it was given: %v, want ErrThreadFull", err)
 	}
 }
+
+// A turn is stored as its text reads: encoding/json's HTML escapes made a
+// turn of '<' six times its size in Redis.
+func TestMarkupIsStoredAsItIs(t *testing.T) {
+	t.Parallel()
+	_, s := miniStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	th := fileThread("t-1", strings.Repeat("<", 6000), "a.go", now)
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := s.rdb.LIndex(ctx, s.turnsKey(th.ID), 0).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) > 6200 {
+		t.Errorf("a turn of 6000 bytes of markup is stored as %d bytes", len(stored))
+	}
+}

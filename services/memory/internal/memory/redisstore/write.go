@@ -30,7 +30,7 @@ func fileSHAs(turns []memory.Turn) []any {
 // encodeTurns appends turns to a script's args as stored.
 func (s *Store) encodeTurns(args []any, turns []memory.Turn) ([]any, error) {
 	for _, turn := range turns {
-		raw, err := json.Marshal(turn)
+		raw, err := memory.EncodeTurn(turn)
 		if err != nil {
 			return nil, fmt.Errorf("encode turn: %w", err)
 		}

@@ -96,9 +96,9 @@ func (s *Store) advance(ctx context.Context, id, clientID string, weight int64, 
 	// file's row. New files start the count again.
 	keepUntil := nanos(expiresAt.Add(expiresAt.Sub(now) / 4))
 	var moved advanced
-	var filesKept int64
+	var filesKept, weighs int64
 	err := s.writes.advance.QueryRowContext(ctx, len(turns), nanos(now), nanos(expiresAt), files, keepUntil,
-		id, clientID, maxTurns, weight, memory.MaxThreadWeight).Scan(&moved.count, &filesKept, &moved.rev)
+		id, clientID, maxTurns, weight, memory.MaxThreadWeight).Scan(&moved.count, &filesKept, &moved.rev, &weighs)
 	if errors.Is(err, sql.ErrNoRows) {
 		return advanced{}, err
 	}
@@ -109,7 +109,7 @@ func (s *Store) advance(ctx context.Context, id, clientID string, weight int64, 
 		moved.keepFiles = keepUntil
 	}
 	// As the file gives them back: in UTC, to the nanosecond, without a monotonic reading.
-	s.rows.change(rowChange{id: id, moved: true, count: moved.count, updated: fromNanos(nanos(now)),
+	s.rows.change(rowChange{id: id, moved: true, count: moved.count, weight: weighs, updated: fromNanos(nanos(now)),
 		expires: fromNanos(nanos(expiresAt))})
 	return moved, nil
 }

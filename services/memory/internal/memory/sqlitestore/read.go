@@ -12,7 +12,7 @@ import (
 )
 
 const (
-	getThread = `SELECT ` + threadColumns + `, turn_count, rev FROM threads WHERE id = ? AND expires_at > ?`
+	getThread = `SELECT ` + threadColumns + `, turn_count, rev, weight FROM threads WHERE id = ? AND expires_at > ?`
 	// SQLite takes the content out of the turn's JSON faster than
 	// encoding/json reads it. The turns are read from the thread's row at
 	// revision ?4, the one the read found: in another statement, the row
@@ -59,6 +59,28 @@ func (s *Store) get(ctx context.Context, id string, now time.Time) (*memory.Thre
 	return s.withTurns(row, func(from int) ([]memory.Turn, error) {
 		return s.turns(ctx, id, row.rev, from, row.count)
 	})
+}
+
+// weigh reads a live thread's weight.
+const weigh = `SELECT weight FROM threads WHERE id = ? AND expires_at > ?`
+
+func (s *Store) Weigh(ctx context.Context, id string, now time.Time) (int64, error) {
+	release, err := s.reads.take(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	ctx = statementContext(ctx)
+	st, err := s.reads.get(ctx, weigh)
+	if err != nil {
+		return 0, err
+	}
+	var weight int64
+	err = st.QueryRowContext(ctx, id, nanos(now)).Scan(&weight)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, memory.ErrNotFound
+	}
+	return weight, describe(err)
 }
 
 // getOnWriter is Get on the writer's connection, which the caller has
@@ -109,14 +131,15 @@ const writerTurns = 16
 func (s *Store) readRow(ctx context.Context, thread *sql.Stmt, id string, now time.Time) (threadRow, error) {
 	s.rowReads.Add(1)
 	var row threadRow
-	t, err := scanThread(thread.QueryRowContext(ctx, id, nanos(now)), &row.count, &row.rev)
+	var weight int64
+	t, err := scanThread(thread.QueryRowContext(ctx, id, nanos(now)), &row.count, &row.rev, &weight)
 	if errors.Is(err, sql.ErrNoRows) {
 		return threadRow{}, memory.ErrNotFound
 	}
 	if err != nil {
 		return threadRow{}, describe(err)
 	}
-	row.thread = t
+	t.Weight, row.thread = weight, t
 	return row, nil
 }
 

@@ -49,6 +49,7 @@ type rowChange struct {
 	id               string
 	moved            bool
 	count            int
+	weight           int64
 	updated, expires time.Time
 }
 
@@ -105,6 +106,7 @@ func (c *rowCache) committed() {
 		case ch.moved:
 			c.rows.Update(ch.id, func(row *threadRow) {
 				row.count, row.thread.UpdatedAt, row.thread.ExpiresAt = ch.count, ch.updated, ch.expires
+				row.thread.Weight = ch.weight
 			})
 		default:
 			c.rows.Forget(ch.id)

@@ -276,7 +276,7 @@ func (s *Store) insert(ctx context.Context, t *memory.Thread, replace bool) erro
 func (s *Store) insertTurns(ctx context.Context, id string, first int, exchangeID string, turns []memory.Turn) error {
 	bodies := make([]string, len(turns))
 	for i, turn := range turns {
-		body, err := json.Marshal(turn)
+		body, err := memory.EncodeTurn(turn)
 		if err != nil {
 			return fmt.Errorf("encode turn: %w", err)
 		}

@@ -362,3 +362,26 @@ func TestFilesAnotherUserMayReadAreRefused(t *testing.T) {
 		t.Errorf("a database another user owns: err = %v, want it refused", err)
 	}
 }
+
+// A turn is stored as its text reads: encoding/json's HTML escapes made a
+// turn of '<' six times its size in the file.
+func TestMarkupIsStoredAsItIs(t *testing.T) {
+	t.Parallel()
+	s := open(t, filepath.Join(t.TempDir(), "memory.db"))
+	ctx := context.Background()
+	now := time.Now().UTC()
+	th := chatThread(now)
+	content := strings.Repeat("<", 6000)
+	th.Turns = []memory.Turn{{Role: memory.RoleUser, Content: content}}
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	var stored int
+	if err := s.wc.QueryRowContext(ctx, `SELECT length(body) FROM turns WHERE thread_id = ?`, th.ID).Scan(
+		&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored > len(content)+200 {
+		t.Errorf("a turn of %d bytes of markup is stored as %d bytes", len(content), stored)
+	}
+}

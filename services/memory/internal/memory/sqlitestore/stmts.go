@@ -54,7 +54,7 @@ func (w *writeStmts) rows() []stmtText {
 			files_until = CASE WHEN ?4 OR files_until < ?3 THEN ?5 ELSE files_until END, weight = weight + ?9
 			WHERE id = ?6 AND client_id = ?7 AND expires_at > ?2 AND turn_count + ?1 <= ?8
 				AND weight + ?9 <= ?10
-			RETURNING turn_count, files_until, rev`},
+			RETURNING turn_count, files_until, rev, weight`},
 		// Whether the thread holds exchange ?2 among its turns ?3 to ?4, or
 		// an older version recorded it.
 		{&w.holds, `SELECT EXISTS (SELECT 1 FROM turns
