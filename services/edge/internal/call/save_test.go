@@ -317,6 +317,9 @@ func TestAnExchangeAHeavyThreadRefusedSaysWhy(t *testing.T) {
 	if got := out.Reply.Metadata.ContinuationError; !strings.Contains(got, "memory says FailedPrecondition") {
 		t.Errorf("continuation_error = %q, want memory's reason", got)
 	}
+	if out.Reply.ContinuationOffer != nil {
+		t.Errorf("an offer to continue a thread that kept nothing: %+v", out.Reply.ContinuationOffer)
+	}
 	if mem.attempts["AppendTurns"] != 1 {
 		t.Errorf("AppendTurns tried %d times, want once: a full thread stays full", mem.attempts["AppendTurns"])
 	}

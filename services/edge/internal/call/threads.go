@@ -92,12 +92,13 @@ func fullThread(tool *Tool, id string, prep *memoryv1.PrepareCallResponse) *Outc
 		need = 1
 	}
 	remaining, limit := int(prep.GetRemainingTurns()), int(prep.GetLimits().GetMaxTurns())
-	if room := prep.GetLimits().GetMaxThreadWeight(); room > 0 && room-prep.GetThreadWeight() < minExchangeWeight {
+	most, weight := prep.GetLimits().GetMaxThreadWeight(), prep.GetThreadWeight()
+	if left := most - weight; most > 0 && left < minExchangeWeight {
 		return ptr(toolError(tool.GetName(), fmt.Sprintf("Conversation thread '%s' is full: it holds %.1f of the "+
 			"%d MiB one thread may hold, too little for another exchange, so it could not be kept, and no model was "+
 			"called. Start a new conversation by calling the tool again without continuation_id, and include the "+
 			"context it needs: a summary of this conversation and the files it used.", id,
-			float64(prep.GetThreadWeight())/(1<<20), room>>20), nil))
+			float64(weight)/(1<<20), most>>20), nil))
 	}
 	if need <= remaining {
 		return nil

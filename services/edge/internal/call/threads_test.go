@@ -2,6 +2,7 @@ package call
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -97,6 +98,8 @@ func TestAThreadWithoutRoomIsRefusedBeforeTheModel(t *testing.T) {
 		saysWhich string
 	}{
 		{"room left", bound, bound / 2, false, ""},
+		{"just room enough", bound, bound - minExchangeWeight, false, ""},
+		{"a byte too little", bound, bound - minExchangeWeight + 1, true, "32 MiB"},
 		{"a kilobyte left", bound, bound - 1000, true, "32 MiB"},
 		{"at the bound", bound, bound, true, "32 MiB"},
 		{"a memory that bounds none", 0, 0, false, ""},
@@ -119,5 +122,31 @@ func TestAThreadWithoutRoomIsRefusedBeforeTheModel(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// fullMemory answers PrepareCall with a thread at its weight.
+type fullMemory struct {
+	memoryv1.UnimplementedMemoryServiceServer
+}
+
+func (fullMemory) PrepareCall(context.Context, *memoryv1.PrepareCallRequest) (*memoryv1.PrepareCallResponse, error) {
+	return &memoryv1.PrepareCallResponse{Limits: &memoryv1.Limits{MaxTurns: 50, MaxThreadWeight: 32 << 20},
+		ToolName: "chat", RemainingTurns: 40, TurnCount: 10, ThreadWeight: 32<<20 - 100}, nil
+}
+
+// The runner reads the thread's weight from what memory prepared and ends
+// the call there, before anything is executed.
+func TestAContinuationOfAFullThreadEndsAtThePrepare(t *testing.T) {
+	t.Parallel()
+	r := NewRunner(Backends{Memory: memoryClient(t, fullMemory{})}, nil, files.Policy{}, DefaultOutputTokens,
+		slog.New(slog.DiscardHandler))
+	chat := &Tool{Tool: &executorv1.Tool{Name: "chat"}}
+	prep, out, err := r.prepareMemory(t.Context(), chat, "t-1", nil)
+	if err != nil || prep != nil || out == nil || !out.IsError {
+		t.Fatalf("prepareMemory = %v, %+v, %v; want the call ended with an error reply", prep, out, err)
+	}
+	if !strings.Contains(out.Reply.Content, "is full") {
+		t.Errorf("the reply %q does not say the thread is full", out.Reply.Content)
 	}
 }

@@ -6,16 +6,23 @@ import (
 	"unicode/utf8"
 )
 
-// EncodeTurn is t as the stores keep it: JSON, without encoding/json's
-// escapes of <, > and &, which are for HTML pages and made a turn of code
-// (or of '<' alone) take up to six times its size in the store and in
-// every read of it. A turn stored with them reads the same.
-func EncodeTurn(t Turn) ([]byte, error) {
+// EncodeTurn is t as the stores keep it (Encode).
+func EncodeTurn(t Turn) ([]byte, error) { return encode(t, len(t.Content)+256) }
+
+// Encode is v as the stores keep what memory holds as JSON (turns, initial
+// contexts) and as memory weighs it: without encoding/json's escapes of <,
+// > and &, which are for HTML pages and made a turn of code (or of '<'
+// alone) take up to six times its size in the store and in every read of
+// it. What was stored with them reads the same.
+func Encode(v any) ([]byte, error) { return encode(v, 0) }
+
+// encode is Encode into a buffer that starts at size bytes.
+func encode(v any, size int) ([]byte, error) {
 	var b bytes.Buffer
-	b.Grow(len(t.Content) + 256)
+	b.Grow(size)
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(t); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -309,7 +308,7 @@ func jsonWithin(v map[string]any, limit int, what, fix string) (int64, error) {
 		return 0, fmt.Errorf("%w: %s nests deeper than %d levels or holds more than %d values%s", ErrInvalid, what,
 			MaxNesting, MaxValues, fix)
 	}
-	b, err := json.Marshal(v)
+	b, err := Encode(v)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %s is no JSON: %v", ErrInvalid, what, err)
 	}

@@ -163,6 +163,9 @@ func TestAChainIsReadWithinItsWeight(t *testing.T) {
 	}
 }
 
+// content is a user's turn of text.
+func content(text string) memory.Turn { return memory.Turn{Role: memory.RoleUser, Content: text} }
+
 // Text is weighed as the stores write it: a control character takes six
 // bytes as JSON, and a '<' one (it took six, escaped for HTML).
 func TestTextIsWeighedAsItIsStored(t *testing.T) {
@@ -171,13 +174,25 @@ func TestTextIsWeighedAsItIsStored(t *testing.T) {
 	svc := memory.NewService(memstore.New(), time.Hour, 50)
 	const n = 10_000
 	for _, c := range []struct {
+		name     string
+		turn     func(text string) memory.Turn
 		text     string
 		min, max int64
 	}{
-		{strings.Repeat("\x01", n), 6 * n, 6*n + 1000},
-		{strings.Repeat("<", n), n, n + 1000},
+		{"control characters", content, strings.Repeat("\x01", n), 6 * n, 6*n + 1000},
+		{"markup", content, strings.Repeat("<", n), n, n + 1000},
+		{"an image's control characters", func(s string) memory.Turn {
+			return memory.Turn{Role: memory.RoleUser, Images: []string{s}}
+		}, strings.Repeat("\x01", n), 6 * n, 6*n + 1000},
+		{"a file path's control characters", func(s string) memory.Turn {
+			return memory.Turn{Role: memory.RoleUser, Files: []memory.FileRef{{Path: s}}}
+		}, strings.Repeat("\x01", n), 6 * n, 6*n + 1000},
+		{"markup in a workflow state", func(s string) memory.Turn {
+			return memory.Turn{Role: memory.RoleUser, WorkflowState: map[string]any{"findings": s}}
+		}, strings.Repeat("<&>", n/3), n, n + 1000},
 	} {
-		th, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: exchange(c.text, "a")})
+		turns := []memory.Turn{c.turn(c.text), {Role: memory.RoleAssistant, Content: "a"}}
+		th, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: turns})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,30 +201,42 @@ func TestTextIsWeighedAsItIsStored(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got.Weight < c.min || got.Weight > c.max {
-			t.Errorf("a thread of %d bytes of %q weighs %d, want %d to %d", n, c.text[0], got.Weight, c.min, c.max)
+			t.Errorf("%s: a thread of %d such bytes weighs %d, want %d to %d", c.name, len(c.text), got.Weight,
+				c.min, c.max)
 		}
 	}
 }
 
-// Imported turns are counted as they are stored, as written ones are: a
-// selection tokenized an imported thread again on every read (1.35 s for
-// 30 MB of text, every continued call).
-func TestImportedTurnsAreCounted(t *testing.T) {
+// An import checks each parent outside it once, by its owner alone: it
+// read the parent whole for each thread that named it, and an import of a
+// thousand one-turn threads read a 31 MiB parent a thousand times (56 s).
+func TestAnImportChecksEachParentByItsOwner(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	svc := memory.NewService(memstore.New(), time.Hour, 50)
-	id := uuid.NewString()
-	if _, err := svc.Import(ctx, "", []*memory.Thread{{ID: id, ToolName: "chat",
-		Turns: exchange("a question to count", "an answer")}}, false); err != nil {
+	store := &getsCounted{Store: memstore.New(), gets: map[string]int{}}
+	svc := memory.NewService(store, time.Hour, 50)
+	parent := uuid.NewString()
+	if _, err := svc.Import(ctx, "alice", []*memory.Thread{{ID: parent, ToolName: "chat",
+		Turns: exchange("q", "a")}}, false); err != nil {
 		t.Fatal(err)
 	}
-	th, err := svc.Get(ctx, id, "")
-	if err != nil {
+	var children []*memory.Thread
+	for range 50 {
+		children = append(children, &memory.Thread{ID: uuid.NewString(), ParentID: parent, ToolName: "chat",
+			Turns: exchange("q", "a")})
+	}
+	if _, err := svc.Import(ctx, "alice", children, false); err != nil {
 		t.Fatal(err)
 	}
-	for i, turn := range th.Turns {
-		if len(turn.Tokens) == 0 {
-			t.Errorf("imported turn %d has no token counts", i)
-		}
+	if n := store.gets[parent]; n != 0 {
+		t.Errorf("the import read the parent %d times, want none", n)
+	}
+	_, err := svc.Import(ctx, "mallory", []*memory.Thread{{ID: uuid.NewString(), ParentID: parent, ToolName: "chat",
+		Turns: exchange("q", "a")}}, false)
+	if !errors.Is(err, memory.ErrInvalid) || !strings.Contains(err.Error(), "not one of your threads") {
+		t.Errorf("mallory's import naming alice's thread as parent: %v, want it refused", err)
+	}
+	if n := store.gets[parent]; n != 0 {
+		t.Errorf("mallory's import read alice's thread %d times, want none", n)
 	}
 }

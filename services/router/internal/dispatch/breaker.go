@@ -58,24 +58,14 @@ type breaker struct {
 
 func (br *breaker) open() bool { return !br.openUntil.IsZero() }
 
-// holds reports whether br, when open, holds back client's calls.
-func (br *breaker) holds(client string) bool { return br.onlyFor == "" || br.onlyFor == client }
-
-// count notes that client's call is counted.
-func (br *breaker) count(client string) {
-	if br.failures == 0 && br.slowCalls == 0 {
-		br.client = client
-	} else if client != br.client {
-		br.shared = true
-	}
-}
-
 // reset closes the breaker and clears its counts.
 func (br *breaker) reset() { *br = breaker{key: br.key, scope: br.scope} }
 
-// attrs are its metric labels: never the model, whose names clients choose.
+// attrs are its metric labels: never the model, whose names clients
+// choose, nor the client it rests for (restsFor).
 func (br *breaker) attrs() metric.MeasurementOption {
-	return metric.WithAttributes(attribute.String("provider", br.key.provider), attribute.String("scope", br.scope))
+	return metric.WithAttributes(attribute.String("provider", br.key.provider), attribute.String("scope", br.scope),
+		attribute.String("for", br.restsFor()))
 }
 
 // logArgs name it in log lines.
@@ -217,10 +207,10 @@ func (b *breakers) settle(ctx context.Context, now time.Time, p pass, err error)
 		}
 		b.releaseModel(p)
 	case answered:
-		b.close(ctx, pb)
-		b.closeModel(ctx, p.key)
+		b.closeFor(ctx, pb, p.client)
+		b.closeModel(ctx, p.key, p.client)
 	case modelFault:
-		b.close(ctx, pb) // it answered, so it is up
+		b.closeFor(ctx, pb, p.client) // it answered, so it is up
 		b.fail(ctx, now, b.model(now, p.key), p.probeModel, p.client, err)
 	case providerFault:
 		b.fail(ctx, now, pb, p.probeProvider, p.client, err)
@@ -234,7 +224,11 @@ func (b *breakers) settle(ctx context.Context, now time.Time, p pass, err error)
 // slow counts a timeout against the provider: it rests once timeouts in
 // a row reach the limit on more than one model, or its probe times out.
 func (b *breakers) slow(ctx context.Context, now time.Time, pb *breaker, p pass, err error) {
-	if b.elsewhere(ctx, now, pb, p.client, err) || pb.open() && !p.probeProvider {
+	if pb.open() && !pb.holds(p.client) {
+		return // a timeout is no sign that another client's failures were the provider's
+	}
+	probe := p.probeProvider && pb.probing
+	if pb.open() && !probe {
 		return
 	}
 	pb.count(p.client)
@@ -244,16 +238,22 @@ func (b *breakers) slow(ctx context.Context, now time.Time, pb *breaker, p pass,
 	} else if pb.slowModel != p.key.model {
 		pb.slowSpread = true
 	}
-	if p.probeProvider || pb.slowSpread && pb.slowCalls >= b.after {
+	if probe || pb.slowSpread && pb.slowCalls >= b.after {
 		b.trip(ctx, now, pb, pb.slowCalls, err)
 	}
 }
 
 // fail counts client's failed call; a failed probe reopens the breaker at
 // once. Calls admitted before the breaker opened change nothing when they
-// end, unless they are another client's than the one it rests for.
+// end, unless they are another client's than the one it rests for
+// (restsAnother). A probe whose breaker was closed meanwhile is counted as
+// any call.
 func (b *breakers) fail(ctx context.Context, now time.Time, br *breaker, probe bool, client string, err error) {
-	if br == nil || b.elsewhere(ctx, now, br, client, err) || br.open() && !probe {
+	if br == nil || b.restsAnother(ctx, now, br, client, err) {
+		return
+	}
+	probe = probe && br.probing
+	if br.open() && !probe {
 		return
 	}
 	br.count(client)
@@ -263,35 +263,23 @@ func (b *breakers) fail(ctx context.Context, now time.Time, br *breaker, probe b
 	}
 }
 
-// elsewhere opens br for every client when it rests for another client
-// than client, whose call failed too: the failures are no longer one
-// client's. It reports whether it did.
-func (b *breakers) elsewhere(ctx context.Context, now time.Time, br *breaker, client string, err error) bool {
-	if !br.open() || br.holds(client) {
-		return false
-	}
-	br.onlyFor = ""
-	b.trip(ctx, now, br, 1, err)
-	return true
-}
-
-// trip opens br (again, after a failed probe, for the clients it held back)
-// for the cooldown: for the one client whose calls alone failed, or for all.
+// trip opens br for the cooldown, or again after a failed probe: for the
+// one client whose calls alone failed, or for all. A failed probe reopens
+// it for its own client alone, whoever it rested for: one client sending
+// a failing call the moment each rest ended kept a model that had
+// recovered away from everyone.
 func (b *breakers) trip(ctx context.Context, now time.Time, br *breaker, failures int, err error) {
-	wasOpen := br.open()
-	onlyFor := br.onlyFor
-	if !wasOpen {
-		onlyFor = br.client
-		if br.shared {
-			onlyFor = ""
-		}
+	if br.open() {
+		b.openNow.Add(ctx, -1, br.attrs()) // it may rest for others now
+	}
+	onlyFor := br.client
+	if br.shared {
+		onlyFor = ""
 	}
 	br.reset()
 	br.openUntil, br.reason, br.onlyFor = now.Add(b.cooldown), reason(err), onlyFor
 	b.opened.Add(ctx, 1, br.attrs())
-	if !wasOpen {
-		b.openNow.Add(ctx, 1, br.attrs())
-	}
+	b.openNow.Add(ctx, 1, br.attrs())
 	b.logger.WarnContext(ctx, "breaker open",
 		br.logArgs("failures", failures, "cooldown", b.cooldown.String(), "err", err)...)
 }
@@ -305,10 +293,11 @@ func (b *breakers) close(ctx context.Context, br *breaker) {
 	br.reset()
 }
 
-// closeModel closes a model's breaker and forgets it: a model that answers
-// needs no entry.
-func (b *breakers) closeModel(ctx context.Context, key modelKey) {
-	if mb := b.models[key]; mb != nil {
+// closeModel closes a model's breaker after client's call to it was
+// answered, and forgets it: a model that answers needs no entry. One that
+// rests for another client alone stays (closeFor).
+func (b *breakers) closeModel(ctx context.Context, key modelKey, client string) {
+	if mb := b.models[key]; mb != nil && (!mb.open() || mb.holds(client)) {
 		b.close(ctx, mb)
 		delete(b.models, key)
 	}

@@ -3,9 +3,14 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/zenmcp/zen/services/platform/telemetry"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
@@ -84,42 +89,121 @@ func TestOneClientsFailuresRestTheModelForItAlone(t *testing.T) {
 // everyone, as it did before calls were told apart by client.
 func TestFailuresOfSeveralClientsRestTheModelForAll(t *testing.T) {
 	t.Parallel()
-	t.Run("in a row", func(t *testing.T) {
-		t.Parallel()
-		o := newOneProvider(t, "chat", "", quiet())
-		o.fake.SetReply(poisoned(fakemodel.Reply{Status: http.StatusInternalServerError}))
-		for i, client := range []string{"alice", "bob", "alice"} {
-			if _, err := o.callAs(t, client, "fake-good", "poison"); err == nil {
-				t.Fatalf("call %d (%s) succeeded", i+1, client)
+	for _, c := range []struct {
+		name  string
+		calls []string // clients whose poisoned calls fail, in order
+	}{
+		{"in a row", []string{"alice", "bob", "alice"}},
+		{"another client's failure while it rests for one", []string{"alice", "alice", "alice", "bob"}},
+		{"without tokens every caller is one client", []string{"", "", ""}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			o := newOneProvider(t, "chat", "", quiet())
+			o.fake.SetReply(poisoned(fakemodel.Reply{Status: http.StatusInternalServerError}))
+			for i, client := range c.calls {
+				if _, err := o.callAs(t, client, "fake-good", "poison"); err == nil || errors.Is(err, ErrCoolingDown) {
+					t.Fatalf("call %d (%q): %v, want it sent and failed", i+1, client, err)
+				}
 			}
+			if _, err := o.callAs(t, "carol", "fake-good", "hi"); !errors.Is(err, ErrCoolingDown) {
+				t.Errorf("carol after %v failed: %v, want the breaker open for all", c.calls, err)
+			}
+		})
+	}
+}
+
+// A rest for one client ends only with its cooldown and that client's
+// probe: another client's answered calls leave it as it is, and once it is
+// over it is forgotten, so another client's failure does not rest the model
+// for all on its account.
+func TestARestForOneClientRunsItsCourse(t *testing.T) {
+	t.Parallel()
+	t.Run("others answered meanwhile", func(t *testing.T) {
+		t.Parallel()
+		o := newOneProvider(t, "chat", "", quiet())
+		o.fake.SetReply(poisoned(fakemodel.Reply{Status: http.StatusTooManyRequests}))
+		for range testPolicy.CooldownAfter {
+			o.callAs(t, "mallory", "fake-good", "poison")
 		}
-		if _, err := o.callAs(t, "carol", "fake-good", "hi"); !errors.Is(err, ErrCoolingDown) {
-			t.Errorf("carol after alice's and bob's failures: %v, want the breaker open for all", err)
+		if out, err := o.callAs(t, "alice", "fake-good", "hi"); err != nil {
+			t.Fatalf("alice: %q, %v; want her call answered", out.Content, err)
+		}
+		sent := len(o.fake.Requests())
+		if _, err := o.callAs(t, "mallory", "fake-good", "poison"); !errors.Is(err, ErrCoolingDown) {
+			t.Errorf("mallory after alice was answered: %v, want still resting", err)
+		}
+		if n := len(o.fake.Requests()) - sent; n != 0 {
+			t.Errorf("mallory's rest let %d of its requests through", n)
 		}
 	})
-	t.Run("another client's failure while it rests for one", func(t *testing.T) {
+	t.Run("over and forgotten", func(t *testing.T) {
 		t.Parallel()
 		o := newOneProvider(t, "chat", "", quiet())
 		o.fake.SetReply(poisoned(fakemodel.Reply{Status: http.StatusInternalServerError}))
 		for range testPolicy.CooldownAfter {
-			o.callAs(t, "alice", "fake-good", "poison")
+			o.callAs(t, "mallory", "fake-good", "poison")
 		}
+		o.clock.advance(10 * testPolicy.Cooldown) // mallory never calls again
 		if _, err := o.callAs(t, "bob", "fake-good", "poison"); err == nil || errors.Is(err, ErrCoolingDown) {
-			t.Fatalf("bob's call, the breaker open for alice alone: %v, want it sent and failed", err)
+			t.Fatalf("bob's call: %v, want it sent and failed", err)
 		}
-		if _, err := o.callAs(t, "carol", "fake-good", "hi"); !errors.Is(err, ErrCoolingDown) {
-			t.Errorf("carol after alice's and bob's failures: %v, want the breaker open for all", err)
+		if out, err := o.callAs(t, "carol", "fake-good", "hi"); err != nil {
+			t.Errorf("carol after one failure of bob's: %q, %v; want her call answered", out.Content, err)
 		}
-	})
-	t.Run("without tokens every caller is one client", func(t *testing.T) {
-		t.Parallel()
-		o := newOneProvider(t, "chat", "", quiet())
-		o.fake.SetReply(poisoned(fakemodel.Reply{Status: http.StatusInternalServerError}))
-		for range testPolicy.CooldownAfter {
-			o.callAs(t, "", "fake-good", "poison")
-		}
-		if _, err := o.callAs(t, "", "fake-good", "hi"); !errors.Is(err, ErrCoolingDown) {
-			t.Errorf("a call after %d failed ones: %v, want the breaker open", testPolicy.CooldownAfter, err)
+		if out, err := o.callAs(t, "mallory", "fake-good", "hi"); err != nil {
+			t.Errorf("mallory long after its rest: %q, %v; want its call answered", out.Content, err)
 		}
 	})
+}
+
+// A failed probe rests the model again for its own client alone: a client
+// that sent a failing call the moment each rest ended, and so was its
+// probe, kept a model that had recovered away from everyone.
+func TestAFailedProbeRestsItsOwnClient(t *testing.T) {
+	t.Parallel()
+	o := newOneProvider(t, "chat", "", quiet())
+	o.fake.SetReply(poisoned(fakemodel.Reply{Status: http.StatusInternalServerError}))
+	for _, client := range []string{"alice", "mallory", "alice"} { // a real blip: it rests for all
+		o.callAs(t, client, "fake-good", "poison")
+	}
+	if _, err := o.callAs(t, "carol", "fake-good", "hi"); !errors.Is(err, ErrCoolingDown) {
+		t.Fatalf("carol during the blip: %v, want the model resting for all", err)
+	}
+	for round := range 3 {
+		o.clock.advance(testPolicy.Cooldown)
+		if _, err := o.callAs(t, "mallory", "fake-good", "poison"); err == nil || errors.Is(err, ErrCoolingDown) {
+			t.Fatalf("round %d: mallory's probe: %v, want it sent and failed", round, err)
+		}
+		if out, err := o.callAs(t, "alice", "fake-good", "hi"); err != nil {
+			t.Errorf("round %d: alice after mallory's failed probe: %q, %v; want her call answered", round,
+				out.Content, err)
+		}
+	}
+}
+
+// A rest for one client is counted apart from one for all, and becomes one
+// when another client's call fails: the open gauge moves from one label to
+// the other, and the widening counts as an opening.
+func TestARestForOneClientIsCountedApart(t *testing.T) {
+	t.Parallel()
+	reader := sdkmetric.NewManualReader()
+	in := telemetry.NewInstrumentsOn(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("test"))
+	o := newOneProvider(t, "chat", "", observers{slog.New(slog.DiscardHandler), in})
+	o.fake.SetReply(poisoned(fakemodel.Reply{Status: http.StatusInternalServerError}))
+	for range testPolicy.CooldownAfter {
+		o.callAs(t, "mallory", "fake-good", "poison")
+	}
+	want := map[string]int64{"zen.breaker.opened openai model client": 1, "zen.breaker.open openai model client": 1}
+	if diff := cmp.Diff(want, breakerSeries(t, reader)); diff != "" {
+		t.Errorf("resting for mallory (-want +got):\n%s", diff)
+	}
+	o.callAs(t, "bob", "fake-good", "poison")
+	want = map[string]int64{
+		"zen.breaker.opened openai model client": 1, "zen.breaker.open openai model client": 0,
+		"zen.breaker.opened openai model all": 1, "zen.breaker.open openai model all": 1,
+	}
+	if diff := cmp.Diff(want, breakerSeries(t, reader)); diff != "" {
+		t.Errorf("widened by bob's failure (-want +got):\n%s", diff)
+	}
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // breakerSeries reads the breaker instruments from reader as
-// "metric provider scope" -> value.
+// "metric provider scope for" -> value.
 func breakerSeries(t *testing.T, reader sdkmetric.Reader) map[string]int64 {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
@@ -34,7 +34,8 @@ func breakerSeries(t *testing.T, reader sdkmetric.Reader) map[string]int64 {
 			for _, dp := range sum.DataPoints {
 				p, _ := dp.Attributes.Value("provider")
 				s, _ := dp.Attributes.Value("scope")
-				out[m.Name+" "+p.AsString()+" "+s.AsString()] = dp.Value
+				f, _ := dp.Attributes.Value("for")
+				out[m.Name+" "+p.AsString()+" "+s.AsString()+" "+f.AsString()] = dp.Value
 			}
 		}
 	}
@@ -70,8 +71,8 @@ func TestABreakerOpeningIsALogLineAndAMetric(t *testing.T) {
 		_, _ = o.call(t, "fake-broken", "chat")
 	}
 	want := map[string]int64{
-		"zen.breaker.opened openai model": 1,
-		"zen.breaker.open openai model":   1,
+		"zen.breaker.opened openai model all": 1,
+		"zen.breaker.open openai model all":   1,
 	}
 	if diff := cmp.Diff(want, breakerSeries(t, reader)); diff != "" {
 		t.Errorf("after fake-broken's breaker opened (-want +got):\n%s", diff)
@@ -95,10 +96,10 @@ func TestABreakerOpeningIsALogLineAndAMetric(t *testing.T) {
 		_, _ = o.call(t, "fake-good", "chat")
 	}
 	want = map[string]int64{
-		"zen.breaker.opened openai model":    1,
-		"zen.breaker.open openai model":      0,
-		"zen.breaker.opened openai provider": 1,
-		"zen.breaker.open openai provider":   1,
+		"zen.breaker.opened openai model all":    1,
+		"zen.breaker.open openai model all":      0,
+		"zen.breaker.opened openai provider all": 1,
+		"zen.breaker.open openai provider all":   1,
 	}
 	if diff := cmp.Diff(want, breakerSeries(t, reader)); diff != "" {
 		t.Errorf("after the model recovered and the provider refused the key (-want +got):\n%s", diff)

@@ -97,14 +97,14 @@ func (s *Store) Get(_ context.Context, id string, now time.Time) (*memory.Thread
 	return clone(t), nil
 }
 
-func (s *Store) Weigh(_ context.Context, id string, now time.Time) (int64, error) {
+func (s *Store) Weigh(_ context.Context, id string, now time.Time) (int64, string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.threads[id]
 	if !ok || !now.Before(t.ExpiresAt) {
-		return 0, memory.ErrNotFound
+		return 0, "", memory.ErrNotFound
 	}
-	return t.Weight, nil
+	return t.Weight, t.ClientID, nil
 }
 
 // drop forgets a thread, its exchange ids and its files.

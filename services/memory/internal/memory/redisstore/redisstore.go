@@ -5,7 +5,8 @@
 //
 //	zen:{<thread id>}:meta       hash: meta (JSON of the thread without
 //	                             turns), client, updated_ns, expires_ms,
-//	                             files_ms
+//	                             files_ms, weight (memory.MaxThreadWeight;
+//	                             none before weights were kept)
 //	zen:{<thread id>}:turns      list: one JSON turn per element, gzip'd
 //	                             when compression is on and it is large
 //	zen:{<thread id>}:files      set: sha256 of every file the turns use
@@ -233,18 +234,19 @@ func (s *Store) get(ctx context.Context, id string, now time.Time) (*memory.Thre
 	return t, nil
 }
 
-func (s *Store) Weigh(ctx context.Context, id string, now time.Time) (int64, error) {
-	h, err := s.rdb.HMGet(ctx, s.metaKey(id), "expires_ms", "weight").Result()
+func (s *Store) Weigh(ctx context.Context, id string, now time.Time) (int64, string, error) {
+	h, err := s.rdb.HMGet(ctx, s.metaKey(id), "expires_ms", "weight", "client").Result()
 	if err != nil {
-		return 0, failure(err)
+		return 0, "", failure(err)
 	}
 	expires, _ := h[0].(string)
 	if ms, err := strconv.ParseInt(expires, 10, 64); err != nil || ms <= now.UnixMilli() {
-		return 0, memory.ErrNotFound
+		return 0, "", memory.ErrNotFound
 	}
 	weight, _ := h[1].(string)
 	n, _ := strconv.ParseInt(weight, 10, 64) // none before weights were kept
-	return n, nil
+	client, _ := h[2].(string)
+	return n, client, nil
 }
 
 // readFrom reads, in one transaction, the thread's head and its turns

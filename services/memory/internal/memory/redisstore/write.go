@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -44,7 +43,7 @@ func (s *Store) encodeTurns(args []any, turns []memory.Turn) ([]any, error) {
 }
 
 func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
-	m, err := json.Marshal(meta{ID: t.ID, ParentID: t.ParentID, ToolName: t.ToolName, ClientID: t.ClientID,
+	m, err := memory.Encode(meta{ID: t.ID, ParentID: t.ParentID, ToolName: t.ToolName, ClientID: t.ClientID,
 		CreatedAt: t.CreatedAt, InitialContext: t.InitialContext, Rev: memory.NewRevision()})
 	if err != nil {
 		return fmt.Errorf("encode thread %s: %w", t.ID, err)

@@ -61,26 +61,27 @@ func (s *Store) get(ctx context.Context, id string, now time.Time) (*memory.Thre
 	})
 }
 
-// weigh reads a live thread's weight.
-const weigh = `SELECT weight FROM threads WHERE id = ? AND expires_at > ?`
+// weigh reads a live thread's weight and client.
+const weigh = `SELECT weight, client_id FROM threads WHERE id = ? AND expires_at > ?`
 
-func (s *Store) Weigh(ctx context.Context, id string, now time.Time) (int64, error) {
+func (s *Store) Weigh(ctx context.Context, id string, now time.Time) (int64, string, error) {
 	release, err := s.reads.take(ctx)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer release()
 	ctx = statementContext(ctx)
 	st, err := s.reads.get(ctx, weigh)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	var weight int64
-	err = st.QueryRowContext(ctx, id, nanos(now)).Scan(&weight)
+	var client string
+	err = st.QueryRowContext(ctx, id, nanos(now)).Scan(&weight, &client)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, memory.ErrNotFound
+		return 0, "", memory.ErrNotFound
 	}
-	return weight, describe(err)
+	return weight, client, describe(err)
 }
 
 // getOnWriter is Get on the writer's connection, which the caller has

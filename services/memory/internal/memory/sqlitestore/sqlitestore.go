@@ -20,7 +20,6 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -240,7 +239,7 @@ func exec(ctx context.Context, st *sql.Stmt, args ...any) (sql.Result, error) {
 }
 
 func (s *Store) insert(ctx context.Context, t *memory.Thread, replace bool) error {
-	initial, err := json.Marshal(t.InitialContext)
+	initial, err := memory.Encode(t.InitialContext)
 	if err != nil {
 		return fmt.Errorf("encode initial context: %w", err)
 	}
