@@ -39,6 +39,7 @@ type breaker struct {
 	failures  int       // consecutive failed calls
 	openUntil time.Time // zero while closed
 	probing   bool      // the probe is out
+	probeAt   time.Time // since when
 	reason    string    // why it opened, safe to show to any client
 	// A provider's breaker also counts timeouts in a row: on one model they
 	// are that model's, on more than one the provider's.
@@ -117,19 +118,21 @@ func (b *breakers) admit(now time.Time, providerName, model, client string) (pas
 	defer b.mu.Unlock()
 	key := modelKey{providerName, model}
 	pb, mb := b.providers[providerName], b.models[key]
-	if err := held(now, pb, providerName, client); err != nil {
+	if err := held(now, b.cooldown, pb, providerName, client); err != nil {
 		return pass{}, err
 	}
-	if err := held(now, mb, providerName+"'s "+model, client); err != nil {
+	if err := held(now, b.cooldown, mb, providerName+"'s "+model, client); err != nil {
 		return pass{}, err
 	}
-	return pass{key: key, client: client, probeProvider: claimProbe(pb, client),
-		probeModel: claimProbe(mb, client)}, nil
+	return pass{key: key, client: client, probeProvider: claimProbe(now, pb, client),
+		probeModel: claimProbe(now, mb, client)}, nil
 }
 
 // held reports a breaker that is open for client, or half-open with its
-// probe out.
-func held(now time.Time, br *breaker, who, client string) error {
+// probe out for less than hold: a probe that stalled (one client's request
+// the provider is slow on) held every client back for as long as it ran.
+// Past hold, the others' calls go through, none of them a probe.
+func held(now time.Time, hold time.Duration, br *breaker, who, client string) error {
 	if br == nil || !br.open() || !br.holds(client) {
 		return nil
 	}
@@ -141,19 +144,19 @@ func held(now time.Time, br *breaker, who, client string) error {
 		return fmt.Errorf("%s is %w (%s%s; for %s more)", who, ErrCoolingDown, br.reason, whose,
 			br.openUntil.Sub(now).Round(time.Second))
 	}
-	if br.probing {
+	if br.probing && now.Sub(br.probeAt) < hold {
 		return fmt.Errorf("%s is %w (%s%s; a call is testing it now)", who, ErrCoolingDown, br.reason, whose)
 	}
 	return nil
 }
 
 // claimProbe makes client's call the probe of a half-open breaker that
-// holds it back.
-func claimProbe(br *breaker, client string) bool {
-	if br == nil || !br.open() || !br.holds(client) {
+// holds it back and has none out.
+func claimProbe(now time.Time, br *breaker, client string) bool {
+	if br == nil || !br.open() || !br.holds(client) || br.probing {
 		return false
 	}
-	br.probing = true
+	br.probing, br.probeAt = true, now
 	return true
 }
 

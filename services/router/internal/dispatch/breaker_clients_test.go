@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -21,11 +22,17 @@ import (
 // callAs is call by client, whose prompt is prompt.
 func (o *oneProvider) callAs(t *testing.T, client, model, prompt string) (Outcome, error) {
 	t.Helper()
+	return o.callWithin(t, context.Background(), client, model, prompt)
+}
+
+// callWithin is callAs within ctx.
+func (o *oneProvider) callWithin(t *testing.T, ctx context.Context, client, model, prompt string) (Outcome, error) {
+	t.Helper()
 	e, _, err := o.reg.Resolve(model, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return o.d.Generate(auth.WithClient(context.Background(), client), e, func(e routing.Entry) provider.Request {
+	return o.d.Generate(auth.WithClient(ctx, client), e, func(e routing.Entry) provider.Request {
 		return provider.Request{Model: e.Name, Stream: true, Messages: []provider.Message{{Role: "user",
 			Content: prompt}}}
 	}, nil)
@@ -205,5 +212,47 @@ func TestARestForOneClientIsCountedApart(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, breakerSeries(t, reader)); diff != "" {
 		t.Errorf("widened by bob's failure (-want +got):\n%s", diff)
+	}
+}
+
+// A probe holds the other calls back for a cooldown at most: one client's
+// probe that stalled (a request the provider is slow on) held every client
+// for as long as it ran, up to the idle timeout and the deadline.
+func TestAStalledProbeHoldsTheOthersBackForACooldownAtMost(t *testing.T) {
+	t.Parallel()
+	o := newOneProvider(t, "chat", "", quiet())
+	o.fake.SetReply(poisoned(fakemodel.Reply{Status: http.StatusInternalServerError}))
+	for _, client := range []string{"alice", "mallory", "alice"} { // rests for all
+		o.callAs(t, client, "fake-good", "poison")
+	}
+	o.clock.advance(testPolicy.Cooldown)
+	arrived := make(chan struct{})
+	var once sync.Once
+	stall := poisoned(fakemodel.Reply{Stall: true})
+	o.fake.SetReply(func(r fakemodel.Request) fakemodel.Reply {
+		reply := stall(r)
+		if reply.Stall {
+			once.Do(func() { close(arrived) })
+		}
+		return reply
+	})
+	probing, stop := context.WithCancel(context.Background())
+	defer stop()
+	probed := make(chan error, 1)
+	go func() {
+		_, err := o.callWithin(t, probing, "mallory", "fake-good", "poison") // the probe, stalled
+		probed <- err
+	}()
+	<-arrived
+	if _, err := o.callAs(t, "alice", "fake-good", "hi"); !errors.Is(err, ErrCoolingDown) {
+		t.Errorf("alice while the probe is out: %v, want held back", err)
+	}
+	o.clock.advance(testPolicy.Cooldown)
+	if out, err := o.callAs(t, "alice", "fake-good", "hi"); err != nil {
+		t.Errorf("alice a cooldown into the probe: %q, %v; want her call answered", out.Content, err)
+	}
+	stop()
+	if err := <-probed; err == nil {
+		t.Error("the stalled probe succeeded")
 	}
 }
