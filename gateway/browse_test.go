@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -37,6 +38,8 @@ type fakeMemory struct {
 	mu      sync.Mutex
 	threads []*memoryv1.Thread
 	lists   int // ListThreads calls
+	// fullReads counts the GetThread calls that asked for the turns.
+	fullReads int
 }
 
 func (f *fakeMemory) ListThreads(_ context.Context,
@@ -107,9 +110,17 @@ func (f *fakeMemory) GetThread(_ context.Context, req *memoryv1.GetThreadRequest
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, t := range f.threads {
-		if t.GetThreadId() == req.GetThreadId() {
-			return &memoryv1.GetThreadResponse{Thread: t, LastModel: "model-b"}, nil
+		if t.GetThreadId() != req.GetThreadId() {
+			continue
 		}
+		n := int32(len(t.GetTurns()))
+		if req.GetView() == memoryv1.ThreadView_THREAD_VIEW_BASIC {
+			head := proto.CloneOf(t)
+			head.Turns = nil
+			return &memoryv1.GetThreadResponse{Thread: head, TurnCount: n}, nil
+		}
+		f.fullReads++
+		return &memoryv1.GetThreadResponse{Thread: t, LastModel: "model-b", TurnCount: n}, nil
 	}
 	return nil, status.Errorf(codes.NotFound, "thread %s was not found or has expired", req.GetThreadId())
 }

@@ -72,7 +72,9 @@ func TestBrowsePagesFromTheLastRow(t *testing.T) {
 }
 
 // TestThreadSummaryForPolling: the summary the page polls changes when
-// the thread gets a turn, and names a missing thread as the view does.
+// the thread gets a turn, and names a missing thread as the view does. It
+// reads none of the turns: every 2 s for each open thread, it read the
+// whole thread from memory.
 func TestThreadSummaryForPolling(t *testing.T) {
 	t.Parallel()
 	th := thread("live", "", "chat", 1, &memoryv1.Turn{Role: memoryv1.Role_ROLE_USER, Content: "hello"})
@@ -99,5 +101,8 @@ func TestThreadSummaryForPolling(t *testing.T) {
 	var missing map[string]any
 	if code := getInto(t, h, "/v1/threads/gone/summary", &missing); code != http.StatusNotFound {
 		t.Errorf("the summary of a missing thread: %d %v", code, missing)
+	}
+	if mem.fullReads != 0 {
+		t.Errorf("the summaries read the whole thread %d times, want none", mem.fullReads)
 	}
 }

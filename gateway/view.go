@@ -126,18 +126,20 @@ type threadSummary struct {
 }
 
 // summary answers what changes when a thread does: the thread browser
-// asks it while a thread is open, and reads the whole view again only
-// when it changed (the view looks through the client's threads for
-// branches and answers every turn's text).
+// asks it every 2 s while a thread is open, and reads the whole view again
+// only when it changed (the view looks through the client's threads for
+// branches and answers every turn's text). It asks memory for the
+// thread's basic view, without the turns: it read the whole thread.
 func (p threadPaths) summary(w http.ResponseWriter, r *http.Request) {
-	got, err := p.memory.GetThread(r.Context(), &memoryv1.GetThreadRequest{ThreadId: r.PathValue("thread_id")})
+	got, err := p.memory.GetThread(r.Context(), &memoryv1.GetThreadRequest{ThreadId: r.PathValue("thread_id"),
+		View: memoryv1.ThreadView_THREAD_VIEW_BASIC})
 	if err != nil {
 		writeStatus(w, err)
 		return
 	}
 	t := got.GetThread()
 	writeJSON(w, http.StatusOK, threadSummary{ThreadID: t.GetThreadId(), LastUpdatedAt: t.GetLastUpdatedAt().AsTime(),
-		TurnCount: int32(len(t.GetTurns()))})
+		TurnCount: got.GetTurnCount()})
 }
 
 // turns are the thread's turns as the page shows them, and its files,

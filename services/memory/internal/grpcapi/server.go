@@ -54,6 +54,13 @@ func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) 
 		return nil, s.toStatus(ctx, "get thread", err)
 	}
 	defer release()
+	if req.GetView() == memoryv1.ThreadView_THREAD_VIEW_BASIC {
+		t, n, err := s.svc.Head(ctx, req.GetThreadId(), auth.Client(ctx))
+		if err != nil {
+			return nil, s.toStatus(ctx, "get thread", err)
+		}
+		return &memoryv1.GetThreadResponse{Thread: toProtoThread(t), TurnCount: int32(n)}, nil
+	}
 	t, err := s.svc.Get(ctx, req.GetThreadId(), auth.Client(ctx))
 	if err != nil {
 		return nil, s.toStatus(ctx, "get thread", err)
@@ -65,7 +72,8 @@ func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) 
 	if err != nil {
 		return nil, s.toStatus(ctx, "get thread", err)
 	}
-	return &memoryv1.GetThreadResponse{Thread: toProtoThread(t), LastModel: model}, nil
+	return &memoryv1.GetThreadResponse{Thread: toProtoThread(t), LastModel: model, TurnCount: int32(len(t.Turns))},
+		nil
 }
 
 func (s *Server) AppendTurns(ctx context.Context, req *memoryv1.AppendTurnsRequest) (*memoryv1.AppendTurnsResponse, error) {

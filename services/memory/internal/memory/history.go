@@ -148,18 +148,33 @@ func (s *Service) selectFiles(ctx context.Context, sel *Selection, turns []Turn,
 	return nil
 }
 
-// tokensOf is what text costs in the encoding: the count stored with the
-// text, else the estimate, which errs high. Turns imported, or written for
-// another encoding than the one counted (countedEncodings), carry none, and
-// counting them in every selection that read them cost a read of 30 MB of
-// imported text 1.35 s, every continued call; counting them at the import
-// let a client keep both cores busy with imports it left. The estimate is
-// computed from the text's length: the same figure as a stored one, never
-// stale, and no map to look in (a selection charges every turn, and under
-// load each turn's map was a miss in the CPU's caches).
+// countOnRead is the longest text without a stored count that a
+// selection counts (two milliseconds at worst: the slowest text counts at
+// 4 MB/s); a longer one is charged a token a byte, which no text takes
+// more of.
+const countOnRead = 8 << 10
+
+// tokensOf is what text costs in the encoding. For a BPE encoding that is
+// the count stored with the text, else (turns imported, or counted for
+// another encoding than countedEncodings) a count made now of a short
+// text, and a bound for a long one: counting them in every selection cost
+// a read of 30 MB of imported text 1.35 s, every continued call, counting
+// them at the import let a client keep both cores busy with imports it
+// hung up on, and the estimate counts hex, base64 or CJK text at half of
+// what it takes, which would overrun the model's window. The estimate, for
+// other models, is computed from the text's length: the same figure as a
+// stored one, never stale, and no map to look in (a selection charges
+// every turn, and under load each turn's map was a miss in the CPU's
+// caches).
 func tokensOf(counts map[string]int64, encoding, text string) int64 {
-	if n, ok := counts[encoding]; ok && encoding != tokens.EstimateEncoding {
+	if encoding == tokens.EstimateEncoding {
+		return tokens.Estimate(text)
+	}
+	if n, ok := counts[encoding]; ok {
 		return n
 	}
-	return tokens.Estimate(text)
+	if len(text) > countOnRead {
+		return int64(len(text))
+	}
+	return tokens.Count(encoding, text)
 }

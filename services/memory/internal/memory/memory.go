@@ -139,6 +139,9 @@ type Store interface {
 	// context, and the maps and slices inside a turn, may be shared, and
 	// are read only).
 	Get(ctx context.Context, id string, now time.Time) (*Thread, error)
+	// Head returns the thread without its turns, and how many it has,
+	// without reading them; ErrNotFound as Get.
+	Head(ctx context.Context, id string, now time.Time) (*Thread, int, error)
 	// Weigh returns what the thread weighs (Thread.Weight) and whose it
 	// is, without reading its turns, or ErrNotFound when it is absent or
 	// has expired by now.

@@ -123,6 +123,22 @@ func (s *Service) Get(ctx context.Context, id, clientID string) (*Thread, error)
 	return t, nil
 }
 
+// Head returns a live thread the client may read, without its turns, and
+// how many it has; not found as Get.
+func (s *Service) Head(ctx context.Context, id, clientID string) (*Thread, int, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, 0, ErrNotFound
+	}
+	t, n, err := s.store.Head(ctx, id, s.now())
+	if err != nil {
+		return nil, 0, err
+	}
+	if t.ClientID != clientID {
+		return nil, 0, ErrNotFound
+	}
+	return t, n, nil
+}
+
 // MaxExchangeIDBytes bounds an exchange id: the edge sends a UUID.
 const MaxExchangeIDBytes = 128
 
@@ -171,9 +187,9 @@ func (s *Service) Warnings() []string {
 }
 
 // countedEncodings are counted when text is written: the encoding most
-// OpenAI models use. Others are counted when a selection needs them; the
-// estimate, for every other model, a selection reads from the text's
-// length (tokensOf), so it is not stored.
+// OpenAI models use. A selection for another encoding counts short texts
+// and bounds long ones (tokensOf); the estimate, for every other model, it
+// reads from the text's length, so it is not stored.
 var countedEncodings = []string{tokens.O200k}
 
 func tokenCounts(text string) map[string]int64 {

@@ -38,9 +38,12 @@ type breaker struct {
 
 	failures  int       // consecutive failed calls
 	openUntil time.Time // zero while closed
-	probing   bool      // the probe is out
-	probeAt   time.Time // since when
-	reason    string    // why it opened, safe to show to any client
+	// probers are the clients whose probe is out: a half-open breaker
+	// lets one call of each client through, so that one client's probe,
+	// stalled or ending in its own refusal and claimed again, holds back
+	// no other client (it held all of them, for as long as it went on).
+	probers map[string]bool
+	reason  string // why it opened, safe to show to any client
 	// A provider's breaker also counts timeouts in a row: on one model they
 	// are that model's, on more than one the provider's.
 	slowCalls  int
@@ -118,21 +121,19 @@ func (b *breakers) admit(now time.Time, providerName, model, client string) (pas
 	defer b.mu.Unlock()
 	key := modelKey{providerName, model}
 	pb, mb := b.providers[providerName], b.models[key]
-	if err := held(now, b.cooldown, pb, providerName, client); err != nil {
+	if err := held(now, pb, providerName, client); err != nil {
 		return pass{}, err
 	}
-	if err := held(now, b.cooldown, mb, providerName+"'s "+model, client); err != nil {
+	if err := held(now, mb, providerName+"'s "+model, client); err != nil {
 		return pass{}, err
 	}
-	return pass{key: key, client: client, probeProvider: claimProbe(now, pb, client),
-		probeModel: claimProbe(now, mb, client)}, nil
+	return pass{key: key, client: client, probeProvider: claimProbe(pb, client),
+		probeModel: claimProbe(mb, client)}, nil
 }
 
-// held reports a breaker that is open for client, or half-open with its
-// probe out for less than hold: a probe that stalled (one client's request
-// the provider is slow on) held every client back for as long as it ran.
-// Past hold, the others' calls go through, none of them a probe.
-func held(now time.Time, hold time.Duration, br *breaker, who, client string) error {
+// held reports a breaker that is open for client, or half-open with
+// client's probe out.
+func held(now time.Time, br *breaker, who, client string) error {
 	if br == nil || !br.open() || !br.holds(client) {
 		return nil
 	}
@@ -144,19 +145,23 @@ func held(now time.Time, hold time.Duration, br *breaker, who, client string) er
 		return fmt.Errorf("%s is %w (%s%s; for %s more)", who, ErrCoolingDown, br.reason, whose,
 			br.openUntil.Sub(now).Round(time.Second))
 	}
-	if br.probing && now.Sub(br.probeAt) < hold {
-		return fmt.Errorf("%s is %w (%s%s; a call is testing it now)", who, ErrCoolingDown, br.reason, whose)
+	if br.probers[client] {
+		return fmt.Errorf("%s is %w (%s%s; a call of this client's is testing it now)", who, ErrCoolingDown,
+			br.reason, whose)
 	}
 	return nil
 }
 
-// claimProbe makes client's call the probe of a half-open breaker that
-// holds it back and has none out.
-func claimProbe(now time.Time, br *breaker, client string) bool {
-	if br == nil || !br.open() || !br.holds(client) || br.probing {
+// claimProbe makes client's call its probe of a half-open breaker that
+// holds it back.
+func claimProbe(br *breaker, client string) bool {
+	if br == nil || !br.open() || !br.holds(client) || br.probers[client] {
 		return false
 	}
-	br.probing, br.probeAt = true, now
+	if br.probers == nil {
+		br.probers = map[string]bool{}
+	}
+	br.probers[client] = true
 	return true
 }
 
@@ -206,7 +211,7 @@ func (b *breakers) settle(ctx context.Context, now time.Time, p pass, err error)
 	switch judge(err) {
 	case neutral:
 		if p.probeProvider {
-			pb.probing = false
+			delete(pb.probers, p.client)
 		}
 		b.releaseModel(p)
 	case answered:
@@ -228,9 +233,12 @@ func (b *breakers) settle(ctx context.Context, now time.Time, p pass, err error)
 // a row reach the limit on more than one model, or its probe times out.
 func (b *breakers) slow(ctx context.Context, now time.Time, pb *breaker, p pass, err error) {
 	if pb.open() && !pb.holds(p.client) {
-		return // a timeout is no sign that another client's failures were the provider's
+		if now.Before(pb.openUntil) || len(pb.probers) > 0 {
+			return // a timeout is no sign that another client's failures were the provider's
+		}
+		b.close(ctx, pb) // that client's rest is over: this timeout begins a new run
 	}
-	probe := p.probeProvider && pb.probing
+	probe := p.probeProvider && pb.probers[p.client]
 	if pb.open() && !probe {
 		return
 	}
@@ -255,7 +263,7 @@ func (b *breakers) fail(ctx context.Context, now time.Time, br *breaker, probe b
 	if br == nil || b.restsAnother(ctx, now, br, client, err) {
 		return
 	}
-	probe = probe && br.probing
+	probe = probe && br.probers[client]
 	if br.open() && !probe {
 		return
 	}
@@ -308,7 +316,7 @@ func (b *breakers) closeModel(ctx context.Context, key modelKey, client string) 
 
 func (b *breakers) releaseModel(p pass) {
 	if mb := b.models[p.key]; mb != nil && p.probeModel {
-		mb.probing = false
+		delete(mb.probers, p.client)
 	}
 }
 
@@ -322,7 +330,7 @@ func (b *breakers) model(now time.Time, key modelKey) *breaker {
 	}
 	if len(b.models) >= maxModelBreakers {
 		for k, mb := range b.models {
-			if mb.open() && (now.Before(mb.openUntil) || mb.probing) {
+			if mb.open() && (now.Before(mb.openUntil) || len(mb.probers) > 0) {
 				continue
 			}
 			if mb.open() {

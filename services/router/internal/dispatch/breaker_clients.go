@@ -57,7 +57,7 @@ func (b *breakers) restsAnother(ctx context.Context, now time.Time, br *breaker,
 	case now.Before(br.openUntil):
 		b.widen(ctx, now, br, err)
 		return true
-	case br.probing:
+	case len(br.probers) > 0:
 		return true
 	}
 	b.close(ctx, br)

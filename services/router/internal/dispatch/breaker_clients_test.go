@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/zenmcp/zen/services/platform/telemetry"
@@ -215,10 +216,11 @@ func TestARestForOneClientIsCountedApart(t *testing.T) {
 	}
 }
 
-// A probe holds the other calls back for a cooldown at most: one client's
-// probe that stalled (a request the provider is slow on) held every client
-// for as long as it ran, up to the idle timeout and the deadline.
-func TestAStalledProbeHoldsTheOthersBackForACooldownAtMost(t *testing.T) {
+// A half-open breaker lets one probe of each client through: one client's
+// probe that stalled (a request the provider is slow on), or that ended in
+// its own refusal and was claimed again at once, held every client back
+// for as long as it went on.
+func TestAProbeHoldsBackOnlyItsOwnClient(t *testing.T) {
 	t.Parallel()
 	o := newOneProvider(t, "chat", "", quiet())
 	o.fake.SetReply(poisoned(fakemodel.Reply{Status: http.StatusInternalServerError}))
@@ -244,15 +246,69 @@ func TestAStalledProbeHoldsTheOthersBackForACooldownAtMost(t *testing.T) {
 		probed <- err
 	}()
 	<-arrived
-	if _, err := o.callAs(t, "alice", "fake-good", "hi"); !errors.Is(err, ErrCoolingDown) {
-		t.Errorf("alice while the probe is out: %v, want held back", err)
+	if _, err := o.callAs(t, "mallory", "fake-good", "hi"); !errors.Is(err, ErrCoolingDown) {
+		t.Errorf("mallory's second call while its probe is out: %v, want held back", err)
 	}
-	o.clock.advance(testPolicy.Cooldown)
 	if out, err := o.callAs(t, "alice", "fake-good", "hi"); err != nil {
-		t.Errorf("alice a cooldown into the probe: %q, %v; want her call answered", out.Content, err)
+		t.Errorf("alice while mallory's probe is out: %q, %v; want her call answered", out.Content, err)
 	}
 	stop()
 	if err := <-probed; err == nil {
 		t.Error("the stalled probe succeeded")
+	}
+}
+
+// A probe that ends in its own refusal (a 413) could be its client's
+// again at once: with one probe for the breaker, mallory looping such
+// calls held alice for as long as it went on. Alice's own probe goes
+// through, and her answer closes the breaker.
+func TestARefusedProbeHoldsNoOtherClient(t *testing.T) {
+	t.Parallel()
+	o := newOneProvider(t, "chat", "", quiet())
+	o.fake.SetReply(poisoned(fakemodel.Reply{Status: http.StatusInternalServerError}))
+	for _, client := range []string{"alice", "mallory", "alice"} { // rests for all
+		o.callAs(t, client, "fake-good", "poison")
+	}
+	o.clock.advance(testPolicy.Cooldown)
+	admitted, err := o.d.health.admit(o.clock.now(), "openai", "fake-good", "mallory")
+	if err != nil || !admitted.probeModel {
+		t.Fatalf("mallory's call: %+v, %v; want it the probe", admitted, err)
+	}
+	if out, err := o.callAs(t, "alice", "fake-good", "hi"); err != nil {
+		t.Errorf("alice while mallory's probe is out: %q, %v; want her call answered", out.Content, err)
+	}
+	o.d.health.settle(context.Background(), o.clock.now(), admitted, &provider.Error{Status: 413,
+		Fault: provider.FaultRequest})
+	if again, err := o.d.health.admit(o.clock.now(), "openai", "fake-good", "mallory"); err != nil || again.probeModel {
+		t.Errorf("mallory's next call: %+v, %v; want it admitted, the breaker closed by alice's answer", again, err)
+	}
+}
+
+// A provider's rest for one client, over and unprobed, is forgotten when
+// another client's call times out, as when it fails: that client never
+// coming back left the provider's timeouts uncounted for everyone else.
+func TestTimeoutsCountOnceARestForOneClientIsOver(t *testing.T) {
+	t.Parallel()
+	o := newOneProvider(t, "chat", "", quiet())
+	h, ctx := o.d.health, context.Background()
+	timeOut := func(client string, models ...string) {
+		t.Helper()
+		for _, model := range models {
+			p, err := h.admit(o.clock.now(), "openai", model, client)
+			if err != nil {
+				t.Fatalf("%s's call to %s: %v", client, model, err)
+			}
+			h.settle(ctx, o.clock.now(), p, context.DeadlineExceeded)
+		}
+	}
+	timeOut("mallory", "fake-good", "fake-broken", "fake-good") // the provider rests for mallory
+	if _, err := h.admit(o.clock.now(), "openai", "fake-broken", "mallory"); !errors.Is(err, ErrCoolingDown) {
+		t.Fatalf("mallory after timeouts on two models: %v, want the provider resting for it", err)
+	}
+	o.clock.advance(time.Hour)
+	timeOut("alice", "fake-broken", "fake-good", "fake-broken")
+	_, err := h.admit(o.clock.now(), "openai", "fake-good", "alice")
+	if !errors.Is(err, ErrCoolingDown) || !strings.HasPrefix(err.Error(), "openai is") {
+		t.Errorf("alice after timeouts on two models: %v, want the provider resting for her", err)
 	}
 }

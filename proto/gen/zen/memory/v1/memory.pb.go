@@ -74,6 +74,61 @@ func (Role) EnumDescriptor() ([]byte, []int) {
 	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{0}
 }
 
+// ThreadView is how much of a thread GetThread answers (AIP-157).
+type ThreadView int32
+
+const (
+	// THREAD_VIEW_UNSPECIFIED is THREAD_VIEW_FULL.
+	ThreadView_THREAD_VIEW_UNSPECIFIED ThreadView = 0
+	// THREAD_VIEW_BASIC is the thread without its turns (and without
+	// last_model, which is read from them): what a page that polls for
+	// changes needs, at the cost of a thread's row, not of its turns.
+	ThreadView_THREAD_VIEW_BASIC ThreadView = 1
+	// THREAD_VIEW_FULL is the thread with all of its turns.
+	ThreadView_THREAD_VIEW_FULL ThreadView = 2
+)
+
+// Enum value maps for ThreadView.
+var (
+	ThreadView_name = map[int32]string{
+		0: "THREAD_VIEW_UNSPECIFIED",
+		1: "THREAD_VIEW_BASIC",
+		2: "THREAD_VIEW_FULL",
+	}
+	ThreadView_value = map[string]int32{
+		"THREAD_VIEW_UNSPECIFIED": 0,
+		"THREAD_VIEW_BASIC":       1,
+		"THREAD_VIEW_FULL":        2,
+	}
+)
+
+func (x ThreadView) Enum() *ThreadView {
+	p := new(ThreadView)
+	*p = x
+	return p
+}
+
+func (x ThreadView) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ThreadView) Descriptor() protoreflect.EnumDescriptor {
+	return file_zen_memory_v1_memory_proto_enumTypes[1].Descriptor()
+}
+
+func (ThreadView) Type() protoreflect.EnumType {
+	return &file_zen_memory_v1_memory_proto_enumTypes[1]
+}
+
+func (x ThreadView) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ThreadView.Descriptor instead.
+func (ThreadView) EnumDescriptor() ([]byte, []int) {
+	return file_zen_memory_v1_memory_proto_rawDescGZIP(), []int{1}
+}
+
 // FileRef names a file a turn used. Contents travel separately, by hash.
 type FileRef struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -802,6 +857,7 @@ func (x *CreateThreadResponse) GetRemainingTurns() int32 {
 type GetThreadRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ThreadId      string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	View          ThreadView             `protobuf:"varint,3,opt,name=view,proto3,enum=zen.memory.v1.ThreadView" json:"view,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -843,12 +899,22 @@ func (x *GetThreadRequest) GetThreadId() string {
 	return ""
 }
 
+func (x *GetThreadRequest) GetView() ThreadView {
+	if x != nil {
+		return x.View
+	}
+	return ThreadView_THREAD_VIEW_UNSPECIFIED
+}
+
 type GetThreadResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Thread *Thread                `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
 	// last_model is the model of the newest assistant turn in the thread or
-	// its ancestors, which a continuation without a model inherits.
-	LastModel     string `protobuf:"bytes,2,opt,name=last_model,json=lastModel,proto3" json:"last_model,omitempty"`
+	// its ancestors, which a continuation without a model inherits; unset in
+	// the basic view.
+	LastModel string `protobuf:"bytes,2,opt,name=last_model,json=lastModel,proto3" json:"last_model,omitempty"`
+	// turn_count is how many turns the thread holds, in every view.
+	TurnCount     int32 `protobuf:"varint,3,opt,name=turn_count,json=turnCount,proto3" json:"turn_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -895,6 +961,13 @@ func (x *GetThreadResponse) GetLastModel() string {
 		return x.LastModel
 	}
 	return ""
+}
+
+func (x *GetThreadResponse) GetTurnCount() int32 {
+	if x != nil {
+		return x.TurnCount
+	}
+	return 0
 }
 
 type AppendTurnsRequest struct {
@@ -2293,13 +2366,16 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\fmodel_window\x18\a \x01(\v2\x1a.zen.memory.v1.ModelWindowR\vmodelWindowJ\x04\b\x04\x10\x05R\tclient_id\"n\n" +
 	"\x14CreateThreadResponse\x12-\n" +
 	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\x12'\n" +
-	"\x0fremaining_turns\x18\x02 \x01(\x05R\x0eremainingTurns\"@\n" +
+	"\x0fremaining_turns\x18\x02 \x01(\x05R\x0eremainingTurns\"o\n" +
 	"\x10GetThreadRequest\x12\x1b\n" +
-	"\tthread_id\x18\x01 \x01(\tR\bthreadIdJ\x04\b\x02\x10\x03R\tclient_id\"a\n" +
+	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12-\n" +
+	"\x04view\x18\x03 \x01(\x0e2\x19.zen.memory.v1.ThreadViewR\x04viewJ\x04\b\x02\x10\x03R\tclient_id\"\x80\x01\n" +
 	"\x11GetThreadResponse\x12-\n" +
 	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\x12\x1d\n" +
 	"\n" +
-	"last_model\x18\x02 \x01(\tR\tlastModel\"\xa4\x02\n" +
+	"last_model\x18\x02 \x01(\tR\tlastModel\x12\x1d\n" +
+	"\n" +
+	"turn_count\x18\x03 \x01(\x05R\tturnCount\"\xa4\x02\n" +
 	"\x12AppendTurnsRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12)\n" +
 	"\x05turns\x18\x02 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12-\n" +
@@ -2409,7 +2485,12 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\x12\n" +
-	"\x0eROLE_ASSISTANT\x10\x022\xdb\b\n" +
+	"\x0eROLE_ASSISTANT\x10\x02*V\n" +
+	"\n" +
+	"ThreadView\x12\x1b\n" +
+	"\x17THREAD_VIEW_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11THREAD_VIEW_BASIC\x10\x01\x12\x14\n" +
+	"\x10THREAD_VIEW_FULL\x10\x022\xdb\b\n" +
 	"\rMemoryService\x12T\n" +
 	"\vGetSettings\x12!.zen.memory.v1.GetSettingsRequest\x1a\".zen.memory.v1.GetSettingsResponse\x12T\n" +
 	"\vPrepareCall\x12!.zen.memory.v1.PrepareCallRequest\x1a\".zen.memory.v1.PrepareCallResponse\x12W\n" +
@@ -2435,111 +2516,113 @@ func file_zen_memory_v1_memory_proto_rawDescGZIP() []byte {
 	return file_zen_memory_v1_memory_proto_rawDescData
 }
 
-var file_zen_memory_v1_memory_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_zen_memory_v1_memory_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_zen_memory_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_zen_memory_v1_memory_proto_goTypes = []any{
 	(Role)(0),                     // 0: zen.memory.v1.Role
-	(*FileRef)(nil),               // 1: zen.memory.v1.FileRef
-	(*Turn)(nil),                  // 2: zen.memory.v1.Turn
-	(*Thread)(nil),                // 3: zen.memory.v1.Thread
-	(*GetSettingsRequest)(nil),    // 4: zen.memory.v1.GetSettingsRequest
-	(*Limits)(nil),                // 5: zen.memory.v1.Limits
-	(*ModelWindow)(nil),           // 6: zen.memory.v1.ModelWindow
-	(*GetSettingsResponse)(nil),   // 7: zen.memory.v1.GetSettingsResponse
-	(*FileBlob)(nil),              // 8: zen.memory.v1.FileBlob
-	(*CreateThreadRequest)(nil),   // 9: zen.memory.v1.CreateThreadRequest
-	(*CreateThreadResponse)(nil),  // 10: zen.memory.v1.CreateThreadResponse
-	(*GetThreadRequest)(nil),      // 11: zen.memory.v1.GetThreadRequest
-	(*GetThreadResponse)(nil),     // 12: zen.memory.v1.GetThreadResponse
-	(*AppendTurnsRequest)(nil),    // 13: zen.memory.v1.AppendTurnsRequest
-	(*AppendTurnsResponse)(nil),   // 14: zen.memory.v1.AppendTurnsResponse
-	(*PrepareCallRequest)(nil),    // 15: zen.memory.v1.PrepareCallRequest
-	(*History)(nil),               // 16: zen.memory.v1.History
-	(*PrepareCallResponse)(nil),   // 17: zen.memory.v1.PrepareCallResponse
-	(*SelectHistoryRequest)(nil),  // 18: zen.memory.v1.SelectHistoryRequest
-	(*HistoryFile)(nil),           // 19: zen.memory.v1.HistoryFile
-	(*SelectHistoryResponse)(nil), // 20: zen.memory.v1.SelectHistoryResponse
-	(*ThreadSummary)(nil),         // 21: zen.memory.v1.ThreadSummary
-	(*ListThreadsRequest)(nil),    // 22: zen.memory.v1.ListThreadsRequest
-	(*ListThreadsResponse)(nil),   // 23: zen.memory.v1.ListThreadsResponse
-	(*DeleteThreadRequest)(nil),   // 24: zen.memory.v1.DeleteThreadRequest
-	(*DeleteThreadResponse)(nil),  // 25: zen.memory.v1.DeleteThreadResponse
-	(*BranchThreadRequest)(nil),   // 26: zen.memory.v1.BranchThreadRequest
-	(*BranchThreadResponse)(nil),  // 27: zen.memory.v1.BranchThreadResponse
-	(*ExportThreadsRequest)(nil),  // 28: zen.memory.v1.ExportThreadsRequest
-	(*ExportThreadsResponse)(nil), // 29: zen.memory.v1.ExportThreadsResponse
-	(*ImportThreadsRequest)(nil),  // 30: zen.memory.v1.ImportThreadsRequest
-	(*ImportThreadsResponse)(nil), // 31: zen.memory.v1.ImportThreadsResponse
-	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 33: google.protobuf.Struct
+	(ThreadView)(0),               // 1: zen.memory.v1.ThreadView
+	(*FileRef)(nil),               // 2: zen.memory.v1.FileRef
+	(*Turn)(nil),                  // 3: zen.memory.v1.Turn
+	(*Thread)(nil),                // 4: zen.memory.v1.Thread
+	(*GetSettingsRequest)(nil),    // 5: zen.memory.v1.GetSettingsRequest
+	(*Limits)(nil),                // 6: zen.memory.v1.Limits
+	(*ModelWindow)(nil),           // 7: zen.memory.v1.ModelWindow
+	(*GetSettingsResponse)(nil),   // 8: zen.memory.v1.GetSettingsResponse
+	(*FileBlob)(nil),              // 9: zen.memory.v1.FileBlob
+	(*CreateThreadRequest)(nil),   // 10: zen.memory.v1.CreateThreadRequest
+	(*CreateThreadResponse)(nil),  // 11: zen.memory.v1.CreateThreadResponse
+	(*GetThreadRequest)(nil),      // 12: zen.memory.v1.GetThreadRequest
+	(*GetThreadResponse)(nil),     // 13: zen.memory.v1.GetThreadResponse
+	(*AppendTurnsRequest)(nil),    // 14: zen.memory.v1.AppendTurnsRequest
+	(*AppendTurnsResponse)(nil),   // 15: zen.memory.v1.AppendTurnsResponse
+	(*PrepareCallRequest)(nil),    // 16: zen.memory.v1.PrepareCallRequest
+	(*History)(nil),               // 17: zen.memory.v1.History
+	(*PrepareCallResponse)(nil),   // 18: zen.memory.v1.PrepareCallResponse
+	(*SelectHistoryRequest)(nil),  // 19: zen.memory.v1.SelectHistoryRequest
+	(*HistoryFile)(nil),           // 20: zen.memory.v1.HistoryFile
+	(*SelectHistoryResponse)(nil), // 21: zen.memory.v1.SelectHistoryResponse
+	(*ThreadSummary)(nil),         // 22: zen.memory.v1.ThreadSummary
+	(*ListThreadsRequest)(nil),    // 23: zen.memory.v1.ListThreadsRequest
+	(*ListThreadsResponse)(nil),   // 24: zen.memory.v1.ListThreadsResponse
+	(*DeleteThreadRequest)(nil),   // 25: zen.memory.v1.DeleteThreadRequest
+	(*DeleteThreadResponse)(nil),  // 26: zen.memory.v1.DeleteThreadResponse
+	(*BranchThreadRequest)(nil),   // 27: zen.memory.v1.BranchThreadRequest
+	(*BranchThreadResponse)(nil),  // 28: zen.memory.v1.BranchThreadResponse
+	(*ExportThreadsRequest)(nil),  // 29: zen.memory.v1.ExportThreadsRequest
+	(*ExportThreadsResponse)(nil), // 30: zen.memory.v1.ExportThreadsResponse
+	(*ImportThreadsRequest)(nil),  // 31: zen.memory.v1.ImportThreadsRequest
+	(*ImportThreadsResponse)(nil), // 32: zen.memory.v1.ImportThreadsResponse
+	(*timestamppb.Timestamp)(nil), // 33: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 34: google.protobuf.Struct
 }
 var file_zen_memory_v1_memory_proto_depIdxs = []int32{
-	32, // 0: zen.memory.v1.FileRef.modified_at:type_name -> google.protobuf.Timestamp
+	33, // 0: zen.memory.v1.FileRef.modified_at:type_name -> google.protobuf.Timestamp
 	0,  // 1: zen.memory.v1.Turn.role:type_name -> zen.memory.v1.Role
-	32, // 2: zen.memory.v1.Turn.timestamp:type_name -> google.protobuf.Timestamp
-	1,  // 3: zen.memory.v1.Turn.files:type_name -> zen.memory.v1.FileRef
-	33, // 4: zen.memory.v1.Turn.model_metadata:type_name -> google.protobuf.Struct
-	33, // 5: zen.memory.v1.Turn.workflow_state:type_name -> google.protobuf.Struct
-	32, // 6: zen.memory.v1.Thread.created_at:type_name -> google.protobuf.Timestamp
-	32, // 7: zen.memory.v1.Thread.last_updated_at:type_name -> google.protobuf.Timestamp
-	2,  // 8: zen.memory.v1.Thread.turns:type_name -> zen.memory.v1.Turn
-	33, // 9: zen.memory.v1.Thread.initial_context:type_name -> google.protobuf.Struct
-	32, // 10: zen.memory.v1.Thread.expires_at:type_name -> google.protobuf.Timestamp
-	33, // 11: zen.memory.v1.CreateThreadRequest.initial_context:type_name -> google.protobuf.Struct
-	2,  // 12: zen.memory.v1.CreateThreadRequest.turns:type_name -> zen.memory.v1.Turn
-	8,  // 13: zen.memory.v1.CreateThreadRequest.blobs:type_name -> zen.memory.v1.FileBlob
-	6,  // 14: zen.memory.v1.CreateThreadRequest.model_window:type_name -> zen.memory.v1.ModelWindow
-	3,  // 15: zen.memory.v1.CreateThreadResponse.thread:type_name -> zen.memory.v1.Thread
-	3,  // 16: zen.memory.v1.GetThreadResponse.thread:type_name -> zen.memory.v1.Thread
-	2,  // 17: zen.memory.v1.AppendTurnsRequest.turns:type_name -> zen.memory.v1.Turn
-	8,  // 18: zen.memory.v1.AppendTurnsRequest.blobs:type_name -> zen.memory.v1.FileBlob
-	6,  // 19: zen.memory.v1.AppendTurnsRequest.model_window:type_name -> zen.memory.v1.ModelWindow
-	6,  // 20: zen.memory.v1.PrepareCallRequest.model_window:type_name -> zen.memory.v1.ModelWindow
-	6,  // 21: zen.memory.v1.History.model_window:type_name -> zen.memory.v1.ModelWindow
-	2,  // 22: zen.memory.v1.History.turns:type_name -> zen.memory.v1.Turn
-	19, // 23: zen.memory.v1.History.files:type_name -> zen.memory.v1.HistoryFile
-	5,  // 24: zen.memory.v1.PrepareCallResponse.limits:type_name -> zen.memory.v1.Limits
-	33, // 25: zen.memory.v1.PrepareCallResponse.initial_context:type_name -> google.protobuf.Struct
-	33, // 26: zen.memory.v1.PrepareCallResponse.workflow_state:type_name -> google.protobuf.Struct
-	16, // 27: zen.memory.v1.PrepareCallResponse.history:type_name -> zen.memory.v1.History
-	1,  // 28: zen.memory.v1.SelectHistoryRequest.new_files:type_name -> zen.memory.v1.FileRef
-	32, // 29: zen.memory.v1.HistoryFile.modified_at:type_name -> google.protobuf.Timestamp
-	2,  // 30: zen.memory.v1.SelectHistoryResponse.turns:type_name -> zen.memory.v1.Turn
-	19, // 31: zen.memory.v1.SelectHistoryResponse.files:type_name -> zen.memory.v1.HistoryFile
-	32, // 32: zen.memory.v1.ThreadSummary.created_at:type_name -> google.protobuf.Timestamp
-	32, // 33: zen.memory.v1.ThreadSummary.last_updated_at:type_name -> google.protobuf.Timestamp
-	32, // 34: zen.memory.v1.ThreadSummary.expires_at:type_name -> google.protobuf.Timestamp
-	21, // 35: zen.memory.v1.ListThreadsResponse.threads:type_name -> zen.memory.v1.ThreadSummary
-	3,  // 36: zen.memory.v1.BranchThreadResponse.thread:type_name -> zen.memory.v1.Thread
-	3,  // 37: zen.memory.v1.ExportThreadsResponse.thread:type_name -> zen.memory.v1.Thread
-	3,  // 38: zen.memory.v1.ImportThreadsRequest.threads:type_name -> zen.memory.v1.Thread
-	4,  // 39: zen.memory.v1.MemoryService.GetSettings:input_type -> zen.memory.v1.GetSettingsRequest
-	15, // 40: zen.memory.v1.MemoryService.PrepareCall:input_type -> zen.memory.v1.PrepareCallRequest
-	9,  // 41: zen.memory.v1.MemoryService.CreateThread:input_type -> zen.memory.v1.CreateThreadRequest
-	11, // 42: zen.memory.v1.MemoryService.GetThread:input_type -> zen.memory.v1.GetThreadRequest
-	13, // 43: zen.memory.v1.MemoryService.AppendTurns:input_type -> zen.memory.v1.AppendTurnsRequest
-	22, // 44: zen.memory.v1.MemoryService.ListThreads:input_type -> zen.memory.v1.ListThreadsRequest
-	24, // 45: zen.memory.v1.MemoryService.DeleteThread:input_type -> zen.memory.v1.DeleteThreadRequest
-	26, // 46: zen.memory.v1.MemoryService.BranchThread:input_type -> zen.memory.v1.BranchThreadRequest
-	28, // 47: zen.memory.v1.MemoryService.ExportThreads:input_type -> zen.memory.v1.ExportThreadsRequest
-	30, // 48: zen.memory.v1.MemoryService.ImportThreads:input_type -> zen.memory.v1.ImportThreadsRequest
-	18, // 49: zen.memory.v1.MemoryService.SelectHistory:input_type -> zen.memory.v1.SelectHistoryRequest
-	7,  // 50: zen.memory.v1.MemoryService.GetSettings:output_type -> zen.memory.v1.GetSettingsResponse
-	17, // 51: zen.memory.v1.MemoryService.PrepareCall:output_type -> zen.memory.v1.PrepareCallResponse
-	10, // 52: zen.memory.v1.MemoryService.CreateThread:output_type -> zen.memory.v1.CreateThreadResponse
-	12, // 53: zen.memory.v1.MemoryService.GetThread:output_type -> zen.memory.v1.GetThreadResponse
-	14, // 54: zen.memory.v1.MemoryService.AppendTurns:output_type -> zen.memory.v1.AppendTurnsResponse
-	23, // 55: zen.memory.v1.MemoryService.ListThreads:output_type -> zen.memory.v1.ListThreadsResponse
-	25, // 56: zen.memory.v1.MemoryService.DeleteThread:output_type -> zen.memory.v1.DeleteThreadResponse
-	27, // 57: zen.memory.v1.MemoryService.BranchThread:output_type -> zen.memory.v1.BranchThreadResponse
-	29, // 58: zen.memory.v1.MemoryService.ExportThreads:output_type -> zen.memory.v1.ExportThreadsResponse
-	31, // 59: zen.memory.v1.MemoryService.ImportThreads:output_type -> zen.memory.v1.ImportThreadsResponse
-	20, // 60: zen.memory.v1.MemoryService.SelectHistory:output_type -> zen.memory.v1.SelectHistoryResponse
-	50, // [50:61] is the sub-list for method output_type
-	39, // [39:50] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	33, // 2: zen.memory.v1.Turn.timestamp:type_name -> google.protobuf.Timestamp
+	2,  // 3: zen.memory.v1.Turn.files:type_name -> zen.memory.v1.FileRef
+	34, // 4: zen.memory.v1.Turn.model_metadata:type_name -> google.protobuf.Struct
+	34, // 5: zen.memory.v1.Turn.workflow_state:type_name -> google.protobuf.Struct
+	33, // 6: zen.memory.v1.Thread.created_at:type_name -> google.protobuf.Timestamp
+	33, // 7: zen.memory.v1.Thread.last_updated_at:type_name -> google.protobuf.Timestamp
+	3,  // 8: zen.memory.v1.Thread.turns:type_name -> zen.memory.v1.Turn
+	34, // 9: zen.memory.v1.Thread.initial_context:type_name -> google.protobuf.Struct
+	33, // 10: zen.memory.v1.Thread.expires_at:type_name -> google.protobuf.Timestamp
+	34, // 11: zen.memory.v1.CreateThreadRequest.initial_context:type_name -> google.protobuf.Struct
+	3,  // 12: zen.memory.v1.CreateThreadRequest.turns:type_name -> zen.memory.v1.Turn
+	9,  // 13: zen.memory.v1.CreateThreadRequest.blobs:type_name -> zen.memory.v1.FileBlob
+	7,  // 14: zen.memory.v1.CreateThreadRequest.model_window:type_name -> zen.memory.v1.ModelWindow
+	4,  // 15: zen.memory.v1.CreateThreadResponse.thread:type_name -> zen.memory.v1.Thread
+	1,  // 16: zen.memory.v1.GetThreadRequest.view:type_name -> zen.memory.v1.ThreadView
+	4,  // 17: zen.memory.v1.GetThreadResponse.thread:type_name -> zen.memory.v1.Thread
+	3,  // 18: zen.memory.v1.AppendTurnsRequest.turns:type_name -> zen.memory.v1.Turn
+	9,  // 19: zen.memory.v1.AppendTurnsRequest.blobs:type_name -> zen.memory.v1.FileBlob
+	7,  // 20: zen.memory.v1.AppendTurnsRequest.model_window:type_name -> zen.memory.v1.ModelWindow
+	7,  // 21: zen.memory.v1.PrepareCallRequest.model_window:type_name -> zen.memory.v1.ModelWindow
+	7,  // 22: zen.memory.v1.History.model_window:type_name -> zen.memory.v1.ModelWindow
+	3,  // 23: zen.memory.v1.History.turns:type_name -> zen.memory.v1.Turn
+	20, // 24: zen.memory.v1.History.files:type_name -> zen.memory.v1.HistoryFile
+	6,  // 25: zen.memory.v1.PrepareCallResponse.limits:type_name -> zen.memory.v1.Limits
+	34, // 26: zen.memory.v1.PrepareCallResponse.initial_context:type_name -> google.protobuf.Struct
+	34, // 27: zen.memory.v1.PrepareCallResponse.workflow_state:type_name -> google.protobuf.Struct
+	17, // 28: zen.memory.v1.PrepareCallResponse.history:type_name -> zen.memory.v1.History
+	2,  // 29: zen.memory.v1.SelectHistoryRequest.new_files:type_name -> zen.memory.v1.FileRef
+	33, // 30: zen.memory.v1.HistoryFile.modified_at:type_name -> google.protobuf.Timestamp
+	3,  // 31: zen.memory.v1.SelectHistoryResponse.turns:type_name -> zen.memory.v1.Turn
+	20, // 32: zen.memory.v1.SelectHistoryResponse.files:type_name -> zen.memory.v1.HistoryFile
+	33, // 33: zen.memory.v1.ThreadSummary.created_at:type_name -> google.protobuf.Timestamp
+	33, // 34: zen.memory.v1.ThreadSummary.last_updated_at:type_name -> google.protobuf.Timestamp
+	33, // 35: zen.memory.v1.ThreadSummary.expires_at:type_name -> google.protobuf.Timestamp
+	22, // 36: zen.memory.v1.ListThreadsResponse.threads:type_name -> zen.memory.v1.ThreadSummary
+	4,  // 37: zen.memory.v1.BranchThreadResponse.thread:type_name -> zen.memory.v1.Thread
+	4,  // 38: zen.memory.v1.ExportThreadsResponse.thread:type_name -> zen.memory.v1.Thread
+	4,  // 39: zen.memory.v1.ImportThreadsRequest.threads:type_name -> zen.memory.v1.Thread
+	5,  // 40: zen.memory.v1.MemoryService.GetSettings:input_type -> zen.memory.v1.GetSettingsRequest
+	16, // 41: zen.memory.v1.MemoryService.PrepareCall:input_type -> zen.memory.v1.PrepareCallRequest
+	10, // 42: zen.memory.v1.MemoryService.CreateThread:input_type -> zen.memory.v1.CreateThreadRequest
+	12, // 43: zen.memory.v1.MemoryService.GetThread:input_type -> zen.memory.v1.GetThreadRequest
+	14, // 44: zen.memory.v1.MemoryService.AppendTurns:input_type -> zen.memory.v1.AppendTurnsRequest
+	23, // 45: zen.memory.v1.MemoryService.ListThreads:input_type -> zen.memory.v1.ListThreadsRequest
+	25, // 46: zen.memory.v1.MemoryService.DeleteThread:input_type -> zen.memory.v1.DeleteThreadRequest
+	27, // 47: zen.memory.v1.MemoryService.BranchThread:input_type -> zen.memory.v1.BranchThreadRequest
+	29, // 48: zen.memory.v1.MemoryService.ExportThreads:input_type -> zen.memory.v1.ExportThreadsRequest
+	31, // 49: zen.memory.v1.MemoryService.ImportThreads:input_type -> zen.memory.v1.ImportThreadsRequest
+	19, // 50: zen.memory.v1.MemoryService.SelectHistory:input_type -> zen.memory.v1.SelectHistoryRequest
+	8,  // 51: zen.memory.v1.MemoryService.GetSettings:output_type -> zen.memory.v1.GetSettingsResponse
+	18, // 52: zen.memory.v1.MemoryService.PrepareCall:output_type -> zen.memory.v1.PrepareCallResponse
+	11, // 53: zen.memory.v1.MemoryService.CreateThread:output_type -> zen.memory.v1.CreateThreadResponse
+	13, // 54: zen.memory.v1.MemoryService.GetThread:output_type -> zen.memory.v1.GetThreadResponse
+	15, // 55: zen.memory.v1.MemoryService.AppendTurns:output_type -> zen.memory.v1.AppendTurnsResponse
+	24, // 56: zen.memory.v1.MemoryService.ListThreads:output_type -> zen.memory.v1.ListThreadsResponse
+	26, // 57: zen.memory.v1.MemoryService.DeleteThread:output_type -> zen.memory.v1.DeleteThreadResponse
+	28, // 58: zen.memory.v1.MemoryService.BranchThread:output_type -> zen.memory.v1.BranchThreadResponse
+	30, // 59: zen.memory.v1.MemoryService.ExportThreads:output_type -> zen.memory.v1.ExportThreadsResponse
+	32, // 60: zen.memory.v1.MemoryService.ImportThreads:output_type -> zen.memory.v1.ImportThreadsResponse
+	21, // 61: zen.memory.v1.MemoryService.SelectHistory:output_type -> zen.memory.v1.SelectHistoryResponse
+	51, // [51:62] is the sub-list for method output_type
+	40, // [40:51] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_zen_memory_v1_memory_proto_init() }
@@ -2552,7 +2635,7 @@ func file_zen_memory_v1_memory_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_zen_memory_v1_memory_proto_rawDesc), len(file_zen_memory_v1_memory_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -97,6 +97,18 @@ func (s *Store) Get(_ context.Context, id string, now time.Time) (*memory.Thread
 	return clone(t), nil
 }
 
+func (s *Store) Head(_ context.Context, id string, now time.Time) (*memory.Thread, int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.threads[id]
+	if !ok || !now.Before(t.ExpiresAt) {
+		return nil, 0, memory.ErrNotFound
+	}
+	head := *t
+	head.Turns = nil
+	return &head, len(t.Turns), nil
+}
+
 func (s *Store) Weigh(_ context.Context, id string, now time.Time) (int64, string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

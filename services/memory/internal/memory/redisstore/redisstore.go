@@ -234,6 +234,28 @@ func (s *Store) get(ctx context.Context, id string, now time.Time) (*memory.Thre
 	return t, nil
 }
 
+func (s *Store) Head(ctx context.Context, id string, now time.Time) (*memory.Thread, int, error) {
+	tx := s.rdb.TxPipeline()
+	hashCmd := tx.HGetAll(ctx, s.metaKey(id))
+	countCmd := tx.LLen(ctx, s.turnsKey(id))
+	_, err := tx.Exec(ctx)
+	hash, count := hashCmd.Val(), countCmd.Val()
+	if transactionRefused(err) { // a full Redis runs a script that only reads: its range of no turns
+		hash, count, _, err = threadReply(threadScript.Run(ctx, s.rdb, []string{s.metaKey(id), s.turnsKey(id)}, 1, 0))
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, 0, failure(err)
+	}
+	if len(hash) == 0 {
+		return nil, 0, s.missing(ctx, now)
+	}
+	t, _, err := s.head(id, hash, now)
+	if err != nil {
+		return nil, 0, err
+	}
+	return t, int(count), nil
+}
+
 func (s *Store) Weigh(ctx context.Context, id string, now time.Time) (int64, string, error) {
 	h, err := s.rdb.HMGet(ctx, s.metaKey(id), "expires_ms", "weight", "client").Result()
 	if err != nil {

@@ -61,6 +61,44 @@ func (s *Store) get(ctx context.Context, id string, now time.Time) (*memory.Thre
 	})
 }
 
+// Head reads the thread's row as Get does: on the writer's connection when
+// it is free, where the row a continued call's append left is kept, and so
+// a page polling for changes reads no row; else on a reader.
+func (s *Store) Head(ctx context.Context, id string, now time.Time) (*memory.Thread, int, error) {
+	select {
+	case s.writer <- struct{}{}:
+		defer func() { <-s.writer }()
+		sctx := statementContext(ctx)
+		row, ok, err := s.kept(sctx, id, now)
+		if err != nil {
+			return nil, 0, err
+		}
+		if !ok {
+			if row, err = s.readRow(sctx, s.writes.getThread, id, now); err != nil {
+				return nil, 0, err
+			}
+			s.rows.keep(row)
+		}
+		return row.thread, row.count, nil
+	default:
+	}
+	release, err := s.reads.take(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer release()
+	ctx = statementContext(ctx)
+	thread, err := s.reads.get(ctx, getThread)
+	if err != nil {
+		return nil, 0, err
+	}
+	row, err := s.readRow(ctx, thread, id, now)
+	if err != nil {
+		return nil, 0, err
+	}
+	return row.thread, row.count, nil
+}
+
 // weigh reads a live thread's weight and client.
 const weigh = `SELECT weight, client_id FROM threads WHERE id = ? AND expires_at > ?`
 

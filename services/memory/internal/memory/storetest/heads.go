@@ -11,7 +11,8 @@ import (
 )
 
 // Head reads the thread at now and returns its head (the thread without
-// its turns) and how many turns it has.
+// its turns) and how many turns it has, checking that the store's Head
+// answers the same without reading them.
 func Head(t *testing.T, s memory.Store, id string, now time.Time) (memory.Thread, int) {
 	t.Helper()
 	got, err := s.Get(context.Background(), id, now)
@@ -20,6 +21,13 @@ func Head(t *testing.T, s memory.Store, id string, now time.Time) (memory.Thread
 	}
 	n := len(got.Turns)
 	got.Turns = nil
+	head, count, err := s.Head(context.Background(), id, now)
+	if err != nil {
+		t.Fatalf("head of thread %s: %v", id, err)
+	}
+	if diff := cmp.Diff(got, head); diff != "" || count != n {
+		t.Errorf("Head of thread %s = %d turns, want %d; (-Get +Head):\n%s", id, count, n, diff)
+	}
 	return *got, n
 }
 
@@ -106,6 +114,39 @@ func runHeads(t *testing.T, newPair func(t *testing.T) (reader, writer memory.St
 		want(t, r, base, th, 0)
 		if _, err := r.Get(ctx, th.ID, th.ExpiresAt); !errors.Is(err, memory.ErrNotFound) {
 			t.Errorf("an expired thread reads with %v, want ErrNotFound", err)
+		}
+	})
+}
+
+// runHead checks that Head answers a thread's head and turn count as Get
+// would, without its turns, and nothing for an expired or unknown thread.
+func runHead(t *testing.T, newStore func(t *testing.T) memory.Store) {
+	ctx := context.Background()
+	t.Run("head is the thread without its turns", func(t *testing.T) {
+		s := newStore(t)
+		th := newThread("alice")
+		th.ParentID, th.InitialContext, th.Weight = "p-1", map[string]any{"prompt": "first"}, 500
+		th.Turns = exchange("q1", "a1")
+		if err := s.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		later := base.Add(time.Minute)
+		if _, err := s.Append(ctx, th.ID, "alice", memory.Exchange{ID: "x-1", Weight: 20}, exchange("q2", "a2"), 10,
+			later, later.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		head, n := Head(t, s, th.ID, later)
+		want := memory.Thread{ID: th.ID, ParentID: "p-1", CreatedAt: base, UpdatedAt: later,
+			ExpiresAt: later.Add(time.Hour), ToolName: "chat", InitialContext: map[string]any{"prompt": "first"},
+			ClientID: "alice", Weight: 520}
+		if diff := cmp.Diff(want, head); diff != "" || n != 4 {
+			t.Errorf("head with %d turns, want 4 (-want +got):\n%s", n, diff)
+		}
+		if _, _, err := s.Head(ctx, th.ID, later.Add(2*time.Hour)); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("the head of an expired thread: %v, want ErrNotFound", err)
+		}
+		if _, _, err := s.Head(ctx, newThread("").ID, later); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("the head of an unknown thread: %v, want ErrNotFound", err)
 		}
 	})
 }

@@ -321,6 +321,7 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 	runReads(t, newStore)
 	runContent(t, newStore)
 	runWeight(t, newStore)
+	runHead(t, newStore)
 }
 
 func threadIDs(ts []*memory.Thread) []string {
