@@ -144,8 +144,14 @@ func gatewayOverWith(t *testing.T, memory memoryv1.MemoryServiceServer, trace st
 	return gatewayOverFor(t, memory, nil, trace, bodies)
 }
 
+// gatewayOverBench is gatewayOver for a benchmark.
+func gatewayOverBench(b *testing.B, memory memoryv1.MemoryServiceServer) http.Handler {
+	b.Helper()
+	return gatewayOverFor(b, memory, nil, "", servedBodies)
+}
+
 // gatewayOverFor is gatewayOverWith requiring tokens.
-func gatewayOverFor(t *testing.T, memory memoryv1.MemoryServiceServer, tokens auth.Tokens, trace string,
+func gatewayOverFor(t testing.TB, memory memoryv1.MemoryServiceServer, tokens auth.Tokens, trace string,
 	bodies bodyBounds) http.Handler {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)

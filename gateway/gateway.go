@@ -81,7 +81,8 @@ func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguar
 	deps := []serve.Dependency{{Name: "memory", Conn: c.Memory}, {Name: "router", Conn: c.Router}, {Name: "executor", Conn: c.Executor}}
 
 	root := http.NewServeMux()
-	root.Handle("/v1/", withoutCredentials(boundBodies(bodies, mux)))
+	generated := withoutCredentials(boundBodies(bodies, mux))
+	root.Handle("/v1/", generated)
 	root.Handle("/", httperr.NotFound(routesHint))
 	threads := threadPaths{
 		memory:     memoryv1.NewMemoryServiceClient(c.Memory),
@@ -89,6 +90,7 @@ func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguar
 		trace:      trace,
 		imports:    newImportSlots(),
 		importTime: bodies.importTime,
+		generated:  generated,
 	}
 	ready := serve.ReadyHandler(tokens, func(ctx context.Context) error {
 		if err := serve.CheckAll(ctx, deps); err != nil {
@@ -152,6 +154,7 @@ func ownRoutes(threads threadPaths, ready http.Handler, doc []byte) []route {
 	return []route{
 		{"GET /v1/threads:export", http.HandlerFunc(threads.export)},
 		{"POST /v1/threads:import", http.HandlerFunc(threads.importThreads)},
+		{"GET /v1/threads/{thread_id}", http.HandlerFunc(threads.thread)},
 		{"GET /v1/threads/{thread_id}/history", http.HandlerFunc(threads.history)},
 		{"GET /v1/threads:browse", http.HandlerFunc(threads.browse)},
 		{"GET /v1/threads/{thread_id}/view", http.HandlerFunc(threads.view)},

@@ -26,6 +26,9 @@ type threadPaths struct {
 	trace      TraceURL // links a turn's trace id in the thread view
 	imports    *slots
 	importTime time.Duration // how long an import's body may take to arrive
+	// generated serves the generated routes, for the requests of theirs
+	// that thread leaves to them.
+	generated http.Handler
 }
 
 // export writes one thread per line (GET /v1/threads:export, or

@@ -83,16 +83,17 @@ func (s *Service) selectFrom(ctx context.Context, t *Thread, chain []*Thread, p 
 		}
 	}
 	sel := Selection{Thread: t, Total: len(turns), Encoding: tokens.EncodingFor(p.Model), HistoryBudget: p.Budget}
+	charge := newCounter(sel.Encoding)
 	if p.ContextWindow > 0 {
 		b := tokens.ForContext(p.ContextWindow)
 		sel.HistoryBudget, sel.FileBudget = b.History, b.Files
-		if err := s.selectFiles(ctx, &sel, turns, p.NewFiles); err != nil {
+		if err := s.selectFiles(ctx, &sel, charge, turns, p.NewFiles); err != nil {
 			return Selection{}, err
 		}
 	}
 	start := len(turns)
 	for i := len(turns) - 1; i >= 0; i-- {
-		cost := tokensOf(turns[i].Tokens, sel.Encoding, turns[i].Content) + turnHeader
+		cost := charge.tokens(turns[i].Tokens, turns[i].Content) + turnHeader
 		if sel.TokensUsed+cost > sel.HistoryBudget {
 			break
 		}
@@ -103,7 +104,8 @@ func (s *Service) selectFrom(ctx context.Context, t *Thread, chain []*Thread, p 
 	return sel, nil
 }
 
-func (s *Service) selectFiles(ctx context.Context, sel *Selection, turns []Turn, newFiles []FileRef) error {
+func (s *Service) selectFiles(ctx context.Context, sel *Selection, charge *counter, turns []Turn,
+	newFiles []FileRef) error {
 	var candidates []HistoryFile
 	seen := map[string]bool{}
 	for i := len(turns) - 1; i >= 0; i-- {
@@ -131,7 +133,7 @@ func (s *Service) selectFiles(ctx context.Context, sel *Selection, turns []Turn,
 			sel.OmittedFiles++ // expired or never stored
 			continue
 		}
-		c.Content, c.Tokens = b.Content, tokensOf(b.Tokens, sel.Encoding, b.Content)
+		c.Content, c.Tokens = b.Content, charge.tokens(b.Tokens, b.Content)
 		if sel.FileTokens+c.Tokens > sel.FileBudget {
 			sel.OmittedFiles++
 			continue
@@ -148,33 +150,41 @@ func (s *Service) selectFiles(ctx context.Context, sel *Selection, turns []Turn,
 	return nil
 }
 
-// countOnRead is the longest text without a stored count that a
-// selection counts (two milliseconds at worst: the slowest text counts at
-// 4 MB/s); a longer one is charged a token a byte, which no text takes
-// more of.
-const countOnRead = 8 << 10
+// countOnRead is how much text without a stored count one selection
+// counts, in all (16 ms at worst: the slowest text counts at 4 MB/s); past
+// it a text is charged a token a byte, which no text takes more of.
+const countOnRead = 64 << 10
 
-// tokensOf is what text costs in the encoding. For a BPE encoding that is
-// the count stored with the text, else (turns imported, or counted for
-// another encoding than countedEncodings) a count made now of a short
-// text, and a bound for a long one: counting them in every selection cost
-// a read of 30 MB of imported text 1.35 s, every continued call, counting
-// them at the import let a client keep both cores busy with imports it
-// hung up on, and the estimate counts hex, base64 or CJK text at half of
-// what it takes, which would overrun the model's window. The estimate, for
-// other models, is computed from the text's length: the same figure as a
-// stored one, never stale, and no map to look in (a selection charges
-// every turn, and under load each turn's map was a miss in the CPU's
-// caches).
-func tokensOf(counts map[string]int64, encoding, text string) int64 {
-	if encoding == tokens.EstimateEncoding {
+// counter charges the texts of one selection in its encoding. For a BPE
+// encoding that is the count stored with a text, else (turns imported, or
+// counted for another encoding than countedEncodings) a count made now
+// within countOnRead, and a bound past it: counting them whole in every
+// selection cost a read of 30 MB of imported text 1.35 s, and one of 150
+// turns of 8 KiB 136 ms, every continued call; counting them at the import
+// let a client keep both cores busy with imports it hung up on; and the
+// estimate charges hex, base64 or CJK text at half of what it takes, which
+// would overrun the model's window. The estimate, for other models, is
+// computed from the text's length: the same figure as a stored one, never
+// stale, and no map to look in (a selection charges every turn, and under
+// load each turn's map was a miss in the CPU's caches).
+type counter struct {
+	encoding string
+	left     int // bytes it may still count
+}
+
+func newCounter(encoding string) *counter { return &counter{encoding: encoding, left: countOnRead} }
+
+// tokens is what text costs, counts being those stored with it.
+func (c *counter) tokens(counts map[string]int64, text string) int64 {
+	if c.encoding == tokens.EstimateEncoding {
 		return tokens.Estimate(text)
 	}
-	if n, ok := counts[encoding]; ok {
+	if n, ok := counts[c.encoding]; ok {
 		return n
 	}
-	if len(text) > countOnRead {
+	if len(text) > c.left {
 		return int64(len(text))
 	}
-	return tokens.Count(encoding, text)
+	c.left -= len(text)
+	return tokens.Count(c.encoding, text)
 }

@@ -9,31 +9,32 @@ import (
 	"github.com/zenmcp/zen/services/platform/tokens"
 )
 
-// A turn without a stored count (imported, or counted for another
-// encoding) is never charged less than it takes, and is not tokenized
-// whole in every selection that reads it: at a few megabytes a second,
-// 30 MB of imported text cost each continued call 1.35 s, and the
-// estimate charges hex text at half of what it takes.
-func TestTurnsWithoutACountAreNeverUndercounted(t *testing.T) {
+// A text without a stored count (imported, or counted for another
+// encoding) is counted within what one selection may count, and past it
+// charged a token a byte, never less than it takes: counting every such
+// turn in every selection cost a continued call 136 ms for 150 turns of
+// 8 KiB, and the estimate charges hex text at half of what it takes.
+func TestTextsWithoutACountAreCountedWithinABudget(t *testing.T) {
 	t.Parallel()
-	random := make([]byte, 15_000)
+	random := make([]byte, 20_000)
 	_, _ = rand.Read(random)
-	long := hex.EncodeToString(random) // 30 KB, past countOnRead
-	if tokens.Estimate(long) >= tokens.Count(tokens.O200k, long) {
+	first := hex.EncodeToString(random) // 40 KB: counted
+	if tokens.Estimate(first) >= tokens.Count(tokens.O200k, first) {
 		t.Fatal("the estimate does not undercount this text: pick another")
 	}
-	if got, want := tokensOf(nil, tokens.O200k, long), int64(len(long)); got != want {
-		t.Errorf("a long text without a count: %d tokens, want its bytes, %d", got, want)
+	charge := newCounter(tokens.O200k)
+	if got, want := charge.tokens(nil, first), tokens.Count(tokens.O200k, first); got != want {
+		t.Errorf("a text within the budget: %d tokens, want its count, %d", got, want)
 	}
-	short := hex.EncodeToString(random[:2000]) // 4 KB, within it: counted
-	if got, want := tokensOf(nil, tokens.O200k, short), tokens.Count(tokens.O200k, short); got != want {
-		t.Errorf("a short text without a count: %d tokens, want its count, %d", got, want)
+	second := hex.EncodeToString(random[:15_000]) // 30 KB more: past the 64 KiB counted in all
+	if got, want := charge.tokens(nil, second), int64(len(second)); got != want {
+		t.Errorf("a text past the budget: %d tokens, want its bytes, %d", got, want)
+	}
+	if got := charge.tokens(map[string]int64{tokens.O200k: 7}, second); got != 7 {
+		t.Errorf("a stored count: %d tokens, want 7", got)
 	}
 	prose := strings.Repeat("a longer prose sentence, ", 200)
-	if got, want := tokensOf(nil, tokens.EstimateEncoding, prose), tokens.Estimate(prose); got != want {
+	if got, want := newCounter(tokens.EstimateEncoding).tokens(nil, prose), tokens.Estimate(prose); got != want {
 		t.Errorf("for an estimating model: %d tokens, want the estimate, %d", got, want)
-	}
-	if got := tokensOf(map[string]int64{tokens.O200k: 7}, tokens.O200k, prose); got != 7 {
-		t.Errorf("a stored count: %d tokens, want 7", got)
 	}
 }

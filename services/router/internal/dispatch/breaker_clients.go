@@ -45,19 +45,17 @@ func (b *breakers) closeFor(ctx context.Context, br *breaker, client string) {
 }
 
 // restsAnother settles client's failure on a breaker that rests for another
-// client alone, and reports whether it did. While that client's rest runs
-// the failures are no longer one client's, and br rests for all (widen).
-// Once the rest is over, the failure begins a new run (false), unless that
-// client's probe is out, which then decides.
+// client alone, and reports whether it did. While that client's rest runs,
+// or its probe is out, the failures are no longer one client's, and br
+// rests for all (widen): a client that kept a probe out made every other
+// client's failures count for nothing. Once the rest is over and unprobed,
+// the failure begins a new run (false).
 func (b *breakers) restsAnother(ctx context.Context, now time.Time, br *breaker, client string, err error) bool {
 	if !br.open() || br.holds(client) {
 		return false
 	}
-	switch {
-	case now.Before(br.openUntil):
+	if now.Before(br.openUntil) || len(br.probers) > 0 {
 		b.widen(ctx, now, br, err)
-		return true
-	case len(br.probers) > 0:
 		return true
 	}
 	b.close(ctx, br)

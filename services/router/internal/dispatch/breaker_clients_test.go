@@ -312,3 +312,29 @@ func TestTimeoutsCountOnceARestForOneClientIsOver(t *testing.T) {
 		t.Errorf("alice after timeouts on two models: %v, want the provider resting for her", err)
 	}
 }
+
+// Another client's failure while the client a breaker rests for has its
+// probe out widens the rest to all: a client that kept a probe out made
+// every other client's failures count for nothing (300 of 300 of alice's
+// failing calls reached the provider).
+func TestAnotherClientsFailureDuringAProbeCounts(t *testing.T) {
+	t.Parallel()
+	o := newOneProvider(t, "chat", "", quiet())
+	h, ctx := o.d.health, context.Background()
+	o.fake.SetReply(poisoned(fakemodel.Reply{Status: http.StatusInternalServerError}))
+	for range testPolicy.CooldownAfter {
+		o.callAs(t, "mallory", "fake-good", "poison")
+	}
+	o.clock.advance(testPolicy.Cooldown)
+	probe, err := h.admit(o.clock.now(), "openai", "fake-good", "mallory")
+	if err != nil || !probe.probeModel {
+		t.Fatalf("mallory's call: %+v, %v; want it the probe", probe, err)
+	}
+	if _, err := o.callAs(t, "alice", "fake-good", "poison"); err == nil || errors.Is(err, ErrCoolingDown) {
+		t.Fatalf("alice's call: %v, want it sent and failed", err)
+	}
+	h.settle(ctx, o.clock.now(), probe, context.Canceled) // mallory hangs up: neutral
+	if _, err := o.callAs(t, "carol", "fake-good", "hi"); !errors.Is(err, ErrCoolingDown) {
+		t.Errorf("carol after alice failed during mallory's probe: %v, want the model resting for all", err)
+	}
+}
