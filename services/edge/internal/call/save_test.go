@@ -279,48 +279,40 @@ func TestSaveFailureSaysAFullStoreOnlyWhenMemorySaysSo(t *testing.T) {
 	}
 }
 
-// An exchange that finds its thread full (calls raced for its last turns)
-// is answered, and says it was not saved: it looked like one that was.
+// An exchange that finds its thread full is answered, and says it was not
+// saved, and why: it looked like one that was. A thread at its turn limit
+// (calls raced for its last turns) accepts none; one past what a thread may
+// hold is refused in memory's words, once: a full thread stays full.
 func TestAnExchangeAFullThreadRefusedSaysSo(t *testing.T) {
 	t.Parallel()
-	mem := &flakyMemory{attempts: map[string]int{}, full: true}
-	r := NewRunner(Backends{Memory: dialMemory(t, mem)}, nil, files.Policy{}, DefaultOutputTokens,
-		slog.New(slog.DiscardHandler))
-	req := &executorv1.ExecuteToolRequest{Conversation: &executorv1.Conversation{ThreadId: "old-thread"}}
-	out, err := r.finish(t.Context(), &Tool{Tool: &executorv1.Tool{Name: "chat"}}, req, chatResult(t), prepared{},
-		&Summary{})
-	if err != nil {
-		t.Fatalf("finish: %v", err)
-	}
-	if got := out.Reply.Metadata.ContinuationError; !strings.Contains(got, "turn limit") {
-		t.Errorf("continuation_error = %q, want it to say the thread reached its turn limit", got)
-	}
-	if out.Reply.ContinuationOffer != nil {
-		t.Errorf("an offer to continue a full thread: %+v", out.Reply.ContinuationOffer)
-	}
-}
-
-// A thread memory refuses an exchange for (one that would take it past
-// what a thread may hold) says why, in memory's words.
-func TestAnExchangeAHeavyThreadRefusedSaysWhy(t *testing.T) {
-	t.Parallel()
-	mem := &flakyMemory{attempts: map[string]int{},
-		fail: map[string][]codes.Code{"AppendTurns": {codes.FailedPrecondition}}}
-	r := NewRunner(Backends{Memory: dialMemory(t, mem)}, nil, files.Policy{}, DefaultOutputTokens,
-		slog.New(slog.DiscardHandler))
-	req := &executorv1.ExecuteToolRequest{Conversation: &executorv1.Conversation{ThreadId: "old-thread"}}
-	out, err := r.finish(t.Context(), &Tool{Tool: &executorv1.Tool{Name: "chat"}}, req, chatResult(t), prepared{},
-		&Summary{})
-	if err != nil {
-		t.Fatalf("finish: %v", err)
-	}
-	if got := out.Reply.Metadata.ContinuationError; !strings.Contains(got, "memory says FailedPrecondition") {
-		t.Errorf("continuation_error = %q, want memory's reason", got)
-	}
-	if out.Reply.ContinuationOffer != nil {
-		t.Errorf("an offer to continue a thread that kept nothing: %+v", out.Reply.ContinuationOffer)
-	}
-	if mem.attempts["AppendTurns"] != 1 {
-		t.Errorf("AppendTurns tried %d times, want once: a full thread stays full", mem.attempts["AppendTurns"])
+	for _, c := range []struct {
+		name string
+		mem  *flakyMemory
+		says string
+	}{
+		{"its turns", &flakyMemory{attempts: map[string]int{}, full: true}, "turn limit"},
+		{"its weight", &flakyMemory{attempts: map[string]int{},
+			fail: map[string][]codes.Code{"AppendTurns": {codes.FailedPrecondition}}}, "memory says FailedPrecondition"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := NewRunner(Backends{Memory: dialMemory(t, c.mem)}, nil, files.Policy{}, DefaultOutputTokens,
+				slog.New(slog.DiscardHandler))
+			req := &executorv1.ExecuteToolRequest{Conversation: &executorv1.Conversation{ThreadId: "old-thread"}}
+			out, err := r.finish(t.Context(), &Tool{Tool: &executorv1.Tool{Name: "chat"}}, req, chatResult(t),
+				prepared{}, &Summary{})
+			if err != nil {
+				t.Fatalf("finish: %v", err)
+			}
+			if got := out.Reply.Metadata.ContinuationError; !strings.Contains(got, c.says) {
+				t.Errorf("continuation_error = %q, want it to say %q", got, c.says)
+			}
+			if out.Reply.ContinuationOffer != nil {
+				t.Errorf("an offer to continue a full thread: %+v", out.Reply.ContinuationOffer)
+			}
+			if n := c.mem.attempts["AppendTurns"]; n != 1 {
+				t.Errorf("AppendTurns tried %d times, want once", n)
+			}
+		})
 	}
 }

@@ -39,6 +39,19 @@ func (o *oneProvider) callWithin(t *testing.T, ctx context.Context, client, mode
 	}, nil)
 }
 
+// restingForAll is a provider whose fake-good rests for every client after
+// a blip that alice's and mallory's calls met; the fake now answers
+// poisoned prompts with a 500, and the others well.
+func restingForAll(t *testing.T) *oneProvider {
+	t.Helper()
+	o := newOneProvider(t, "chat", "", quiet())
+	o.fake.SetReply(poisoned(fakemodel.Reply{Status: http.StatusInternalServerError}))
+	for _, client := range []string{"alice", "mallory", "alice"} {
+		o.callAs(t, client, "fake-good", "poison")
+	}
+	return o
+}
+
 // poisoned answers a prompt holding "poison" with bad, others well: a
 // request of one client's that the provider fails on (an image some
 // servers cannot take, a request over the key's rate).
@@ -170,11 +183,7 @@ func TestARestForOneClientRunsItsCourse(t *testing.T) {
 // probe, kept a model that had recovered away from everyone.
 func TestAFailedProbeRestsItsOwnClient(t *testing.T) {
 	t.Parallel()
-	o := newOneProvider(t, "chat", "", quiet())
-	o.fake.SetReply(poisoned(fakemodel.Reply{Status: http.StatusInternalServerError}))
-	for _, client := range []string{"alice", "mallory", "alice"} { // a real blip: it rests for all
-		o.callAs(t, client, "fake-good", "poison")
-	}
+	o := restingForAll(t)
 	if _, err := o.callAs(t, "carol", "fake-good", "hi"); !errors.Is(err, ErrCoolingDown) {
 		t.Fatalf("carol during the blip: %v, want the model resting for all", err)
 	}
@@ -222,11 +231,7 @@ func TestARestForOneClientIsCountedApart(t *testing.T) {
 // for as long as it went on.
 func TestAProbeHoldsBackOnlyItsOwnClient(t *testing.T) {
 	t.Parallel()
-	o := newOneProvider(t, "chat", "", quiet())
-	o.fake.SetReply(poisoned(fakemodel.Reply{Status: http.StatusInternalServerError}))
-	for _, client := range []string{"alice", "mallory", "alice"} { // rests for all
-		o.callAs(t, client, "fake-good", "poison")
-	}
+	o := restingForAll(t)
 	o.clock.advance(testPolicy.Cooldown)
 	arrived := make(chan struct{})
 	var once sync.Once
@@ -264,11 +269,7 @@ func TestAProbeHoldsBackOnlyItsOwnClient(t *testing.T) {
 // through, and her answer closes the breaker.
 func TestARefusedProbeHoldsNoOtherClient(t *testing.T) {
 	t.Parallel()
-	o := newOneProvider(t, "chat", "", quiet())
-	o.fake.SetReply(poisoned(fakemodel.Reply{Status: http.StatusInternalServerError}))
-	for _, client := range []string{"alice", "mallory", "alice"} { // rests for all
-		o.callAs(t, client, "fake-good", "poison")
-	}
+	o := restingForAll(t)
 	o.clock.advance(testPolicy.Cooldown)
 	admitted, err := o.d.health.admit(o.clock.now(), "openai", "fake-good", "mallory")
 	if err != nil || !admitted.probeModel {
