@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 	"regexp"
+	"strings"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"google.golang.org/grpc/codes"
@@ -18,13 +19,16 @@ var wholeJSON = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: t
 // a string's quotes are escaped, so the first match is the field's.
 var emptyTurns = regexp.MustCompile(`"turns":\s*\[\]`)
 
-// thread answers GET /v1/threads/{thread_id} as the generated route does,
-// but writes the thread's turns one at a time, each let go once written:
-// the generated route built the whole answer first, and a read of a
-// thread at memory's bound took the gateway from 32 to 289 MB. Requests
-// with a query (?view=) and other methods are the generated route's.
+// thread answers GET /v1/threads/{thread_id} with the generated route's
+// JSON, but writes the thread's turns one at a time, each let go once
+// written: the generated route built the whole answer first, and a read of
+// a thread at memory's bound took the gateway from 32 to 289 MB. What the
+// generated route reads beyond the path (a query such as ?view=, its
+// gRPC-Timeout and TE headers), an id holding a slash and other methods go
+// to it. The answer has none of its Grpc-Metadata- headers.
 func (p threadPaths) thread(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet || r.URL.RawQuery != "" {
+	if r.Method != http.MethodGet || r.URL.RawQuery != "" || r.Header.Get("Grpc-Timeout") != "" ||
+		r.Header.Get("TE") != "" || strings.Contains(r.PathValue("thread_id"), "/") {
 		p.generated.ServeHTTP(w, r)
 		return
 	}
@@ -39,7 +43,7 @@ func (p threadPaths) thread(w http.ResponseWriter, r *http.Request) {
 	}
 	head, err := wholeJSON.Marshal(got)
 	at := emptyTurns.FindIndex(head)
-	if err == nil && at == nil {
+	if err == nil && at == nil && len(turns) > 0 {
 		err = status.Error(codes.Internal, "the gateway found no turns in a thread's JSON; please report this as a bug")
 	}
 	if err != nil {
@@ -58,7 +62,10 @@ func (p threadPaths) thread(w http.ResponseWriter, r *http.Request) {
 	for i, t := range turns {
 		b, err := wholeJSON.Marshal(t)
 		if err != nil {
-			return
+			// Half an answer is written: cut the transfer, so that the
+			// client does not take it for a whole one. Memory stores no turn
+			// JSON refuses (a non-finite number, a time out of range).
+			panic(http.ErrAbortHandler)
 		}
 		if i > 0 {
 			b = append([]byte{','}, b...)

@@ -43,6 +43,15 @@ func TestAThreadIsWrittenAsTheGeneratedRouteWroteIt(t *testing.T) {
 			t.Errorf("%s (-generated +written):\n%s", th.GetThreadId(), diff)
 		}
 	}
+	// What the generated route reads beyond the path is still its: a
+	// deadline of a nanosecond runs out.
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "http://localhost/v1/threads/tricky", nil)
+	req.Header.Set("Grpc-Timeout", "1n")
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusGatewayTimeout {
+		t.Errorf("with Grpc-Timeout: 1n: %d %s, want the generated route's 504", rec.Code, rec.Body)
+	}
 	for path, want := range map[string]int{
 		"/v1/threads/tricky?view=THREAD_VIEW_BASIC": http.StatusOK, // the generated route's
 		"/v1/threads/gone":                          http.StatusNotFound,

@@ -87,10 +87,9 @@ func (s *Service) selectFrom(ctx context.Context, t *Thread, chain []*Thread, p 
 	if p.ContextWindow > 0 {
 		b := tokens.ForContext(p.ContextWindow)
 		sel.HistoryBudget, sel.FileBudget = b.History, b.Files
-		if err := s.selectFiles(ctx, &sel, charge, turns, p.NewFiles); err != nil {
-			return Selection{}, err
-		}
 	}
+	// The turns first: what the counter may still count goes to them, not
+	// to files that might not fit.
 	start := len(turns)
 	for i := len(turns) - 1; i >= 0; i-- {
 		cost := charge.tokens(turns[i].Tokens, turns[i].Content) + turnHeader
@@ -101,6 +100,11 @@ func (s *Service) selectFrom(ctx context.Context, t *Thread, chain []*Thread, p 
 		start = i
 	}
 	sel.Turns, sel.Omitted = turns[start:], start
+	if p.ContextWindow > 0 {
+		if err := s.selectFiles(ctx, &sel, charge, turns, p.NewFiles); err != nil {
+			return Selection{}, err
+		}
+	}
 	return sel, nil
 }
 

@@ -58,6 +58,10 @@ type breaker struct {
 	client  string
 	shared  bool
 	onlyFor string
+	// others counts other clients' failures in a row while a rest for one
+	// client is over and its probe is out: as many as open a breaker make
+	// it rest for all (a client holds its probe out as long as it likes).
+	others int
 }
 
 func (br *breaker) open() bool { return !br.openUntil.IsZero() }

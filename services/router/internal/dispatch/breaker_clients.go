@@ -45,17 +45,24 @@ func (b *breakers) closeFor(ctx context.Context, br *breaker, client string) {
 }
 
 // restsAnother settles client's failure on a breaker that rests for another
-// client alone, and reports whether it did. While that client's rest runs,
-// or its probe is out, the failures are no longer one client's, and br
-// rests for all (widen): a client that kept a probe out made every other
-// client's failures count for nothing. Once the rest is over and unprobed,
-// the failure begins a new run (false).
+// client alone, and reports whether it did. While that client's rest runs
+// the failures are no longer one client's, and br rests for all (widen).
+// Once it is over and that client's probe is out, the others' failures are
+// counted, and as many as open a breaker widen it: a client that kept a
+// probe out made every other client's failures count for nothing. Once it
+// is over and unprobed, the failure begins a new run (false).
 func (b *breakers) restsAnother(ctx context.Context, now time.Time, br *breaker, client string, err error) bool {
 	if !br.open() || br.holds(client) {
 		return false
 	}
-	if now.Before(br.openUntil) || len(br.probers) > 0 {
+	switch {
+	case now.Before(br.openUntil):
 		b.widen(ctx, now, br, err)
+		return true
+	case len(br.probers) > 0:
+		if br.others++; br.others >= b.after {
+			b.widen(ctx, now, br, err)
+		}
 		return true
 	}
 	b.close(ctx, br)
@@ -67,7 +74,9 @@ func (b *breakers) restsAnother(ctx context.Context, now time.Time, br *breaker,
 // and moves from one label of the open gauge to the other.
 func (b *breakers) widen(ctx context.Context, now time.Time, br *breaker, err error) {
 	b.openNow.Add(ctx, -1, br.attrs())
-	br.onlyFor = ""
+	// A probe claimed for the one client ends as any call: its failure
+	// would narrow the rest back to that client.
+	br.onlyFor, br.probers, br.others = "", nil, 0
 	br.openUntil, br.reason = now.Add(b.cooldown), reason(err)
 	b.opened.Add(ctx, 1, br.attrs())
 	b.openNow.Add(ctx, 1, br.attrs())

@@ -314,11 +314,13 @@ func TestTimeoutsCountOnceARestForOneClientIsOver(t *testing.T) {
 	}
 }
 
-// Another client's failure while the client a breaker rests for has its
-// probe out widens the rest to all: a client that kept a probe out made
-// every other client's failures count for nothing (300 of 300 of alice's
-// failing calls reached the provider).
-func TestAnotherClientsFailureDuringAProbeCounts(t *testing.T) {
+// Other clients' failures while the client a breaker rests for has its
+// probe out are counted, and as many as open a breaker widen the rest to
+// all: a client that kept a probe out made every other client's failures
+// count for nothing (300 of 300 of alice's failing calls reached the
+// provider). The probe, once the rest is for all, ends as any call: its
+// failure narrowed the rest back to its client.
+func TestOthersFailuresDuringAProbeCount(t *testing.T) {
 	t.Parallel()
 	o := newOneProvider(t, "chat", "", quiet())
 	h, ctx := o.d.health, context.Background()
@@ -331,11 +333,16 @@ func TestAnotherClientsFailureDuringAProbeCounts(t *testing.T) {
 	if err != nil || !probe.probeModel {
 		t.Fatalf("mallory's call: %+v, %v; want it the probe", probe, err)
 	}
-	if _, err := o.callAs(t, "alice", "fake-good", "poison"); err == nil || errors.Is(err, ErrCoolingDown) {
-		t.Fatalf("alice's call: %v, want it sent and failed", err)
+	for i := range testPolicy.CooldownAfter {
+		if _, err := o.callAs(t, "alice", "fake-good", "poison"); err == nil || errors.Is(err, ErrCoolingDown) {
+			t.Fatalf("alice's call %d: %v, want it sent and failed", i+1, err)
+		}
 	}
-	h.settle(ctx, o.clock.now(), probe, context.Canceled) // mallory hangs up: neutral
 	if _, err := o.callAs(t, "carol", "fake-good", "hi"); !errors.Is(err, ErrCoolingDown) {
-		t.Errorf("carol after alice failed during mallory's probe: %v, want the model resting for all", err)
+		t.Errorf("carol after alice's failures during mallory's probe: %v, want the model resting for all", err)
+	}
+	h.settle(ctx, o.clock.now(), probe, &provider.Error{Status: 500})
+	if _, err := o.callAs(t, "carol", "fake-good", "hi"); !errors.Is(err, ErrCoolingDown) {
+		t.Errorf("carol after mallory's probe failed: %v, want the model still resting for all", err)
 	}
 }
