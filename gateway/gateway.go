@@ -61,7 +61,7 @@ func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguar
 		return nil, err
 	}
 	mux := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{
-		MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
+		MarshalOptions:   wholeJSON,
 		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
 	}), runtime.WithIncomingHeaderMatcher(forwardNoHeader),
 		// A form POST would otherwise reach GET routes, or any route with

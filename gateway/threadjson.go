@@ -11,7 +11,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
-// wholeJSON is the mux's marshaler options: what the generated routes write.
+// wholeJSON is how the generated routes write JSON (the mux's marshaler),
+// and so how thread writes one.
 var wholeJSON = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
 
 // emptyTurns is where a thread's turns go in its JSON written without

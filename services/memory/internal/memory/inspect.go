@@ -100,14 +100,14 @@ func (s *Service) Chain(ctx context.Context, t *Thread) ([]*Thread, error) {
 	seen := map[string]bool{t.ID: true}
 	weight := t.Weight
 	for cur := t; cur.ParentID != "" && len(chain) < MaxChainDepth && !seen[cur.ParentID]; {
-		w, owner, err := s.store.Weigh(ctx, cur.ParentID, s.now())
+		head, _, err := s.store.Head(ctx, cur.ParentID, s.now())
 		if errors.Is(err, ErrNotFound) {
 			break
 		}
 		if err != nil {
 			return nil, fmt.Errorf("weigh ancestor %s: %w", cur.ParentID, err)
 		}
-		if weight += w; weight > MaxChainWeight || owner != t.ClientID {
+		if weight += head.Weight; weight > MaxChainWeight || head.ClientID != t.ClientID {
 			break
 		}
 		parent, err := s.store.Get(ctx, cur.ParentID, s.now())
@@ -120,7 +120,7 @@ func (s *Service) Chain(ctx context.Context, t *Thread) ([]*Thread, error) {
 		if parent.ClientID != t.ClientID {
 			break
 		}
-		if weight += parent.Weight - w; weight > MaxChainWeight {
+		if weight += parent.Weight - head.Weight; weight > MaxChainWeight {
 			break // replaced by a heavier one since it was weighed
 		}
 		seen[parent.ID] = true
@@ -293,8 +293,8 @@ func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread
 			continue
 		}
 		checked[t.ParentID] = true
-		_, owner, err := s.store.Weigh(ctx, t.ParentID, now)
-		if err == nil && owner != clientID {
+		head, _, err := s.store.Head(ctx, t.ParentID, now)
+		if err == nil && head.ClientID != clientID {
 			return 0, fmt.Errorf("%w: thread %d (%s): parent_thread_id %s is not one of your threads",
 				ErrInvalid, i+1, t.ID, t.ParentID)
 		}

@@ -142,10 +142,6 @@ type Store interface {
 	// Head returns the thread without its turns, and how many it has,
 	// without reading them; ErrNotFound as Get.
 	Head(ctx context.Context, id string, now time.Time) (*Thread, int, error)
-	// Weigh returns what the thread weighs (Thread.Weight) and whose it
-	// is, without reading its turns, or ErrNotFound when it is absent or
-	// has expired by now.
-	Weigh(ctx context.Context, id string, now time.Time) (weight int64, clientID string, err error)
 	// Append adds turns to the client's thread when it would then hold at
 	// most maxTurns turns, sets its update time to now and its expiry, and
 	// that of every blob its turns reference, to expiresAt, and returns the

@@ -109,16 +109,6 @@ func (s *Store) Head(_ context.Context, id string, now time.Time) (*memory.Threa
 	return &head, len(t.Turns), nil
 }
 
-func (s *Store) Weigh(_ context.Context, id string, now time.Time) (int64, string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.threads[id]
-	if !ok || !now.Before(t.ExpiresAt) {
-		return 0, "", memory.ErrNotFound
-	}
-	return t.Weight, t.ClientID, nil
-}
-
 // drop forgets a thread, its exchange ids and its files.
 func (s *Store) drop(id string) {
 	delete(s.threads, id)

@@ -256,21 +256,6 @@ func (s *Store) Head(ctx context.Context, id string, now time.Time) (*memory.Thr
 	return t, int(count), nil
 }
 
-func (s *Store) Weigh(ctx context.Context, id string, now time.Time) (int64, string, error) {
-	h, err := s.rdb.HMGet(ctx, s.metaKey(id), "expires_ms", "weight", "client").Result()
-	if err != nil {
-		return 0, "", failure(err)
-	}
-	expires, _ := h[0].(string)
-	if ms, err := strconv.ParseInt(expires, 10, 64); err != nil || ms <= now.UnixMilli() {
-		return 0, "", memory.ErrNotFound
-	}
-	weight, _ := h[1].(string)
-	n, _ := strconv.ParseInt(weight, 10, 64) // none before weights were kept
-	client, _ := h[2].(string)
-	return n, client, nil
-}
-
 // readFrom reads, in one transaction, the thread's head and its turns
 // from index from on (raw).
 func (s *Store) readFrom(ctx context.Context, id string, from int, now time.Time) (*memory.Thread, meta, []string,

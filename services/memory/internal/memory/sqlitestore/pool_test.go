@@ -89,16 +89,16 @@ func TestAnOlderFileGainsTheColumns(t *testing.T) {
 		unnamed != 0 {
 		t.Errorf("threads without a revision after opening: %d, %v", unnamed, err)
 	}
-	if w, _, err := s.Weigh(ctx, id, now); err != nil || w != 0 {
-		t.Errorf("an older thread weighs %d, %v; want 0: it counts from nothing", w, err)
+	if head, _, err := s.Head(ctx, id, now); err != nil || head.Weight != 0 {
+		t.Errorf("an older thread: %+v, %v; want it weighing 0: it counts from nothing", head, err)
 	}
 	after := []memory.Turn{{Role: memory.RoleAssistant, Content: "after"}}
 	n, err := s.Append(ctx, id, "", memory.Exchange{ID: "x-new", Weight: 100}, after, 10, now, now.Add(time.Hour))
 	if err != nil || n != 2 {
 		t.Fatalf("append to an older thread: %d, %v", n, err)
 	}
-	if w, _, err := s.Weigh(ctx, id, now); err != nil || w != 100 {
-		t.Errorf("an older thread after an append of weight 100 weighs %d, %v", w, err)
+	if head, _, err := s.Head(ctx, id, now); err != nil || head.Weight != 100 {
+		t.Errorf("an older thread after an append of weight 100: %+v, %v", head, err)
 	}
 	for _, ex := range []memory.Exchange{{ID: "x-old"}, {ID: "x-new", After: 1}} {
 		if n, err := s.Append(ctx, id, "", ex, after, 10, now, now.Add(time.Hour)); err != nil || n != 2 {

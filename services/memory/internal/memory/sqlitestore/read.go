@@ -48,11 +48,7 @@ func (s *Store) get(ctx context.Context, id string, now time.Time) (*memory.Thre
 	}
 	defer release()
 	ctx = statementContext(ctx)
-	thread, err := s.reads.get(ctx, getThread)
-	if err != nil {
-		return nil, err
-	}
-	row, err := s.readRow(ctx, thread, id, now)
+	row, err := s.rowOnReader(ctx, id, now)
 	if err != nil {
 		return nil, err
 	}
@@ -61,65 +57,53 @@ func (s *Store) get(ctx context.Context, id string, now time.Time) (*memory.Thre
 	})
 }
 
+// rowOnReader reads the thread's row on a reader, whose slot the caller
+// holds.
+func (s *Store) rowOnReader(ctx context.Context, id string, now time.Time) (threadRow, error) {
+	thread, err := s.reads.get(ctx, getThread)
+	if err != nil {
+		return threadRow{}, err
+	}
+	return s.readRow(ctx, thread, id, now)
+}
+
+// rowOnWriter is the thread's row on the writer's connection, which the
+// caller holds: the one it kept (rows.go), else read and kept.
+func (s *Store) rowOnWriter(ctx context.Context, id string, now time.Time) (threadRow, error) {
+	row, ok, err := s.kept(ctx, id, now)
+	if err != nil || ok {
+		return row, err
+	}
+	if row, err = s.readRow(ctx, s.writes.getThread, id, now); err != nil {
+		return threadRow{}, err
+	}
+	s.rows.keep(row)
+	return row, nil
+}
+
 // Head reads the thread's row as Get does: on the writer's connection when
 // it is free, where the row a continued call's append left is kept, and so
 // a page polling for changes reads no row; else on a reader.
 func (s *Store) Head(ctx context.Context, id string, now time.Time) (*memory.Thread, int, error) {
+	var row threadRow
 	select {
 	case s.writer <- struct{}{}:
 		defer func() { <-s.writer }()
-		sctx := statementContext(ctx)
-		row, ok, err := s.kept(sctx, id, now)
+		var err error
+		if row, err = s.rowOnWriter(statementContext(ctx), id, now); err != nil {
+			return nil, 0, err
+		}
+	default:
+		release, err := s.reads.take(ctx)
 		if err != nil {
 			return nil, 0, err
 		}
-		if !ok {
-			if row, err = s.readRow(sctx, s.writes.getThread, id, now); err != nil {
-				return nil, 0, err
-			}
-			s.rows.keep(row)
+		defer release()
+		if row, err = s.rowOnReader(statementContext(ctx), id, now); err != nil {
+			return nil, 0, err
 		}
-		return row.thread, row.count, nil
-	default:
-	}
-	release, err := s.reads.take(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer release()
-	ctx = statementContext(ctx)
-	thread, err := s.reads.get(ctx, getThread)
-	if err != nil {
-		return nil, 0, err
-	}
-	row, err := s.readRow(ctx, thread, id, now)
-	if err != nil {
-		return nil, 0, err
 	}
 	return row.thread, row.count, nil
-}
-
-// weigh reads a live thread's weight and client.
-const weigh = `SELECT weight, client_id FROM threads WHERE id = ? AND expires_at > ?`
-
-func (s *Store) Weigh(ctx context.Context, id string, now time.Time) (int64, string, error) {
-	release, err := s.reads.take(ctx)
-	if err != nil {
-		return 0, "", err
-	}
-	defer release()
-	ctx = statementContext(ctx)
-	st, err := s.reads.get(ctx, weigh)
-	if err != nil {
-		return 0, "", err
-	}
-	var weight int64
-	var client string
-	err = st.QueryRowContext(ctx, id, nanos(now)).Scan(&weight, &client)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, "", memory.ErrNotFound
-	}
-	return weight, client, describe(err)
 }
 
 // getOnWriter is Get on the writer's connection, which the caller has
@@ -138,15 +122,9 @@ func (s *Store) getOnWriter(ctx context.Context, id string, now time.Time) (*mem
 	}
 	defer giveBack()
 	sctx := statementContext(ctx)
-	row, ok, err := s.kept(sctx, id, now)
+	row, err := s.rowOnWriter(sctx, id, now)
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		if row, err = s.readRow(sctx, s.writes.getThread, id, now); err != nil {
-			return nil, err
-		}
-		s.rows.keep(row)
 	}
 	return s.withTurns(row, func(from int) ([]memory.Turn, error) {
 		if row.count-from <= writerTurns {

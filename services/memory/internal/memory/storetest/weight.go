@@ -52,17 +52,18 @@ func runWeight(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			hour); !errors.Is(err, memory.ErrThreadFull) {
 			t.Errorf("an append to a thread at its weight: %v, want ErrThreadFull", err)
 		}
-		if w, client, err := s.Weigh(ctx, th.ID, base); err != nil || w != memory.MaxThreadWeight || client != "alice" {
-			t.Errorf("Weigh = %d, %q, %v; want %d, alice, nil", w, client, err, memory.MaxThreadWeight)
+		if head, _, err := s.Head(ctx, th.ID, base); err != nil || head.Weight != memory.MaxThreadWeight ||
+			head.ClientID != "alice" {
+			t.Errorf("Head = %+v, %v; want alice's thread weighing %d", head, err, memory.MaxThreadWeight)
 		}
 		if got, err := s.Get(ctx, th.ID, base); err != nil || got.Weight != memory.MaxThreadWeight {
 			t.Errorf("Get's thread weighs %v (%v), want %d", got, err, memory.MaxThreadWeight)
 		}
-		if _, _, err := s.Weigh(ctx, th.ID, hour); !errors.Is(err, memory.ErrNotFound) {
-			t.Errorf("Weigh of an expired thread: %v, want ErrNotFound", err)
+		if _, _, err := s.Head(ctx, th.ID, hour); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("Head of an expired thread: %v, want ErrNotFound", err)
 		}
-		if _, _, err := s.Weigh(ctx, newThread("alice").ID, base); !errors.Is(err, memory.ErrNotFound) {
-			t.Errorf("Weigh of an unknown thread: %v, want ErrNotFound", err)
+		if _, _, err := s.Head(ctx, newThread("alice").ID, base); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("Head of an unknown thread: %v, want ErrNotFound", err)
 		}
 	})
 
@@ -86,8 +87,8 @@ func runWeight(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			hour); err != nil {
 			t.Errorf("an append to a thread replaced by a lighter one: %v", err)
 		}
-		if w, _, err := s.Weigh(ctx, th.ID, base); err != nil || w != 21 {
-			t.Errorf("the replaced thread weighs %d, %v; want 21, nil", w, err)
+		if head, _, err := s.Head(ctx, th.ID, base); err != nil || head.Weight != 21 {
+			t.Errorf("the replaced thread: %+v, %v; want it weighing 21", head, err)
 		}
 	})
 
