@@ -1,5 +1,7 @@
-// Package slots bounds how many of one kind of work each client has
-// running at once: a client is a verified token's name (or, without
-// tokens, every caller), and each has slots of its own, so that one
-// client's load holds up only itself.
+// Package slots bounds the work of one kind that runs at once: how many
+// pieces each client has running (PerClient: a client is a verified
+// token's name, or, without tokens, every caller; each has slots of its
+// own, so that one client's load holds up only itself), and how much they
+// weigh in the whole process (Budget), which per-client bounds leave to
+// the number of clients.
 package slots

@@ -16,7 +16,7 @@ func (s *Server) PrepareCall(ctx context.Context, req *memoryv1.PrepareCallReque
 	if req.GetThreadId() == "" {
 		return resp, nil
 	}
-	release, err := s.calls.take(ctx)
+	release, err := s.readWhole(ctx, s.calls, req.GetThreadId())
 	if err != nil {
 		return nil, withLimits(s.toStatus(ctx, "prepare call", err), limits)
 	}

@@ -49,18 +49,23 @@ func (s *Server) CreateThread(ctx context.Context, req *memoryv1.CreateThreadReq
 }
 
 func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) (*memoryv1.GetThreadResponse, error) {
-	release, err := s.reads.take(ctx)
-	if err != nil {
-		return nil, s.toStatus(ctx, "get thread", err)
-	}
-	defer release()
 	if req.GetView() == memoryv1.ThreadView_THREAD_VIEW_BASIC {
+		release, err := s.reads.take(ctx)
+		if err != nil {
+			return nil, s.toStatus(ctx, "get thread", err)
+		}
+		defer release()
 		t, n, err := s.svc.Head(ctx, req.GetThreadId(), auth.Client(ctx))
 		if err != nil {
 			return nil, s.toStatus(ctx, "get thread", err)
 		}
 		return &memoryv1.GetThreadResponse{Thread: toProtoThread(t), TurnCount: int32(n)}, nil
 	}
+	release, err := s.readWhole(ctx, s.reads, req.GetThreadId())
+	if err != nil {
+		return nil, s.toStatus(ctx, "get thread", err)
+	}
+	defer release()
 	t, err := s.svc.Get(ctx, req.GetThreadId(), auth.Client(ctx))
 	if err != nil {
 		return nil, s.toStatus(ctx, "get thread", err)
@@ -93,7 +98,7 @@ func (s *Server) AppendTurns(ctx context.Context, req *memoryv1.AppendTurnsReque
 }
 
 func (s *Server) SelectHistory(ctx context.Context, req *memoryv1.SelectHistoryRequest) (*memoryv1.SelectHistoryResponse, error) {
-	release, err := s.reads.take(ctx)
+	release, err := s.readWhole(ctx, s.reads, req.GetThreadId())
 	if err != nil {
 		return nil, s.toStatus(ctx, "select history", err)
 	}
@@ -144,25 +149,79 @@ func (s *Server) BranchThread(ctx context.Context, req *memoryv1.BranchThreadReq
 }
 
 func (s *Server) ExportThreads(req *memoryv1.ExportThreadsRequest, stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
-	release, err := s.reads.take(stream.Context())
+	ctx := stream.Context()
+	if id := req.GetThreadId(); id != "" {
+		slot, err := s.reads.take(ctx)
+		if err != nil {
+			return s.toStatus(ctx, "export thread", err)
+		}
+		defer slot()
+		if err := s.exportOne(ctx, stream, id); err != nil {
+			return s.toStatus(ctx, "export thread", err)
+		}
+		return nil
+	}
+	release, err := s.reads.take(ctx)
 	if err != nil {
-		return s.toStatus(stream.Context(), "export threads", err)
+		return s.toStatus(ctx, "export threads", err)
 	}
 	defer release()
-	if id := req.GetThreadId(); id != "" {
-		t, err := s.svc.Get(stream.Context(), id, auth.Client(stream.Context()))
-		if err != nil {
-			return s.toStatus(stream.Context(), "export thread", err)
-		}
-		return stream.Send(&memoryv1.ExportThreadsResponse{Thread: toProtoThread(t)})
-	}
-	err = s.svc.Export(stream.Context(), auth.Client(stream.Context()), func(t *memory.Thread) error {
-		return stream.Send(&memoryv1.ExportThreadsResponse{Thread: toProtoThread(t)})
-	})
-	if err != nil {
-		return s.toStatus(stream.Context(), "export threads", err)
+	if err := s.exportAll(ctx, stream); err != nil {
+		return s.toStatus(ctx, "export threads", err)
 	}
 	return nil
+}
+
+// exportAll sends each of the client's live threads, newest first, reading
+// each as it sends it, within the reads' budget.
+func (s *Server) exportAll(ctx context.Context, stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
+	for token := ""; ; {
+		page, err := s.svc.List(ctx, auth.Client(ctx), "", exportPage, token)
+		if err != nil {
+			return err
+		}
+		for _, sum := range page.Summaries {
+			err := s.exportOne(ctx, stream, sum.Thread.ID)
+			if err != nil && !errors.Is(err, memory.ErrNotFound) {
+				return err
+			}
+		}
+		if token = page.Next; token == "" {
+			return nil
+		}
+	}
+}
+
+// exportPage is how many threads' heads an export lists at a time.
+const exportPage = 100
+
+// exportOne reads and sends one thread of an export. Its room in the
+// reads' budget is given back once the answer is built, before it is
+// sent: a client that takes its export slowly would hold up every
+// client's reads, and what waits to be sent is bounded by its slots. One
+// deleted or expired since it was listed is left out of a whole export.
+func (s *Server) exportOne(ctx context.Context, stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse],
+	id string) error {
+	msg, err := s.exported(ctx, id)
+	if err != nil {
+		return err
+	}
+	return stream.Send(msg)
+}
+
+// exported is thread id as an export sends it, read within the reads'
+// budget.
+func (s *Server) exported(ctx context.Context, id string) (*memoryv1.ExportThreadsResponse, error) {
+	release, err := s.roomFor(ctx, s.reads, id)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	t, err := s.svc.Get(ctx, id, auth.Client(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return &memoryv1.ExportThreadsResponse{Thread: toProtoThread(t)}, nil
 }
 
 func (s *Server) ImportThreads(ctx context.Context, req *memoryv1.ImportThreadsRequest) (*memoryv1.ImportThreadsResponse, error) {

@@ -66,7 +66,7 @@ func decodeCursor(token string) (*Cursor, error) {
 
 // Delete removes one of the client's threads.
 func (s *Service) Delete(ctx context.Context, id, clientID string) error {
-	if _, err := s.Get(ctx, id, clientID); err != nil {
+	if _, _, err := s.Head(ctx, id, clientID); err != nil {
 		return err
 	}
 	return s.store.Delete(ctx, id)
@@ -75,7 +75,7 @@ func (s *Service) Delete(ctx context.Context, id, clientID string) error {
 // Branch starts a thread whose history is id's: it has no turns of its
 // own yet, and its parent is id.
 func (s *Service) Branch(ctx context.Context, id, clientID string) (*Thread, error) {
-	parent, err := s.Get(ctx, id, clientID)
+	parent, _, err := s.Head(ctx, id, clientID)
 	if err != nil {
 		return nil, err
 	}
@@ -94,43 +94,72 @@ const MaxChainWeight = 2 * MaxThreadWeight
 // ancestor, a cycle, an ancestor of another client (a chain never shows
 // one client another's turns, however the parent link came to be: an
 // import names any parent it likes), or one that would take the chain past
-// its weight, which is weighed before it is read.
+// its weight, which is weighed before it is read (ancestors).
 func (s *Service) Chain(ctx context.Context, t *Thread) ([]*Thread, error) {
+	heads, _, err := s.ancestors(ctx, t)
+	if err != nil {
+		return nil, err
+	}
 	chain := []*Thread{t}
-	seen := map[string]bool{t.ID: true}
 	weight := t.Weight
-	for cur := t; cur.ParentID != "" && len(chain) < MaxChainDepth && !seen[cur.ParentID]; {
-		head, _, err := s.store.Head(ctx, cur.ParentID, s.now())
-		if errors.Is(err, ErrNotFound) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("weigh ancestor %s: %w", cur.ParentID, err)
-		}
-		if weight += head.Weight; weight > MaxChainWeight || head.ClientID != t.ClientID {
-			break
-		}
-		parent, err := s.store.Get(ctx, cur.ParentID, s.now())
+	for _, head := range heads {
+		parent, err := s.store.Get(ctx, head.ID, s.now())
 		if errors.Is(err, ErrNotFound) { // lost ones too: the chain ends there
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("load ancestor %s: %w", cur.ParentID, err)
+			return nil, fmt.Errorf("load ancestor %s: %w", head.ID, err)
 		}
-		if parent.ClientID != t.ClientID {
+		// Replaced since it was weighed: by another client's, by a heavier
+		// one, or by one with another parent.
+		if weight += parent.Weight; parent.ClientID != t.ClientID || weight > MaxChainWeight ||
+			parent.ParentID != head.ParentID {
 			break
 		}
-		if weight += parent.Weight - head.Weight; weight > MaxChainWeight {
-			break // replaced by a heavier one since it was weighed
-		}
-		seen[parent.ID] = true
 		chain = append(chain, parent)
-		cur = parent
 	}
 	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
 		chain[i], chain[j] = chain[j], chain[i]
 	}
 	return chain, nil
+}
+
+// ancestors are the heads of the ancestors a read of t follows, nearest
+// first (Chain says which), and what they weigh with t: read by their
+// heads alone, so that a chain is weighed before anything heavy is read.
+func (s *Service) ancestors(ctx context.Context, t *Thread) ([]*Thread, int64, error) {
+	var heads []*Thread
+	seen := map[string]bool{t.ID: true}
+	weight := t.Weight
+	for cur := t; cur.ParentID != "" && len(heads)+1 < MaxChainDepth && !seen[cur.ParentID]; {
+		head, _, err := s.store.Head(ctx, cur.ParentID, s.now())
+		if errors.Is(err, ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("weigh ancestor %s: %w", cur.ParentID, err)
+		}
+		if head.ClientID != t.ClientID || weight+head.Weight > MaxChainWeight {
+			break
+		}
+		weight += head.Weight
+		seen[head.ID] = true
+		heads = append(heads, head)
+		cur = head
+	}
+	return heads, weight, nil
+}
+
+// Weigh is what a read of the client's thread id weighs with the
+// ancestors it reads with it (Chain), from their heads alone: a reader
+// makes room for it before it reads them.
+func (s *Service) Weigh(ctx context.Context, id, clientID string) (int64, error) {
+	t, _, err := s.Head(ctx, id, clientID)
+	if err != nil {
+		return 0, err
+	}
+	_, weight, err := s.ancestors(ctx, t)
+	return weight, err
 }
 
 // LastModel is the model of the newest assistant turn along t's chain.
@@ -154,27 +183,6 @@ func lastAssistant(chain []*Thread) Turn {
 		}
 	}
 	return Turn{}
-}
-
-// Export calls fn with each of the client's live threads, newest first.
-func (s *Service) Export(ctx context.Context, clientID string, fn func(*Thread) error) error {
-	var after *Cursor
-	for {
-		threads, err := s.store.List(ctx, ListParams{ClientID: clientID, Limit: 100, After: after}, s.now())
-		if err != nil {
-			return fmt.Errorf("export threads: %w", err)
-		}
-		for _, t := range threads {
-			if err := fn(t); err != nil {
-				return err
-			}
-		}
-		if len(threads) < 100 {
-			return nil
-		}
-		last := threads[len(threads)-1]
-		after = &Cursor{UpdatedAt: last.UpdatedAt, ID: last.ID}
-	}
 }
 
 // An import is written whole, while every other write waits, so what it

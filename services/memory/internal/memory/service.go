@@ -87,7 +87,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 		return nil, err
 	}
 	if p.ParentID != "" {
-		if _, err := s.Get(ctx, p.ParentID, p.ClientID); err != nil {
+		if _, _, err := s.Head(ctx, p.ParentID, p.ClientID); err != nil {
 			return nil, fmt.Errorf("parent %s: %w", p.ParentID, err)
 		}
 	}
