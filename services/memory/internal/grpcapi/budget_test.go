@@ -35,12 +35,6 @@ func (w *wholeReads) Get(ctx context.Context, id string, now time.Time) (*memory
 	return t, err
 }
 
-func (w *wholeReads) List(ctx context.Context, p memory.ListParams, now time.Time) ([]*memory.Thread, error) {
-	threads, err := w.Store.List(ctx, p, now)
-	w.n.Add(int64(len(threads)))
-	return threads, err
-}
-
 // countingExport is an export's stream that notes, at each thread it
 // sends, how many threads memory had read whole by then.
 type countingExport struct {

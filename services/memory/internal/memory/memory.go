@@ -156,12 +156,12 @@ type Store interface {
 	// first attempt began before that is stored again.
 	Append(ctx context.Context, id, clientID string, ex Exchange, turns []Turn, maxTurns int,
 		now, expiresAt time.Time) (int, error)
-	// List returns live threads (expiring after now) matching p, most
+	// Summaries returns live threads (expiring after now) matching p, most
 	// recently updated first (ties by id, descending), strictly after
-	// p.After when it is set.
-	List(ctx context.Context, p ListParams, now time.Time) ([]*Thread, error)
-	// Summaries is List without the turns: each thread's turn count and
-	// first prompt instead, which is all a listing shows.
+	// p.After when it is set: each without its turns, with their count and
+	// its first prompt instead, which is all a listing shows. Nothing lists
+	// threads with their turns: one page of them could weigh gigabytes, so
+	// a reader weighs each thread before reading it (Service.Weigh).
 	Summaries(ctx context.Context, p ListParams, now time.Time) ([]Summary, error)
 	// Delete removes a thread; ErrNotFound when there is none.
 	Delete(ctx context.Context, id string) error

@@ -155,7 +155,7 @@ func (s *Store) Append(_ context.Context, id, clientID string, ex memory.Exchang
 }
 
 func (s *Store) Summaries(ctx context.Context, p memory.ListParams, now time.Time) ([]memory.Summary, error) {
-	threads, err := s.List(ctx, p, now)
+	threads, err := s.list(p, now)
 	out := make([]memory.Summary, len(threads))
 	for i, t := range threads {
 		out[i] = memory.Summarize(t)
@@ -163,7 +163,8 @@ func (s *Store) Summaries(ctx context.Context, p memory.ListParams, now time.Tim
 	return out, err
 }
 
-func (s *Store) List(_ context.Context, p memory.ListParams, now time.Time) ([]*memory.Thread, error) {
+// list is the threads Summaries summarises.
+func (s *Store) list(p memory.ListParams, now time.Time) ([]*memory.Thread, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []*memory.Thread

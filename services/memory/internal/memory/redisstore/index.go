@@ -53,8 +53,8 @@ func (s *Store) unindex(ctx context.Context, client string, ids ...any) {
 	_, _ = pipe.Exec(ctx)
 }
 
-// listed is a thread as a listing reads it: with all its turns, or only
-// the first ones, and how many it has.
+// listed is a thread as a listing reads it: with its first two turns
+// (memory.FirstPrompt's), and how many it has.
 type listed struct {
 	thread *memory.Thread
 	turns  int64
@@ -62,9 +62,8 @@ type listed struct {
 
 // list walks the client's index newest first, reading a batch of threads
 // in one pipeline at a time, until it has p.Limit live threads that match
-// p or the index ends. lastTurn is the index of the last turn each thread
-// is read with: -1 for all of them.
-func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time, lastTurn int64) ([]listed, error) {
+// p or the index ends.
+func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time) ([]listed, error) {
 	maxScore := "+inf"
 	if p.After != nil {
 		maxScore = strconv.FormatFloat(score(p.After.UpdatedAt), 'f', 0, 64)
@@ -92,7 +91,7 @@ func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time, la
 			}
 			// A script each, so that a thread's head and turns are one
 			// version's; the pipeline spans slots, which one MULTI cannot.
-			read := threadScript.Eval(ctx, pipe, []string{s.metaKey(id), s.turnsKey(id)}, 0, lastTurn)
+			read := threadScript.Eval(ctx, pipe, []string{s.metaKey(id), s.turnsKey(id)}, 0, 1)
 			batchReads = append(batchReads, reads{id: id, read: read})
 		}
 		if len(batchReads) > 0 {
@@ -130,19 +129,10 @@ func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time, la
 	return out, nil
 }
 
-func (s *Store) List(ctx context.Context, p memory.ListParams, now time.Time) ([]*memory.Thread, error) {
-	threads, err := s.list(ctx, p, now, -1)
-	out := make([]*memory.Thread, len(threads))
-	for i, t := range threads {
-		out[i] = t.thread
-	}
-	return out, err
-}
-
 // Summaries reads each thread's metadata, turn count and first two turns,
 // never its whole history.
 func (s *Store) Summaries(ctx context.Context, p memory.ListParams, now time.Time) ([]memory.Summary, error) {
-	threads, err := s.list(ctx, p, now, 1)
+	threads, err := s.list(ctx, p, now)
 	out := make([]memory.Summary, len(threads))
 	for i, t := range threads {
 		out[i] = memory.Summary{Thread: *t.thread, TurnCount: int(t.turns), FirstPrompt: memory.FirstPrompt(t.thread.Turns)}

@@ -42,7 +42,7 @@ func ids[T any](items []T, id func(T) string) []string {
 	return out
 }
 
-func threadID(t *memory.Thread) string { return t.ID }
+func summaryID(s memory.Summary) string { return s.Thread.ID }
 
 // TestListingReadsOnlyTheClientsThreads: a client's listing costs the same
 // however many threads other clients keep in the same Redis.
@@ -59,8 +59,8 @@ func TestListingReadsOnlyTheClientsThreads(t *testing.T) {
 		th := create(t, s, "me", now.Add(-time.Duration(i)*time.Second), time.Hour)
 		want = append(want, th.ID)
 	}
-	list := func() []*memory.Thread {
-		got, err := s.List(ctx, memory.ListParams{ClientID: "me", Limit: 21}, now)
+	list := func() []memory.Summary {
+		got, err := s.Summaries(ctx, memory.ListParams{ClientID: "me", Limit: 21}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func TestListingReadsOnlyTheClientsThreads(t *testing.T) {
 	if n := mr.CommandCount() - before; n > 1+4*3 {
 		t.Errorf("listing 3 threads among 303 took %d Redis commands, want at most %d", n, 1+4*3)
 	}
-	if diff := cmp.Diff(want, ids(got, threadID)); diff != "" {
+	if diff := cmp.Diff(want, ids(got, summaryID)); diff != "" {
 		t.Errorf("listing (-want +got):\n%s", diff)
 	}
 }
@@ -182,11 +182,11 @@ func TestOldIndexIsMigrated(t *testing.T) {
 	if err != nil || h.MigrateErr != nil || h.Migrated != 3 {
 		t.Fatalf("check: %+v, %v; want 3 threads moved", h, err)
 	}
-	got, err := s.List(ctx, memory.ListParams{ClientID: "me", Limit: 10}, now)
+	got, err := s.Summaries(ctx, memory.ListParams{ClientID: "me", Limit: 10}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, ids(got, threadID)); diff != "" {
+	if diff := cmp.Diff(want, ids(got, summaryID)); diff != "" {
 		t.Errorf("listing after the migration (-want +got):\n%s", diff)
 	}
 	if mr.Exists("zen:index") {

@@ -82,13 +82,13 @@ func refusedWholeAndRead(t *testing.T, url string, nodes []*redistest.Server) {
 		now, now.Add(time.Hour)); !errors.Is(err, memory.ErrFull) {
 		t.Errorf("save a file in a full Redis: %v, want ErrFull", err)
 	}
-	listed, err := s.List(ctx, memory.ListParams{ClientID: "me", Limit: 10}, now)
+	listed, err := s.Summaries(ctx, memory.ListParams{ClientID: "me", Limit: 10}, now)
 	if err != nil {
 		t.Fatalf("list the client's threads in a full Redis: %v", err)
 	}
 	var ids []string
 	for _, th := range listed {
-		ids = append(ids, th.ID)
+		ids = append(ids, th.Thread.ID)
 	}
 	if diff := cmp.Diff([]string{kept.ID}, ids); diff != "" {
 		t.Errorf("the client's threads listed in a full Redis (-want +got):\n%s", diff)
@@ -168,8 +168,8 @@ func TestAWriteStoredIsAnsweredStoredWhenOnlyItsIndexIsRefused(t *testing.T) {
 		{Role: memory.RoleUser, Content: "again"}}, 10, last, last.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	listed, err := s.List(ctx, memory.ListParams{ClientID: "me", Limit: 10}, last)
-	if err != nil || len(listed) != 1 || listed[0].ID != id {
+	listed, err := s.Summaries(ctx, memory.ListParams{ClientID: "me", Limit: 10}, last)
+	if err != nil || len(listed) != 1 || listed[0].Thread.ID != id {
 		t.Errorf("the client's threads once there is room = %d, %v; want the one written again", len(listed), err)
 	}
 }
@@ -228,7 +228,7 @@ func TestThreadsMoveFromTheOldIndexOnlyWhenIndexedAnew(t *testing.T) {
 	if h, err := s.Check(ctx, now); err != nil || h.Migrated != 1 {
 		t.Errorf("check once Redis has room = %d moved, %v; want 1", h.Migrated, err)
 	}
-	listed, err := s.List(ctx, memory.ListParams{ClientID: "me", Limit: 10}, now)
+	listed, err := s.Summaries(ctx, memory.ListParams{ClientID: "me", Limit: 10}, now)
 	if err != nil || len(listed) != 1 {
 		t.Errorf("the client's threads = %d, %v; want the one moved", len(listed), err)
 	}

@@ -27,41 +27,6 @@ func listQuery(columns string, p memory.ListParams, now time.Time) (string, []an
 	return query + ` ORDER BY updated_at DESC, id DESC LIMIT ?`, append(args, p.Limit)
 }
 
-func (s *Store) List(ctx context.Context, p memory.ListParams, now time.Time) ([]*memory.Thread, error) {
-	return memory.ReadAgain(ctx, func() ([]*memory.Thread, error) { return s.list(ctx, p, now) })
-}
-
-// list is one attempt of List.
-func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time) ([]*memory.Thread, error) {
-	release, err := s.reads.take(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	query, args := listQuery(threadColumns+`, turn_count, rev`, p, now)
-	var listed []threadRow
-	err = s.query(ctx, query, args, func(r *sql.Rows) error {
-		var row threadRow
-		var err error
-		row.thread, err = scanThread(r, &row.count, &row.rev)
-		listed = append(listed, row)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	// Listings read threads once each (an export): they go around the
-	// cache, which keeps the threads that calls continue.
-	out := make([]*memory.Thread, len(listed))
-	for i, row := range listed {
-		if row.thread.Turns, err = s.turns(ctx, row.thread.ID, row.rev, 0, row.count); err != nil {
-			return nil, err
-		}
-		out[i] = row.thread
-	}
-	return out, nil
-}
-
 // firstPrompt is the content of the first user turn among a thread's
 // first two (role 1 is memory.RoleUser), read in the same query as the
 // threads.

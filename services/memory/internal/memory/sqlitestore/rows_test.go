@@ -236,12 +236,9 @@ func TestADamagedThreadIsSaidToBe(t *testing.T) {
 	if _, err := raw.ExecContext(ctx, `DELETE FROM turns WHERE thread_id = ? AND seq = 2`, th.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, getErr := s.Get(ctx, th.ID, now)
-	_, listErr := s.List(ctx, memory.ListParams{Limit: 10}, now)
-	for name, err := range map[string]error{"read": getErr, "listing": listErr} {
-		if err == nil || errors.Is(err, memory.ErrUnavailable) || !strings.Contains(err.Error(), th.ID) ||
-			!strings.Contains(err.Error(), "damaged") {
-			t.Errorf("%s of a damaged thread: %v, want an error that names it damaged", name, err)
-		}
+	_, err = s.Get(ctx, th.ID, now)
+	if err == nil || errors.Is(err, memory.ErrUnavailable) || !strings.Contains(err.Error(), th.ID) ||
+		!strings.Contains(err.Error(), "damaged") {
+		t.Errorf("a read of a damaged thread: %v, want an error that names it damaged", err)
 	}
 }

@@ -147,23 +147,25 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			ids = append(ids, th.ID)
 		}
 		now := base.Add(30 * time.Minute)
-		page, err := s.List(ctx, memory.ListParams{Limit: 2}, now)
+		page, err := s.Summaries(ctx, memory.ListParams{Limit: 2}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(page) != 2 || page[0].ID != ids[2] || page[1].ID != ids[1] {
+		if len(page) != 2 || page[0].Thread.ID != ids[2] || page[1].Thread.ID != ids[1] {
 			t.Fatalf("first page = %v, want threads 2 and 1", threadIDs(page))
 		}
-		rest, err := s.List(ctx, memory.ListParams{Limit: 10, After: &memory.Cursor{UpdatedAt: page[1].UpdatedAt, ID: page[1].ID}}, now)
-		if err != nil || len(rest) != 1 || rest[0].ID != ids[0] {
+		last := page[1].Thread
+		rest, err := s.Summaries(ctx, memory.ListParams{Limit: 10, After: &memory.Cursor{UpdatedAt: last.UpdatedAt,
+			ID: last.ID}}, now)
+		if err != nil || len(rest) != 1 || rest[0].Thread.ID != ids[0] {
 			t.Errorf("second page = %v (%v), want thread 0", threadIDs(rest), err)
 		}
-		debug, _ := s.List(ctx, memory.ListParams{Limit: 10, ToolName: "debug"}, now)
-		if len(debug) != 1 || debug[0].ID != ids[2] {
+		debug, _ := s.Summaries(ctx, memory.ListParams{Limit: 10, ToolName: "debug"}, now)
+		if len(debug) != 1 || debug[0].Thread.ID != ids[2] {
 			t.Errorf("tool filter = %v", threadIDs(debug))
 		}
-		other, _ := s.List(ctx, memory.ListParams{Limit: 10, ClientID: "someone-else"}, now)
-		if len(other) != 1 || other[0].ID != ids[3] {
+		other, _ := s.Summaries(ctx, memory.ListParams{Limit: 10, ClientID: "someone-else"}, now)
+		if len(other) != 1 || other[0].Thread.ID != ids[3] {
 			t.Errorf("client filter = %v", threadIDs(other))
 		}
 	})
@@ -324,10 +326,10 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 	runHead(t, newStore)
 }
 
-func threadIDs(ts []*memory.Thread) []string {
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = t.ID
+func threadIDs(sums []memory.Summary) []string {
+	out := make([]string, len(sums))
+	for i, s := range sums {
+		out[i] = s.Thread.ID
 	}
 	return out
 }
