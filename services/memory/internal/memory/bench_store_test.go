@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,14 +53,21 @@ func newStoreFixture(b *testing.B, store memory.Store) *storeFixture {
 	return f
 }
 
-// threads creates n threads of the fixture's first turns turns.
+// threads creates n threads of the fixture's first turns turns, each
+// with a small initial context.
 func (f *storeFixture) threads(b *testing.B, n, turns int) []string {
+	b.Helper()
+	return f.threadsWith(b, n, turns, map[string]any{"prompt": "review"})
+}
+
+// threadsWith is threads with the initial context initial.
+func (f *storeFixture) threadsWith(b *testing.B, n, turns int, initial map[string]any) []string {
 	b.Helper()
 	ids := make([]string, n)
 	for i := range ids {
 		now := time.Now().UTC()
 		th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
-			ExpiresAt: now.Add(time.Hour), Turns: f.turns[:turns], InitialContext: map[string]any{"prompt": "review"}}
+			ExpiresAt: now.Add(time.Hour), Turns: f.turns[:turns], InitialContext: initial}
 		if err := f.store.Create(context.Background(), th); err != nil {
 			b.Fatal(err)
 		}
@@ -142,8 +150,9 @@ func BenchmarkStoreReadAfterAppend(b *testing.B) {
 }
 
 // BenchmarkStoreAppendAt appends one exchange (1 and 2 KB, no new file) to
-// threads that hold 2 or 50 turns: an append should cost what it appends,
-// whatever the thread holds. Each thread takes five appends.
+// threads that hold 2 or 50 turns, or 2 turns and an initial context of
+// 512 KiB (a first call's long arguments): an append should cost what it
+// appends, whatever the thread holds. Each thread takes five appends.
 //
 //	go test -run '^$' -bench StoreAppendAt -benchtime 500x ./services/memory/internal/memory
 func BenchmarkStoreAppendAt(b *testing.B) {
@@ -161,6 +170,16 @@ func BenchmarkStoreAppendAt(b *testing.B) {
 					})
 				})
 			}
+			b.Run("turns=2/context=512KiB", func(b *testing.B) {
+				const perThread = 5
+				ids := f.threadsWith(b, (b.N+perThread-1)/perThread, 2,
+					map[string]any{"prompt": strings.Repeat("x", 512<<10)})
+				i := 0
+				latency.Measure(b, 0, func() {
+					f.append(b, ids[i/perThread])
+					i++
+				})
+			})
 		})
 	}
 }

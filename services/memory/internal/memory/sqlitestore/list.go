@@ -8,7 +8,15 @@ import (
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 )
 
-const threadColumns = `id, parent_id, tool_name, client_id, created_at, updated_at, expires_at, initial_context`
+// threadHead are the columns scanThread reads before the thread's initial
+// context.
+const threadHead = `id, parent_id, tool_name, client_id, created_at, updated_at, expires_at`
+
+// threadColumns are the columns scanThread reads: the head, then the
+// initial context, which the thread's row holds, or, past inlineContext,
+// initial_contexts (the row holding ”).
+const threadColumns = threadHead + `, CASE initial_context WHEN '' THEN
+	(SELECT body FROM initial_contexts WHERE thread_id = threads.id) ELSE initial_context END`
 
 // listQuery selects columns of the live threads p names, newest first. Its
 // text depends only on which filters are set, so a few prepared statements
@@ -39,7 +47,8 @@ func (s *Store) Summaries(ctx context.Context, p memory.ListParams, now time.Tim
 		return nil, err
 	}
 	defer release()
-	query, args := listQuery(threadColumns+`, turn_count, coalesce(`+firstPrompt+`, '')`, p, now)
+	// A listing shows no initial context: it is not read.
+	query, args := listQuery(threadHead+`, 'null', turn_count, coalesce(`+firstPrompt+`, '')`, p, now)
 	var out []memory.Summary
 	err = s.query(ctx, query, args, func(rows *sql.Rows) error {
 		var sum memory.Summary

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 )
@@ -182,5 +183,65 @@ func TestAnOlderFileLosesTheExpiryIndex(t *testing.T) {
 	if err := s.wc.QueryRowContext(ctx, `SELECT count(*) FROM threads WHERE id = ?`, gone.ID).Scan(&n); err != nil ||
 		n != 0 {
 		t.Errorf("the expired thread's row after a sweep: %d, %v", n, err)
+	}
+}
+
+// A file written before initial_contexts existed has its threads' large
+// initial contexts moved there when a store first opens it, and reads
+// them as before; small ones stay in their rows.
+func TestAnOlderFilesLargeInitialContextsMoveOut(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	start := strings.Index(schema, "-- A thread's initial context past")
+	end := strings.Index(schema, "-- Older versions recorded")
+	if start < 0 || end < start {
+		t.Fatal("the schema no longer declares initial_contexts as this test expects")
+	}
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	contexts := map[string]map[string]any{
+		uuid.NewString(): {"prompt": "small"},
+		uuid.NewString(): {"prompt": strings.Repeat("large ", inlineContext)},
+	}
+	if _, err := db.Exec(schema[:start] + schema[end:]); err != nil {
+		t.Fatal(err)
+	}
+	for id, initial := range contexts {
+		body, err := memory.Encode(initial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO threads (id, tool_name, created_at, updated_at, expires_at, initial_context)
+			VALUES (?, 'chat', ?, ?, ?, ?)`, id, nanos(now), nanos(now), nanos(now.Add(time.Hour)), string(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	for range 2 { // the second opening finds them moved
+		s := open(t, path)
+		ctx := context.Background()
+		var inRows, apart int
+		err := s.wc.QueryRowContext(ctx, `SELECT count(*) FROM threads WHERE initial_context != ''`).Scan(&inRows)
+		if err == nil {
+			err = s.wc.QueryRowContext(ctx, `SELECT count(*) FROM initial_contexts`).Scan(&apart)
+		}
+		if err != nil || inRows != 1 || apart != 1 {
+			t.Errorf("initial contexts in the threads' rows %d, apart %d (%v); want the small one in its row, "+
+				"the large one apart", inRows, apart, err)
+		}
+		for id, want := range contexts {
+			got, err := s.Get(ctx, id, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got.InitialContext); diff != "" {
+				t.Errorf("thread %s's initial context (-want +got):\n%s", id, diff)
+			}
+		}
+		s.Close()
 	}
 }

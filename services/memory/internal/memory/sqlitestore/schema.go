@@ -23,6 +23,25 @@ var added = []struct{ table, column, add, fill string }{
 	{"threads", "weight", `ALTER TABLE threads ADD COLUMN weight INTEGER NOT NULL DEFAULT 0`, ""},
 }
 
+// inlineContext is the most of a thread's initial context (as JSON bytes)
+// its row holds; more is kept in initial_contexts. An append rewrites the
+// thread's row, and a context of 512 KiB there (a first call's arguments;
+// up to 2 MB) cost each append 130 WAL frames more and four times the CPU.
+const inlineContext = 1 << 10
+
+// contextsMoved is the user_version of a file whose large initial contexts
+// are in initial_contexts: older files had them in their threads' rows.
+const contextsMoved = 1
+
+// moveContexts moves the initial contexts past inlineContext from their
+// threads' rows into initial_contexts.
+var moveContexts = []string{
+	fmt.Sprintf(`INSERT OR REPLACE INTO initial_contexts (thread_id, body) SELECT id, initial_context FROM threads
+		WHERE length(CAST(initial_context AS BLOB)) > %d`, inlineContext),
+	fmt.Sprintf(`UPDATE threads SET initial_context = '' WHERE length(CAST(initial_context AS BLOB)) > %d`,
+		inlineContext),
+}
+
 // dropped are the indexes older files have that nothing reads now.
 // threads_expiry served only the sweep, once a minute, which scans the
 // table instead; keeping it cost every append a WAL frame or more (its
@@ -58,6 +77,14 @@ func (s *Store) init(ctx context.Context) error {
 		var version int
 		if err := wc.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
 			return describe(err)
+		}
+		if version < contextsMoved {
+			for _, q := range moveContexts {
+				if _, err := wc.ExecContext(ctx, q); err != nil {
+					return describe(err)
+				}
+			}
+			version = contextsMoved
 		}
 		if _, err := wc.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, version)); err != nil {
 			return describe(err)

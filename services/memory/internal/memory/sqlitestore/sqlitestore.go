@@ -78,6 +78,12 @@ CREATE TABLE IF NOT EXISTS blobs (
 	expires_at INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS blobs_expiry ON blobs (expires_at);
+-- A thread's initial context past inlineContext bytes: an append rewrites
+-- the thread's row, and all it holds.
+CREATE TABLE IF NOT EXISTS initial_contexts (
+	thread_id TEXT PRIMARY KEY REFERENCES threads (id) ON DELETE CASCADE,
+	body      TEXT NOT NULL
+);
 -- Older versions recorded each exchange here; its retries are still found.
 CREATE TABLE IF NOT EXISTS exchanges (
 	thread_id   TEXT NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
@@ -258,13 +264,22 @@ func (s *Store) insert(ctx context.Context, t *memory.Thread, replace bool) erro
 		}
 		s.rows.change(rowChange{id: t.ID})
 	}
+	inline := string(initial)
+	if len(initial) > inlineContext {
+		inline = "" // initial_contexts holds it
+	}
 	_, err = exec(ctx, s.writes.insertThread, t.ID, t.ParentID, t.ToolName, t.ClientID, nanos(t.CreatedAt),
-		nanos(t.UpdatedAt), nanos(t.ExpiresAt), string(initial), len(t.Turns), memory.NewRevision(), t.Weight)
+		nanos(t.UpdatedAt), nanos(t.ExpiresAt), inline, len(t.Turns), memory.NewRevision(), t.Weight)
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE constraint") {
 			return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)
 		}
 		return err
+	}
+	if inline == "" {
+		if _, err := exec(ctx, s.writes.insertContext, t.ID, string(initial)); err != nil {
+			return err
+		}
 	}
 	return s.insertTurns(ctx, t.ID, 0, "", t.Turns)
 }

@@ -385,3 +385,45 @@ func TestMarkupIsStoredAsItIs(t *testing.T) {
 		t.Errorf("a turn of %d bytes of markup is stored as %d bytes", len(content), stored)
 	}
 }
+
+// An append rewrites its thread's row, and with it whatever the row
+// holds: a thread's initial context (the first call's arguments, up to
+// 2 MB) kept in the row made every append to it cost as much again (a
+// 512 KiB one: 130 more WAL frames, four times the CPU). One past
+// inlineContext is kept in a table of its own.
+func TestAnAppendDoesNotRewriteALargeInitialContext(t *testing.T) {
+	t.Parallel()
+	frames := func(initial string) int {
+		s := open(t, filepath.Join(t.TempDir(), "memory.db"))
+		ctx := context.Background()
+		now := time.Now().UTC()
+		th := chatThread(now)
+		th.InitialContext = map[string]any{"prompt": initial}
+		create(t, s, th)
+		var busy, log, done int
+		if err := s.wc.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &log, &done); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			if _, err := s.Append(ctx, th.ID, "", memory.Exchange{}, qa(), 10, now, now.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.wc.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &log, &done); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Get(ctx, th.ID, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(th.InitialContext, got.InitialContext); diff != "" {
+			t.Errorf("the initial context read back (-want +got):\n%s", diff)
+		}
+		return log
+	}
+	small, large := frames("review"), frames(strings.Repeat("x", 512<<10))
+	if large > small+2 {
+		t.Errorf("three appends wrote %d WAL frames to a thread with a 512 KiB initial context, %d with a small one; "+
+			"want about as many", large, small)
+	}
+}

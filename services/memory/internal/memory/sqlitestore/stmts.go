@@ -20,7 +20,7 @@ type writeStmts struct {
 	owner, drop, insertThread, insertTurn, insertTwoTurns   *sql.Stmt
 	insertFile, head, advance, holds                        *sql.Stmt
 	keepFiles, getThread, getTurns, dataVersion             *sql.Stmt
-	saveBlob, sweepThreads, sweepBlobs                      *sql.Stmt
+	saveBlob, sweepThreads, sweepBlobs, insertContext       *sql.Stmt
 }
 
 type stmtText struct {
@@ -41,6 +41,7 @@ func (w *writeStmts) rows() []stmtText {
 		{&w.drop, `DELETE FROM threads WHERE id = ?`},
 		{&w.insertThread, `INSERT INTO threads (id, parent_id, tool_name, client_id, created_at, updated_at,
 			expires_at, initial_context, turn_count, rev, weight) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&w.insertContext, `INSERT INTO initial_contexts (thread_id, body) VALUES (?, ?)`},
 		{&w.insertTurn, `INSERT INTO turns (thread_id, seq, exchange_id, body) VALUES (?, ?, ?, ?)`},
 		{&w.insertTwoTurns, `INSERT INTO turns (thread_id, seq, exchange_id, body)
 			VALUES (?1, ?2, ?3, ?4), (?1, ?2 + 1, '', ?5)`},
