@@ -23,8 +23,8 @@ type Budget struct {
 	sem *semaphore.Weighted
 }
 
-// NewBudget allows work weighing max in all at once.
-func NewBudget(max int64) *Budget { return &Budget{max: max, sem: semaphore.NewWeighted(max)} }
+// NewBudget allows work weighing size in all at once.
+func NewBudget(size int64) *Budget { return &Budget{max: size, sem: semaphore.NewWeighted(size)} }
 
 // Max is the weight the budget allows at once.
 func (b *Budget) Max() int64 { return b.max }
@@ -34,6 +34,8 @@ func (b *Budget) Max() int64 { return b.max }
 // rather than never.
 func (b *Budget) Take(ctx context.Context, weight int64, wait time.Duration) (release func(), err error) {
 	weight = max(min(weight, b.max), 1)
+	// Before the wait's context: with no wait left, Acquire would refuse
+	// even weight that is free.
 	if b.sem.TryAcquire(weight) {
 		return b.releaser(weight), nil
 	}

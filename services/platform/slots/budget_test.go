@@ -55,6 +55,11 @@ func TestABudgetBoundsTheWeightRunningAtOnce(t *testing.T) {
 		if _, err := b.Take(ctx, 1, time.Second); !errors.Is(err, ErrOverBudget) || time.Since(start) != time.Second {
 			t.Errorf("work beside the heaviest: %v after %s, want ErrOverBudget after 1s", err, time.Since(start))
 		}
+		soon, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		if _, err := b.Take(soon, 1, time.Minute); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("work whose caller's deadline came before its wait's end: %v, want context.DeadlineExceeded", err)
+		}
 		leaving, leave := context.WithCancel(ctx)
 		left := make(chan error, 1)
 		go func() {

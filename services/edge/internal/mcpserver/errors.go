@@ -73,8 +73,8 @@ func describe(ctx context.Context, tool string, err error) answer {
 			"model (see listmodels).", tool, st.Message(), providerLabel(meta))}
 	}
 	if be.Role == "memory" && st.Code() == codes.ResourceExhausted && reason == "" {
-		// Memory runs a few of a client's reads at once (its grpcapi's
-		// reads.go), and says so.
+		// Memory runs a few of a client's reads at once, and a bounded
+		// weight of everyone's (its grpcapi's reads.go), and says so.
 		return answer{ToolError: true, Message: fmt.Sprintf("Error in %s: zen's %s%s. This call was not run.", tool,
 			st.Message(), trace)}
 	}

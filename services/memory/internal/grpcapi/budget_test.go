@@ -99,12 +99,14 @@ func (h *heldThread) Get(ctx context.Context, id string, now time.Time) (*memory
 }
 
 // Whole-thread reads share one budget of weight in the process, whichever
-// client they are for: per-client slots let each client read 16 threads
-// at once, each up to about 100 MB of memory's at the weight's bound, and
-// clients without number. A read weighs its thread and the ancestors it
-// reads with it, before it reads them; one that does not fit waits its
-// turn, up to readWait. Calls' prepares have a budget of their own, and an
-// export that waits for its client to take it holds no room.
+// client they are for: per-client slots let each client read 8 threads of
+// each kind at once, each up to about 100 MB of memory's at the weight's
+// bound, and clients without number. A read weighs its thread and the
+// ancestors it reads with it, before it reads them; one that does not fit
+// waits its turn, up to readWait. Calls' prepares have a budget of their
+// own; an export weighs its thread alone, which it sends without its
+// ancestors, and holds no room while its client takes it; a read refused
+// gives its slot back.
 func TestWholeThreadReadsShareOneBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &heldThread{Store: memstore.New()}
@@ -129,6 +131,12 @@ func TestWholeThreadReadsShareOneBudget(t *testing.T) {
 			alicesRead <- err
 		}()
 		synctest.Wait()
+		exported := &countingExport{ctx: bob, reads: &wholeReads{}}
+		if err := srv.ExportThreads(&memoryv1.ExportThreadsRequest{ThreadId: branch}, exported); err != nil ||
+			len(exported.seen) != 1 {
+			t.Errorf("bob's export of his branch, which weighs little alone: %d sent, %v; want it at once",
+				len(exported.seen), err)
+		}
 		// bob's branch weighs little; the parent it reads with it, as much
 		// as alice's thread.
 		answered := make(chan error, 1)
@@ -143,7 +151,8 @@ func TestWholeThreadReadsShareOneBudget(t *testing.T) {
 				"want it to wait for room", err)
 		default:
 		}
-		if _, err := srv.PrepareCall(bob, &memoryv1.PrepareCallRequest{ThreadId: branch, ToolName: "chat"}); err != nil {
+		call := &memoryv1.PrepareCallRequest{ThreadId: branch, ToolName: "chat"}
+		if _, err := srv.PrepareCall(bob, call); err != nil {
 			t.Errorf("bob's call while the reads' budget was taken: %v, want it prepared", err)
 		}
 		release <- struct{}{}
@@ -164,20 +173,22 @@ func TestWholeThreadReadsShareOneBudget(t *testing.T) {
 			t.Errorf("a read that found no room: %v after %s, want ResourceExhausted after %s", err,
 				time.Since(start), readWait)
 		}
-		if _, err := srv.GetThread(bob, &memoryv1.GetThreadRequest{ThreadId: "not-a-thread"}); status.Code(err) !=
-			codes.NotFound {
-			t.Errorf("a read of no thread while the budget was taken: %v, want NotFound at once", err)
+		for range threadReadsEach + 1 { // each gives its slot back
+			_, err := srv.GetThread(bob, &memoryv1.GetThreadRequest{ThreadId: "not-a-thread"})
+			if status.Code(err) != codes.NotFound {
+				t.Fatalf("a read of no thread while the budget was taken: %v, want NotFound at once", err)
+			}
 		}
 		release <- struct{}{}
 		synctest.Wait()
 
+		store.id = "" // alice's export reads at once, then waits for her to take it
 		sending := make(chan struct{})
 		defer close(sending)
 		go func() {
 			_ = srv.ExportThreads(&memoryv1.ExportThreadsRequest{ThreadId: heavy},
 				&heldExport{ctx: alice, release: sending})
 		}()
-		store.id = "" // alice's export reads at once, then waits for her to take it
 		synctest.Wait()
 		if _, err := srv.GetThread(bob, &memoryv1.GetThreadRequest{ThreadId: bobs}); err != nil {
 			t.Errorf("bob's read while alice's export waited for her to take it: %v, want it answered", err)

@@ -16,16 +16,20 @@ func (s *Server) PrepareCall(ctx context.Context, req *memoryv1.PrepareCallReque
 	if req.GetThreadId() == "" {
 		return resp, nil
 	}
-	release, err := s.readWhole(ctx, s.calls, req.GetThreadId())
+	read, err := s.calls.whole(ctx)
 	if err != nil {
 		return nil, withLimits(s.toStatus(ctx, "prepare call", err), limits)
 	}
-	defer release()
+	defer read.done()
 	var window *memory.ModelWindow
 	if w := req.GetModelWindow(); w != nil {
 		window = &memory.ModelWindow{Model: w.GetModel(), ContextWindow: int64(w.GetContextWindow())}
 	}
-	p, err := s.svc.Prepare(ctx, req.GetThreadId(), auth.Client(ctx), req.GetToolName(), window)
+	chain, err := s.svc.ReadChain(ctx, req.GetThreadId(), auth.Client(ctx), read.admit)
+	if err != nil {
+		return nil, withLimits(s.toStatus(ctx, "prepare call", err), limits)
+	}
+	p, err := s.svc.PrepareFrom(ctx, chain, req.GetToolName(), window)
 	if err != nil {
 		return nil, withLimits(s.toStatus(ctx, "prepare call", err), limits)
 	}

@@ -15,8 +15,9 @@ import (
 
 // threadReadsEach bounds the whole-thread reads memory runs at once for
 // one client (a verified token's name, or, without tokens, every caller),
-// apart for calls' prepares and for the rest (a read, an export, a branch,
-// a history): an export holds its read while a slow client takes it, and
+// apart for calls' prepares and for the rest (a read, an export, a
+// history, and a branch, which reads a head): an export holds its slot
+// while a slow client takes it, and
 // must not hold up the calls. A read is counted until memory's work on it
 // ends, not until its caller leaves: memory cannot stop a read in flight
 // (go-redis reads a reply to its end), and clients that dropped reads of a
@@ -27,19 +28,23 @@ import (
 const threadReadsEach = 8
 
 // readWait bounds how long a read waits for one of its client's slots
-// before it is refused: a caller without a deadline (an MCP resource read)
-// would wait as long as a slow export's client.
+// before it is refused, and again for room in its kind's budget (up to
+// twice readWait in all): a caller without a deadline (an MCP resource
+// read) would wait as long as a slow export's client. An export's threads
+// wait for room as long as their client does (exportOne): one refused
+// halfway could not be taken up where it stopped.
 const readWait = 10 * time.Second
 
 // readBudget bounds the weight of one kind of whole-thread read running in
 // the process at once, whoever they are for: per-client slots bound them
-// only by the number of clients (16 reads a client, each of up to about
-// 100 MB of memory's at memory.MaxThreadWeight). A read weighs its thread
-// and the ancestors read with it (memory.Service.Weigh) before it reads
-// them; one heavier than the budget runs alone. One thread at its bound:
-// a read costs memory about three times its weight, so the calls' and the
-// other reads' budgets keep memory's reads within about 200 MB, 400 MB
-// while a chain at memory.MaxChainWeight is read in each.
+// only by the number of clients (8 of each kind a client, each of up to
+// about 100 MB of memory's at memory.MaxThreadWeight). A read weighs its
+// thread and the ancestors read with it by their heads before it reads
+// them (memory.Service.ReadChain); one heavier than the budget runs alone.
+// A read costs memory about three times its weight, so the calls' and the
+// other reads' budgets keep the threads memory reads within about 200 MB,
+// 400 MB while a chain at memory.MaxChainWeight is read in each. The file
+// contents a history selects are not weighed.
 const readBudget = memory.MaxThreadWeight
 
 // threadReads are the slots and the budget of one kind of whole-thread
@@ -67,38 +72,59 @@ func (r threadReads) take(ctx context.Context) (release func(), err error) {
 }
 
 // room waits until the process has room for a read weighing weight, up to
-// readWait, or until ctx ends.
-func (r threadReads) room(ctx context.Context, weight int64) (release func(), err error) {
-	release, err = r.budget.Take(ctx, weight, readWait)
+// wait, or until ctx ends.
+func (r threadReads) room(ctx context.Context, weight int64, wait time.Duration) (release func(), err error) {
+	release, err = r.budget.Take(ctx, weight, wait)
 	if errors.Is(err, slots.ErrOverBudget) {
-		return nil, status.Error(codes.ResourceExhausted, fmt.Sprintf("memory has been reading %d MiB of "+
-			"threads at once, its bound for %s, for %s: try again in a moment", r.budget.Max()>>20, r.what,
-			readWait))
+		return nil, status.Error(codes.ResourceExhausted, fmt.Sprintf("memory has been reading %s of "+
+			"threads at once, its bound for %s, for %s: try again in a moment", memory.InUnits(r.budget.Max()), r.what,
+			wait))
 	}
 	return release, err
 }
 
-// readWhole holds what a read of thread id with its turns needs: one of
-// the caller's slots of r, then room in r's budget for the read.
-func (s *Server) readWhole(ctx context.Context, r threadReads, id string) (release func(), err error) {
+// whole holds one of the caller's slots for a whole-thread read, and the
+// room its admit takes once memory has weighed what it will read.
+func (r threadReads) whole(ctx context.Context) (*held, error) {
 	slot, err := r.take(ctx)
 	if err != nil {
 		return nil, err
 	}
-	room, err := s.roomFor(ctx, r, id)
-	if err != nil {
-		slot()
-		return nil, err
-	}
-	return func() { room(); slot() }, nil
+	return &held{reads: r, wait: readWait, slot: slot}, nil
 }
 
-// roomFor weighs thread id as the caller's client reads it, and waits for
-// room for it in r's budget.
-func (s *Server) roomFor(ctx context.Context, r threadReads, id string) (release func(), err error) {
-	weight, err := s.svc.Weigh(ctx, id, auth.Client(ctx))
+// held is what a whole-thread read holds: a slot (none for each thread of
+// an export, which holds one for all), and room in its kind's budget,
+// taken by admit (a memory.Admit), for up to wait.
+type held struct {
+	reads      threadReads
+	wait       time.Duration
+	slot, room func()
+}
+
+func (h *held) admit(ctx context.Context, weight int64) error {
+	room, err := h.reads.room(ctx, weight, h.wait)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return r.room(ctx, weight)
+	h.room = room
+	return nil
+}
+
+// giveBack gives back the room, once the answer is built: what waits to
+// be sent is not memory's work.
+func (h *held) giveBack() {
+	if h.room != nil {
+		h.room()
+		h.room = nil
+	}
+}
+
+// done gives back the room and the slot.
+func (h *held) done() {
+	h.giveBack()
+	if h.slot != nil {
+		h.slot()
+		h.slot = nil
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
+	"time"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
@@ -61,24 +63,21 @@ func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) 
 		}
 		return &memoryv1.GetThreadResponse{Thread: toProtoThread(t), TurnCount: int32(n)}, nil
 	}
-	release, err := s.readWhole(ctx, s.reads, req.GetThreadId())
+	read, err := s.reads.whole(ctx)
 	if err != nil {
 		return nil, s.toStatus(ctx, "get thread", err)
 	}
-	defer release()
-	t, err := s.svc.Get(ctx, req.GetThreadId(), auth.Client(ctx))
-	if err != nil {
-		return nil, s.toStatus(ctx, "get thread", err)
-	}
-	model, err := s.svc.LastModel(ctx, t)
+	defer read.done()
+	chain, err := s.svc.ReadChain(ctx, req.GetThreadId(), auth.Client(ctx), read.admit)
 	if err == nil {
 		err = ctx.Err() // its caller left: no answer to build
 	}
 	if err != nil {
 		return nil, s.toStatus(ctx, "get thread", err)
 	}
-	return &memoryv1.GetThreadResponse{Thread: toProtoThread(t), LastModel: model, TurnCount: int32(len(t.Turns))},
-		nil
+	t := chain[len(chain)-1]
+	return &memoryv1.GetThreadResponse{Thread: toProtoThread(t), LastModel: memory.LastModelOf(chain),
+		TurnCount: int32(len(t.Turns))}, nil
 }
 
 func (s *Server) AppendTurns(ctx context.Context, req *memoryv1.AppendTurnsRequest) (*memoryv1.AppendTurnsResponse, error) {
@@ -98,18 +97,21 @@ func (s *Server) AppendTurns(ctx context.Context, req *memoryv1.AppendTurnsReque
 }
 
 func (s *Server) SelectHistory(ctx context.Context, req *memoryv1.SelectHistoryRequest) (*memoryv1.SelectHistoryResponse, error) {
-	release, err := s.readWhole(ctx, s.reads, req.GetThreadId())
+	read, err := s.reads.whole(ctx)
 	if err != nil {
 		return nil, s.toStatus(ctx, "select history", err)
 	}
-	defer release()
+	defer read.done()
 	newFiles := make([]memory.FileRef, len(req.GetNewFiles()))
 	for i, f := range req.GetNewFiles() {
 		newFiles[i] = fromProtoFileRef(f)
 	}
-	sel, err := s.svc.SelectHistory(ctx, req.GetThreadId(), auth.Client(ctx), memory.SelectParams{
-		ContextWindow: int64(req.GetContextWindow()), Budget: int64(req.GetTokenBudget()), Model: req.GetModel(), NewFiles: newFiles,
-	})
+	chain, err := s.svc.ReadChain(ctx, req.GetThreadId(), auth.Client(ctx), read.admit)
+	if err != nil {
+		return nil, s.toStatus(ctx, "select history", err)
+	}
+	sel, err := s.svc.SelectFrom(ctx, chain, memory.SelectParams{ContextWindow: int64(req.GetContextWindow()),
+		Budget: int64(req.GetTokenBudget()), Model: req.GetModel(), NewFiles: newFiles})
 	if err != nil {
 		return nil, s.toStatus(ctx, "select history", err)
 	}
@@ -148,40 +150,41 @@ func (s *Server) BranchThread(ctx context.Context, req *memoryv1.BranchThreadReq
 	return &memoryv1.BranchThreadResponse{Thread: toProtoThread(t)}, nil
 }
 
-func (s *Server) ExportThreads(req *memoryv1.ExportThreadsRequest, stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
-	ctx := stream.Context()
-	if id := req.GetThreadId(); id != "" {
-		slot, err := s.reads.take(ctx)
-		if err != nil {
-			return s.toStatus(ctx, "export thread", err)
-		}
-		defer slot()
-		if err := s.exportOne(ctx, stream, id); err != nil {
-			return s.toStatus(ctx, "export thread", err)
-		}
-		return nil
+func (s *Server) ExportThreads(req *memoryv1.ExportThreadsRequest,
+	stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
+	ctx, id := stream.Context(), req.GetThreadId()
+	op := "export threads"
+	if id != "" {
+		op = "export thread"
 	}
-	release, err := s.reads.take(ctx)
+	slot, err := s.reads.take(ctx)
 	if err != nil {
-		return s.toStatus(ctx, "export threads", err)
+		return s.toStatus(ctx, op, err)
 	}
-	defer release()
-	if err := s.exportAll(ctx, stream); err != nil {
-		return s.toStatus(ctx, "export threads", err)
+	defer slot()
+	if id != "" {
+		err = s.exportOne(ctx, stream, id, readWait)
+	} else {
+		err = s.exportAll(ctx, stream)
+	}
+	if err != nil {
+		return s.toStatus(ctx, op, err)
 	}
 	return nil
 }
 
 // exportAll sends each of the client's live threads, newest first, reading
-// each as it sends it, within the reads' budget.
-func (s *Server) exportAll(ctx context.Context, stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
+// each as it sends it. One deleted, expired or lost since it was listed is
+// left out.
+func (s *Server) exportAll(ctx context.Context,
+	stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
 	for token := ""; ; {
 		page, err := s.svc.List(ctx, auth.Client(ctx), "", exportPage, token)
 		if err != nil {
 			return err
 		}
 		for _, sum := range page.Summaries {
-			err := s.exportOne(ctx, stream, sum.Thread.ID)
+			err := s.exportOne(ctx, stream, sum.Thread.ID, untilTheClientLeaves)
 			if err != nil && !errors.Is(err, memory.ErrNotFound) {
 				return err
 			}
@@ -195,33 +198,27 @@ func (s *Server) exportAll(ctx context.Context, stream grpc.ServerStreamingServe
 // exportPage is how many threads' heads an export lists at a time.
 const exportPage = 100
 
-// exportOne reads and sends one thread of an export. Its room in the
-// reads' budget is given back once the answer is built, before it is
-// sent: a client that takes its export slowly would hold up every
-// client's reads, and what waits to be sent is bounded by its slots. One
-// deleted or expired since it was listed is left out of a whole export.
+// untilTheClientLeaves is how long each thread of a whole export waits for
+// room in the reads' budget: as long as its client does, since an export
+// refused halfway could not be taken up where it stopped.
+const untilTheClientLeaves = time.Duration(math.MaxInt64)
+
+// exportOne reads one thread of an export alone (an export carries no
+// ancestor), once the reads' budget has room for it, waiting up to wait,
+// and sends it. The room is given back once the answer is built, before it
+// is sent: a client that takes its export slowly would hold up every
+// client's reads.
 func (s *Server) exportOne(ctx context.Context, stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse],
-	id string) error {
-	msg, err := s.exported(ctx, id)
+	id string, wait time.Duration) error {
+	read := &held{reads: s.reads, wait: wait}
+	t, err := s.svc.ReadAlone(ctx, id, auth.Client(ctx), read.admit)
 	if err != nil {
+		read.done()
 		return err
 	}
+	msg := &memoryv1.ExportThreadsResponse{Thread: toProtoThread(t)}
+	read.done()
 	return stream.Send(msg)
-}
-
-// exported is thread id as an export sends it, read within the reads'
-// budget.
-func (s *Server) exported(ctx context.Context, id string) (*memoryv1.ExportThreadsResponse, error) {
-	release, err := s.roomFor(ctx, s.reads, id)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	t, err := s.svc.Get(ctx, id, auth.Client(ctx))
-	if err != nil {
-		return nil, err
-	}
-	return &memoryv1.ExportThreadsResponse{Thread: toProtoThread(t)}, nil
 }
 
 func (s *Server) ImportThreads(ctx context.Context, req *memoryv1.ImportThreadsRequest) (*memoryv1.ImportThreadsResponse, error) {

@@ -59,19 +59,16 @@ const turnHeader = 16
 // server charges the files to the history budget too, which for large
 // models (equal 40% slices) lets files crowd out every turn.
 func (s *Service) SelectHistory(ctx context.Context, id, clientID string, p SelectParams) (Selection, error) {
-	t, err := s.Get(ctx, id, clientID)
+	chain, err := s.ReadChain(ctx, id, clientID, nil)
 	if err != nil {
 		return Selection{}, err
 	}
-	chain, err := s.Chain(ctx, t)
-	if err != nil {
-		return Selection{}, err
-	}
-	return s.selectFrom(ctx, t, chain, p)
+	return s.SelectFrom(ctx, chain, p)
 }
 
-// selectFrom is SelectHistory over a thread and its chain already read.
-func (s *Service) selectFrom(ctx context.Context, t *Thread, chain []*Thread, p SelectParams) (Selection, error) {
+// SelectFrom is SelectHistory over a chain ReadChain read.
+func (s *Service) SelectFrom(ctx context.Context, chain []*Thread, p SelectParams) (Selection, error) {
+	t := chain[len(chain)-1]
 	// A thread without ancestors, the usual case, selects from its own
 	// turns, which Get copied for the caller: copying them again was one
 	// more allocation of every turn per call.

@@ -12,9 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-// MaxChainDepth bounds how many ancestors a history follows.
-const MaxChainDepth = 20
-
 // Page is one page of a listing.
 type Page struct {
 	Summaries []Summary
@@ -80,109 +77,6 @@ func (s *Service) Branch(ctx context.Context, id, clientID string) (*Thread, err
 		return nil, err
 	}
 	return s.Create(ctx, CreateParams{ToolName: parent.ToolName, ParentID: parent.ID, InitialContext: parent.InitialContext, ClientID: clientID})
-}
-
-// MaxChainWeight bounds what a thread and the ancestors a read follows
-// weigh together: every thread may weigh MaxThreadWeight, and a chain of
-// MaxChainDepth such threads, each an import naming the one before as its
-// parent, took one read 673 MB. Twice one thread's bound reads the whole
-// of a branch of a full thread.
-const MaxChainWeight = 2 * MaxThreadWeight
-
-// Chain returns t's ancestors and t, oldest first: at most MaxChainDepth
-// threads weighing at most MaxChainWeight together, stopping at a missing
-// ancestor, a cycle, an ancestor of another client (a chain never shows
-// one client another's turns, however the parent link came to be: an
-// import names any parent it likes), or one that would take the chain past
-// its weight, which is weighed before it is read (ancestors).
-func (s *Service) Chain(ctx context.Context, t *Thread) ([]*Thread, error) {
-	heads, _, err := s.ancestors(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	chain := []*Thread{t}
-	weight := t.Weight
-	for _, head := range heads {
-		parent, err := s.store.Get(ctx, head.ID, s.now())
-		if errors.Is(err, ErrNotFound) { // lost ones too: the chain ends there
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("load ancestor %s: %w", head.ID, err)
-		}
-		// Replaced since it was weighed: by another client's, by a heavier
-		// one, or by one with another parent.
-		if weight += parent.Weight; parent.ClientID != t.ClientID || weight > MaxChainWeight ||
-			parent.ParentID != head.ParentID {
-			break
-		}
-		chain = append(chain, parent)
-	}
-	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
-		chain[i], chain[j] = chain[j], chain[i]
-	}
-	return chain, nil
-}
-
-// ancestors are the heads of the ancestors a read of t follows, nearest
-// first (Chain says which), and what they weigh with t: read by their
-// heads alone, so that a chain is weighed before anything heavy is read.
-func (s *Service) ancestors(ctx context.Context, t *Thread) ([]*Thread, int64, error) {
-	var heads []*Thread
-	seen := map[string]bool{t.ID: true}
-	weight := t.Weight
-	for cur := t; cur.ParentID != "" && len(heads)+1 < MaxChainDepth && !seen[cur.ParentID]; {
-		head, _, err := s.store.Head(ctx, cur.ParentID, s.now())
-		if errors.Is(err, ErrNotFound) {
-			break
-		}
-		if err != nil {
-			return nil, 0, fmt.Errorf("weigh ancestor %s: %w", cur.ParentID, err)
-		}
-		if head.ClientID != t.ClientID || weight+head.Weight > MaxChainWeight {
-			break
-		}
-		weight += head.Weight
-		seen[head.ID] = true
-		heads = append(heads, head)
-		cur = head
-	}
-	return heads, weight, nil
-}
-
-// Weigh is what a read of the client's thread id weighs with the
-// ancestors it reads with it (Chain), from their heads alone: a reader
-// makes room for it before it reads them.
-func (s *Service) Weigh(ctx context.Context, id, clientID string) (int64, error) {
-	t, _, err := s.Head(ctx, id, clientID)
-	if err != nil {
-		return 0, err
-	}
-	_, weight, err := s.ancestors(ctx, t)
-	return weight, err
-}
-
-// LastModel is the model of the newest assistant turn along t's chain.
-func (s *Service) LastModel(ctx context.Context, t *Thread) (string, error) {
-	chain, err := s.Chain(ctx, t)
-	if err != nil {
-		return "", err
-	}
-	return lastAssistant(chain).ModelName, nil
-}
-
-// lastAssistant is the newest assistant turn along a chain that names its
-// model; the zero Turn when there is none.
-func lastAssistant(chain []*Thread) Turn {
-	for i := len(chain) - 1; i >= 0; i-- {
-		turns := chain[i].Turns
-		for j := len(turns) - 1; j >= 0; j-- {
-			if turns[j].Role == RoleAssistant && turns[j].ModelName != "" {
-				return turns[j]
-			}
-		}
-	}
-	return Turn{}
 }
 
 // An import is written whole, while every other write waits, so what it

@@ -51,14 +51,17 @@ type Prepared struct {
 // With window nil the history is selected for the thread's last model, at
 // the context window that model had when it answered (see Served).
 func (s *Service) Prepare(ctx context.Context, id, clientID, tool string, window *ModelWindow) (Prepared, error) {
-	t, err := s.Get(ctx, id, clientID)
+	chain, err := s.ReadChain(ctx, id, clientID, nil)
 	if err != nil {
 		return Prepared{}, err
 	}
-	chain, err := s.Chain(ctx, t)
-	if err != nil {
-		return Prepared{}, err
-	}
+	return s.PrepareFrom(ctx, chain, tool, window)
+}
+
+// PrepareFrom is Prepare over a chain ReadChain read.
+func (s *Service) PrepareFrom(ctx context.Context, chain []*Thread, tool string, window *ModelWindow) (Prepared,
+	error) {
+	t := chain[len(chain)-1]
 	last := lastAssistant(chain)
 	p := Prepared{Thread: t, LastModel: last.ModelName, Remaining: s.maxTurns - len(t.Turns),
 		WorkflowState: workflowState(t.Turns, tool)}
@@ -70,7 +73,7 @@ func (s *Service) Prepare(ctx context.Context, id, clientID, tool string, window
 	default:
 		return p, nil
 	}
-	sel, err := s.selectFrom(ctx, t, chain, SelectParams{ContextWindow: p.Window.ContextWindow, Model: p.Window.Model})
+	sel, err := s.SelectFrom(ctx, chain, SelectParams{ContextWindow: p.Window.ContextWindow, Model: p.Window.Model})
 	if err != nil {
 		return Prepared{}, err
 	}

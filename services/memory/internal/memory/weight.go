@@ -38,18 +38,18 @@ var weighed = fmt.Sprintf("the %d MiB one thread may hold (its text, and its sto
 // tooHeavy is the error of a thread written whole (created or imported)
 // that weighs weight, past MaxThreadWeight.
 func tooHeavy(weight int64) error {
-	return fmt.Errorf("%w: the thread weighs %s, past %s: split it into threads", ErrInvalid, inUnits(weight), weighed)
+	return fmt.Errorf("%w: the thread weighs %s, past %s: split it into threads", ErrInvalid, InUnits(weight), weighed)
 }
 
 // noRoom is the error of an exchange of weight that its thread has no
 // room left for.
 func noRoom(weight int64) error {
 	return fmt.Errorf("%w: this exchange (%s) does not fit in what is left of %s: start a new "+
-		"conversation, which may begin with a summary of this one", ErrThreadFull, inUnits(weight), weighed)
+		"conversation, which may begin with a summary of this one", ErrThreadFull, InUnits(weight), weighed)
 }
 
-// inUnits says n bytes in KiB or MiB.
-func inUnits(n int64) string {
+// InUnits says n bytes in KiB or MiB, as memory's refusals do.
+func InUnits(n int64) string {
 	if n < 1<<20 {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}

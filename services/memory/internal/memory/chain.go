@@ -1,0 +1,167 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// MaxChainDepth bounds how many threads a chain holds (Chain), the thread
+// read included: 19 ancestors at most.
+const MaxChainDepth = 20
+
+// MaxChainWeight bounds what a thread and the ancestors a read follows
+// weigh together: every thread may weigh MaxThreadWeight, and a chain of
+// MaxChainDepth such threads, each an import naming the one before as its
+// parent, took one read 673 MB. Twice one thread's bound reads the whole
+// of a branch of a full thread.
+const MaxChainWeight = 2 * MaxThreadWeight
+
+// Chain returns t's ancestors and t, oldest first: at most MaxChainDepth
+// threads weighing at most MaxChainWeight together, stopping at a missing
+// ancestor, a cycle, an ancestor of another client (a chain never shows
+// one client another's turns, however the parent link came to be: an
+// import names any parent it likes), or one that would take the chain past
+// its weight, which is weighed before it is read (ancestors).
+func (s *Service) Chain(ctx context.Context, t *Thread) ([]*Thread, error) {
+	heads, _, err := s.ancestors(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return s.readAncestors(ctx, t, heads)
+}
+
+// LastModel is the model of the newest assistant turn along t's chain.
+func (s *Service) LastModel(ctx context.Context, t *Thread) (string, error) {
+	chain, err := s.Chain(ctx, t)
+	if err != nil {
+		return "", err
+	}
+	return LastModelOf(chain), nil
+}
+
+// LastModelOf is the model of the newest assistant turn along a chain.
+func LastModelOf(chain []*Thread) string { return lastAssistant(chain).ModelName }
+
+// lastAssistant is the newest assistant turn along a chain that names its
+// model; the zero Turn when there is none.
+func lastAssistant(chain []*Thread) Turn {
+	for i := len(chain) - 1; i >= 0; i-- {
+		turns := chain[i].Turns
+		for j := len(turns) - 1; j >= 0; j-- {
+			if turns[j].Role == RoleAssistant && turns[j].ModelName != "" {
+				return turns[j]
+			}
+		}
+	}
+	return Turn{}
+}
+
+// Admit makes room for a read of threads that weigh weight together
+// (Thread.Weight) before they are read, or says why it cannot. The room is
+// its caller's to give back once it is done with what was read. A nil
+// Admit admits every read.
+type Admit func(ctx context.Context, weight int64) error
+
+func admitted(ctx context.Context, admit Admit, weight int64) error {
+	if admit == nil {
+		return nil
+	}
+	return admit(ctx, weight)
+}
+
+// ReadChain reads the client's thread id and the ancestors a read of it
+// follows (Chain), oldest first, the thread last: their heads first, then,
+// once admit has made room for what they weigh together (up to
+// MaxChainWeight), each whole. What was admitted is their weight when
+// their heads were read: appends meanwhile, and a thread written anew with
+// another parent (whose chain is read as it is then), may read more.
+func (s *Service) ReadChain(ctx context.Context, id, clientID string, admit Admit) ([]*Thread, error) {
+	head, _, err := s.Head(ctx, id, clientID)
+	if err != nil {
+		return nil, err
+	}
+	heads, weight, err := s.ancestors(ctx, head)
+	if err != nil {
+		return nil, err
+	}
+	if err := admitted(ctx, admit, weight); err != nil {
+		return nil, err
+	}
+	t, err := s.Get(ctx, id, clientID)
+	if err != nil {
+		return nil, err
+	}
+	if t.ParentID != head.ParentID {
+		if heads, _, err = s.ancestors(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	return s.readAncestors(ctx, t, heads)
+}
+
+// ReadAlone reads the client's thread id whole, without its ancestors,
+// once admit has made room for what its head says it weighs.
+func (s *Service) ReadAlone(ctx context.Context, id, clientID string, admit Admit) (*Thread, error) {
+	head, _, err := s.Head(ctx, id, clientID)
+	if err != nil {
+		return nil, err
+	}
+	if err := admitted(ctx, admit, head.Weight); err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, id, clientID)
+}
+
+// ancestors are the heads of the ancestors a read of t follows, nearest
+// first (Chain says which), and what they weigh with t: read by their
+// heads alone, so that a chain is weighed before anything heavy is read.
+func (s *Service) ancestors(ctx context.Context, t *Thread) ([]*Thread, int64, error) {
+	var heads []*Thread
+	seen := map[string]bool{t.ID: true}
+	weight := t.Weight
+	for cur := t; cur.ParentID != "" && len(heads)+1 < MaxChainDepth && !seen[cur.ParentID]; {
+		head, _, err := s.store.Head(ctx, cur.ParentID, s.now())
+		if errors.Is(err, ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("weigh ancestor %s: %w", cur.ParentID, err)
+		}
+		if head.ClientID != t.ClientID || weight+head.Weight > MaxChainWeight {
+			break
+		}
+		weight += head.Weight
+		seen[head.ID] = true
+		heads = append(heads, head)
+		cur = head
+	}
+	return heads, weight, nil
+}
+
+// readAncestors reads whole the ancestors of t whose heads ancestors read,
+// and returns them and t, oldest first: up to one written anew since its
+// head was read as another client's, a heavier one past the chain's
+// weight, or one with another parent.
+func (s *Service) readAncestors(ctx context.Context, t *Thread, heads []*Thread) ([]*Thread, error) {
+	chain := []*Thread{t}
+	weight := t.Weight
+	for _, head := range heads {
+		parent, err := s.store.Get(ctx, head.ID, s.now())
+		if errors.Is(err, ErrNotFound) { // lost ones too: the chain ends there
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("load ancestor %s: %w", head.ID, err)
+		}
+		if weight += parent.Weight; parent.ClientID != t.ClientID || weight > MaxChainWeight ||
+			parent.ParentID != head.ParentID {
+			break
+		}
+		chain = append(chain, parent)
+	}
+	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
+		chain[i], chain[j] = chain[j], chain[i]
+	}
+	return chain, nil
+}
