@@ -35,6 +35,15 @@ func (w *wholeReads) Get(ctx context.Context, id string, now time.Time) (*memory
 	return t, err
 }
 
+func (w *wholeReads) GetWithin(ctx context.Context, id string, now time.Time, max int64) (*memory.Thread, bool,
+	error) {
+	t, heavier, err := w.Store.GetWithin(ctx, id, now, max)
+	if err == nil && !heavier {
+		w.n.Add(1)
+	}
+	return t, heavier, err
+}
+
 // countingExport is an export's stream that notes, at each thread it
 // sends, how many threads memory had read whole by then.
 type countingExport struct {
@@ -111,8 +120,10 @@ func TestWholeThreadReadsShareOneBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &heldThread{Store: memstore.New()}
 		srv := New(memory.NewService(store, time.Hour, 10), slog.New(slog.DiscardHandler))
-		const text = 40 << 10
-		srv.reads.budget = slots.NewBudget(60 << 10) // one heavy thread at a time
+		// Heavier than a read's first guess (1 MiB), and two past the
+		// budget; one beside the guess of a read of a light thread fits.
+		const text = 5<<18 + 64<<10
+		srv.reads.budget = slots.NewBudget(5 << 19)
 		alice := auth.WithClient(t.Context(), "alice")
 		bob := auth.WithClient(t.Context(), "bob")
 		heavy := createThread(t, srv, alice, strings.Repeat("a", text))

@@ -102,7 +102,9 @@ type held struct {
 	slot, room func()
 }
 
+// admit is a memory.Admit: room made again replaces the room made before.
 func (h *held) admit(ctx context.Context, weight int64) error {
+	h.giveBack()
 	room, err := h.reads.room(ctx, weight, h.wait)
 	if err != nil {
 		return err

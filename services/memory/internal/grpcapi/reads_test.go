@@ -126,6 +126,12 @@ func (h heldStore) Get(ctx context.Context, id string, now time.Time) (*memory.T
 	return h.Store.Get(ctx, id, now)
 }
 
+func (h heldStore) GetWithin(ctx context.Context, id string, now time.Time, max int64) (*memory.Thread, bool,
+	error) {
+	<-h.release
+	return h.Store.GetWithin(ctx, id, now, max)
+}
+
 // A client's calls have threadReadsEach prepares at once: continued calls
 // dropped as fast as they were sent had memory read a 60 MB thread 30
 // times at once, 5 GB.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/google/uuid"
 )
 
 // MaxChainDepth bounds how many threads a chain holds (Chain), the thread
@@ -58,7 +60,8 @@ func lastAssistant(chain []*Thread) Turn {
 }
 
 // Admit makes room for a read of threads that weigh weight together
-// (Thread.Weight) before they are read, or says why it cannot. The room is
+// (Thread.Weight) before they are read, or says why it cannot. Called
+// again, it makes room for the new weight in place of the old. The room is
 // its caller's to give back once it is done with what was read. A nil
 // Admit admits every read.
 type Admit func(ctx context.Context, weight int64) error
@@ -70,47 +73,91 @@ func admitted(ctx context.Context, admit Admit, weight int64) error {
 	return admit(ctx, weight)
 }
 
+// guessedWeight is the room a read makes before it knows what its thread
+// weighs. Most threads weigh less, and are read in one store read; a
+// heavier one is read by its head alone (Store.GetWithin), and room is
+// made for all of it before it is read whole.
+const guessedWeight = 1 << 20
+
 // ReadChain reads the client's thread id and the ancestors a read of it
-// follows (Chain), oldest first, the thread last: their heads first, then,
-// once admit has made room for what they weigh together (up to
-// MaxChainWeight), each whole. What was admitted is their weight when
-// their heads were read: appends meanwhile, and a thread written anew with
-// another parent (whose chain is read as it is then), may read more.
+// follows (Chain), oldest first, the thread last, once admit has made room
+// for what they weigh together (up to MaxChainWeight). A thread without
+// ancestors that weighs at most guessedWeight is read in one store read;
+// otherwise the heads are read first. What was admitted is the threads'
+// weight as their heads said: appends meanwhile, and a thread written anew
+// with another parent (whose chain is then read as it is), may add to it.
 func (s *Service) ReadChain(ctx context.Context, id, clientID string, admit Admit) ([]*Thread, error) {
-	head, _, err := s.Head(ctx, id, clientID)
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, ErrNotFound // before any wait for room
+	}
+	if err := admitted(ctx, admit, guessedWeight); err != nil {
+		return nil, err
+	}
+	t, heavier, err := s.getWithin(ctx, id, clientID, guessedWeight)
 	if err != nil {
 		return nil, err
 	}
-	heads, weight, err := s.ancestors(ctx, head)
+	if !heavier && t.ParentID == "" {
+		return []*Thread{t}, nil
+	}
+	heads, weight, err := s.ancestors(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	if err := admitted(ctx, admit, weight); err != nil {
-		return nil, err
-	}
-	t, err := s.Get(ctx, id, clientID)
-	if err != nil {
-		return nil, err
-	}
-	if t.ParentID != head.ParentID {
-		if heads, _, err = s.ancestors(ctx, t); err != nil {
+	if weight > guessedWeight {
+		if err := admitted(ctx, admit, weight); err != nil {
 			return nil, err
 		}
+	}
+	if heavier {
+		whole, err := s.Get(ctx, id, clientID)
+		if err != nil {
+			return nil, err
+		}
+		if whole.ParentID != t.ParentID {
+			if heads, _, err = s.ancestors(ctx, whole); err != nil {
+				return nil, err
+			}
+		}
+		t = whole
 	}
 	return s.readAncestors(ctx, t, heads)
 }
 
 // ReadAlone reads the client's thread id whole, without its ancestors,
-// once admit has made room for what its head says it weighs.
+// once admit has made room for what it weighs: in one store read when that
+// is at most guessedWeight.
 func (s *Service) ReadAlone(ctx context.Context, id, clientID string, admit Admit) (*Thread, error) {
-	head, _, err := s.Head(ctx, id, clientID)
-	if err != nil {
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, ErrNotFound // before any wait for room
+	}
+	if err := admitted(ctx, admit, guessedWeight); err != nil {
 		return nil, err
 	}
-	if err := admitted(ctx, admit, head.Weight); err != nil {
+	t, heavier, err := s.getWithin(ctx, id, clientID, guessedWeight)
+	if err != nil || !heavier {
+		return t, err
+	}
+	if err := admitted(ctx, admit, t.Weight); err != nil {
 		return nil, err
 	}
 	return s.Get(ctx, id, clientID)
+}
+
+// getWithin is Store.GetWithin of a live thread the client may read; not
+// found as Get.
+func (s *Service) getWithin(ctx context.Context, id, clientID string, max int64) (*Thread, bool, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, false, ErrNotFound
+	}
+	t, heavier, err := s.store.GetWithin(ctx, id, s.now(), max)
+	if err != nil {
+		return nil, false, err
+	}
+	if t.ClientID != clientID {
+		return nil, false, ErrNotFound
+	}
+	return t, heavier, nil
 }
 
 // ancestors are the heads of the ancestors a read of t follows, nearest

@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,8 +59,9 @@ func TestAChainHoldsOnlyTheAncestorsItWeighed(t *testing.T) {
 			ctx := context.Background()
 			store := &rewritten{Store: memstore.New()}
 			svc := memory.NewService(store, time.Hour, 50)
+			// Heavier than a read's first guess of 1 MiB.
 			parent, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "alice",
-				Turns: exchange("question", "answer")})
+				Turns: exchange(strings.Repeat("q", 3<<19), "answer")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,9 +77,9 @@ func TestAChainHoldsOnlyTheAncestorsItWeighed(t *testing.T) {
 				t.Fatalf("the branch: %+v, %v; want it weighing something", child, err)
 			}
 			store.id, store.head, store.read = parent.ID, tc.head, tc.read
-			var admitted int64
+			var room int64 // the last admit's, which replaces the room made before
 			chain, err := svc.ReadChain(ctx, child.ID, "alice", func(_ context.Context, weight int64) error {
-				admitted = weight
+				room = weight
 				return nil
 			})
 			if err != nil {
@@ -96,10 +98,10 @@ func TestAChainHoldsOnlyTheAncestorsItWeighed(t *testing.T) {
 			}
 			wantRoom := child.Weight + parent.Weight
 			if tc.alone {
-				wantRoom = child.Weight
+				wantRoom = 1 << 20 // the first guess, the child's room
 			}
-			if admitted != wantRoom {
-				t.Errorf("room made for %d, want %d", admitted, wantRoom)
+			if room != wantRoom {
+				t.Errorf("room made for %d, want %d", room, wantRoom)
 			}
 		})
 	}

@@ -142,6 +142,12 @@ type Store interface {
 	// Head returns the thread without its turns, and how many it has,
 	// without reading them; ErrNotFound as Get.
 	Head(ctx context.Context, id string, now time.Time) (*Thread, int, error)
+	// GetWithin is Get of a thread that weighs at most max
+	// (Thread.Weight). Of a heavier one it returns the thread without its
+	// turns, having read none, and heavier: a reader makes room for what a
+	// thread weighs before it reads it whole, and reads the usual thread,
+	// light, in one store read.
+	GetWithin(ctx context.Context, id string, now time.Time, max int64) (t *Thread, heavier bool, err error)
 	// Append adds turns to the client's thread when it would then hold at
 	// most maxTurns turns, sets its update time to now and its expiry, and
 	// that of every blob its turns reference, to expiresAt, and returns the

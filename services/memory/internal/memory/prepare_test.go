@@ -37,6 +37,12 @@ func (c *readCounter) Get(ctx context.Context, id string, now time.Time) (*memor
 	return c.Store.Get(ctx, id, now)
 }
 
+func (c *readCounter) GetWithin(ctx context.Context, id string, now time.Time, max int64) (*memory.Thread, bool,
+	error) {
+	c.count("GetWithin")
+	return c.Store.GetWithin(ctx, id, now, max)
+}
+
 func (c *readCounter) GetBlobs(ctx context.Context, shas []string, now time.Time) (map[string]memory.Blob, error) {
 	c.count("GetBlobs")
 	return c.Store.GetBlobs(ctx, shas, now)
@@ -74,9 +80,9 @@ func TestPrepareReadsEachThreadOnce(t *testing.T) {
 		model  string
 	}{
 		{"a thread", root.ID, &memory.ModelWindow{Model: "gpt-5", ContextWindow: 400_000},
-			map[string]int{"Get": 1, "GetBlobs": 1}, nil, "gpt-5"},
+			map[string]int{"GetWithin": 1, "GetBlobs": 1}, nil, "gpt-5"},
 		{"a branch and its parent, inheriting the model", branch.ID, nil,
-			map[string]int{"Get": 2, "GetBlobs": 1}, map[string]any{"step": 1.0}, "m"},
+			map[string]int{"GetWithin": 1, "Get": 1, "GetBlobs": 1}, map[string]any{"step": 1.0}, "m"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store.take()

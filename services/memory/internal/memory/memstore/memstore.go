@@ -97,6 +97,22 @@ func (s *Store) Get(_ context.Context, id string, now time.Time) (*memory.Thread
 	return clone(t), nil
 }
 
+func (s *Store) GetWithin(_ context.Context, id string, now time.Time, max int64) (*memory.Thread, bool,
+	error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.threads[id]
+	if !ok || !now.Before(t.ExpiresAt) {
+		return nil, false, memory.ErrNotFound
+	}
+	if t.Weight > max {
+		head := *t
+		head.Turns = nil
+		return &head, true, nil
+	}
+	return clone(t), false, nil
+}
+
 func (s *Store) Head(_ context.Context, id string, now time.Time) (*memory.Thread, int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

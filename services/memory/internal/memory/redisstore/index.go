@@ -150,6 +150,18 @@ return {redis.call('HGETALL', KEYS[1]), redis.call('LLEN', KEYS[2]),
   redis.call('LRANGE', KEYS[2], ARGV[1], ARGV[2])}
 `)
 
+// withinScript reads a thread as threadScript does, its turns from index
+// ARGV[1] on, but none when its weight is past ARGV[2]: GetWithin. A
+// thread written before weights were kept weighs nothing here. Scripts
+// that only read run in a full Redis too. KEYS: metaKey, turnsKey.
+var withinScript = redis.NewScript(`
+local turns = {}
+if tonumber(redis.call('HGET', KEYS[1], 'weight') or '0') <= tonumber(ARGV[2]) then
+  turns = redis.call('LRANGE', KEYS[2], ARGV[1], -1)
+end
+return {redis.call('HGETALL', KEYS[1]), redis.call('LLEN', KEYS[2]), turns}
+`)
+
 // threadReply takes threadScript's reply apart. A reply of another shape
 // is an error, never an empty thread: a listing drops the threads it finds
 // gone from their client's index, and a read would call it missing.

@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -194,22 +195,34 @@ type meta struct {
 // saw it, in one round trip, as one transaction (MULTI), so that the two
 // are one version's; a second only when the thread was written anew.
 func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
-	return memory.ReadAgain(ctx, func() (*memory.Thread, error) { return s.get(ctx, id, now) })
+	t, _, err := s.GetWithin(ctx, id, now, math.MaxInt64)
+	return t, err
 }
 
-// get is one attempt of Get.
-func (s *Store) get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
-	rev, seen := s.cache.Peek(id)
-	t, m, raw, err := s.readFrom(ctx, id, seen, now)
+// GetWithin reads the thread as Get does, in a script that reads its turns
+// only when its hash says it weighs at most max.
+func (s *Store) GetWithin(ctx context.Context, id string, now time.Time, max int64) (*memory.Thread, bool, error) {
+	t, err := memory.ReadAgain(ctx, func() (*memory.Thread, error) { return s.get(ctx, id, now, max) })
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	return t, t.Weight > max, nil
+}
+
+// get is one attempt of GetWithin: a thread that weighs more than max is
+// its head alone.
+func (s *Store) get(ctx context.Context, id string, now time.Time, max int64) (*memory.Thread, error) {
+	rev, seen := s.cache.Peek(id)
+	t, m, raw, err := s.readFrom(ctx, id, seen, now, max)
+	if err != nil || t.Weight > max {
+		return t, err
 	}
 	if seen > 0 && m.Rev != rev {
 		// Written anew since the cache saw it: the turns after seen are
 		// not the ones to read.
 		seen = 0
-		if t, m, raw, err = s.readFrom(ctx, id, 0, now); err != nil {
-			return nil, err
+		if t, m, raw, err = s.readFrom(ctx, id, 0, now, max); err != nil || t.Weight > max {
+			return t, err
 		}
 	}
 	count := seen + len(raw)
@@ -219,7 +232,7 @@ func (s *Store) get(ctx context.Context, id string, now time.Time) (*memory.Thre
 		}
 		// Another read cached fewer turns meanwhile: read them again, at
 		// the revision of the rest.
-		_, again, more, err := s.readFrom(ctx, id, from, now)
+		_, again, more, err := s.readFrom(ctx, id, from, now, max)
 		if err != nil {
 			return nil, err
 		}
@@ -234,6 +247,7 @@ func (s *Store) get(ctx context.Context, id string, now time.Time) (*memory.Thre
 	return t, nil
 }
 
+// Head reads the thread's hash and its turn count in one transaction.
 func (s *Store) Head(ctx context.Context, id string, now time.Time) (*memory.Thread, int, error) {
 	tx := s.rdb.TxPipeline()
 	hashCmd := tx.HGetAll(ctx, s.metaKey(id))
@@ -256,23 +270,35 @@ func (s *Store) Head(ctx context.Context, id string, now time.Time) (*memory.Thr
 	return t, int(count), nil
 }
 
-// readFrom reads, in one transaction, the thread's head and its turns
-// from index from on (raw).
-func (s *Store) readFrom(ctx context.Context, id string, from int, now time.Time) (*memory.Thread, meta, []string,
-	error) {
-	tx := s.rdb.TxPipeline()
-	hashCmd := tx.HGetAll(ctx, s.metaKey(id))
-	turnsCmd := tx.LRange(ctx, s.turnsKey(id), int64(from), -1)
-	_, err := tx.Exec(ctx)
-	hash, turns := hashCmd.Val(), turnsCmd.Val()
-	if transactionRefused(err) {
-		if hash, _, turns, err = threadReply(threadScript.Run(ctx, s.rdb, []string{s.metaKey(id),
-			s.turnsKey(id)}, from, -1)); err != nil {
+// readFrom reads, in one step, the thread's head and its turns from index
+// from on (raw): none when the head says it weighs more than max. Without
+// a bound, a transaction; with one, a script (withinScript), which reads
+// the thread's weight before its turns.
+func (s *Store) readFrom(ctx context.Context, id string, from int, now time.Time, max int64) (*memory.Thread,
+	meta, []string, error) {
+	keys := []string{s.metaKey(id), s.turnsKey(id)}
+	var hash map[string]string
+	var turns []string
+	var err error
+	if max < math.MaxInt64 {
+		hash, _, turns, err = threadReply(withinScript.Run(ctx, s.rdb, keys, from, max))
+		if err != nil {
 			return nil, meta{}, nil, err
 		}
-	}
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, meta{}, nil, failure(err)
+	} else {
+		tx := s.rdb.TxPipeline()
+		hashCmd := tx.HGetAll(ctx, keys[0])
+		turnsCmd := tx.LRange(ctx, keys[1], int64(from), -1)
+		_, err = tx.Exec(ctx)
+		hash, turns = hashCmd.Val(), turnsCmd.Val()
+		if transactionRefused(err) {
+			if hash, _, turns, err = threadReply(threadScript.Run(ctx, s.rdb, keys, from, -1)); err != nil {
+				return nil, meta{}, nil, err
+			}
+		}
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, meta{}, nil, failure(err)
+		}
 	}
 	if len(hash) == 0 {
 		return nil, meta{}, nil, s.missing(ctx, now) // absent: perhaps lost with Redis's data

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/zenmcp/zen/services/memory/internal/memory"
@@ -32,29 +33,44 @@ const (
 // reader fetches every page of a read from the file again (nine reads a
 // Get, measured), while the writer's cache holds the pages it wrote.
 func (s *Store) Get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
-	return memory.ReadAgain(ctx, func() (*memory.Thread, error) { return s.get(ctx, id, now) })
+	t, _, err := s.GetWithin(ctx, id, now, math.MaxInt64)
+	return t, err
 }
 
-// get is one attempt of Get.
-func (s *Store) get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
+// GetWithin reads the thread as Get does, unless its row says it weighs
+// more than max.
+func (s *Store) GetWithin(ctx context.Context, id string, now time.Time, max int64) (*memory.Thread, bool, error) {
+	read, err := memory.ReadAgain(ctx, func() (within, error) { return s.get(ctx, id, now, max) })
+	return read.thread, read.heavier, err
+}
+
+// within is what GetWithin read.
+type within struct {
+	thread  *memory.Thread
+	heavier bool // thread is its head alone
+}
+
+// get is one attempt of GetWithin.
+func (s *Store) get(ctx context.Context, id string, now time.Time, max int64) (within, error) {
 	select {
 	case s.writer <- struct{}{}:
-		return s.getOnWriter(ctx, id, now)
+		return s.getOnWriter(ctx, id, now, max)
 	default:
 	}
 	release, err := s.reads.take(ctx)
 	if err != nil {
-		return nil, err
+		return within{}, err
 	}
 	defer release()
 	ctx = statementContext(ctx)
 	row, err := s.rowOnReader(ctx, id, now)
-	if err != nil {
-		return nil, err
+	if err != nil || row.thread.Weight > max {
+		return within{row.thread, err == nil}, err
 	}
-	return s.withTurns(row, func(from int) ([]memory.Turn, error) {
+	t, err := s.withTurns(row, func(from int) ([]memory.Turn, error) {
 		return s.turns(ctx, id, row.rev, from, row.count)
 	})
+	return within{thread: t}, err
 }
 
 // rowOnReader reads the thread's row on a reader, whose slot the caller
@@ -112,7 +128,7 @@ func (s *Store) Head(ctx context.Context, id string, now time.Time) (*memory.Thr
 // (another process's appends). More (a thread first read since a restart)
 // are read on a reader once the writer is given back, so that a long read
 // does not hold up the writes.
-func (s *Store) getOnWriter(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
+func (s *Store) getOnWriter(ctx context.Context, id string, now time.Time, max int64) (within, error) {
 	held := true
 	giveBack := func() {
 		if held {
@@ -123,10 +139,10 @@ func (s *Store) getOnWriter(ctx context.Context, id string, now time.Time) (*mem
 	defer giveBack()
 	sctx := statementContext(ctx)
 	row, err := s.rowOnWriter(sctx, id, now)
-	if err != nil {
-		return nil, err
+	if err != nil || row.thread.Weight > max {
+		return within{row.thread, err == nil}, err
 	}
-	return s.withTurns(row, func(from int) ([]memory.Turn, error) {
+	t, err := s.withTurns(row, func(from int) ([]memory.Turn, error) {
 		if row.count-from <= writerTurns {
 			return queryTurns(sctx, s.writes.getTurns, id, row.rev, from, row.count)
 		}
@@ -138,6 +154,7 @@ func (s *Store) getOnWriter(ctx context.Context, id string, now time.Time) (*mem
 		defer release()
 		return s.turns(sctx, id, row.rev, from, row.count)
 	})
+	return within{thread: t}, err
 }
 
 // writerTurns is the most turns a read on the writer's connection reads

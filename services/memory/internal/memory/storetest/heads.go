@@ -149,4 +149,37 @@ func runHead(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			t.Errorf("the head of an unknown thread: %v, want ErrNotFound", err)
 		}
 	})
+	t.Run("a thread within a weight is read whole, a heavier one by its head", func(t *testing.T) {
+		s := newStore(t)
+		th := newThread("alice")
+		th.InitialContext, th.Weight = map[string]any{"prompt": "first"}, 500
+		th.Turns = exchange("q1", "a1")
+		if err := s.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		whole, err := s.Get(ctx, th.ID, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, max := range []int64{500, 499, 500} { // the first and last with the turns cached
+			got, heavier, err := s.GetWithin(ctx, th.ID, base, max)
+			want := whole
+			if max < th.Weight {
+				head, _ := Head(t, s, th.ID, base)
+				want = &head
+			}
+			if err != nil || heavier != (max < th.Weight) {
+				t.Errorf("within %d: heavier %v, %v; want %v", max, heavier, err, max < th.Weight)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("within %d (-want +got):\n%s", max, diff)
+			}
+		}
+		if _, _, err := s.GetWithin(ctx, th.ID, base.Add(2*time.Hour), 1000); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("an expired thread within a weight: %v, want ErrNotFound", err)
+		}
+		if _, _, err := s.GetWithin(ctx, newThread("").ID, base, 1000); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("an unknown thread within a weight: %v, want ErrNotFound", err)
+		}
+	})
 }
