@@ -100,11 +100,13 @@ type heldThread struct {
 	release <-chan struct{}
 }
 
-func (h *heldThread) Get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
-	if id == h.id {
+func (h *heldThread) GetWithin(ctx context.Context, id string, now time.Time, max int64) (*memory.Thread, bool,
+	error) {
+	t, heavier, err := h.Store.GetWithin(ctx, id, now, max)
+	if id == h.id && !heavier {
 		<-h.release
 	}
-	return h.Store.Get(ctx, id, now)
+	return t, heavier, err
 }
 
 // Whole-thread reads share one budget of weight in the process, whichever

@@ -30,7 +30,7 @@ func (s *Service) Chain(ctx context.Context, t *Thread) ([]*Thread, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.readAncestors(ctx, t, heads)
+	return s.readAncestors(ctx, t, heads, MaxChainWeight)
 }
 
 // LastModel is the model of the newest assistant turn along t's chain.
@@ -80,68 +80,75 @@ func admitted(ctx context.Context, admit Admit, weight int64) error {
 const guessedWeight = 1 << 20
 
 // ReadChain reads the client's thread id and the ancestors a read of it
-// follows (Chain), oldest first, the thread last, once admit has made room
-// for what they weigh together (up to MaxChainWeight). A thread without
-// ancestors that weighs at most guessedWeight is read in one store read;
-// otherwise the heads are read first. What was admitted is the threads'
-// weight as their heads said: appends meanwhile, and a thread written anew
-// with another parent (whose chain is then read as it is), may add to it.
+// follows (Chain), oldest first, the thread last, within the room admit
+// makes for what they weigh together (up to MaxChainWeight). It makes room
+// for guessedWeight first: a thread without ancestors that fits is read in
+// one store read. A thread found heavier than its room, by its head (its
+// turns unread), gets room for its weight and its ancestors' by their
+// heads, and is read again within it; each ancestor is read within what is
+// left, so that a thread written anew meanwhile, heavier, is never read
+// past its room: it is read again, up to weighAttempts times, and an
+// ancestor grown past what is left ends the chain there.
 func (s *Service) ReadChain(ctx context.Context, id, clientID string, admit Admit) ([]*Thread, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return nil, ErrNotFound // before any wait for room
 	}
-	if err := admitted(ctx, admit, guessedWeight); err != nil {
-		return nil, err
-	}
-	t, heavier, err := s.getWithin(ctx, id, clientID, guessedWeight)
-	if err != nil {
-		return nil, err
-	}
-	if !heavier && t.ParentID == "" {
-		return []*Thread{t}, nil
-	}
-	heads, weight, err := s.ancestors(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	if weight > guessedWeight {
-		if err := admitted(ctx, admit, weight); err != nil {
+	room := int64(guessedWeight)
+	for range weighAttempts {
+		if err := admitted(ctx, admit, room); err != nil {
 			return nil, err
 		}
-	}
-	if heavier {
-		whole, err := s.Get(ctx, id, clientID)
+		t, heavier, err := s.getWithin(ctx, id, clientID, room)
 		if err != nil {
 			return nil, err
 		}
-		if whole.ParentID != t.ParentID {
-			if heads, _, err = s.ancestors(ctx, whole); err != nil {
+		heads, weight, err := s.ancestors(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		if heavier {
+			room = weight
+			continue
+		}
+		if weight > room { // t is in hand: room for its ancestors too
+			if err := admitted(ctx, admit, weight); err != nil {
 				return nil, err
 			}
+			room = weight
 		}
-		t = whole
+		return s.readAncestors(ctx, t, heads, room)
 	}
-	return s.readAncestors(ctx, t, heads)
+	return nil, changing(id)
+}
+
+// weighAttempts bounds how often a read makes room anew for a thread that
+// turned out heavier than its room.
+const weighAttempts = 3
+
+// changing is the answer to a read whose thread kept growing past its room.
+func changing(id string) error {
+	return fmt.Errorf("%w: thread %s kept changing while memory read it: try again", ErrUnavailable, id)
 }
 
 // ReadAlone reads the client's thread id whole, without its ancestors,
-// once admit has made room for what it weighs: in one store read when that
-// is at most guessedWeight.
+// within the room admit makes for it: guessedWeight first, then, for a
+// heavier thread, its weight as its head said, as ReadChain does.
 func (s *Service) ReadAlone(ctx context.Context, id, clientID string, admit Admit) (*Thread, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return nil, ErrNotFound // before any wait for room
 	}
-	if err := admitted(ctx, admit, guessedWeight); err != nil {
-		return nil, err
+	room := int64(guessedWeight)
+	for range weighAttempts {
+		if err := admitted(ctx, admit, room); err != nil {
+			return nil, err
+		}
+		t, heavier, err := s.getWithin(ctx, id, clientID, room)
+		if err != nil || !heavier {
+			return t, err
+		}
+		room = t.Weight
 	}
-	t, heavier, err := s.getWithin(ctx, id, clientID, guessedWeight)
-	if err != nil || !heavier {
-		return t, err
-	}
-	if err := admitted(ctx, admit, t.Weight); err != nil {
-		return nil, err
-	}
-	return s.Get(ctx, id, clientID)
+	return nil, changing(id)
 }
 
 // getWithin is Store.GetWithin of a live thread the client may read; not
@@ -187,15 +194,16 @@ func (s *Service) ancestors(ctx context.Context, t *Thread) ([]*Thread, int64, e
 }
 
 // readAncestors reads whole the ancestors of t whose heads ancestors read,
-// and returns them and t, oldest first: up to one written anew since its
-// head was read as another client's, a heavier one past the chain's
-// weight, or one with another parent.
-func (s *Service) readAncestors(ctx context.Context, t *Thread, heads []*Thread) ([]*Thread, error) {
+// within room (what t and they weighed), and returns them and t, oldest
+// first: up to one written anew since its head was read as another
+// client's, past what is left of the room, past the chain's weight, or
+// with another parent.
+func (s *Service) readAncestors(ctx context.Context, t *Thread, heads []*Thread, room int64) ([]*Thread, error) {
 	chain := []*Thread{t}
 	weight := t.Weight
 	for _, head := range heads {
-		parent, err := s.store.Get(ctx, head.ID, s.now())
-		if errors.Is(err, ErrNotFound) { // lost ones too: the chain ends there
+		parent, heavier, err := s.store.GetWithin(ctx, head.ID, s.now(), room-weight)
+		if errors.Is(err, ErrNotFound) || heavier { // lost ones too: the chain ends there
 			break
 		}
 		if err != nil {

@@ -28,12 +28,13 @@ func (r *rewritten) Head(ctx context.Context, id string, now time.Time) (*memory
 	return t, n, err
 }
 
-func (r *rewritten) Get(ctx context.Context, id string, now time.Time) (*memory.Thread, error) {
-	t, err := r.Store.Get(ctx, id, now)
-	if err == nil && id == r.id && r.read != nil {
+func (r *rewritten) GetWithin(ctx context.Context, id string, now time.Time, max int64) (*memory.Thread, bool,
+	error) {
+	t, heavier, err := r.Store.GetWithin(ctx, id, now, max)
+	if err == nil && !heavier && id == r.id && r.read != nil {
 		r.read(t)
 	}
-	return t, err
+	return t, heavier, err
 }
 
 // A chain holds an ancestor only if it is the reader's, fits the chain's
@@ -102,6 +103,79 @@ func TestAChainHoldsOnlyTheAncestorsItWeighed(t *testing.T) {
 			}
 			if room != wantRoom {
 				t.Errorf("room made for %d, want %d", room, wantRoom)
+			}
+		})
+	}
+}
+
+// growing is a store whose thread grows past its weight once, right after
+// a read found it heavier than a room: another process writes it anew
+// between the read that weighs it and the read that reads it.
+type growing struct {
+	memory.Store
+	grow func()
+	done bool
+}
+
+func (g *growing) GetWithin(ctx context.Context, id string, now time.Time, max int64) (*memory.Thread, bool,
+	error) {
+	t, heavier, err := g.Store.GetWithin(ctx, id, now, max)
+	if heavier && !g.done {
+		g.done = true
+		g.grow()
+	}
+	return t, heavier, err
+}
+
+// A thread is never read past the room made for it: one written anew,
+// heavier, after it was weighed is weighed again and read within its new
+// room (a client that replaced a light thread with a heavy one while
+// reads of it waited had each read the heavy one in the light one's room).
+func TestAThreadIsReadWithinItsRoom(t *testing.T) {
+	t.Parallel()
+	for name, read := range map[string]func(*memory.Service, string, memory.Admit) (*memory.Thread, error){
+		"a chain": func(svc *memory.Service, id string, admit memory.Admit) (*memory.Thread, error) {
+			chain, err := svc.ReadChain(context.Background(), id, "alice", admit)
+			if err != nil {
+				return nil, err
+			}
+			return chain[len(chain)-1], nil
+		},
+		"a thread alone": func(svc *memory.Service, id string, admit memory.Admit) (*memory.Thread, error) {
+			return svc.ReadAlone(context.Background(), id, "alice", admit)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			store := &growing{Store: memstore.New()}
+			svc := memory.NewService(store, time.Hour, 50)
+			th, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "alice",
+				Turns: exchange(strings.Repeat("q", 3<<19), "answer")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			store.grow = func() {
+				heavier, err := svc.Get(ctx, th.ID, "alice")
+				if err != nil {
+					t.Fatal(err)
+				}
+				heavier.Turns = append(heavier.Turns, exchange(strings.Repeat("r", 3<<19), "again")...)
+				if _, err := svc.Import(ctx, "alice", []*memory.Thread{heavier}, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var room int64
+			got, err := read(svc, th.ID, func(_ context.Context, weight int64) error {
+				room = weight
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Turns) != 4 || got.Weight > room {
+				t.Errorf("read %d turns weighing %d in a room of %d; want the thread written anew, within its room",
+					len(got.Turns), got.Weight, room)
 			}
 		})
 	}

@@ -82,7 +82,7 @@ func TestPrepareReadsEachThreadOnce(t *testing.T) {
 		{"a thread", root.ID, &memory.ModelWindow{Model: "gpt-5", ContextWindow: 400_000},
 			map[string]int{"GetWithin": 1, "GetBlobs": 1}, nil, "gpt-5"},
 		{"a branch and its parent, inheriting the model", branch.ID, nil,
-			map[string]int{"GetWithin": 1, "Get": 1, "GetBlobs": 1}, map[string]any{"step": 1.0}, "m"},
+			map[string]int{"GetWithin": 2, "GetBlobs": 1}, map[string]any{"step": 1.0}, "m"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store.take()
