@@ -37,6 +37,11 @@ type bodyBounds struct {
 	// requestWait how long one past it waits for its turn (shares).
 	requestsEach int
 	requestWait  time.Duration
+	// threadRoom bounds what the threads the gateway holds whole weigh
+	// together, and roomWait how long a read waits for room
+	// (wholethread.go).
+	threadRoom int64
+	roomWait   time.Duration
 }
 
 // servedBodies are the bounds a served gateway holds bodies to.
@@ -50,6 +55,10 @@ var servedBodies = bodyBounds{
 	// Ten seconds: a body waits its turn within its own time to arrive.
 	requestsEach: 8,
 	requestWait:  10 * time.Second,
+	// Memory's bound on one thread (Limits.max_thread_weight): one thread
+	// at the bound is held at a time.
+	threadRoom: 32 << 20,
+	roomWait:   10 * time.Second,
 }
 
 // boundBodies reads a generated route's body whole, up to b.size, before

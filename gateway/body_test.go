@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -300,41 +301,52 @@ func TestNoBodyIsReadForWhomTheGatewayDoesNotServe(t *testing.T) {
 	}
 }
 
-// endlessExport streams large threads until its stream ends, and closes
-// ended then.
-type endlessExport struct {
-	fakeMemory
-	ended chan struct{}
+// endlessExport lists threads without end, each of them large.
+type endlessExport struct{ fakeMemory }
+
+func (e *endlessExport) ListThreads(context.Context, *memoryv1.ListThreadsRequest) (*memoryv1.ListThreadsResponse,
+	error) {
+	page := &memoryv1.ListThreadsResponse{NextPageToken: "more"}
+	for range 100 {
+		page.Threads = append(page.Threads, &memoryv1.ThreadSummary{ThreadId: endlessID})
+	}
+	return page, nil
+}
+
+const endlessID = "00000000-0000-4000-8000-000000000001"
+
+func (e *endlessExport) GetThread(context.Context, *memoryv1.GetThreadRequest) (*memoryv1.GetThreadResponse, error) {
+	return &memoryv1.GetThreadResponse{Thread: &memoryv1.Thread{ThreadId: endlessID}, Weight: 64 << 10}, nil
 }
 
 func (e *endlessExport) ExportThreads(_ *memoryv1.ExportThreadsRequest,
 	stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
-	defer close(e.ended)
-	thread := &memoryv1.Thread{ThreadId: "00000000-0000-4000-8000-000000000001", ToolName: strings.Repeat("a", 64<<10)}
-	for {
-		if err := stream.Send(&memoryv1.ExportThreadsResponse{Thread: thread}); err != nil {
-			return err
-		}
-	}
+	return stream.Send(&memoryv1.ExportThreadsResponse{Thread: &memoryv1.Thread{ThreadId: endlessID,
+		ToolName: strings.Repeat("a", 64<<10)}})
 }
 
 // TestAnExportNobodyReadsEnds: an export whose client stops reading ends
-// once a piece has waited sendTime to go out, with memory's stream; it
-// held the stream and the lines waiting to go out for as long as the
-// client kept its connection.
+// once a piece has waited sendTime to go out, and with it its reads of
+// threads; it held memory's stream and the lines waiting to go out for as
+// long as the client kept its connection.
 func TestAnExportNobodyReadsEnds(t *testing.T) {
 	t.Parallel()
-	mem := &endlessExport{ended: make(chan struct{})}
+	mem := &endlessExport{}
 	bounds := servedBodies
 	bounds.sendTime = 300 * time.Millisecond
-	srv := httptest.NewServer(gatewayOverWith(t, mem, "", bounds))
+	gw := gatewayOverWith(t, mem, "", bounds)
+	ended := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(ended) // the one request
+		gw.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	conn := dialGateway(t, srv)
 	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
 	fmt.Fprint(conn, "GET /v1/threads:export HTTP/1.1\r\nHost: localhost\r\n\r\n")
 	_, _ = conn.Read(make([]byte, 1)) // the export has begun; no more is read
 	select {
-	case <-mem.ended:
+	case <-ended:
 	case <-time.After(20 * time.Second):
 		t.Fatal("an export nobody reads still ran after 20 s")
 	}

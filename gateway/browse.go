@@ -217,7 +217,7 @@ func (p threadPaths) cursorAfter(ctx context.Context, req *memoryv1.ListThreadsR
 func (p threadPaths) withTurns(ctx context.Context, page browsePage,
 	found []*memoryv1.ThreadSummary) (browsePage, error) {
 	for _, s := range found {
-		resp, err := p.memory.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: s.GetThreadId()})
+		resp, release, err := p.wholeThread(ctx, s.GetThreadId(), 1)
 		if status.Code(err) == codes.NotFound {
 			continue
 		}
@@ -225,6 +225,7 @@ func (p threadPaths) withTurns(ctx context.Context, page browsePage,
 			return page, err
 		}
 		page.Threads = append(page.Threads, rowOf(s, resp.GetThread()))
+		release()
 	}
 	return page, nil
 }

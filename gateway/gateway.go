@@ -18,6 +18,7 @@ import (
 	"github.com/zenmcp/zen/services/platform/hostguard"
 	"github.com/zenmcp/zen/services/platform/httperr"
 	"github.com/zenmcp/zen/services/platform/serve"
+	perclient "github.com/zenmcp/zen/services/platform/slots"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -90,6 +91,8 @@ func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguar
 		trace:      trace,
 		imports:    newImportSlots(),
 		importTime: bodies.importTime,
+		room:       perclient.NewBudget(bodies.threadRoom),
+		roomWait:   bodies.roomWait,
 		generated:  generated,
 	}
 	ready := serve.ReadyHandler(tokens, func(ctx context.Context) error {

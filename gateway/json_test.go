@@ -9,18 +9,28 @@ import (
 	"github.com/google/go-cmp/cmp"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
-// ExportThreads streams the fake's threads.
-func (f *fakeMemory) ExportThreads(_ *memoryv1.ExportThreadsRequest,
+// ExportThreads streams the fake's threads, or the one asked for.
+func (f *fakeMemory) ExportThreads(req *memoryv1.ExportThreadsRequest,
 	stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
 	f.mu.Lock()
 	threads := f.threads
 	f.mu.Unlock()
+	sent := false
 	for _, t := range threads {
+		if id := req.GetThreadId(); id != "" && id != t.GetThreadId() {
+			continue
+		}
 		if err := stream.Send(&memoryv1.ExportThreadsResponse{Thread: t}); err != nil {
 			return err
 		}
+		sent = true
+	}
+	if !sent && req.GetThreadId() != "" {
+		return status.Errorf(codes.NotFound, "thread %s was not found or has expired", req.GetThreadId())
 	}
 	return nil
 }

@@ -14,6 +14,8 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/platform/slowbody"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // bigThread is memory with one thread whose tool name is size bytes, and
@@ -29,16 +31,20 @@ const bigThreadPath = "/v1/threads/" + bigThreadID
 const bigThreadID = "00000000-0000-4000-8000-000000000001"
 
 func newBigThread(size int) *bigThread {
-	return &bigThread{thread: &memoryv1.Thread{ThreadId: bigThreadID,
-		ToolName: strings.Repeat("a", size)}}
+	b := &bigThread{thread: &memoryv1.Thread{ThreadId: bigThreadID, ToolName: strings.Repeat("a", size)}}
+	b.threads = []*memoryv1.Thread{b.thread} // listed, as memory lists it
+	return b
 }
 
 func (b *bigThread) GetThread(context.Context, *memoryv1.GetThreadRequest) (*memoryv1.GetThreadResponse, error) {
 	return &memoryv1.GetThreadResponse{Thread: b.thread}, nil
 }
 
-func (b *bigThread) ExportThreads(_ *memoryv1.ExportThreadsRequest,
+func (b *bigThread) ExportThreads(req *memoryv1.ExportThreadsRequest,
 	stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
+	if id := req.GetThreadId(); id != "" && id != bigThreadID {
+		return status.Errorf(codes.NotFound, "thread %s was not found or has expired", id)
+	}
 	return stream.Send(&memoryv1.ExportThreadsResponse{Thread: b.thread})
 }
 

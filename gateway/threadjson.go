@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
@@ -23,21 +24,38 @@ var emptyTurns = regexp.MustCompile(`"turns":\s*\[\]`)
 // thread answers GET /v1/threads/{thread_id} with the generated route's
 // JSON, but writes the thread's turns one at a time, each let go once
 // written: the generated route built the whole answer first, and a read of
-// a thread at memory's bound took the gateway from 32 to 289 MB. What the
-// generated route reads beyond the path (a query such as ?view=, its
-// gRPC-Timeout and TE headers), an id holding a slash and other methods go
-// to it. The answer has none of its Grpc-Metadata- headers.
+// a thread at memory's bound took the gateway from 32 to 289 MB. It holds
+// the thread within the gateway's room (wholeThread) until it is written.
+// What the generated route reads beyond the path and the view (its
+// gRPC-Timeout and TE headers, other query parameters), an id holding a
+// slash and other methods go to it: within the room too, at what its
+// whole answer costs, but for the basic view, which has no turns.
 func (p threadPaths) thread(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet || r.URL.RawQuery != "" || r.Header.Get("Grpc-Timeout") != "" ||
-		r.Header.Get("TE") != "" || strings.Contains(r.PathValue("thread_id"), "/") {
+	id := r.PathValue("thread_id")
+	if r.Method != http.MethodGet || strings.Contains(id, "/") {
 		p.generated.ServeHTTP(w, r)
 		return
 	}
-	got, err := p.memory.GetThread(r.Context(), &memoryv1.GetThreadRequest{ThreadId: r.PathValue("thread_id")})
-	if err != nil {
-		writeStatus(w, err)
+	switch view, here := viewOf(r); {
+	case view == memoryv1.ThreadView_THREAD_VIEW_BASIC:
+		p.generated.ServeHTTP(w, r)
+		return
+	case !here:
+		release, err := p.roomFor(r.Context(), id, generatedCost)
+		if err != nil {
+			writeRefusal(w, err)
+			return
+		}
+		defer release()
+		p.generated.ServeHTTP(w, r)
 		return
 	}
+	got, release, err := p.wholeThread(r.Context(), id, 1)
+	if err != nil {
+		writeRefusal(w, err)
+		return
+	}
+	defer release()
 	turns := got.GetThread().GetTurns()
 	if got.Thread != nil {
 		got.Thread.Turns = nil
@@ -77,4 +95,29 @@ func (p threadPaths) thread(w http.ResponseWriter, r *http.Request) {
 		turns[i] = nil
 	}
 	_, _ = w.Write(head[open+1:])
+}
+
+// generatedCost is how many times a thread's weight the generated route
+// holds to answer it: its JSON built whole, 200 MB for a thread of 32 MiB.
+const generatedCost = 6
+
+// viewOf is the view a read of a thread asks for, and whether thread
+// answers it itself: a full view asked with no other query parameter and
+// neither of the headers the generated route reads.
+func viewOf(r *http.Request) (memoryv1.ThreadView, bool) {
+	q := r.URL.Query()
+	view := memoryv1.ThreadView_THREAD_VIEW_UNSPECIFIED
+	if v := q.Get("view"); v != "" {
+		n, ok := memoryv1.ThreadView_value[v]
+		if i, err := strconv.Atoi(v); err == nil {
+			n, ok = int32(i), true
+		}
+		if !ok {
+			return view, false
+		}
+		view = memoryv1.ThreadView(n)
+	}
+	full := view == memoryv1.ThreadView_THREAD_VIEW_UNSPECIFIED || view == memoryv1.ThreadView_THREAD_VIEW_FULL
+	onlyView := len(q) == 0 || len(q) == 1 && len(q["view"]) == 1
+	return view, full && onlyView && r.Header.Get("Grpc-Timeout") == "" && r.Header.Get("TE") == ""
 }

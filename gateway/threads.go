@@ -2,14 +2,13 @@ package gateway
 
 import (
 	"context"
-	"errors"
-	"io"
 	"net/http"
 	"time"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/httperr"
+	perclient "github.com/zenmcp/zen/services/platform/slots"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -26,37 +25,114 @@ type threadPaths struct {
 	trace      TraceURL // links a turn's trace id in the thread view
 	imports    *slots
 	importTime time.Duration // how long an import's body may take to arrive
+	// room bounds what the threads held whole weigh, and roomWait how long
+	// a read waits for room (wholethread.go).
+	room     *perclient.Budget
+	roomWait time.Duration
 	// generated serves the generated routes, for the requests of theirs
 	// that thread leaves to them.
 	generated http.Handler
 }
 
 // export writes one thread per line (GET /v1/threads:export, or
-// ?thread_id= for one thread).
+// ?thread_id= for one thread), newest first: each read alone within the
+// gateway's room (wholeThread) and held until its line is written, where
+// memory's export stream of every thread had the gateway hold each as long
+// as its client took to read it, outside any bound. One deleted or expired
+// since it was listed is left out. A failure once lines are written cuts
+// the transfer, so that a client does not take a part for the whole.
 func (p threadPaths) export(w http.ResponseWriter, r *http.Request) {
-	stream, err := p.memory.ExportThreads(r.Context(), &memoryv1.ExportThreadsRequest{ThreadId: r.URL.Query().Get("thread_id")})
-	if err != nil {
-		writeStatus(w, err)
-		return
-	}
-	first, err := stream.Recv()
-	if err != nil && !errors.Is(err, io.EOF) {
-		writeStatus(w, err)
-		return
-	}
-	jsonHeaders(w, "application/x-ndjson")
-	for msg := first; msg != nil; {
-		line, err := lineJSON.Marshal(msg.GetThread())
+	ctx := r.Context()
+	if id := r.URL.Query().Get("thread_id"); id != "" {
+		line, release, err := p.exportLine(ctx, id)
 		if err != nil {
+			writeRefusal(w, err)
 			return
 		}
-		if _, err := w.Write(append(line, '\n')); err != nil {
-			return // serve.Paced: the client stopped taking it
+		defer release()
+		jsonHeaders(w, "application/x-ndjson")
+		_, _ = w.Write(line)
+		return
+	}
+	wrote := false
+	fail := func(err error) {
+		if wrote {
+			panic(http.ErrAbortHandler)
 		}
-		if msg, err = stream.Recv(); err != nil {
-			return // on an error, the status line is gone; a truncated export fails its import
+		writeRefusal(w, err)
+	}
+	for token := ""; ; {
+		page, err := p.memory.ListThreads(ctx, &memoryv1.ListThreadsRequest{PageSize: exportPage, PageToken: token})
+		if err != nil {
+			fail(err)
+			return
+		}
+		for _, s := range page.GetThreads() {
+			line, release, err := p.exportLine(ctx, s.GetThreadId())
+			if status.Code(err) == codes.NotFound {
+				continue
+			}
+			if err != nil {
+				fail(err)
+				return
+			}
+			if !wrote {
+				jsonHeaders(w, "application/x-ndjson")
+				wrote = true
+			}
+			_, err = w.Write(line)
+			release()
+			if err != nil {
+				return // serve.Paced: the client stopped taking it
+			}
+		}
+		if token = page.GetNextPageToken(); token == "" {
+			break
 		}
 	}
+	if !wrote {
+		jsonHeaders(w, "application/x-ndjson")
+	}
+}
+
+// exportPage is how many threads an export lists at a time: memory's
+// largest page.
+const exportPage = 100
+
+// exportCost is how many times a thread's weight an export holds to write
+// it: the thread and its line.
+const exportCost = 2
+
+// exportLine reads thread id alone, as an export carries it, within the
+// gateway's room, and returns its line, holding the room until release.
+func (p threadPaths) exportLine(ctx context.Context, id string) ([]byte, func(), error) {
+	release, err := p.roomFor(ctx, id, exportCost)
+	if err != nil {
+		return nil, nil, err
+	}
+	line, err := p.readLine(ctx, id)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return line, release, nil
+}
+
+// readLine reads thread id alone from memory's export, as one line.
+func (p threadPaths) readLine(ctx context.Context, id string) ([]byte, error) {
+	stream, err := p.memory.ExportThreads(ctx, &memoryv1.ExportThreadsRequest{ThreadId: id})
+	if err != nil {
+		return nil, err
+	}
+	msg, err := stream.Recv()
+	if err != nil {
+		return nil, err
+	}
+	line, err := lineJSON.Marshal(msg.GetThread())
+	if err != nil {
+		return nil, err
+	}
+	return append(line, '\n'), nil
 }
 
 // threadHistory is the answer of GET /v1/threads/{thread_id}/history.
@@ -98,10 +174,11 @@ func (p threadPaths) history(w http.ResponseWriter, r *http.Request) {
 // continuation.
 func (p threadPaths) historyModel(ctx context.Context, id, named string) (*routerv1.Model, error) {
 	if named == "" {
-		thread, err := p.memory.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id})
+		thread, release, err := p.wholeThread(ctx, id, 1)
 		if err != nil {
 			return nil, err
 		}
+		release()
 		if last := thread.GetLastModel(); last != "" {
 			resolved, err := p.router.ResolveModel(ctx, &routerv1.ResolveModelRequest{Model: last})
 			if status.Code(err) != codes.NotFound {

@@ -95,19 +95,29 @@ func linkOf(s *memoryv1.ThreadSummary) threadLink {
 // used, its files and whether they changed, its workflow steps, its parent
 // and branches, and trace links (GET /v1/threads/{thread_id}/view).
 func (p threadPaths) view(w http.ResponseWriter, r *http.Request) {
-	got, err := p.memory.GetThread(r.Context(), &memoryv1.GetThreadRequest{ThreadId: r.PathValue("thread_id")})
+	// The parent first, so that the view never waits for room while it
+	// holds some.
+	basic, err := p.memory.GetThread(r.Context(), &memoryv1.GetThreadRequest{ThreadId: r.PathValue("thread_id"),
+		View: memoryv1.ThreadView_THREAD_VIEW_BASIC})
 	if err != nil {
 		writeStatus(w, err)
 		return
 	}
-	t := got.GetThread()
-	v := threadView{Thread: rowOf(summaryOf(t), t), LastModel: got.GetLastModel()}
-	if pid := t.GetParentThreadId(); pid != "" {
-		if v.Parent, err = p.parent(r.Context(), pid); err != nil {
-			writeStatus(w, err)
+	var parent *threadLink
+	if pid := basic.GetThread().GetParentThreadId(); pid != "" {
+		if parent, err = p.parent(r.Context(), pid); err != nil {
+			writeRefusal(w, err)
 			return
 		}
 	}
+	got, release, err := p.wholeThread(r.Context(), r.PathValue("thread_id"), viewCost)
+	if err != nil {
+		writeRefusal(w, err)
+		return
+	}
+	defer release()
+	t := got.GetThread()
+	v := threadView{Thread: rowOf(summaryOf(t), t), LastModel: got.GetLastModel(), Parent: parent}
 	if v.Branches, v.BranchesComplete, err = p.branches(r.Context(), t.GetThreadId()); err != nil {
 		writeStatus(w, err)
 		return
@@ -116,6 +126,10 @@ func (p threadPaths) view(w http.ResponseWriter, r *http.Request) {
 	v.Steps = steps(t.GetTurns())
 	writeJSON(w, http.StatusOK, v)
 }
+
+// viewCost is how many times a thread's weight a view of it holds: the
+// thread, its turns as the view shows them, and the view's JSON.
+const viewCost = 3
 
 // threadSummary is what changes when a thread does
 // (GET /v1/threads/{thread_id}/summary).
@@ -207,13 +221,14 @@ func steps(turns []*memoryv1.Turn) []stepView {
 // directly: missing when it is gone (expired, deleted, or another
 // client's: memory answers NotFound for both).
 func (p threadPaths) parent(ctx context.Context, id string) (*threadLink, error) {
-	got, err := p.memory.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id})
+	got, release, err := p.wholeThread(ctx, id, 1)
 	if status.Code(err) == codes.NotFound {
 		return &threadLink{ThreadID: id, Missing: true}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	return new(linkOf(summaryOf(got.GetThread()))), nil
 }
 

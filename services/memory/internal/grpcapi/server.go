@@ -61,7 +61,7 @@ func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) 
 		if err != nil {
 			return nil, s.toStatus(ctx, "get thread", err)
 		}
-		return &memoryv1.GetThreadResponse{Thread: toProtoThread(t), TurnCount: int32(n)}, nil
+		return &memoryv1.GetThreadResponse{Thread: toProtoThread(t), TurnCount: int32(n), Weight: t.Weight}, nil
 	}
 	read, err := s.reads.whole(ctx)
 	if err != nil {
@@ -77,7 +77,7 @@ func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) 
 	}
 	t := chain[len(chain)-1]
 	return &memoryv1.GetThreadResponse{Thread: toProtoThread(t), LastModel: memory.LastModelOf(chain),
-		TurnCount: int32(len(t.Turns))}, nil
+		TurnCount: int32(len(t.Turns)), Weight: t.Weight}, nil
 }
 
 func (s *Server) AppendTurns(ctx context.Context, req *memoryv1.AppendTurnsRequest) (*memoryv1.AppendTurnsResponse, error) {

@@ -42,7 +42,10 @@ func TestGetThreadsBasicViewLeavesTheTurnsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &memoryv1.GetThreadResponse{Thread: full.GetThread(), TurnCount: 2}
+	if full.GetWeight() == 0 {
+		t.Error("the full view has no weight, want the thread's")
+	}
+	want := &memoryv1.GetThreadResponse{Thread: full.GetThread(), TurnCount: 2, Weight: full.GetWeight()}
 	want.Thread.Turns = nil
 	if diff := cmp.Diff(want, basic, protocmp.Transform()); diff != "" {
 		t.Errorf("the basic view (-want +got):\n%s", diff)

@@ -914,7 +914,11 @@ type GetThreadResponse struct {
 	// the basic view.
 	LastModel string `protobuf:"bytes,2,opt,name=last_model,json=lastModel,proto3" json:"last_model,omitempty"`
 	// turn_count is how many turns the thread holds, in every view.
-	TurnCount     int32 `protobuf:"varint,3,opt,name=turn_count,json=turnCount,proto3" json:"turn_count,omitempty"`
+	TurnCount int32 `protobuf:"varint,3,opt,name=turn_count,json=turnCount,proto3" json:"turn_count,omitempty"`
+	// weight is what the thread weighs, in every view: its text, names and
+	// values as memory stores them, which Limits.max_thread_weight bounds. A
+	// reader of the full view makes room for it first.
+	Weight        int64 `protobuf:"varint,4,opt,name=weight,proto3" json:"weight,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -966,6 +970,13 @@ func (x *GetThreadResponse) GetLastModel() string {
 func (x *GetThreadResponse) GetTurnCount() int32 {
 	if x != nil {
 		return x.TurnCount
+	}
+	return 0
+}
+
+func (x *GetThreadResponse) GetWeight() int64 {
+	if x != nil {
+		return x.Weight
 	}
 	return 0
 }
@@ -2369,13 +2380,14 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\x0fremaining_turns\x18\x02 \x01(\x05R\x0eremainingTurns\"o\n" +
 	"\x10GetThreadRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12-\n" +
-	"\x04view\x18\x03 \x01(\x0e2\x19.zen.memory.v1.ThreadViewR\x04viewJ\x04\b\x02\x10\x03R\tclient_id\"\x80\x01\n" +
+	"\x04view\x18\x03 \x01(\x0e2\x19.zen.memory.v1.ThreadViewR\x04viewJ\x04\b\x02\x10\x03R\tclient_id\"\x98\x01\n" +
 	"\x11GetThreadResponse\x12-\n" +
 	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\x12\x1d\n" +
 	"\n" +
 	"last_model\x18\x02 \x01(\tR\tlastModel\x12\x1d\n" +
 	"\n" +
-	"turn_count\x18\x03 \x01(\x05R\tturnCount\"\xa4\x02\n" +
+	"turn_count\x18\x03 \x01(\x05R\tturnCount\x12\x16\n" +
+	"\x06weight\x18\x04 \x01(\x03R\x06weight\"\xa4\x02\n" +
 	"\x12AppendTurnsRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12)\n" +
 	"\x05turns\x18\x02 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12-\n" +
