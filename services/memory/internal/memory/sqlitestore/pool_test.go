@@ -53,8 +53,11 @@ func TestConnectionsAreKept(t *testing.T) {
 
 // A file written before files_until, rev, weight and turns.exchange_id
 // existed gains the columns when a store opens it, its threads get a
-// revision, they read and grow as before, and a retry of an exchange the
-// older version recorded (in the exchanges table) stores nothing again.
+// revision and about the weight they would have been written with (their
+// turns and initial context as stored, and memory.ValueWeight a turn: they
+// counted from nothing, and reads made room for none of them), they read
+// and grow as before, and a retry of an exchange the older version
+// recorded (in the exchanges table) stores nothing again.
 func TestAnOlderFileGainsTheColumns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.db")
 	older := strings.Replace(schema,
@@ -90,16 +93,17 @@ func TestAnOlderFileGainsTheColumns(t *testing.T) {
 		unnamed != 0 {
 		t.Errorf("threads without a revision after opening: %d, %v", unnamed, err)
 	}
-	if head, _, err := s.Head(ctx, id, now); err != nil || head.Weight != 0 {
-		t.Errorf("an older thread: %+v, %v; want it weighing 0: it counts from nothing", head, err)
+	stored := int64(len(`{"role":1,"content":"before"}`) + memory.ValueWeight + len("null"))
+	if head, _, err := s.Head(ctx, id, now); err != nil || head.Weight != stored {
+		t.Errorf("an older thread: %+v, %v; want it weighing %d", head, err, stored)
 	}
 	after := []memory.Turn{{Role: memory.RoleAssistant, Content: "after"}}
 	n, err := s.Append(ctx, id, "", memory.Exchange{ID: "x-new", Weight: 100}, after, 10, now, now.Add(time.Hour))
 	if err != nil || n != 2 {
 		t.Fatalf("append to an older thread: %d, %v", n, err)
 	}
-	if head, _, err := s.Head(ctx, id, now); err != nil || head.Weight != 100 {
-		t.Errorf("an older thread after an append of weight 100: %+v, %v", head, err)
+	if head, _, err := s.Head(ctx, id, now); err != nil || head.Weight != stored+100 {
+		t.Errorf("an older thread after an append of weight 100: %+v, %v; want it weighing %d", head, err, stored+100)
 	}
 	for _, ex := range []memory.Exchange{{ID: "x-old"}, {ID: "x-new", After: 1}} {
 		if n, err := s.Append(ctx, id, "", ex, after, 10, now, now.Add(time.Hour)); err != nil || n != 2 {

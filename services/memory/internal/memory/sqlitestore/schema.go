@@ -2,7 +2,10 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+
+	"github.com/zenmcp/zen/services/memory/internal/memory"
 )
 
 // added are the columns files written by older versions lack. files_until
@@ -13,8 +16,7 @@ import (
 // turns.exchange_id names the exchange whose first turn the row is (see
 // Append); the exchanges older versions recorded stay in their table.
 // weight is what the thread weighs (memory.MaxThreadWeight): a thread
-// written before it existed counts from nothing, and may grow by the whole
-// bound more.
+// written before it existed is weighed once (countWeights).
 var added = []struct{ table, column, add, fill string }{
 	{"threads", "files_until", `ALTER TABLE threads ADD COLUMN files_until INTEGER NOT NULL DEFAULT 0`, ""},
 	{"threads", "rev", `ALTER TABLE threads ADD COLUMN rev TEXT NOT NULL DEFAULT ''`,
@@ -41,6 +43,22 @@ var moveContexts = []string{
 	fmt.Sprintf(`UPDATE threads SET initial_context = '' WHERE length(CAST(initial_context AS BLOB)) > %d`,
 		inlineContext),
 }
+
+// weightsCounted is the user_version of a file whose threads written
+// before weights were kept have one: they counted from nothing, so that
+// reads made room for none of them, and appends let them grow by the whole
+// bound more.
+const weightsCounted = 2
+
+// countWeights gives the threads that have no weight about the one they
+// would have been written with: their turns and initial context as they
+// are stored, and memory.ValueWeight for each turn (not for each value
+// within one: JSON cannot count those).
+var countWeights = fmt.Sprintf(`UPDATE threads SET weight =
+	coalesce((SELECT sum(length(CAST(body AS BLOB))) + count(*) * %d FROM turns WHERE thread_id = threads.id), 0)
+	+ length(CAST(CASE initial_context WHEN '' THEN (SELECT body FROM initial_contexts WHERE thread_id = threads.id)
+		ELSE initial_context END AS BLOB))
+	WHERE weight = 0`, memory.ValueWeight)
 
 // dropped are the indexes older files have that nothing reads now.
 // threads_expiry served only the sweep, once a minute, which scans the
@@ -71,6 +89,9 @@ func (s *Store) init(ctx context.Context) error {
 				return describe(err)
 			}
 		}
+		if err := addColumns(ctx, wc); err != nil {
+			return err
+		}
 		// A write every open makes: SQLite opens a file it may not write
 		// read-only without a word, and every call would then run its
 		// model for an answer it could not save.
@@ -78,35 +99,12 @@ func (s *Store) init(ctx context.Context) error {
 		if err := wc.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
 			return describe(err)
 		}
-		if version < contextsMoved {
-			for _, q := range moveContexts {
-				if _, err := wc.ExecContext(ctx, q); err != nil {
-					return describe(err)
-				}
-			}
-			version = contextsMoved
+		version, err := migrate(ctx, wc, version)
+		if err != nil {
+			return err
 		}
 		if _, err := wc.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, version)); err != nil {
 			return describe(err)
-		}
-		for _, a := range added {
-			var n int
-			err := wc.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, a.table,
-				a.column).Scan(&n)
-			if err != nil {
-				return describe(err)
-			}
-			if n > 0 {
-				continue // added already, by a later version or another process
-			}
-			if _, err := wc.ExecContext(ctx, a.add); err != nil {
-				return describe(err)
-			}
-			if a.fill != "" {
-				if _, err := wc.ExecContext(ctx, a.fill); err != nil {
-					return describe(err)
-				}
-			}
 		}
 		return nil
 	})
@@ -114,4 +112,48 @@ func (s *Store) init(ctx context.Context) error {
 		return err
 	}
 	return prepareOn(ctx, wc, s.writes.rows())
+}
+
+// addColumns adds the columns in added that the file lacks.
+func addColumns(ctx context.Context, wc *sql.Conn) error {
+	for _, a := range added {
+		var n int
+		err := wc.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, a.table,
+			a.column).Scan(&n)
+		if err != nil {
+			return describe(err)
+		}
+		if n > 0 {
+			continue // added already, by a later version or another process
+		}
+		if _, err := wc.ExecContext(ctx, a.add); err != nil {
+			return describe(err)
+		}
+		if a.fill != "" {
+			if _, err := wc.ExecContext(ctx, a.fill); err != nil {
+				return describe(err)
+			}
+		}
+	}
+	return nil
+}
+
+// migrate moves the data of a file at user_version version on to the
+// latest version, and returns it.
+func migrate(ctx context.Context, wc *sql.Conn, version int) (int, error) {
+	if version < contextsMoved {
+		for _, q := range moveContexts {
+			if _, err := wc.ExecContext(ctx, q); err != nil {
+				return version, describe(err)
+			}
+		}
+		version = contextsMoved
+	}
+	if version < weightsCounted {
+		if _, err := wc.ExecContext(ctx, countWeights); err != nil {
+			return version, describe(err)
+		}
+		version = weightsCounted
+	}
+	return version, nil
 }
