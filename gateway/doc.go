@@ -5,5 +5,7 @@
 // view.go). Those routes do work of their own: they add up what each
 // thread's turns used, from the records services/platform/turnmeta owns,
 // and look through the client's threads for a search or a thread's
-// branches. What a thread is and who may read it stay memory's rules.
+// branches. What a thread is and who may read it stay memory's rules. The
+// threads the gateway holds whole share one room of weight, whoever they
+// are for (wholethread.go).
 package gateway

@@ -41,18 +41,29 @@ func (p threadPaths) thread(w http.ResponseWriter, r *http.Request) {
 		p.generated.ServeHTTP(w, r)
 		return
 	case !here:
-		release, err := p.roomFor(r.Context(), id, generatedCost)
+		// Memory sends it within the weight made room for, or the route
+		// answers 400: it was written anew since (max_weight).
+		release, err := p.withinRoom(r.Context(), id, generatedCost, p.roomWait, func(weight int64) error {
+			q := r.URL.Query()
+			if asked, err := strconv.ParseInt(q.Get("max_weight"), 10, 64); err != nil || asked <= 0 ||
+				asked > weight {
+				q.Set("max_weight", strconv.FormatInt(weight, 10))
+			}
+			within := r.Clone(r.Context())
+			within.URL.RawQuery = q.Encode()
+			p.generated.ServeHTTP(w, within)
+			return nil
+		})
 		if err != nil {
-			writeRefusal(w, err)
+			writeStatus(w, err)
 			return
 		}
-		defer release()
-		p.generated.ServeHTTP(w, r)
+		release()
 		return
 	}
 	got, release, err := p.wholeThread(r.Context(), id, 1)
 	if err != nil {
-		writeRefusal(w, err)
+		writeStatus(w, err)
 		return
 	}
 	defer release()

@@ -2,7 +2,10 @@ package gateway
 
 import (
 	"context"
+	"errors"
+	"math"
 	"net/http"
+	"strconv"
 	"time"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
@@ -44,9 +47,9 @@ type threadPaths struct {
 func (p threadPaths) export(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if id := r.URL.Query().Get("thread_id"); id != "" {
-		line, release, err := p.exportLine(ctx, id)
+		line, release, err := p.exportLine(ctx, id, p.roomWait)
 		if err != nil {
-			writeRefusal(w, err)
+			writeStatus(w, err)
 			return
 		}
 		defer release()
@@ -59,7 +62,7 @@ func (p threadPaths) export(w http.ResponseWriter, r *http.Request) {
 		if wrote {
 			panic(http.ErrAbortHandler)
 		}
-		writeRefusal(w, err)
+		writeStatus(w, err)
 	}
 	for token := ""; ; {
 		page, err := p.memory.ListThreads(ctx, &memoryv1.ListThreadsRequest{PageSize: exportPage, PageToken: token})
@@ -68,7 +71,7 @@ func (p threadPaths) export(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, s := range page.GetThreads() {
-			line, release, err := p.exportLine(ctx, s.GetThreadId())
+			line, release, err := p.exportNext(ctx, s.GetThreadId(), wrote)
 			if status.Code(err) == codes.NotFound {
 				continue
 			}
@@ -99,28 +102,45 @@ func (p threadPaths) export(w http.ResponseWriter, r *http.Request) {
 // largest page.
 const exportPage = 100
 
+// exportNext reads the next line of a whole export. Once lines are
+// written, a thread waits for room as long as its client does, and
+// memory's refusals for want of room are tried again: an export cut
+// halfway could not go on where it stopped.
+func (p threadPaths) exportNext(ctx context.Context, id string, wrote bool) ([]byte, func(), error) {
+	if !wrote {
+		return p.exportLine(ctx, id, p.roomWait)
+	}
+	for {
+		line, release, err := p.exportLine(ctx, id, untilTheClientLeaves)
+		if status.Code(err) != codes.ResourceExhausted || ctx.Err() != nil {
+			return line, release, err
+		}
+	}
+}
+
+// untilTheClientLeaves is a wait that only the client's leaving ends.
+const untilTheClientLeaves = time.Duration(math.MaxInt64)
+
 // exportCost is how many times a thread's weight an export holds to write
 // it: the thread and its line.
 const exportCost = 2
 
 // exportLine reads thread id alone, as an export carries it, within the
-// gateway's room, and returns its line, holding the room until release.
-func (p threadPaths) exportLine(ctx context.Context, id string) ([]byte, func(), error) {
-	release, err := p.roomFor(ctx, id, exportCost)
-	if err != nil {
-		return nil, nil, err
-	}
-	line, err := p.readLine(ctx, id)
-	if err != nil {
-		release()
-		return nil, nil, err
-	}
-	return line, release, nil
+// gateway's room, waiting up to wait, and returns its line, holding the
+// room until release.
+func (p threadPaths) exportLine(ctx context.Context, id string, wait time.Duration) ([]byte, func(), error) {
+	var line []byte
+	release, err := p.withinRoom(ctx, id, exportCost, wait, func(weight int64) (err error) {
+		line, err = p.readLine(ctx, id, weight)
+		return err
+	})
+	return line, release, err
 }
 
-// readLine reads thread id alone from memory's export, as one line.
-func (p threadPaths) readLine(ctx context.Context, id string) ([]byte, error) {
-	stream, err := p.memory.ExportThreads(ctx, &memoryv1.ExportThreadsRequest{ThreadId: id})
+// readLine reads thread id alone from memory's export, within weight, as
+// one line.
+func (p threadPaths) readLine(ctx context.Context, id string, weight int64) ([]byte, error) {
+	stream, err := p.memory.ExportThreads(ctx, &memoryv1.ExportThreadsRequest{ThreadId: id, MaxWeight: weight})
 	if err != nil {
 		return nil, err
 	}
@@ -202,4 +222,10 @@ func defaultString(v, def string) string {
 }
 
 // writeStatus answers a gRPC error as the generated routes do.
-func writeStatus(w http.ResponseWriter, err error) { httperr.FromError(w, err) }
+// writeStatus answers err, and, when it knows (noRoom), when to try again.
+func writeStatus(w http.ResponseWriter, err error) {
+	if later, ok := errors.AsType[*noRoom](err); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(later.RetryAfter().Seconds())))
+	}
+	httperr.FromError(w, err)
+}

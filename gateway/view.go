@@ -95,33 +95,34 @@ func linkOf(s *memoryv1.ThreadSummary) threadLink {
 // used, its files and whether they changed, its workflow steps, its parent
 // and branches, and trace links (GET /v1/threads/{thread_id}/view).
 func (p threadPaths) view(w http.ResponseWriter, r *http.Request) {
-	// The parent first, so that the view never waits for room while it
-	// holds some.
-	basic, err := p.memory.GetThread(r.Context(), &memoryv1.GetThreadRequest{ThreadId: r.PathValue("thread_id"),
+	// The parent and the branches first, so that the view neither waits
+	// for room while it holds some nor holds it while it looks.
+	id := r.PathValue("thread_id")
+	basic, err := p.memory.GetThread(r.Context(), &memoryv1.GetThreadRequest{ThreadId: id,
 		View: memoryv1.ThreadView_THREAD_VIEW_BASIC})
 	if err != nil {
 		writeStatus(w, err)
 		return
 	}
-	var parent *threadLink
+	v := threadView{}
 	if pid := basic.GetThread().GetParentThreadId(); pid != "" {
-		if parent, err = p.parent(r.Context(), pid); err != nil {
-			writeRefusal(w, err)
+		if v.Parent, err = p.parent(r.Context(), pid); err != nil {
+			writeStatus(w, err)
 			return
 		}
 	}
-	got, release, err := p.wholeThread(r.Context(), r.PathValue("thread_id"), viewCost)
+	if v.Branches, v.BranchesComplete, err = p.branches(r.Context(), id); err != nil {
+		writeStatus(w, err)
+		return
+	}
+	got, release, err := p.wholeThread(r.Context(), id, viewCost)
 	if err != nil {
-		writeRefusal(w, err)
+		writeStatus(w, err)
 		return
 	}
 	defer release()
 	t := got.GetThread()
-	v := threadView{Thread: rowOf(summaryOf(t), t), LastModel: got.GetLastModel(), Parent: parent}
-	if v.Branches, v.BranchesComplete, err = p.branches(r.Context(), t.GetThreadId()); err != nil {
-		writeStatus(w, err)
-		return
-	}
+	v.Thread, v.LastModel = rowOf(summaryOf(t), t), got.GetLastModel()
 	v.Turns, v.Files = p.turns(t.GetTurns())
 	v.Steps = steps(t.GetTurns())
 	writeJSON(w, http.StatusOK, v)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 	"time"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
@@ -23,39 +21,57 @@ import (
 // serve past 1.2 GB. A thread heavier than the room is read alone; a read
 // that finds no room within roomWait is refused (429).
 
-// wholeThread reads thread id whole, once the gateway has room for what it
-// weighs: memory's basic view of the thread weighs it, then the full one
-// is read. The caller holds the room, with release, for as long as it
-// holds the thread; cost is how many times its weight it takes to hold it
-// (the generated route's JSON, built whole, takes several).
+// wholeThread reads thread id whole within the gateway's room (withinRoom),
+// waiting up to roomWait. The caller holds the room, with release, for as
+// long as it holds the thread; cost is how many times its weight it takes
+// to hold it (the generated route's JSON, built whole, takes several).
 func (p threadPaths) wholeThread(ctx context.Context, id string, cost int64) (*memoryv1.GetThreadResponse,
 	func(), error) {
-	release, err := p.roomFor(ctx, id, cost)
-	if err != nil {
-		return nil, nil, err
-	}
-	got, err := p.memory.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id})
-	if err != nil {
-		release()
-		return nil, nil, err
-	}
-	return got, release, nil
+	var got *memoryv1.GetThreadResponse
+	release, err := p.withinRoom(ctx, id, cost, p.roomWait, func(weight int64) (err error) {
+		got, err = p.memory.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id, MaxWeight: weight})
+		return err
+	})
+	return got, release, err
 }
 
-// roomFor weighs thread id by memory's basic view and waits for room for
-// cost times its weight, up to roomWait.
-func (p threadPaths) roomFor(ctx context.Context, id string, cost int64) (func(), error) {
-	basic, err := p.memory.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id,
-		View: memoryv1.ThreadView_THREAD_VIEW_BASIC})
-	if err != nil {
-		return nil, err
+// withinRoom weighs thread id by memory's basic view, waits up to wait for
+// room for cost times its weight, and has read read it within that weight
+// (memory sends no thread that weighs more: max_weight). A thread written
+// anew, heavier, since it was weighed is weighed again, up to readAttempts
+// times. The caller holds the room until release; read's result is held
+// with it.
+func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait time.Duration,
+	read func(weight int64) error) (func(), error) {
+	for range readAttempts {
+		basic, err := p.memory.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id,
+			View: memoryv1.ThreadView_THREAD_VIEW_BASIC})
+		if err != nil {
+			return nil, err
+		}
+		weight := max(basic.GetWeight(), 1) // max_weight 0 would be none
+		release, err := p.room.Take(ctx, cost*weight, wait)
+		if errors.Is(err, perclient.ErrOverBudget) {
+			return nil, &noRoom{room: p.room.Max(), wait: wait}
+		}
+		if err != nil {
+			return nil, err
+		}
+		err = read(weight)
+		if err == nil {
+			return release, nil
+		}
+		release()
+		if status.Code(err) != codes.FailedPrecondition {
+			return nil, err
+		}
 	}
-	release, err := p.room.Take(ctx, cost*basic.GetWeight(), p.roomWait)
-	if errors.Is(err, perclient.ErrOverBudget) {
-		return nil, &noRoom{room: p.room.Max(), wait: p.roomWait}
-	}
-	return release, err
+	return nil, status.Errorf(codes.Unavailable, "thread %s kept changing while the gateway read it: try again", id)
 }
+
+// readAttempts bounds how often a read weighs a thread that grew past its
+// weight again.
+const readAttempts = 3
 
 // noRoom refuses a read that found no room within wait.
 type noRoom struct {
@@ -65,16 +81,11 @@ type noRoom struct {
 
 func (e *noRoom) Error() string { return e.GRPCStatus().Message() }
 
+// RetryAfter is when a client should try again (writeStatus).
+func (e *noRoom) RetryAfter() time.Duration { return max(time.Second, e.wait) }
+
 // GRPCStatus is what writeStatus answers: 429.
 func (e *noRoom) GRPCStatus() *status.Status {
 	return status.New(codes.ResourceExhausted, fmt.Sprintf("the gateway has been holding threads weighing "+
-		"%d MiB, its bound, for their readers for %s: try again in a moment", e.room>>20, e.wait))
-}
-
-// writeRefusal answers err, and, when it is noRoom, when to try again.
-func writeRefusal(w http.ResponseWriter, err error) {
-	if nr, ok := errors.AsType[*noRoom](err); ok {
-		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(nr.wait.Seconds()))))
-	}
-	writeStatus(w, err)
+		"%g MiB, its bound, for their readers for %s: try again in a moment", float64(e.room)/(1<<20), e.wait))
 }

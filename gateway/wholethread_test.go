@@ -3,39 +3,85 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/slowbody"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
-// weighedThreads is memory with threads whose tool names weigh what
-// memory says they do.
-type weighedThreads struct{ fakeMemory }
+// weighedThreads is memory whose threads weigh what weights says (their
+// tool names their length), and which sends none heavier than a read's
+// max_weight, as memory does. staleOnce makes a thread's first basic view
+// answer a weight of 1: it was written anew, heavier, once weighed.
+type weighedThreads struct {
+	fakeMemory
+	weights   map[string]int64
+	mu        sync.Mutex
+	staleOnce map[string]bool
+	past      int // full reads asked within less than their thread weighs, and sent
+}
+
+func (m *weighedThreads) weight(t *memoryv1.Thread) int64 {
+	if w, ok := m.weights[t.GetThreadId()]; ok {
+		return w
+	}
+	return int64(len(t.GetToolName()))
+}
 
 func (m *weighedThreads) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) (*memoryv1.GetThreadResponse,
 	error) {
 	got, err := m.fakeMemory.GetThread(ctx, req)
-	if err == nil {
-		got.Weight = int64(len(got.GetThread().GetToolName()))
+	if err != nil {
+		return nil, err
 	}
-	return got, err
+	got.Weight = m.weight(got.GetThread())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if req.GetView() == memoryv1.ThreadView_THREAD_VIEW_BASIC {
+		if m.staleOnce[req.GetThreadId()] {
+			delete(m.staleOnce, req.GetThreadId())
+			got.Weight = 1
+		}
+		return got, nil
+	}
+	if max := req.GetMaxWeight(); max > 0 && got.Weight > max {
+		return nil, status.Error(codes.FailedPrecondition, "heavier than max_weight")
+	} else if max < got.Weight {
+		m.past++
+	}
+	return got, nil
 }
 
-// weighedThread is a thread of weight bytes.
-func weighedThread(id string, weight int) *memoryv1.Thread {
-	return &memoryv1.Thread{ThreadId: id, ToolName: strings.Repeat("a", weight)}
+func (m *weighedThreads) ExportThreads(req *memoryv1.ExportThreadsRequest,
+	stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
+	for _, t := range m.threads {
+		if t.GetThreadId() != req.GetThreadId() {
+			continue
+		}
+		if max := req.GetMaxWeight(); max < m.weight(t) {
+			return status.Error(codes.FailedPrecondition, "heavier than max_weight")
+		}
+		return stream.Send(&memoryv1.ExportThreadsResponse{Thread: t})
+	}
+	return status.Error(codes.NotFound, "no such thread")
 }
 
 // The threads the gateway holds whole share one room, whoever they are
 // for: each client may run eight requests at once, and clients are
 // without number; eight slow readers of a thread at memory's bound, with
-// one token, took zen serve past 1.2 GB. A read that finds no room waits
-// for it, then is refused, saying when to try again; a basic view, which
-// holds no turns, takes none; a read once the room is free runs.
+// one token, took zen serve past 1.2 GB. A read takes room for its
+// thread's weight times what holding it costs (its JSON built whole by the
+// generated route, a view, an export's line); one that finds no room
+// waits, then is refused, saying when to try again; a basic view takes
+// none; a read once the room is free runs.
 func TestThreadsHeldWholeShareOneRoom(t *testing.T) {
 	t.Parallel()
 	const (
@@ -43,41 +89,87 @@ func TestThreadsHeldWholeShareOneRoom(t *testing.T) {
 			"00000000-0000-4000-8000-00000000000c"
 		alice, bob = "alice-0123456789abcdef", "bob-0123456789abcdef0"
 	)
-	mem := &weighedThreads{}
-	mem.threads = []*memoryv1.Thread{weighedThread(heavy, 1<<20), weighedThread(other, 1<<20),
+	mem := &weighedThreads{weights: map[string]int64{heavy: 200 << 10, other: 200 << 10}}
+	mem.threads = []*memoryv1.Thread{weighedThread(heavy, 1<<20), weighedThread(other, 4<<10),
 		weighedThread(light, 1<<10)}
 	bounds := servedBodies
-	bounds.threadRoom, bounds.roomWait = 3<<19, 300*time.Millisecond
+	// Beside alice's, room for bob's thread once, not twice.
+	bounds.threadRoom, bounds.roomWait = 512<<10, 300*time.Millisecond
 	srv, _ := slowbody.NarrowServer(t, gatewayOverFor(t, mem, auth.Tokens{alice: "alice", bob: "bob"}, "", bounds))
 	addr := srv.Listener.Addr().String()
 
 	held := getHeldAs(t, addr, "/v1/threads/"+heavy, alice) // alice reads none of it
 	for _, path := range []string{"/v1/threads/" + other, "/v1/threads/" + other + "?view=THREAD_VIEW_FULL",
-		"/v1/threads/" + other + "?view=2&view=2", "/v1/threads/" + other + "/view",
+		"/v1/threads/" + light, "/v1/threads/" + other + "?view=THREAD_VIEW_BASIC"} {
+		if res, body := getWholeAs(t, addr, path, bob); res.StatusCode != http.StatusOK {
+			t.Errorf("bob's GET %s beside alice's: %d %s; want it answered", path, res.StatusCode, body)
+		}
+	}
+	for _, path := range []string{"/v1/threads/" + other + "?view=2&max_weight=1000000000",
+		"/v1/threads/" + other + "/view",
 		"/v1/threads:export?thread_id=" + other} {
 		began := time.Now()
 		res, body := getWholeAs(t, addr, path, bob)
 		if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "holding threads") ||
 			res.Header.Get("Retry-After") != "1" || time.Since(began) < bounds.roomWait {
-			t.Errorf("bob's GET %s while alice held a thread that fills the room: %d %s (Retry-After %q) "+
+			t.Errorf("bob's GET %s, which holds its thread twice or more, beside alice's: %d %s (Retry-After %q) "+
 				"after %s; want 429 after %s", path, res.StatusCode, body, res.Header.Get("Retry-After"),
 				time.Since(began), bounds.roomWait)
 		}
 	}
-	for _, path := range []string{"/v1/threads/" + light, "/v1/threads/" + other + "?view=THREAD_VIEW_BASIC"} {
-		if res, body := getWholeAs(t, addr, path, bob); res.StatusCode != http.StatusOK {
-			t.Errorf("bob's GET %s while alice held a heavy thread: %d %s; want it answered", path,
-				res.StatusCode, body)
-		}
-	}
 	held.Close()
 	for deadline := time.Now().Add(20 * time.Second); ; {
-		res, body := getWholeAs(t, addr, "/v1/threads/"+other, bob)
-		if res.StatusCode == http.StatusOK && len(body) > 1<<20 {
+		res, body := getWholeAs(t, addr, "/v1/threads/"+other+"/view", bob)
+		if res.StatusCode == http.StatusOK {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("bob's read 20 s after alice left: %d, %d bytes; want the thread", res.StatusCode, len(body))
+			t.Fatalf("bob's view 20 s after alice left: %d %s; want it answered", res.StatusCode, body)
 		}
 	}
+}
+
+// A thread is read within the weight the gateway made room for: one
+// written anew, heavier, after its basic view weighed it is weighed again
+// (memory sends none past a read's max_weight), on every route that holds
+// a thread whole; the generated route, which writes memory's answer as it
+// comes, answers 400, saying so.
+func TestAThreadGrownSinceItWasWeighedIsWeighedAgain(t *testing.T) {
+	t.Parallel()
+	const id = "00000000-0000-4000-8000-00000000000a"
+	mem := &weighedThreads{staleOnce: map[string]bool{}}
+	mem.threads = []*memoryv1.Thread{weighedThread(id, 64<<10)}
+	h := gatewayOverWith(t, mem, "", servedBodies)
+	generated := "/v1/threads/" + id + "?view=2&max_weight=1000000000"
+	for _, path := range []string{"/v1/threads/" + id, generated, "/v1/threads/" + id + "/view",
+		"/v1/threads:export?thread_id=" + id, "/v1/threads:export", "/v1/threads:browse"} {
+		mem.mu.Lock()
+		mem.staleOnce[id] = true
+		mem.mu.Unlock()
+		res := serveGET(t, h, path)
+		want := http.StatusOK
+		if path == generated {
+			want = http.StatusBadRequest
+		}
+		if res.Code != want {
+			t.Errorf("GET %s of a thread grown since it was weighed: %d %s; want %d", path, res.Code,
+				res.Body.String(), want)
+		}
+	}
+	if mem.past != 0 {
+		t.Errorf("%d threads were read within less than they weigh", mem.past)
+	}
+}
+
+// weighedThread is a thread whose tool name is size bytes.
+func weighedThread(id string, size int) *memoryv1.Thread {
+	return &memoryv1.Thread{ThreadId: id, ToolName: strings.Repeat("a", size)}
+}
+
+// serveGET answers a GET of path from h.
+func serveGET(t *testing.T, h http.Handler, path string) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil))
+	return rec
 }

@@ -28,8 +28,8 @@ import (
 const threadReadsEach = 8
 
 // readWait bounds how long a read waits for one of its client's slots
-// before it is refused, and again for room in its kind's budget (up to
-// twice readWait in all): a caller without a deadline (an MCP resource
+// before it is refused, and again for room in its kind's budget, however
+// often it makes room (up to twice readWait in all): a caller without a deadline (an MCP resource
 // read) would wait as long as a slow export's client. An export's threads
 // wait for room as long as their client does (exportOne): one refused
 // halfway could not be taken up where it stopped.
@@ -95,17 +95,26 @@ func (r threadReads) whole(ctx context.Context) (*held, error) {
 
 // held is what a whole-thread read holds: a slot (none for each thread of
 // an export, which holds one for all), and room in its kind's budget,
-// taken by admit (a memory.Admit), for up to wait.
+// taken by admit (a memory.Admit), waiting up to wait in all.
 type held struct {
 	reads      threadReads
 	wait       time.Duration
 	slot, room func()
+	until      time.Time // the wait's end, from the first admit; none for untilTheClientLeaves
 }
 
-// admit is a memory.Admit: room made again replaces the room made before.
+// admit is a memory.Admit: room made again replaces the room made before,
+// within what is left of the wait.
 func (h *held) admit(ctx context.Context, weight int64) error {
 	h.giveBack()
-	room, err := h.reads.room(ctx, weight, h.wait)
+	wait := h.wait
+	if wait < untilTheClientLeaves {
+		if h.until.IsZero() {
+			h.until = time.Now().Add(wait)
+		}
+		wait = time.Until(h.until)
+	}
+	room, err := h.reads.room(ctx, weight, wait)
 	if err != nil {
 		return err
 	}

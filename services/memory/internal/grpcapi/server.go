@@ -76,6 +76,9 @@ func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) 
 		return nil, s.toStatus(ctx, "get thread", err)
 	}
 	t := chain[len(chain)-1]
+	if err := within(t, req.GetMaxWeight()); err != nil {
+		return nil, err
+	}
 	return &memoryv1.GetThreadResponse{Thread: toProtoThread(t), LastModel: memory.LastModelOf(chain),
 		TurnCount: int32(len(t.Turns)), Weight: t.Weight}, nil
 }
@@ -163,7 +166,7 @@ func (s *Server) ExportThreads(req *memoryv1.ExportThreadsRequest,
 	}
 	defer slot()
 	if id != "" {
-		err = s.exportOne(ctx, stream, id, readWait)
+		err = s.exportOne(ctx, stream, id, readWait, req.GetMaxWeight())
 	} else {
 		err = s.exportAll(ctx, stream)
 	}
@@ -184,7 +187,7 @@ func (s *Server) exportAll(ctx context.Context,
 			return err
 		}
 		for _, sum := range page.Summaries {
-			err := s.exportOne(ctx, stream, sum.Thread.ID, untilTheClientLeaves)
+			err := s.exportOne(ctx, stream, sum.Thread.ID, untilTheClientLeaves, 0)
 			if err != nil && !errors.Is(err, memory.ErrNotFound) {
 				return err
 			}
@@ -205,13 +208,16 @@ const untilTheClientLeaves = time.Duration(math.MaxInt64)
 
 // exportOne reads one thread of an export alone (an export carries no
 // ancestor), once the reads' budget has room for it, waiting up to wait,
-// and sends it. The room is given back once the answer is built, before it
+// and sends it, unless it weighs more than max (within). The room is given back once the answer is built, before it
 // is sent: a client that takes its export slowly would hold up every
 // client's reads.
 func (s *Server) exportOne(ctx context.Context, stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse],
-	id string, wait time.Duration) error {
+	id string, wait time.Duration, max int64) error {
 	read := &held{reads: s.reads, wait: wait}
 	t, err := s.svc.ReadAlone(ctx, id, auth.Client(ctx), read.admit)
+	if err == nil {
+		err = within(t, max)
+	}
 	if err != nil {
 		read.done()
 		return err
@@ -219,6 +225,17 @@ func (s *Server) exportOne(ctx context.Context, stream grpc.ServerStreamingServe
 	msg := &memoryv1.ExportThreadsResponse{Thread: toProtoThread(t)}
 	read.done()
 	return stream.Send(msg)
+}
+
+// within refuses a thread that weighs more than max, when max is set
+// (GetThreadRequest.max_weight).
+func within(t *memory.Thread, max int64) error {
+	if max > 0 && t.Weight > max {
+		return status.Errorf(codes.FailedPrecondition, "thread %s weighs %s, more than the %s it was to be read "+
+			"within: it was written since it was weighed; weigh it again", t.ID, memory.InUnits(t.Weight),
+			memory.InUnits(max))
+	}
+	return nil
 }
 
 func (s *Server) ImportThreads(ctx context.Context, req *memoryv1.ImportThreadsRequest) (*memoryv1.ImportThreadsResponse, error) {

@@ -56,3 +56,30 @@ func TestGetThreadsBasicViewLeavesTheTurnsOut(t *testing.T) {
 		t.Errorf("bob's basic view of alice's thread: %v, want NotFound", err)
 	}
 }
+
+// A full view asked within a weight (max_weight: what its reader made room
+// for, by the basic view's) sends no thread that weighs more, nor does an
+// export of it: it was written anew, heavier, since it was weighed.
+func TestAThreadIsSentWithinTheWeightItWasAskedWithin(t *testing.T) {
+	t.Parallel()
+	srv := New(memory.NewService(memstore.New(), time.Hour, 50), slog.New(slog.DiscardHandler))
+	ctx := auth.WithClient(t.Context(), "alice")
+	id := createThread(t, srv, ctx, "question")
+	basic, err := srv.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id, View: memoryv1.ThreadView_THREAD_VIEW_BASIC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	weight := basic.GetWeight()
+	for _, max := range []int64{weight, weight - 1} {
+		_, err := srv.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id, MaxWeight: max})
+		exported := &countingExport{ctx: ctx, reads: &wholeReads{}}
+		exportErr := srv.ExportThreads(&memoryv1.ExportThreadsRequest{ThreadId: id, MaxWeight: max}, exported)
+		want := codes.OK
+		if max < weight {
+			want = codes.FailedPrecondition
+		}
+		if status.Code(err) != want || status.Code(exportErr) != want {
+			t.Errorf("a thread of %d read within %d: %v, exported: %v; want %v", weight, max, err, exportErr, want)
+		}
+	}
+}

@@ -106,15 +106,11 @@ func (s *Service) ReadChain(ctx context.Context, id, clientID string, admit Admi
 		if err != nil {
 			return nil, err
 		}
-		if heavier {
+		if heavier || weight > room {
+			// Read again within room for all of it: t, in hand, would be
+			// held while the read waits for room.
 			room = weight
 			continue
-		}
-		if weight > room { // t is in hand: room for its ancestors too
-			if err := admitted(ctx, admit, weight); err != nil {
-				return nil, err
-			}
-			room = weight
 		}
 		return s.readAncestors(ctx, t, heads, room)
 	}

@@ -54,6 +54,8 @@ func TestAChainHoldsOnlyTheAncestorsItWeighed(t *testing.T) {
 		"read another client's":        {read: func(t *memory.Thread) { t.ClientID = "bob" }},
 		"read past the chain's weight": {read: func(t *memory.Thread) { t.Weight = memory.MaxChainWeight }},
 		"read with another parent":     {read: func(t *memory.Thread) { t.ParentID = "another" }},
+		// Its head weighed it light; written anew, heavier, by its read.
+		"grown past its head": {head: func(t *memory.Thread) { t.Weight = 1 }, alone: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

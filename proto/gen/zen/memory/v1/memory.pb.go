@@ -855,9 +855,14 @@ func (x *CreateThreadResponse) GetRemainingTurns() int32 {
 }
 
 type GetThreadRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ThreadId      string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
-	View          ThreadView             `protobuf:"varint,3,opt,name=view,proto3,enum=zen.memory.v1.ThreadView" json:"view,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ThreadId string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	View     ThreadView             `protobuf:"varint,3,opt,name=view,proto3,enum=zen.memory.v1.ThreadView" json:"view,omitempty"`
+	// max_weight, when set, bounds the full view: a thread that weighs more
+	// is answered FAILED_PRECONDITION, its turns unsent. A reader that made
+	// room for a thread by the weight its basic view answered reads within
+	// it, whatever was written meanwhile.
+	MaxWeight     int64 `protobuf:"varint,4,opt,name=max_weight,json=maxWeight,proto3" json:"max_weight,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -904,6 +909,13 @@ func (x *GetThreadRequest) GetView() ThreadView {
 		return x.View
 	}
 	return ThreadView_THREAD_VIEW_UNSPECIFIED
+}
+
+func (x *GetThreadRequest) GetMaxWeight() int64 {
+	if x != nil {
+		return x.MaxWeight
+	}
+	return 0
 }
 
 type GetThreadResponse struct {
@@ -2130,7 +2142,10 @@ func (x *BranchThreadResponse) GetThread() *Thread {
 type ExportThreadsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// thread_id, when set, exports that thread alone.
-	ThreadId      string `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	ThreadId string `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// max_weight, when set, bounds the thread exported alone, as
+	// GetThreadRequest.max_weight does a full view.
+	MaxWeight     int64 `protobuf:"varint,3,opt,name=max_weight,json=maxWeight,proto3" json:"max_weight,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2170,6 +2185,13 @@ func (x *ExportThreadsRequest) GetThreadId() string {
 		return x.ThreadId
 	}
 	return ""
+}
+
+func (x *ExportThreadsRequest) GetMaxWeight() int64 {
+	if x != nil {
+		return x.MaxWeight
+	}
+	return 0
 }
 
 type ExportThreadsResponse struct {
@@ -2377,10 +2399,12 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\fmodel_window\x18\a \x01(\v2\x1a.zen.memory.v1.ModelWindowR\vmodelWindowJ\x04\b\x04\x10\x05R\tclient_id\"n\n" +
 	"\x14CreateThreadResponse\x12-\n" +
 	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\x12'\n" +
-	"\x0fremaining_turns\x18\x02 \x01(\x05R\x0eremainingTurns\"o\n" +
+	"\x0fremaining_turns\x18\x02 \x01(\x05R\x0eremainingTurns\"\x8e\x01\n" +
 	"\x10GetThreadRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12-\n" +
-	"\x04view\x18\x03 \x01(\x0e2\x19.zen.memory.v1.ThreadViewR\x04viewJ\x04\b\x02\x10\x03R\tclient_id\"\x98\x01\n" +
+	"\x04view\x18\x03 \x01(\x0e2\x19.zen.memory.v1.ThreadViewR\x04view\x12\x1d\n" +
+	"\n" +
+	"max_weight\x18\x04 \x01(\x03R\tmaxWeightJ\x04\b\x02\x10\x03R\tclient_id\"\x98\x01\n" +
 	"\x11GetThreadResponse\x12-\n" +
 	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\x12\x1d\n" +
 	"\n" +
@@ -2484,9 +2508,11 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\x13BranchThreadRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadIdJ\x04\b\x02\x10\x03R\tclient_id\"E\n" +
 	"\x14BranchThreadResponse\x12-\n" +
-	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\"D\n" +
+	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\"c\n" +
 	"\x14ExportThreadsRequest\x12\x1b\n" +
-	"\tthread_id\x18\x02 \x01(\tR\bthreadIdJ\x04\b\x01\x10\x02R\tclient_id\"F\n" +
+	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12\x1d\n" +
+	"\n" +
+	"max_weight\x18\x03 \x01(\x03R\tmaxWeightJ\x04\b\x01\x10\x02R\tclient_id\"F\n" +
 	"\x15ExportThreadsResponse\x12-\n" +
 	"\x06thread\x18\x01 \x01(\v2\x15.zen.memory.v1.ThreadR\x06thread\"a\n" +
 	"\x14ImportThreadsRequest\x12/\n" +

@@ -209,6 +209,11 @@ func (s *Store) GetWithin(ctx context.Context, id string, now time.Time, max int
 	return t, t.Weight > max, nil
 }
 
+// scriptedReads bounds the reads made in a script (readFrom): a continued
+// call's, whose thread is read within 1 MiB first, and most of whose turns
+// the cache holds.
+const scriptedReads = 4 << 20
+
 // get is one attempt of GetWithin: a thread that weighs more than max is
 // its head alone.
 func (s *Store) get(ctx context.Context, id string, now time.Time, max int64) (*memory.Thread, error) {
@@ -271,16 +276,19 @@ func (s *Store) Head(ctx context.Context, id string, now time.Time) (*memory.Thr
 }
 
 // readFrom reads, in one step, the thread's head and its turns from index
-// from on (raw): none when the head says it weighs more than max. Without
-// a bound, a transaction; with one, a script (withinScript), which reads
-// the thread's weight before its turns.
+// from on (raw): none when the head says it weighs more than max. Within a
+// bound below scriptedReads, a script (withinScript) that reads the
+// thread's weight before its turns; else a transaction, whose turns are
+// let go undecoded when the thread weighs more than max (written anew
+// since it was weighed): Lua holds a large reply twice, and a read of
+// 20 MiB took half as long again.
 func (s *Store) readFrom(ctx context.Context, id string, from int, now time.Time, max int64) (*memory.Thread,
 	meta, []string, error) {
 	keys := []string{s.metaKey(id), s.turnsKey(id)}
 	var hash map[string]string
 	var turns []string
 	var err error
-	if max < math.MaxInt64 {
+	if max < scriptedReads {
 		hash, _, turns, err = threadReply(withinScript.Run(ctx, s.rdb, keys, from, max))
 		if err != nil {
 			return nil, meta{}, nil, err
@@ -306,6 +314,9 @@ func (s *Store) readFrom(ctx context.Context, id string, from int, now time.Time
 	t, m, err := s.head(id, hash, now)
 	if err != nil {
 		return nil, meta{}, nil, err
+	}
+	if t.Weight > max {
+		turns = nil
 	}
 	return t, m, turns, nil
 }

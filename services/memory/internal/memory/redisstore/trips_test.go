@@ -183,3 +183,55 @@ func TestConformanceAsInCluster(t *testing.T) {
 		return s
 	})
 }
+
+// scriptTurns counts the turns Redis returns to reads made in scripts.
+type scriptTurns struct{ n atomic.Int64 }
+
+func (c *scriptTurns) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *scriptTurns) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if reply, ok := cmd.(*redis.Cmd); ok && (cmd.Name() == "evalsha" || cmd.Name() == "eval") {
+			if parts, ok := reply.Val().([]any); ok && len(parts) == 3 {
+				if turns, ok := parts[2].([]any); ok {
+					c.n.Add(int64(len(turns)))
+				}
+			}
+		}
+		return err
+	}
+}
+
+func (c *scriptTurns) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// A thread read within a weight it weighs more than sends none of its
+// turns from Redis: GetWithin's point is that a reader makes room before
+// a thread's turns reach it.
+func TestAHeavierThreadsTurnsStayInRedis(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	_, s := miniStore(t)
+	var sent scriptTurns
+	s.rdb.(*redis.Client).AddHook(&sent)
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(time.Hour), Weight: 500,
+		Turns: []memory.Turn{{Role: memory.RoleUser, Content: "q1"}, {Role: memory.RoleAssistant, Content: "a1"}}}
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	if _, heavier, err := s.GetWithin(ctx, th.ID, now, 499); err != nil || !heavier {
+		t.Fatalf("within 499: heavier %v, %v; want heavier", heavier, err)
+	}
+	if n := sent.n.Load(); n != 0 {
+		t.Errorf("a read within less than the thread weighs was sent %d turns, want none", n)
+	}
+	if got, heavier, err := s.GetWithin(ctx, th.ID, now, 500); err != nil || heavier || len(got.Turns) != 2 {
+		t.Fatalf("within 500: %+v, heavier %v, %v; want the thread", got, heavier, err)
+	}
+	if n := sent.n.Load(); n != 2 {
+		t.Errorf("a read within what the thread weighs was sent %d turns, want 2", n)
+	}
+}

@@ -427,3 +427,24 @@ func TestAnAppendDoesNotRewriteALargeInitialContext(t *testing.T) {
 			"want about as many", large, small)
 	}
 }
+
+// A read within a weight reads no turn of a heavier thread on a reader
+// too, where it goes while a write holds the writer's connection.
+func TestAHeavierThreadIsReadByItsHeadOnAReader(t *testing.T) {
+	t.Parallel()
+	s := open(t, filepath.Join(t.TempDir(), "memory.db"))
+	ctx := context.Background()
+	now := time.Now().UTC()
+	th := chatThread(now)
+	th.Turns, th.Weight = qa(), 500
+	create(t, s, th)
+	s.writer <- struct{}{} // a write holds the writer's connection
+	defer func() { <-s.writer }()
+	for _, max := range []int64{499, 500} {
+		got, heavier, err := s.GetWithin(ctx, th.ID, now, max)
+		if err != nil || heavier != (max < 500) || (len(got.Turns) == 0) != heavier {
+			t.Errorf("within %d on a reader: %d turns, heavier %v, %v; want the head alone past 500", max,
+				len(got.Turns), heavier, err)
+		}
+	}
+}
