@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// MaxChainDepth bounds how many threads a chain holds (Chain), the thread
+// MaxChainDepth bounds how many threads a chain holds (ReadChain), the thread
 // read included: 19 ancestors at most.
 const MaxChainDepth = 20
 
@@ -18,29 +18,6 @@ const MaxChainDepth = 20
 // parent, took one read 673 MB. Twice one thread's bound reads the whole
 // of a branch of a full thread.
 const MaxChainWeight = 2 * MaxThreadWeight
-
-// Chain returns t's ancestors and t, oldest first: at most MaxChainDepth
-// threads weighing at most MaxChainWeight together, stopping at a missing
-// ancestor, a cycle, an ancestor of another client (a chain never shows
-// one client another's turns, however the parent link came to be: an
-// import names any parent it likes), or one that would take the chain past
-// its weight, which is weighed before it is read (ancestors).
-func (s *Service) Chain(ctx context.Context, t *Thread) ([]*Thread, error) {
-	heads, _, err := s.ancestors(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	return s.readAncestors(ctx, t, heads, MaxChainWeight)
-}
-
-// LastModel is the model of the newest assistant turn along t's chain.
-func (s *Service) LastModel(ctx context.Context, t *Thread) (string, error) {
-	chain, err := s.Chain(ctx, t)
-	if err != nil {
-		return "", err
-	}
-	return LastModelOf(chain), nil
-}
 
 // LastModelOf is the model of the newest assistant turn along a chain.
 func LastModelOf(chain []*Thread) string { return lastAssistant(chain).ModelName }
@@ -80,15 +57,20 @@ func admitted(ctx context.Context, admit Admit, weight int64) error {
 const guessedWeight = 1 << 20
 
 // ReadChain reads the client's thread id and the ancestors a read of it
-// follows (Chain), oldest first, the thread last, within the room admit
-// makes for what they weigh together (up to MaxChainWeight). It makes room
-// for guessedWeight first: a thread without ancestors that fits is read in
-// one store read. A thread found heavier than its room, by its head (its
-// turns unread), gets room for its weight and its ancestors' by their
-// heads, and is read again within it; each ancestor is read within what is
-// left, so that a thread written anew meanwhile, heavier, is never read
-// past its room: it is read again, up to weighAttempts times, and an
-// ancestor grown past what is left ends the chain there.
+// follows, oldest first, the thread last: at most MaxChainDepth threads
+// weighing at most MaxChainWeight together, stopping at a missing
+// ancestor, a cycle, an ancestor of another client (a chain never shows
+// one client another's turns, however the parent link came to be: an
+// import names any parent it likes), or one that would take the chain past
+// its weight, which is weighed by its head before it is read (ancestors).
+// It reads them within the room admit makes for what they weigh together.
+// It makes room for guessedWeight first: a thread without ancestors that
+// fits is read in one store read. A thread found heavier than its room, by
+// its head (its turns unread), gets room for its weight and its ancestors'
+// by their heads, and is read again within it; each ancestor is read
+// within what is left, so that a thread written anew meanwhile, heavier,
+// is never read past its room: it is read again, up to weighAttempts
+// times, and an ancestor grown past what is left ends the chain there.
 func (s *Service) ReadChain(ctx context.Context, id, clientID string, admit Admit) ([]*Thread, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return nil, ErrNotFound // before any wait for room
@@ -164,7 +146,7 @@ func (s *Service) getWithin(ctx context.Context, id, clientID string, max int64)
 }
 
 // ancestors are the heads of the ancestors a read of t follows, nearest
-// first (Chain says which), and what they weigh with t: read by their
+// first (ReadChain says which), and what they weigh with t: read by their
 // heads alone, so that a chain is weighed before anything heavy is read.
 func (s *Service) ancestors(ctx context.Context, t *Thread) ([]*Thread, int64, error) {
 	var heads []*Thread

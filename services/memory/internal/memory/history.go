@@ -48,8 +48,8 @@ type Selection struct {
 // turnHeader is what a turn's label line costs once rendered.
 const turnHeader = 16
 
-// SelectHistory chooses what a model sees of a thread and its ancestors.
-// Files: walking the turns newest to oldest, each path counts once, at its
+// SelectFrom chooses what a model sees of a thread and its ancestors, a
+// chain ReadChain read. Files: walking the turns newest to oldest, each path counts once, at its
 // newest reference (a changed file is its newer version), and files are
 // kept while they fit the file budget. Turns: newest first within the
 // history budget, stopping at the first that does not fit so the history
@@ -58,19 +58,10 @@ const turnHeader = 16
 // The two budgets are separate slices of the content budget. The reference
 // server charges the files to the history budget too, which for large
 // models (equal 40% slices) lets files crowd out every turn.
-func (s *Service) SelectHistory(ctx context.Context, id, clientID string, p SelectParams) (Selection, error) {
-	chain, err := s.ReadChain(ctx, id, clientID, nil)
-	if err != nil {
-		return Selection{}, err
-	}
-	return s.SelectFrom(ctx, chain, p)
-}
-
-// SelectFrom is SelectHistory over a chain ReadChain read.
 func (s *Service) SelectFrom(ctx context.Context, chain []*Thread, p SelectParams) (Selection, error) {
 	t := chain[len(chain)-1]
 	// A thread without ancestors, the usual case, selects from its own
-	// turns, which Get copied for the caller: copying them again was one
+	// turns, which the store copied for the caller: copying them again was one
 	// more allocation of every turn per call.
 	turns := chain[len(chain)-1].Turns
 	if len(chain) > 1 {

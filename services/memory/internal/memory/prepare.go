@@ -45,20 +45,12 @@ type Prepared struct {
 	Window  ModelWindow
 }
 
-// Prepare reads the thread a call continues, and its ancestors when it has
-// any, once, and answers everything the call needs: what Get, LastModel and
-// SelectHistory would, the remaining turns and the tool's workflow state.
-// With window nil the history is selected for the thread's last model, at
-// the context window that model had when it answered (see Served).
-func (s *Service) Prepare(ctx context.Context, id, clientID, tool string, window *ModelWindow) (Prepared, error) {
-	chain, err := s.ReadChain(ctx, id, clientID, nil)
-	if err != nil {
-		return Prepared{}, err
-	}
-	return s.PrepareFrom(ctx, chain, tool, window)
-}
-
-// PrepareFrom is Prepare over a chain ReadChain read.
+// PrepareFrom answers everything a call that continues a thread needs,
+// from the thread and its ancestors read once (a chain ReadChain read):
+// its last model, its history (SelectFrom), the remaining turns and the
+// tool's workflow state. With window nil the history is selected for the
+// thread's last model, at the context window that model had when it
+// answered (see Served).
 func (s *Service) PrepareFrom(ctx context.Context, chain []*Thread, tool string, window *ModelWindow) (Prepared,
 	error) {
 	t := chain[len(chain)-1]

@@ -107,22 +107,6 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 	return t, nil
 }
 
-// Get returns a live thread the client may read. A malformed id, an expired
-// thread and another client's thread all look the same: not found.
-func (s *Service) Get(ctx context.Context, id, clientID string) (*Thread, error) {
-	if _, err := uuid.Parse(id); err != nil {
-		return nil, ErrNotFound
-	}
-	t, err := s.store.Get(ctx, id, s.now())
-	if err != nil {
-		return nil, err
-	}
-	if t.ClientID != clientID {
-		return nil, ErrNotFound
-	}
-	return t, nil
-}
-
 // Head returns a live thread the client may read, without its turns, and
 // how many it has; not found as Get.
 func (s *Service) Head(ctx context.Context, id, clientID string) (*Thread, int, error) {
