@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -301,14 +302,24 @@ func TestNoBodyIsReadForWhomTheGatewayDoesNotServe(t *testing.T) {
 	}
 }
 
-// endlessExport lists threads without end, each of them large.
-type endlessExport struct{ fakeMemory }
+// endlessExport lists as many threads as an export takes, each of them
+// large: one id, listed again and again under the names the gateway
+// tells apart.
+type endlessExport struct {
+	fakeMemory
+	listed atomic.Int64
+}
 
 func (e *endlessExport) ListThreads(context.Context, *memoryv1.ListThreadsRequest) (*memoryv1.ListThreadsResponse,
 	error) {
 	page := &memoryv1.ListThreadsResponse{NextPageToken: "more"}
 	for range 100 {
-		page.Threads = append(page.Threads, &memoryv1.ThreadSummary{ThreadId: endlessID})
+		n := e.listed.Add(1)
+		if n > maxExportThreads {
+			page.NextPageToken = ""
+			break
+		}
+		page.Threads = append(page.Threads, &memoryv1.ThreadSummary{ThreadId: fmt.Sprintf("%s-%d", endlessID, n)})
 	}
 	return page, nil
 }

@@ -32,6 +32,7 @@ type threadPaths struct {
 	// a read waits for room (wholethread.go).
 	room     *perclient.Budget
 	roomWait time.Duration
+	holders  *roomHolders
 	// generated serves the generated routes, for the requests of theirs
 	// that thread leaves to them.
 	generated http.Handler
@@ -41,9 +42,10 @@ type threadPaths struct {
 // ?thread_id= for one thread), newest first: each read alone within the
 // gateway's room (wholeThread) and held until its line is written, where
 // memory's export stream of every thread had the gateway hold each as long
-// as its client took to read it, outside any bound. One deleted or expired
-// since it was listed is left out. A failure once lines are written cuts
-// the transfer, so that a client does not take a part for the whole.
+// as its client took to read it, outside any bound. The threads are the
+// ones listed when the export began (exportIDs); one deleted or expired
+// since is left out. A failure once lines are written cuts the transfer,
+// so that a client does not take a part for the whole.
 func (p threadPaths) export(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if id := r.URL.Query().Get("thread_id"); id != "" {
@@ -57,40 +59,32 @@ func (p threadPaths) export(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(line)
 		return
 	}
-	wrote := false
-	fail := func(err error) {
-		if wrote {
-			panic(http.ErrAbortHandler)
-		}
+	ids, err := p.exportIDs(ctx)
+	if err != nil {
 		writeStatus(w, err)
+		return
 	}
-	for token := ""; ; {
-		page, err := p.memory.ListThreads(ctx, &memoryv1.ListThreadsRequest{PageSize: exportPage, PageToken: token})
-		if err != nil {
-			fail(err)
-			return
+	wrote := false
+	for _, id := range ids {
+		line, release, err := p.exportNext(ctx, id, wrote)
+		if status.Code(err) == codes.NotFound {
+			continue
 		}
-		for _, s := range page.GetThreads() {
-			line, release, err := p.exportNext(ctx, s.GetThreadId(), wrote)
-			if status.Code(err) == codes.NotFound {
-				continue
-			}
-			if err != nil {
-				fail(err)
+		if err != nil {
+			if !wrote {
+				writeStatus(w, err)
 				return
 			}
-			if !wrote {
-				jsonHeaders(w, "application/x-ndjson")
-				wrote = true
-			}
-			_, err = w.Write(line)
-			release()
-			if err != nil {
-				return // serve.Paced: the client stopped taking it
-			}
+			panic(http.ErrAbortHandler)
 		}
-		if token = page.GetNextPageToken(); token == "" {
-			break
+		if !wrote {
+			jsonHeaders(w, "application/x-ndjson")
+			wrote = true
+		}
+		_, err = w.Write(line)
+		release()
+		if err != nil {
+			return // serve.Paced: the client stopped taking it
 		}
 	}
 	if !wrote {
@@ -101,6 +95,38 @@ func (p threadPaths) export(w http.ResponseWriter, r *http.Request) {
 // exportPage is how many threads an export lists at a time: memory's
 // largest page.
 const exportPage = 100
+
+// exportIDs lists the ids of the client's threads, newest first, before
+// any is read: a listing by pages as the export went, at its client's
+// pace, missed a thread continued meanwhile, which moved ahead of the page
+// it was on. At most maxExportThreads.
+func (p threadPaths) exportIDs(ctx context.Context) ([]string, error) {
+	var ids []string
+	seen := map[string]bool{}
+	for token := ""; ; {
+		page, err := p.memory.ListThreads(ctx, &memoryv1.ListThreadsRequest{PageSize: exportPage, PageToken: token})
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range page.GetThreads() {
+			if id := s.GetThreadId(); !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) > maxExportThreads {
+			return nil, status.Errorf(codes.FailedPrecondition, "more than %d live threads are yours: an export "+
+				"holds at most that many; delete some, or export them one at a time (?thread_id=)", maxExportThreads)
+		}
+		if token = page.GetNextPageToken(); token == "" {
+			return ids, nil
+		}
+	}
+}
+
+// maxExportThreads bounds the threads one export lists before it reads
+// them (exportIDs): their ids, 100 bytes or so each.
+const maxExportThreads = 100_000
 
 // exportNext reads the next line of a whole export. Once lines are
 // written, a thread waits for room as long as its client does, and

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // weighedThreads is memory whose threads weigh what weights says (their
@@ -99,6 +101,13 @@ func TestThreadsHeldWholeShareOneRoom(t *testing.T) {
 	addr := srv.Listener.Addr().String()
 
 	held := getHeldAs(t, addr, "/v1/threads/"+heavy, alice) // alice reads none of it
+	began := time.Now()
+	res, body := getWholeAs(t, addr, "/v1/threads/"+other+"/view", alice)
+	if res.StatusCode != http.StatusTooManyRequests || time.Since(began) >= bounds.roomWait {
+		t.Errorf("alice's read that does not fit beside hers, which holds room: %d %s after %s; want 429 at "+
+			"once: waiting, it would keep every other client's reads behind it", res.StatusCode, body,
+			time.Since(began))
+	}
 	for _, path := range []string{"/v1/threads/" + other, "/v1/threads/" + other + "?view=THREAD_VIEW_FULL",
 		"/v1/threads/" + light, "/v1/threads/" + other + "?view=THREAD_VIEW_BASIC"} {
 		if res, body := getWholeAs(t, addr, path, bob); res.StatusCode != http.StatusOK {
@@ -173,3 +182,45 @@ func serveGET(t *testing.T, h http.Handler, path string) *httptest.ResponseRecor
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil))
 	return rec
 }
+
+// continuedMidExport is memory whose oldest thread is continued (moved to
+// the front of the listing) while an export reads its first thread.
+type continuedMidExport struct {
+	fakeMemory
+	oldest string
+	once   sync.Once
+}
+
+func (m *continuedMidExport) ExportThreads(req *memoryv1.ExportThreadsRequest,
+	stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
+	m.once.Do(func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for _, t := range m.threads {
+			if t.GetThreadId() == m.oldest {
+				t.LastUpdatedAt = timestampNow()
+			}
+		}
+	})
+	return m.fakeMemory.ExportThreads(req, stream)
+}
+
+// An export holds every thread listed when it began, a thread continued
+// while it ran too: one listed page by page as the export went, at its
+// client's pace, was never written when it moved ahead of its page.
+func TestAnExportHoldsAThreadContinuedMeanwhile(t *testing.T) {
+	t.Parallel()
+	mem := &continuedMidExport{}
+	for i := range 2*exportPage + 1 {
+		mem.threads = append(mem.threads, thread(fmt.Sprintf("t-%03d", i), "", "chat", i+1))
+	}
+	mem.oldest = "t-000"
+	res := serveGET(t, gatewayOverWith(t, mem, "", servedBodies), "/v1/threads:export")
+	lines := strings.Count(res.Body.String(), "\n")
+	if res.Code != http.StatusOK || lines != len(mem.threads) || !strings.Contains(res.Body.String(), `"t-000"`) {
+		t.Errorf("an export while its oldest thread was continued: %d, %d lines of %d threads (t-000 there: %v)",
+			res.Code, lines, len(mem.threads), strings.Contains(res.Body.String(), `"t-000"`))
+	}
+}
+
+func timestampNow() *timestamppb.Timestamp { return timestamppb.New(epoch.Add(24 * time.Hour)) }
