@@ -177,25 +177,35 @@ func (s *Server) ExportThreads(req *memoryv1.ExportThreadsRequest,
 }
 
 // exportAll sends each of the client's live threads, newest first, reading
-// each as it sends it. One deleted, expired or lost since it was listed is
-// left out.
+// each as it sends it: the threads listed when the export began, so that
+// one continued meanwhile, which moves ahead of the page it was on, is
+// sent all the same. One deleted, expired or lost since is left out.
 func (s *Server) exportAll(ctx context.Context,
 	stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
+	var ids []string
+	seen := map[string]bool{}
 	for token := ""; ; {
 		page, err := s.svc.List(ctx, auth.Client(ctx), "", exportPage, token)
 		if err != nil {
 			return err
 		}
 		for _, sum := range page.Summaries {
-			err := s.exportOne(ctx, stream, sum.Thread.ID, untilTheClientLeaves, 0)
-			if err != nil && !errors.Is(err, memory.ErrNotFound) {
-				return err
+			if id := sum.Thread.ID; !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
 			}
 		}
 		if token = page.Next; token == "" {
-			return nil
+			break
 		}
 	}
+	for _, id := range ids {
+		err := s.exportOne(ctx, stream, id, untilTheClientLeaves, 0)
+		if err != nil && !errors.Is(err, memory.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
 }
 
 // exportPage is how many threads' heads an export lists at a time.
