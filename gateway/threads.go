@@ -11,6 +11,7 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/httperr"
+	"github.com/zenmcp/zen/services/platform/origin"
 	perclient "github.com/zenmcp/zen/services/platform/slots"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -99,14 +100,15 @@ const exportPage = 100
 // exportIDs lists the ids of the client's threads, newest first, before
 // any is read: a listing by pages as the export went, at its client's
 // pace, missed a thread continued meanwhile, which moved ahead of the page
-// it was on. At most maxExportThreads.
+// it was on. The first page is listed again at the end, for one continued
+// while the listing ran. At most maxExportThreads.
 func (p threadPaths) exportIDs(ctx context.Context) ([]string, error) {
 	var ids []string
 	seen := map[string]bool{}
-	for token := ""; ; {
+	list := func(token string) (string, error) {
 		page, err := p.memory.ListThreads(ctx, &memoryv1.ListThreadsRequest{PageSize: exportPage, PageToken: token})
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		for _, s := range page.GetThreads() {
 			if id := s.GetThreadId(); !seen[id] {
@@ -115,13 +117,24 @@ func (p threadPaths) exportIDs(ctx context.Context) ([]string, error) {
 			}
 		}
 		if len(ids) > maxExportThreads {
-			return nil, status.Errorf(codes.FailedPrecondition, "more than %d live threads are yours: an export "+
+			return "", status.Errorf(codes.FailedPrecondition, "more than %d live threads are yours: an export "+
 				"holds at most that many; delete some, or export them one at a time (?thread_id=)", maxExportThreads)
 		}
-		if token = page.GetNextPageToken(); token == "" {
-			return ids, nil
+		return page.GetNextPageToken(), nil
+	}
+	for token := ""; ; {
+		next, err := list(token)
+		if err != nil {
+			return nil, err
+		}
+		if token = next; token == "" {
+			break
 		}
 	}
+	if _, err := list(""); err != nil {
+		return nil, err
+	}
+	return ids, nil
 }
 
 // maxExportThreads bounds the threads one export lists before it reads
@@ -130,16 +143,22 @@ const maxExportThreads = 100_000
 
 // exportNext reads the next line of a whole export. Once lines are
 // written, a thread waits for room as long as its client does, and
-// memory's refusals for want of room are tried again: an export cut
-// halfway could not go on where it stopped.
+// memory's refusals for want of its own room (after its own wait) are
+// tried again, a second apart: an export cut halfway could not go on
+// where it stopped. A full store is no want of room.
 func (p threadPaths) exportNext(ctx context.Context, id string, wrote bool) ([]byte, func(), error) {
 	if !wrote {
 		return p.exportLine(ctx, id, p.roomWait)
 	}
 	for {
 		line, release, err := p.exportLine(ctx, id, untilTheClientLeaves)
-		if status.Code(err) != codes.ResourceExhausted || ctx.Err() != nil {
+		if reason, _ := origin.Of(err); status.Code(err) != codes.ResourceExhausted || reason == origin.StoreFull {
 			return line, release, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(time.Second):
 		}
 	}
 }
@@ -166,6 +185,10 @@ func (p threadPaths) exportLine(ctx context.Context, id string, wait time.Durati
 // readLine reads thread id alone from memory's export, within weight, as
 // one line.
 func (p threadPaths) readLine(ctx context.Context, id string, weight int64) ([]byte, error) {
+	// The stream ends with the line: left open, each held a goroutine and
+	// its buffers until the whole export ended.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	stream, err := p.memory.ExportThreads(ctx, &memoryv1.ExportThreadsRequest{ThreadId: id, MaxWeight: weight})
 	if err != nil {
 		return nil, err

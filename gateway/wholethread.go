@@ -46,12 +46,14 @@ func (p threadPaths) wholeThread(ctx context.Context, id string, cost int64) (*m
 func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait time.Duration,
 	read func(weight int64) error) (func(), error) {
 	client := auth.Client(ctx)
-	if p.holders.holding(client) {
+	if wait < untilTheClientLeaves && client != "" && p.holders.holding(client) {
 		// Its reads waiting for room behind one it holds (a thread read
 		// slowly) would keep every other client's behind them: 9 s for a
-		// thread of a kilobyte.
+		// thread of a kilobyte. Without tokens every caller is one client,
+		// and none would wait.
 		wait = 0
 	}
+	until := time.Now().Add(wait) // Add saturates: untilTheClientLeaves stays so
 	for range readAttempts {
 		basic, err := p.memory.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id,
 			View: memoryv1.ThreadView_THREAD_VIEW_BASIC})
@@ -59,7 +61,7 @@ func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait
 			return nil, err
 		}
 		weight := max(basic.GetWeight(), 1) // max_weight 0 would be none
-		release, err := p.room.Take(ctx, cost*weight, wait)
+		release, err := p.room.Take(ctx, cost*weight, time.Until(until))
 		if errors.Is(err, perclient.ErrOverBudget) {
 			return nil, &noRoom{room: p.room.Max(), wait: wait}
 		}
@@ -67,16 +69,28 @@ func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait
 			return nil, err
 		}
 		release = p.holders.hold(client, release)
-		err = read(weight)
-		if err == nil {
+		if err := readHolding(weight, read, release); status.Code(err) != codes.FailedPrecondition {
+			if err != nil {
+				return nil, err
+			}
 			return release, nil
-		}
-		release()
-		if status.Code(err) != codes.FailedPrecondition {
-			return nil, err
 		}
 	}
 	return nil, status.Errorf(codes.Unavailable, "thread %s kept changing while the gateway read it: try again", id)
+}
+
+// readHolding runs read, giving the room back if it fails, or panics (a
+// route cutting its transfer): a room kept would be kept for good.
+func readHolding(weight int64, read func(weight int64) error, release func()) (err error) {
+	done := false
+	defer func() {
+		if !done || err != nil {
+			release()
+		}
+	}()
+	err = read(weight)
+	done = true
+	return err
 }
 
 // readAttempts bounds how often a read weighs a thread that grew past its

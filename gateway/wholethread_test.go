@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,6 +30,7 @@ type weighedThreads struct {
 	mu        sync.Mutex
 	staleOnce map[string]bool
 	past      int // full reads asked within less than their thread weighs, and sent
+	basics    int // basic views asked
 }
 
 func (m *weighedThreads) weight(t *memoryv1.Thread) int64 {
@@ -48,6 +50,7 @@ func (m *weighedThreads) GetThread(ctx context.Context, req *memoryv1.GetThreadR
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if req.GetView() == memoryv1.ThreadView_THREAD_VIEW_BASIC {
+		m.basics++
 		if m.staleOnce[req.GetThreadId()] {
 			delete(m.staleOnce, req.GetThreadId())
 			got.Weight = 1
@@ -224,3 +227,46 @@ func TestAnExportHoldsAThreadContinuedMeanwhile(t *testing.T) {
 }
 
 func timestampNow() *timestamppb.Timestamp { return timestamppb.New(epoch.Add(24 * time.Hour)) }
+
+// An export's next thread waits for room as long as its client does, even
+// while the client's other reads hold room: refused at once and asked
+// again, it asked memory 35,000 times a second.
+func TestAnExportWaitsForRoomWithoutAsking(t *testing.T) {
+	t.Parallel()
+	const (
+		heavy, other = "00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000b"
+		light        = "00000000-0000-4000-8000-00000000000c"
+		alice        = "alice-0123456789abcdef"
+	)
+	mem := &weighedThreads{weights: map[string]int64{heavy: 200 << 10, other: 400 << 10}}
+	mem.threads = []*memoryv1.Thread{thread(heavy, "", "chat", 1), thread(light, "", "chat", 3),
+		thread(other, "", "chat", 2)}
+	mem.threads[0].ToolName = strings.Repeat("a", 1<<20)
+	bounds := servedBodies
+	bounds.threadRoom = 512 << 10
+	srv, _ := slowbody.NarrowServer(t, gatewayOverFor(t, mem, auth.Tokens{alice: "alice"}, "", bounds))
+	addr := srv.Listener.Addr().String()
+	getHeldAs(t, addr, "/v1/threads/"+heavy, alice) // holds 200 KiB of the room, read by nobody
+	mem.mu.Lock()
+	before := mem.basics
+	mem.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	r, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/threads:export", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Host = "localhost"
+	r.Header.Set("Authorization", "Bearer "+alice)
+	// light's line is written (and held in net/http's buffer); other's
+	// waits for room until the deadline.
+	if res, err := http.DefaultTransport.RoundTrip(r); err == nil {
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+	mem.mu.Lock()
+	defer mem.mu.Unlock()
+	if n := mem.basics - before; n > 10 {
+		t.Errorf("an export waiting for room asked memory to weigh its thread %d times in a second", n)
+	}
+}

@@ -177,17 +177,19 @@ func (s *Server) ExportThreads(req *memoryv1.ExportThreadsRequest,
 }
 
 // exportAll sends each of the client's live threads, newest first, reading
-// each as it sends it: the threads listed when the export began, so that
-// one continued meanwhile, which moves ahead of the page it was on, is
-// sent all the same. One deleted, expired or lost since is left out.
+// each as it sends it: the threads listed when the export began (and the
+// first page again at the end, for one continued while the listing ran),
+// so that one continued meanwhile, which moves ahead of the page it was
+// on, is sent all the same. One deleted, expired or lost since is left
+// out. At most maxExportThreads.
 func (s *Server) exportAll(ctx context.Context,
 	stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse]) error {
 	var ids []string
 	seen := map[string]bool{}
-	for token := ""; ; {
+	list := func(token string) (string, error) {
 		page, err := s.svc.List(ctx, auth.Client(ctx), "", exportPage, token)
 		if err != nil {
-			return err
+			return "", err
 		}
 		for _, sum := range page.Summaries {
 			if id := sum.Thread.ID; !seen[id] {
@@ -195,9 +197,23 @@ func (s *Server) exportAll(ctx context.Context,
 				ids = append(ids, id)
 			}
 		}
-		if token = page.Next; token == "" {
+		if len(ids) > maxExportThreads {
+			return "", status.Errorf(codes.FailedPrecondition, "more than %d live threads are yours: an export "+
+				"holds at most that many; delete some, or export them one at a time (thread_id)", maxExportThreads)
+		}
+		return page.Next, nil
+	}
+	for token := ""; ; {
+		next, err := list(token)
+		if err != nil {
+			return err
+		}
+		if token = next; token == "" {
 			break
 		}
+	}
+	if _, err := list(""); err != nil {
+		return err
 	}
 	for _, id := range ids {
 		err := s.exportOne(ctx, stream, id, untilTheClientLeaves, 0)
@@ -207,6 +223,10 @@ func (s *Server) exportAll(ctx context.Context,
 	}
 	return nil
 }
+
+// maxExportThreads bounds the threads one export lists before it reads
+// them: their ids, 100 bytes or so each.
+const maxExportThreads = 100_000
 
 // exportPage is how many threads' heads an export lists at a time.
 const exportPage = 100

@@ -50,15 +50,16 @@ var moveContexts = []string{
 // bound more.
 const weightsCounted = 2
 
-// countWeights gives the threads that have no weight about the one they
-// would have been written with: their turns and initial context as they
-// are stored, and memory.ValueWeight for each turn (not for each value
-// within one: JSON cannot count those).
-var countWeights = fmt.Sprintf(`UPDATE threads SET weight =
+// countWeights gives each thread at least about the weight it would have
+// been written with: its turns and initial context as they are stored, and
+// memory.ValueWeight for each turn (not for each value within one: JSON
+// cannot count those). Threads written before weights were kept counted
+// from nothing, and those appended to since from what the appends weighed.
+var countWeights = fmt.Sprintf(`UPDATE threads SET weight = max(weight,
 	coalesce((SELECT sum(length(CAST(body AS BLOB))) + count(*) * %d FROM turns WHERE thread_id = threads.id), 0)
-	+ length(CAST(CASE initial_context WHEN '' THEN (SELECT body FROM initial_contexts WHERE thread_id = threads.id)
-		ELSE initial_context END AS BLOB))
-	WHERE weight = 0`, memory.ValueWeight)
+	+ coalesce(length(CAST(CASE initial_context WHEN '' THEN
+		(SELECT body FROM initial_contexts WHERE thread_id = threads.id) ELSE initial_context END AS BLOB)), 0))`,
+	memory.ValueWeight)
 
 // dropped are the indexes older files have that nothing reads now.
 // threads_expiry served only the sweep, once a minute, which scans the
