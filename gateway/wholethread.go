@@ -46,7 +46,8 @@ func (p threadPaths) wholeThread(ctx context.Context, id string, cost int64) (*m
 func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait time.Duration,
 	read func(weight int64) error) (func(), error) {
 	client := auth.Client(ctx)
-	if wait < untilTheClientLeaves && client != "" && p.holders.holding(client) {
+	holding := wait < untilTheClientLeaves && client != "" && p.holders.holding(client)
+	if holding {
 		// Its reads waiting for room behind one it holds (a thread read
 		// slowly) would keep every other client's behind them: 9 s for a
 		// thread of a kilobyte. Without tokens every caller is one client,
@@ -63,7 +64,7 @@ func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait
 		weight := max(basic.GetWeight(), 1) // max_weight 0 would be none
 		release, err := p.room.Take(ctx, cost*weight, time.Until(until))
 		if errors.Is(err, perclient.ErrOverBudget) {
-			return nil, &noRoom{room: p.room.Max(), wait: wait}
+			return nil, &noRoom{room: p.room.Max(), wait: wait, yours: holding}
 		}
 		if err != nil {
 			return nil, err
@@ -97,10 +98,12 @@ func readHolding(weight int64, read func(weight int64) error, release func()) (e
 // weight again.
 const readAttempts = 3
 
-// noRoom refuses a read that found no room within wait.
+// noRoom refuses a read that found no room within wait, or at once when
+// its client's other reads hold room (yours).
 type noRoom struct {
-	room int64
-	wait time.Duration
+	room  int64
+	wait  time.Duration
+	yours bool
 }
 
 func (e *noRoom) Error() string { return e.GRPCStatus().Message() }
@@ -110,6 +113,11 @@ func (e *noRoom) RetryAfter() time.Duration { return max(time.Second, e.wait) }
 
 // GRPCStatus is what writeStatus answers: 429.
 func (e *noRoom) GRPCStatus() *status.Status {
+	if e.yours {
+		return status.New(codes.ResourceExhausted, fmt.Sprintf("your other reads of whole threads hold part of "+
+			"the gateway's %g MiB for them, and this one does not fit beside them: send it again once they have "+
+			"ended", float64(e.room)/(1<<20)))
+	}
 	return status.New(codes.ResourceExhausted, fmt.Sprintf("the gateway has been holding threads weighing "+
 		"%g MiB, its bound, for their readers for %s: try again in a moment", float64(e.room)/(1<<20), e.wait))
 }

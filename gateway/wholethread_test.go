@@ -106,7 +106,8 @@ func TestThreadsHeldWholeShareOneRoom(t *testing.T) {
 	held := getHeldAs(t, addr, "/v1/threads/"+heavy, alice) // alice reads none of it
 	began := time.Now()
 	res, body := getWholeAs(t, addr, "/v1/threads/"+other+"/view", alice)
-	if res.StatusCode != http.StatusTooManyRequests || time.Since(began) >= bounds.roomWait {
+	if res.StatusCode != http.StatusTooManyRequests || time.Since(began) >= bounds.roomWait ||
+		!strings.Contains(body, "your other reads") {
 		t.Errorf("alice's read that does not fit beside hers, which holds room: %d %s after %s; want 429 at "+
 			"once: waiting, it would keep every other client's reads behind it", res.StatusCode, body,
 			time.Since(began))
