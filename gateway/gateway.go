@@ -93,7 +93,7 @@ func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguar
 		importTime: bodies.importTime,
 		room:       perclient.NewBudget(bodies.threadRoom),
 		roomWait:   bodies.roomWait,
-		holders:    newRoomHolders(),
+		holders:    perclient.NewHolders(),
 		generated:  generated,
 	}
 	ready := serve.ReadyHandler(tokens, func(ctx context.Context) error {

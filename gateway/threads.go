@@ -33,7 +33,7 @@ type threadPaths struct {
 	// a read waits for room (wholethread.go).
 	room     *perclient.Budget
 	roomWait time.Duration
-	holders  *roomHolders
+	holders  *perclient.Holders // the clients whose reads hold room
 	// generated serves the generated routes, for the requests of theirs
 	// that thread leaves to them.
 	generated http.Handler

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
@@ -46,7 +45,7 @@ func (p threadPaths) wholeThread(ctx context.Context, id string, cost int64) (*m
 func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait time.Duration,
 	read func(weight int64) error) (func(), error) {
 	client := auth.Client(ctx)
-	holding := wait < untilTheClientLeaves && client != "" && p.holders.holding(client)
+	holding := wait < untilTheClientLeaves && client != "" && p.holders.Holding(client)
 	if holding {
 		// Its reads waiting for room behind one it holds (a thread read
 		// slowly) would keep every other client's behind them: 9 s for a
@@ -69,7 +68,7 @@ func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait
 		if err != nil {
 			return nil, err
 		}
-		release = p.holders.hold(client, release)
+		release = p.holders.Hold(client, release)
 		if err := readHolding(weight, read, release); status.Code(err) != codes.FailedPrecondition {
 			if err != nil {
 				return nil, err
@@ -120,37 +119,4 @@ func (e *noRoom) GRPCStatus() *status.Status {
 	}
 	return status.New(codes.ResourceExhausted, fmt.Sprintf("the gateway has been holding threads weighing "+
 		"%g MiB, its bound, for their readers for %s: try again in a moment", float64(e.room)/(1<<20), e.wait))
-}
-
-// roomHolders counts the reads of each client that hold room.
-type roomHolders struct {
-	mu   sync.Mutex
-	held map[string]int
-}
-
-func newRoomHolders() *roomHolders { return &roomHolders{held: map[string]int{}} }
-
-// holding reports whether client's reads hold room.
-func (h *roomHolders) holding(client string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.held[client] > 0
-}
-
-// hold counts a read of client's that holds room until release.
-func (h *roomHolders) hold(client string, release func()) func() {
-	h.mu.Lock()
-	h.held[client]++
-	h.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			release()
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			if h.held[client]--; h.held[client] == 0 {
-				delete(h.held, client)
-			}
-		})
-	}
 }

@@ -79,3 +79,25 @@ func TestABudgetBoundsTheWeightRunningAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// Holders counts a client's work until each piece is released, once.
+func TestHoldersCountEachClientsWork(t *testing.T) {
+	t.Parallel()
+	h := NewHolders()
+	released := 0
+	first := h.Hold("alice", func() { released++ })
+	second := h.Hold("alice", func() { released++ })
+	if !h.Holding("alice") || h.Holding("bob") {
+		t.Fatalf("alice holding %v, bob %v; want alice alone", h.Holding("alice"), h.Holding("bob"))
+	}
+	first()
+	first() // twice: released once
+	if !h.Holding("alice") || released != 1 {
+		t.Errorf("after one release: alice holding %v, %d released; want her still holding, 1", h.Holding("alice"),
+			released)
+	}
+	second()
+	if h.Holding("alice") || released != 2 {
+		t.Errorf("after both: alice holding %v, %d released; want neither held", h.Holding("alice"), released)
+	}
+}
