@@ -67,7 +67,7 @@ var servedBodies = bodyBounds{
 // turns every read error into InvalidArgument. Past b.reading requests
 // with a body, another is refused (429) until one has been answered.
 func boundBodies(b bodyBounds, next http.Handler) http.Handler {
-	held := &slots{
+	held := &requestSlots{
 		what:  "request with a body",
 		whats: "requests with a body",
 		total: b.reading,

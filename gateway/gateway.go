@@ -18,7 +18,7 @@ import (
 	"github.com/zenmcp/zen/services/platform/hostguard"
 	"github.com/zenmcp/zen/services/platform/httperr"
 	"github.com/zenmcp/zen/services/platform/serve"
-	perclient "github.com/zenmcp/zen/services/platform/slots"
+	"github.com/zenmcp/zen/services/platform/slots"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -91,9 +91,9 @@ func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguar
 		trace:      trace,
 		imports:    newImportSlots(),
 		importTime: bodies.importTime,
-		room:       perclient.NewBudget(bodies.threadRoom),
+		room:       slots.NewBudget(bodies.threadRoom),
 		roomWait:   bodies.roomWait,
-		holders:    perclient.NewHolders(),
+		holders:    slots.NewHolders(),
 		generated:  generated,
 	}
 	ready := serve.ReadyHandler(tokens, func(ctx context.Context) error {

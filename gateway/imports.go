@@ -45,8 +45,8 @@ const (
 // another, keeps itself waiting and one slot only.
 const maxImports = 4
 
-func newImportSlots() *slots {
-	return &slots{what: "import", whats: "imports", oneEach: true, total: maxImports}
+func newImportSlots() *requestSlots {
+	return &requestSlots{what: "import", whats: "imports", oneEach: true, total: maxImports}
 }
 
 // importThreads reads threads, one per line, and stores them all or none

@@ -10,7 +10,7 @@ import (
 
 	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/httperr"
-	perclient "github.com/zenmcp/zen/services/platform/slots"
+	"github.com/zenmcp/zen/services/platform/slots"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -27,11 +27,11 @@ import (
 type shares struct {
 	each int
 	wait time.Duration
-	held *perclient.PerClient // a slot a running request
+	held *slots.PerClient // a slot a running request
 }
 
 func newShares(each int, wait time.Duration) *shares {
-	return &shares{each: each, wait: wait, held: perclient.New(each)}
+	return &shares{each: each, wait: wait, held: slots.New(each)}
 }
 
 // probes are the paths no share holds: they skip the token, so every
@@ -61,7 +61,7 @@ func (s *shares) hold(next http.Handler) http.Handler {
 			}
 			var err error
 			release, err = s.held.Take(r.Context(), client, s.wait)
-			if errors.Is(err, perclient.ErrBusy) {
+			if errors.Is(err, slots.ErrBusy) {
 				s.refuse(w, fmt.Sprintf(", and this one waited %s for one of them to end", seconds(s.wait)))
 			}
 			if err != nil {

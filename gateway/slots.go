@@ -10,11 +10,11 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// slots bound the requests of a kind a gateway runs at once: total for
+// requestSlots bound the requests of a kind a gateway runs at once: total for
 // all clients, and with oneEach one for each client (named by its verified
 // token), so that no one client takes every slot. Each client's requests
 // of any kind are bound by its share besides (shares).
-type slots struct {
+type requestSlots struct {
 	what, whats string // the kind, one and many, as the refusals name it
 	oneEach     bool
 	total       int
@@ -25,7 +25,7 @@ type slots struct {
 }
 
 // take holds a slot for client, or returns how to refuse the request.
-func (s *slots) take(client string) (release func(), refuse func(w http.ResponseWriter, outcome string)) {
+func (s *requestSlots) take(client string) (release func(), refuse func(w http.ResponseWriter, outcome string)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var msg string
@@ -50,7 +50,7 @@ func (s *slots) take(client string) (release func(), refuse func(w http.Response
 	}
 }
 
-func (s *slots) releaser(client string) func() {
+func (s *requestSlots) releaser(client string) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {

@@ -12,7 +12,7 @@ import (
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/httperr"
 	"github.com/zenmcp/zen/services/platform/origin"
-	perclient "github.com/zenmcp/zen/services/platform/slots"
+	"github.com/zenmcp/zen/services/platform/slots"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -27,13 +27,13 @@ type threadPaths struct {
 	memory     memoryv1.MemoryServiceClient
 	router     routerv1.RouterServiceClient
 	trace      TraceURL // links a turn's trace id in the thread view
-	imports    *slots
+	imports    *requestSlots
 	importTime time.Duration // how long an import's body may take to arrive
 	// room bounds what the threads held whole weigh, and roomWait how long
 	// a read waits for room (wholethread.go).
-	room     *perclient.Budget
+	room     *slots.Budget
 	roomWait time.Duration
-	holders  *perclient.Holders // the clients whose reads hold room
+	holders  *slots.Holders // the clients whose reads hold room
 	// generated serves the generated routes, for the requests of theirs
 	// that thread leaves to them.
 	generated http.Handler

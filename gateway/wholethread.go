@@ -8,7 +8,7 @@ import (
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/platform/auth"
-	perclient "github.com/zenmcp/zen/services/platform/slots"
+	"github.com/zenmcp/zen/services/platform/slots"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -62,7 +62,7 @@ func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait
 		}
 		weight := max(basic.GetWeight(), 1) // max_weight 0 would be none
 		release, err := p.room.Take(ctx, cost*weight, time.Until(until))
-		if errors.Is(err, perclient.ErrOverBudget) {
+		if errors.Is(err, slots.ErrOverBudget) {
 			return nil, &noRoom{room: p.room.Max(), wait: wait, yours: holding}
 		}
 		if err != nil {
