@@ -72,6 +72,22 @@ const guessedWeight = 1 << 20
 // is never read past its room: it is read again, up to weighAttempts
 // times, and an ancestor grown past what is left ends the chain there.
 func (s *Service) ReadChain(ctx context.Context, id, clientID string, admit Admit) ([]*Thread, error) {
+	return s.readWithin(ctx, id, clientID, admit, true)
+}
+
+// ReadAlone reads the client's thread id whole, without its ancestors,
+// within the room admit makes for it, as ReadChain does.
+func (s *Service) ReadAlone(ctx context.Context, id, clientID string, admit Admit) (*Thread, error) {
+	chain, err := s.readWithin(ctx, id, clientID, admit, false)
+	if err != nil {
+		return nil, err
+	}
+	return chain[0], nil
+}
+
+// readWithin is ReadChain, following the thread's ancestors or not.
+func (s *Service) readWithin(ctx context.Context, id, clientID string, admit Admit, follow bool) ([]*Thread,
+	error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return nil, ErrNotFound // before any wait for room
 	}
@@ -80,13 +96,18 @@ func (s *Service) ReadChain(ctx context.Context, id, clientID string, admit Admi
 		if err := admitted(ctx, admit, room); err != nil {
 			return nil, err
 		}
-		t, heavier, err := s.getWithin(ctx, id, clientID, room)
+		t, heavier, err := s.store.GetWithin(ctx, id, s.now(), room)
 		if err != nil {
 			return nil, err
 		}
-		heads, weight, err := s.ancestors(ctx, t)
-		if err != nil {
-			return nil, err
+		if t.ClientID != clientID {
+			return nil, ErrNotFound
+		}
+		heads, weight := []*Thread(nil), t.Weight
+		if follow {
+			if heads, weight, err = s.ancestors(ctx, t); err != nil {
+				return nil, err
+			}
 		}
 		if heavier || weight > room {
 			// Read again within room for all of it: t, in hand, would be
@@ -96,54 +117,12 @@ func (s *Service) ReadChain(ctx context.Context, id, clientID string, admit Admi
 		}
 		return s.readAncestors(ctx, t, heads, room)
 	}
-	return nil, changing(id)
+	return nil, fmt.Errorf("%w: thread %s kept changing while memory read it: try again", ErrUnavailable, id)
 }
 
 // weighAttempts bounds how often a read makes room anew for a thread that
 // turned out heavier than its room.
 const weighAttempts = 3
-
-// changing is the answer to a read whose thread kept growing past its room.
-func changing(id string) error {
-	return fmt.Errorf("%w: thread %s kept changing while memory read it: try again", ErrUnavailable, id)
-}
-
-// ReadAlone reads the client's thread id whole, without its ancestors,
-// within the room admit makes for it: guessedWeight first, then, for a
-// heavier thread, its weight as its head said, as ReadChain does.
-func (s *Service) ReadAlone(ctx context.Context, id, clientID string, admit Admit) (*Thread, error) {
-	if _, err := uuid.Parse(id); err != nil {
-		return nil, ErrNotFound // before any wait for room
-	}
-	room := int64(guessedWeight)
-	for range weighAttempts {
-		if err := admitted(ctx, admit, room); err != nil {
-			return nil, err
-		}
-		t, heavier, err := s.getWithin(ctx, id, clientID, room)
-		if err != nil || !heavier {
-			return t, err
-		}
-		room = t.Weight
-	}
-	return nil, changing(id)
-}
-
-// getWithin is Store.GetWithin of a live thread the client may read; not
-// found as Get.
-func (s *Service) getWithin(ctx context.Context, id, clientID string, max int64) (*Thread, bool, error) {
-	if _, err := uuid.Parse(id); err != nil {
-		return nil, false, ErrNotFound
-	}
-	t, heavier, err := s.store.GetWithin(ctx, id, s.now(), max)
-	if err != nil {
-		return nil, false, err
-	}
-	if t.ClientID != clientID {
-		return nil, false, ErrNotFound
-	}
-	return t, heavier, nil
-}
 
 // ancestors are the heads of the ancestors a read of t follows, nearest
 // first (ReadChain says which), and what they weigh with t: read by their
