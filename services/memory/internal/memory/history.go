@@ -2,7 +2,9 @@ package memory
 
 import (
 	"context"
+	"maps"
 	"slices"
+	"time"
 
 	"github.com/zenmcp/zen/services/platform/tokens"
 )
@@ -96,8 +98,96 @@ func (s *Service) SelectFrom(ctx context.Context, chain []*Thread, p SelectParam
 	return sel, nil
 }
 
+// selectFiles keeps the files the turns name that fit the file budget,
+// newest reference first. It weighs them by their heads (size and stored
+// counts) and reads the content only of those it keeps, and of those whose
+// cost only their content tells: reading every candidate first, a thread
+// naming a few hundred large files cost each continued call gigabytes.
 func (s *Service) selectFiles(ctx context.Context, sel *Selection, charge *counter, turns []Turn,
 	newFiles []FileRef) error {
+	candidates := fileCandidates(turns)
+	if len(candidates) == 0 {
+		return nil
+	}
+	shas := make([]string, len(candidates))
+	for i, c := range candidates {
+		shas[i] = c.SHA256
+	}
+	now := s.now()
+	heads, err := s.store.BlobHeads(ctx, shas, now)
+	if err != nil {
+		return err
+	}
+	read := map[string]Blob{}
+	// An older version's blob has no length without its content.
+	unknown := unsized(heads)
+	if err := s.readBlobs(ctx, read, unknown, now); err != nil {
+		return err
+	}
+	for _, sha := range unknown {
+		if b, ok := read[sha]; ok {
+			heads[sha] = BlobHead{Bytes: int64(len(b.Content)), Tokens: b.Tokens}
+		} else {
+			delete(heads, sha) // expired meanwhile
+		}
+	}
+	costs := make([]int64, len(candidates))
+	var counted []string // the texts the counter counts now
+	for i, c := range candidates {
+		if h, ok := heads[c.SHA256]; ok {
+			if costs[i] = charge.costOf(h.Tokens, h.Bytes); costs[i] < 0 {
+				counted = append(counted, c.SHA256)
+			}
+		}
+	}
+	if err := s.readBlobs(ctx, read, counted, now); err != nil {
+		return err
+	}
+	var kept []string
+	for i, c := range candidates {
+		_, live := heads[c.SHA256]
+		b, text := read[c.SHA256]
+		if costs[i] < 0 && text {
+			costs[i] = charge.count(b.Content)
+		}
+		if !live || costs[i] < 0 || sel.FileTokens+costs[i] > sel.FileBudget {
+			sel.OmittedFiles++ // expired, never stored, or over the budget
+			continue
+		}
+		c.Tokens = costs[i]
+		sel.FileTokens += c.Tokens
+		sel.Files = append(sel.Files, c)
+		if !text {
+			kept = append(kept, c.SHA256)
+		}
+	}
+	if err := s.readBlobs(ctx, read, kept, now); err != nil {
+		return err
+	}
+	// A file kept may have expired since its head was read.
+	sel.Files = slices.DeleteFunc(sel.Files, func(f HistoryFile) bool {
+		if _, ok := read[f.SHA256]; ok {
+			return false
+		}
+		sel.OmittedFiles++
+		sel.FileTokens -= f.Tokens
+		return true
+	})
+	for i := range sel.Files {
+		sel.Files[i].Content = read[sel.Files[i].SHA256].Content
+	}
+	slices.SortStableFunc(sel.Files, func(a, b HistoryFile) int { return a.turn - b.turn })
+	for _, nf := range newFiles {
+		if slices.ContainsFunc(sel.Files, func(f HistoryFile) bool { return f.Path == nf.Path && f.SHA256 == nf.SHA256 }) {
+			sel.Known = append(sel.Known, nf.Path)
+		}
+	}
+	return nil
+}
+
+// fileCandidates are the files turns name, each path once, at its newest
+// reference, newest first.
+func fileCandidates(turns []Turn) []HistoryFile {
 	var candidates []HistoryFile
 	seen := map[string]bool{}
 	for i := len(turns) - 1; i >= 0; i-- {
@@ -108,37 +198,30 @@ func (s *Service) selectFiles(ctx context.Context, sel *Selection, charge *count
 			}
 		}
 	}
-	if len(candidates) == 0 {
+	return candidates
+}
+
+// unsized are the blobs among heads whose length the store does not know.
+func unsized(heads map[string]BlobHead) []string {
+	var shas []string
+	for sha, h := range heads {
+		if h.Bytes < 0 {
+			shas = append(shas, sha)
+		}
+	}
+	return shas
+}
+
+// readBlobs adds the live blobs among shas to read.
+func (s *Service) readBlobs(ctx context.Context, read map[string]Blob, shas []string, now time.Time) error {
+	if len(shas) == 0 {
 		return nil
 	}
-	shas := make([]string, len(candidates))
-	for i, c := range candidates {
-		shas[i] = c.SHA256
-	}
-	blobs, err := s.store.GetBlobs(ctx, shas, s.now())
+	blobs, err := s.store.GetBlobs(ctx, shas, now)
 	if err != nil {
 		return err
 	}
-	for _, c := range candidates {
-		b, ok := blobs[c.SHA256]
-		if !ok {
-			sel.OmittedFiles++ // expired or never stored
-			continue
-		}
-		c.Content, c.Tokens = b.Content, charge.tokens(b.Tokens, b.Content)
-		if sel.FileTokens+c.Tokens > sel.FileBudget {
-			sel.OmittedFiles++
-			continue
-		}
-		sel.FileTokens += c.Tokens
-		sel.Files = append(sel.Files, c)
-	}
-	slices.SortStableFunc(sel.Files, func(a, b HistoryFile) int { return a.turn - b.turn })
-	for _, nf := range newFiles {
-		if slices.ContainsFunc(sel.Files, func(f HistoryFile) bool { return f.Path == nf.Path && f.SHA256 == nf.SHA256 }) {
-			sel.Known = append(sel.Known, nf.Path)
-		}
-	}
+	maps.Copy(read, blobs)
 	return nil
 }
 
@@ -168,15 +251,28 @@ func newCounter(encoding string) *counter { return &counter{encoding: encoding, 
 
 // tokens is what text costs, counts being those stored with it.
 func (c *counter) tokens(counts map[string]int64, text string) int64 {
+	if n := c.costOf(counts, int64(len(text))); n >= 0 {
+		return n
+	}
+	return c.count(text)
+}
+
+// costOf is what a text of size bytes costs, counts being those stored
+// with it; -1 when only counting the text tells, which the counter then
+// expects to do (count).
+func (c *counter) costOf(counts map[string]int64, size int64) int64 {
 	if c.encoding == tokens.EstimateEncoding {
-		return tokens.Estimate(text)
+		return tokens.EstimateBytes(size)
 	}
 	if n, ok := counts[c.encoding]; ok {
 		return n
 	}
-	if len(text) > c.left {
-		return int64(len(text))
+	if size > int64(c.left) {
+		return size
 	}
-	c.left -= len(text)
-	return tokens.Count(c.encoding, text)
+	c.left -= int(size)
+	return -1
 }
+
+// count counts a text costOf left to it.
+func (c *counter) count(text string) int64 { return tokens.Count(c.encoding, text) }

@@ -70,6 +70,15 @@ type Blob struct {
 	Tokens  map[string]int64 `json:"tokens,omitempty"`
 }
 
+// BlobHead is a blob without its content: what a selection weighs a file
+// by before it reads the content of those it keeps.
+type BlobHead struct {
+	// Bytes is the content's length; -1 when the store does not know it
+	// without reading the content (a blob an older version stored).
+	Bytes  int64
+	Tokens map[string]int64
+}
+
 // Turn is one message of a conversation.
 type Turn struct {
 	Role          Role           `json:"role"`
@@ -175,6 +184,8 @@ type Store interface {
 	SaveBlobs(ctx context.Context, blobs []Blob, now, expiresAt time.Time) error
 	// GetBlobs returns the live blobs among shas; absent ones are left out.
 	GetBlobs(ctx context.Context, shas []string, now time.Time) (map[string]Blob, error)
+	// BlobHeads is GetBlobs without the content, which it does not read.
+	BlobHeads(ctx context.Context, shas []string, now time.Time) (map[string]BlobHead, error)
 	// Import stores threads as they are, all or none. A thread whose id
 	// exists fails the import with ErrExists unless replace is set and the
 	// stored thread has the same ClientID; one of another client fails it

@@ -43,6 +43,12 @@ func (c *readCounter) GetWithin(ctx context.Context, id string, now time.Time, m
 	return c.Store.GetWithin(ctx, id, now, max)
 }
 
+func (c *readCounter) BlobHeads(ctx context.Context, shas []string, now time.Time) (map[string]memory.BlobHead,
+	error) {
+	c.count("BlobHeads")
+	return c.Store.BlobHeads(ctx, shas, now)
+}
+
 func (c *readCounter) GetBlobs(ctx context.Context, shas []string, now time.Time) (map[string]memory.Blob, error) {
 	c.count("GetBlobs")
 	return c.Store.GetBlobs(ctx, shas, now)
@@ -50,7 +56,8 @@ func (c *readCounter) GetBlobs(ctx context.Context, shas []string, now time.Time
 
 // TestPrepareReadsEachThreadOnce: everything a continued call needs comes
 // from one read of the thread (and one of each ancestor), plus one read of
-// the file contents its history names.
+// the sizes of the files its history names and one of the contents of
+// those it keeps.
 func TestPrepareReadsEachThreadOnce(t *testing.T) {
 	ctx := context.Background()
 	store := &readCounter{Store: memstore.New(), reads: map[string]int{}}
@@ -80,9 +87,9 @@ func TestPrepareReadsEachThreadOnce(t *testing.T) {
 		model  string
 	}{
 		{"a thread", root.ID, &memory.ModelWindow{Model: "gpt-5", ContextWindow: 400_000},
-			map[string]int{"GetWithin": 1, "GetBlobs": 1}, nil, "gpt-5"},
+			map[string]int{"GetWithin": 1, "BlobHeads": 1, "GetBlobs": 1}, nil, "gpt-5"},
 		{"a branch and its parent, inheriting the model", branch.ID, nil,
-			map[string]int{"GetWithin": 2, "GetBlobs": 1}, map[string]any{"step": 1.0}, "m"},
+			map[string]int{"GetWithin": 2, "BlobHeads": 1, "GetBlobs": 1}, map[string]any{"step": 1.0}, "m"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store.take()

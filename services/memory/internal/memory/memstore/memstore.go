@@ -251,6 +251,18 @@ func (s *Store) GetBlobs(_ context.Context, shas []string, now time.Time) (map[s
 	return out, nil
 }
 
+func (s *Store) BlobHeads(_ context.Context, shas []string, now time.Time) (map[string]memory.BlobHead, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]memory.BlobHead{}
+	for _, sha := range shas {
+		if b, ok := s.blobs[sha]; ok && now.Before(b.expires) {
+			out[sha] = memory.BlobHead{Bytes: int64(len(b.Content)), Tokens: b.Tokens}
+		}
+	}
+	return out, nil
+}
+
 func (s *Store) Close() error { return nil }
 
 // clone copies the parts a caller could mutate, so callers never share

@@ -17,7 +17,8 @@
 //	zen:client:{<hash>}:expires  sorted set: the same ids by expiry (ms),
 //	                             to sweep expired ones out of both
 //	zen:blob:<sha256>            hash: content (gzip'd like turns), tokens
-//	                             (JSON), expires_ms
+//	                             (JSON), expires_ms, bytes (the content's
+//	                             length; none before it was kept)
 //	zen:marker                   a random value that tells a Redis that
 //	                             lost its data (see durability.go)
 //	zen:lost                     when that last happened (ms)

@@ -76,6 +76,10 @@ func TestOneRoundTripPerOperation(t *testing.T) {
 				_, err := s.GetBlobs(ctx, []string{"f1"}, now)
 				return err
 			}},
+			{"get file heads", 1, false, nil, func(*memory.Thread) error {
+				_, err := s.BlobHeads(ctx, []string{"f1"}, now)
+				return err
+			}},
 			{"delete", 2, false, nil, func(th *memory.Thread) error { return s.Delete(ctx, th.ID) }},
 		} {
 			// The first run loads the scripts and dials the connections.

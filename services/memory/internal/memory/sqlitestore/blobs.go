@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -19,7 +20,11 @@ func (s *Store) SaveBlobs(ctx context.Context, blobs []memory.Blob, _, expiresAt
 			if err != nil {
 				return fmt.Errorf("encode token counts: %w", err)
 			}
-			if _, err := exec(ctx, s.writes.saveBlob, b.SHA256, b.Content, string(counts), nanos(expiresAt)); err != nil {
+			if _, err := exec(ctx, s.writes.saveBlob, b.SHA256, string(counts), nanos(expiresAt),
+				len(b.Content)); err != nil {
+				return err
+			}
+			if _, err := exec(ctx, s.writes.saveContent, b.SHA256, b.Content); err != nil {
 				return err
 			}
 		}
@@ -28,39 +33,66 @@ func (s *Store) SaveBlobs(ctx context.Context, blobs []memory.Blob, _, expiresAt
 }
 
 // getBlobs takes the shas as one JSON array, so that one prepared
-// statement serves any number of them.
-const getBlobs = `SELECT sha256, content, tokens FROM blobs
+// statement serves any number of them. An older version's blob holds its
+// content in its row.
+const getBlobs = `SELECT b.sha256, coalesce(c.content, b.content), b.tokens
+	FROM blobs b LEFT JOIN blob_contents c ON c.sha256 = b.sha256
+	WHERE b.sha256 IN (SELECT value FROM json_each(?)) AND b.expires_at > ?`
+
+// blobHeads reads blobs' rows alone, which hold no content but an older
+// version's.
+const blobHeads = `SELECT sha256, bytes, tokens FROM blobs
 	WHERE sha256 IN (SELECT value FROM json_each(?)) AND expires_at > ?`
+
+func (s *Store) BlobHeads(ctx context.Context, shas []string, now time.Time) (map[string]memory.BlobHead, error) {
+	out := map[string]memory.BlobHead{}
+	err := s.blobRows(ctx, blobHeads, shas, now, func(rows *sql.Rows) error {
+		var sha, counts string
+		var h memory.BlobHead
+		if err := rows.Scan(&sha, &h.Bytes, &counts); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(counts), &h.Tokens); err != nil {
+			return fmt.Errorf("blob %s: decode token counts: %w", sha, err)
+		}
+		out[sha] = h
+		return nil
+	})
+	return out, err
+}
 
 func (s *Store) GetBlobs(ctx context.Context, shas []string, now time.Time) (map[string]memory.Blob, error) {
 	out := map[string]memory.Blob{}
-	if len(shas) == 0 {
-		return out, nil
-	}
-	list, err := json.Marshal(shas)
-	if err != nil {
-		return nil, fmt.Errorf("encode file hashes: %w", err)
-	}
-	release, err := s.reads.take(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	rows, err := s.reads.query(statementContext(ctx), getBlobs, string(list), nanos(now))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err := s.blobRows(ctx, getBlobs, shas, now, func(rows *sql.Rows) error {
 		var b memory.Blob
 		var counts string
 		if err := rows.Scan(&b.SHA256, &b.Content, &counts); err != nil {
-			return nil, describe(err)
+			return err
 		}
 		if err := json.Unmarshal([]byte(counts), &b.Tokens); err != nil {
-			return nil, fmt.Errorf("blob %s: decode token counts: %w", b.SHA256, err)
+			return fmt.Errorf("blob %s: decode token counts: %w", b.SHA256, err)
 		}
 		out[b.SHA256] = b
+		return nil
+	})
+	return out, err
+}
+
+// blobRows runs query, one of the blob reads above, for the live blobs
+// among shas, and hands each row to scan.
+func (s *Store) blobRows(ctx context.Context, query string, shas []string, now time.Time,
+	scan func(*sql.Rows) error) error {
+	if len(shas) == 0 {
+		return nil
 	}
-	return out, describe(rows.Err())
+	list, err := json.Marshal(shas)
+	if err != nil {
+		return fmt.Errorf("encode file hashes: %w", err)
+	}
+	release, err := s.reads.take(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return s.query(statementContext(ctx), query, []any{string(list), nanos(now)}, scan)
 }

@@ -16,13 +16,17 @@ import (
 // turns.exchange_id names the exchange whose first turn the row is (see
 // Append); the exchanges older versions recorded stay in their table.
 // weight is what the thread weighs (memory.MaxThreadWeight): a thread
-// written before it existed is weighed once (countWeights).
+// written before it existed is weighed once (countWeights). blobs.bytes is
+// the length of a blob's content, which blob_contents holds; the blobs
+// older versions stored hold theirs in their row, with no length (-1),
+// until they expire.
 var added = []struct{ table, column, add, fill string }{
 	{"threads", "files_until", `ALTER TABLE threads ADD COLUMN files_until INTEGER NOT NULL DEFAULT 0`, ""},
 	{"threads", "rev", `ALTER TABLE threads ADD COLUMN rev TEXT NOT NULL DEFAULT ''`,
 		`UPDATE threads SET rev = lower(hex(randomblob(8))) WHERE rev = ''`},
 	{"turns", "exchange_id", `ALTER TABLE turns ADD COLUMN exchange_id TEXT NOT NULL DEFAULT ''`, ""},
 	{"threads", "weight", `ALTER TABLE threads ADD COLUMN weight INTEGER NOT NULL DEFAULT 0`, ""},
+	{"blobs", "bytes", `ALTER TABLE blobs ADD COLUMN bytes INTEGER NOT NULL DEFAULT -1`, ""},
 }
 
 // inlineContext is the most of a thread's initial context (as JSON bytes)

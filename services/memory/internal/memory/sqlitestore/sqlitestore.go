@@ -71,13 +71,21 @@ CREATE TABLE IF NOT EXISTS thread_files (
 	sha256    TEXT NOT NULL,
 	PRIMARY KEY (thread_id, sha256)
 ) WITHOUT ROWID;
+-- A blob's content is in blob_contents; content here is '' but for
+-- blobs older versions stored (bytes -1). A row holding the content kept
+-- what followed it (tokens, expires_at) behind every page of it.
 CREATE TABLE IF NOT EXISTS blobs (
 	sha256     TEXT PRIMARY KEY,
 	content    TEXT NOT NULL,
 	tokens     TEXT NOT NULL DEFAULT '{}',
-	expires_at INTEGER NOT NULL
+	expires_at INTEGER NOT NULL,
+	bytes      INTEGER NOT NULL DEFAULT -1
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS blobs_expiry ON blobs (expires_at);
+CREATE TABLE IF NOT EXISTS blob_contents (
+	sha256  TEXT PRIMARY KEY REFERENCES blobs (sha256) ON DELETE CASCADE,
+	content TEXT NOT NULL
+) WITHOUT ROWID;
 -- A thread's initial context past inlineContext bytes: an append rewrites
 -- the thread's row, and all it holds.
 CREATE TABLE IF NOT EXISTS initial_contexts (

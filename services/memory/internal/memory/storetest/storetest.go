@@ -285,6 +285,29 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		}
 	})
 
+	t.Run("a blob's head is its length and counts, without its content", func(t *testing.T) {
+		s := newStore(t)
+		a := memory.Blob{SHA256: "aa", Content: "package a\n", Tokens: map[string]int64{"o200k_base": 4}}
+		b := memory.Blob{SHA256: "bb", Content: ""}
+		if err := s.SaveBlobs(ctx, []memory.Blob{a, b}, base, base.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.BlobHeads(ctx, []string{"aa", "bb", "missing"}, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]memory.BlobHead{"aa": {Bytes: 10, Tokens: a.Tokens}, "bb": {Bytes: 0}}
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("heads (-want +got):\n%s", diff)
+		}
+		if got, err := s.BlobHeads(ctx, []string{"aa"}, base.Add(time.Hour)); err != nil || len(got) != 0 {
+			t.Errorf("the heads of expired blobs: %v, %v; want none", got, err)
+		}
+		if got, err := s.BlobHeads(ctx, nil, base); err != nil || len(got) != 0 {
+			t.Errorf("the heads of no blobs: %v, %v; want none", got, err)
+		}
+	})
+
 	t.Run("append is for the thread's own client", func(t *testing.T) {
 		s := newStore(t)
 		th := thread()
