@@ -61,7 +61,7 @@ func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait
 			return nil, err
 		}
 		weight := max(basic.GetWeight(), 1) // max_weight 0 would be none
-		release, err := p.room.Take(ctx, cost*weight, time.Until(until))
+		release, err := p.room.Take(ctx, client, cost*weight, time.Until(until))
 		if errors.Is(err, slots.ErrOverBudget) {
 			return nil, &noRoom{room: p.room.Max(), wait: wait, yours: holding}
 		}

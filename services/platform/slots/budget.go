@@ -1,12 +1,11 @@
 package slots
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"sync"
 	"time"
-
-	"golang.org/x/sync/semaphore"
 )
 
 // ErrOverBudget is Budget.Take's answer when the weight it asked for did
@@ -15,42 +14,133 @@ var ErrOverBudget = errors.New("slots: the process's budget for this work stayed
 
 // Budget bounds the weight of one kind of work a process runs at once,
 // whoever it is for: per-client slots bound each client, and so the whole
-// only by the number of clients. Waiters are served in the order they
-// came, so that a heavy piece of work is not passed over for ever by light
-// ones.
+// only by the number of clients.
+//
+// Room that comes free goes to the waiting client served least recently,
+// each client's work in the order it came: served in the order it came
+// across clients, one client's queue of heavy reads kept another's read of
+// a kilobyte waiting for every one of them. The work first in line waits
+// until its weight is free, and nothing is served past it meanwhile, so
+// that heavy work is not passed over for ever by light work.
 type Budget struct {
 	max int64
-	sem *semaphore.Weighted
+
+	mu      sync.Mutex
+	free    int64
+	served  uint64             // the grants so far: a client's last one orders whose turn is next
+	arrived uint64             // the waiters so far: between clients never served, the first one first
+	clients map[string]*client // those holding room or waiting for it
+}
+
+// client is one client's share of a Budget: what it holds, its work
+// waiting in the order it came, and when it was last served.
+type client struct {
+	held    int64
+	waiting list.List // of *waiter
+	served  uint64
+}
+
+type waiter struct {
+	weight  int64
+	arrived uint64
+	granted chan struct{} // closed once its weight is its own
 }
 
 // NewBudget allows work weighing size in all at once.
-func NewBudget(size int64) *Budget { return &Budget{max: size, sem: semaphore.NewWeighted(size)} }
+func NewBudget(size int64) *Budget {
+	return &Budget{max: size, free: size, clients: map[string]*client{}}
+}
 
 // Max is the weight the budget allows at once.
 func (b *Budget) Max() int64 { return b.max }
 
-// Take waits until weight is free, up to wait, or until ctx ends. Work
-// heavier than the whole budget takes all of it, so that it runs alone
-// rather than never.
-func (b *Budget) Take(ctx context.Context, weight int64, wait time.Duration) (release func(), err error) {
+// Take waits until weight is free and it is who's turn, up to wait, or
+// until ctx ends. Work heavier than the whole budget takes all of it, so
+// that it runs alone rather than never.
+func (b *Budget) Take(ctx context.Context, who string, weight int64, wait time.Duration) (release func(),
+	err error) {
 	weight = max(min(weight, b.max), 1)
-	// Before the wait's context: with no wait left, Acquire would refuse
-	// even weight that is free.
-	if b.sem.TryAcquire(weight) {
-		return b.releaser(weight), nil
+	b.mu.Lock()
+	c := b.clients[who]
+	if c == nil {
+		c = &client{}
+		b.clients[who] = c
 	}
-	waitCtx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	if err := b.sem.Acquire(waitCtx, weight); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, ErrOverBudget
+	b.arrived++
+	w := &waiter{weight: weight, arrived: b.arrived, granted: make(chan struct{})}
+	at := c.waiting.PushBack(w)
+	b.grant()
+	b.mu.Unlock()
+
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-w.granted:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-timer.C:
+		err = ErrOverBudget
 	}
-	return b.releaser(weight), nil
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case <-w.granted: // also when it came with the wait's end (a wait of 0 for weight that was free)
+		return b.releaser(who, weight), nil
+	default:
+	}
+	c.waiting.Remove(at)
+	b.forget(who, c)
+	b.grant() // it may have been first in line
+	return nil, err
 }
 
-func (b *Budget) releaser(weight int64) func() {
+// grant serves waiting work while the next in line fits.
+func (b *Budget) grant() {
+	for {
+		var next *client
+		var first *waiter
+		for _, c := range b.clients {
+			head := c.waiting.Front()
+			if head == nil {
+				continue
+			}
+			w := head.Value.(*waiter)
+			if next == nil || c.served < next.served || c.served == next.served && w.arrived < first.arrived {
+				next, first = c, w
+			}
+		}
+		if next == nil || first.weight > b.free {
+			return
+		}
+		next.waiting.Remove(next.waiting.Front())
+		b.free -= first.weight
+		next.held += first.weight
+		b.served++
+		next.served = b.served
+		close(first.granted)
+	}
+}
+
+func (b *Budget) releaser(who string, weight int64) func() {
 	var once sync.Once
-	return func() { once.Do(func() { b.sem.Release(weight) }) }
+	return func() {
+		once.Do(func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			c := b.clients[who]
+			c.held -= weight
+			b.free += weight
+			b.forget(who, c)
+			b.grant()
+		})
+	}
+}
+
+// forget drops a client that neither holds room nor waits for it: a
+// client that comes back after that has its turn as a new one, which it
+// is, having nothing running.
+func (b *Budget) forget(who string, c *client) {
+	if c.held == 0 && c.waiting.Len() == 0 {
+		delete(b.clients, who)
+	}
 }

@@ -208,3 +208,56 @@ func TestWholeThreadReadsShareOneBudget(t *testing.T) {
 		}
 	})
 }
+
+// Room that comes free in a budget goes to the client served least
+// recently (slots.Budget), whose client is the one the call is for: one
+// client's queue of heavy reads, served in the order they came, kept
+// another's read waiting for every one of them.
+func TestAClientsQueuedReadsDoNotHoldUpAnothers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &heldThread{Store: memstore.New()}
+		srv := New(memory.NewService(store, time.Hour, 10), slog.New(slog.DiscardHandler))
+		const text = 5<<18 + 64<<10 // two do not fit in the budget
+		srv.reads.budget = slots.NewBudget(5 << 19)
+		alice := auth.WithClient(t.Context(), "alice")
+		bob := auth.WithClient(t.Context(), "bob")
+		alices := createThread(t, srv, alice, strings.Repeat("a", text))
+		bobs := createThread(t, srv, bob, strings.Repeat("b", text))
+		release := make(chan struct{})
+		store.id, store.release = alices, release
+		const queued = 3
+		for range queued {
+			go func() {
+				if _, err := srv.GetThread(alice, &memoryv1.GetThreadRequest{ThreadId: alices}); err != nil {
+					t.Errorf("alice's read: %v", err)
+				}
+			}()
+			synctest.Wait()
+		}
+		answered := make(chan error, 1)
+		go func() {
+			_, err := srv.GetThread(bob, &memoryv1.GetThreadRequest{ThreadId: bobs})
+			answered <- err
+		}()
+		synctest.Wait()
+		for done := 1; done < queued; done++ {
+			release <- struct{}{}
+			synctest.Wait()
+			select {
+			case err := <-answered:
+				if err != nil {
+					t.Errorf("bob's read: %v", err)
+				}
+				for ; done < queued; done++ {
+					release <- struct{}{}
+				}
+				return
+			default:
+			}
+		}
+		t.Errorf("bob's read still waited once %d of alice's %d reads queued before it had ended; want it to run "+
+			"before her last", queued-1, queued)
+		release <- struct{}{}
+		<-answered
+	})
+}

@@ -74,7 +74,7 @@ func (r threadReads) take(ctx context.Context) (release func(), err error) {
 // room waits until the process has room for a read weighing weight, up to
 // wait, or until ctx ends.
 func (r threadReads) room(ctx context.Context, weight int64, wait time.Duration) (release func(), err error) {
-	release, err = r.budget.Take(ctx, weight, wait)
+	release, err = r.budget.Take(ctx, auth.Client(ctx), weight, wait)
 	if errors.Is(err, slots.ErrOverBudget) {
 		return nil, status.Error(codes.ResourceExhausted, fmt.Sprintf("memory has been reading %s of "+
 			"threads at once, its bound for %s, for %s: try again in a moment", memory.InUnits(r.budget.Max()), r.what,
