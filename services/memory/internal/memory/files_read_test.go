@@ -22,7 +22,8 @@ import (
 // reads the content of the files it keeps and no other. Reading every
 // candidate first, a thread of 32 files of 256 KiB, none of which fits a
 // 128K model's file budget, cost each continued call 8 MiB of reads; a
-// thread of a few hundred such files, gigabytes.
+// thread of a few hundred such files, hundreds of MB. Not parallel: it
+// counts what the whole process allocates.
 func TestASelectionReadsOnlyTheFilesItKeeps(t *testing.T) {
 	for _, be := range backends() {
 		t.Run(be.name, func(t *testing.T) {
@@ -159,5 +160,56 @@ func TestABlobStoredBeforeItsLengthIsReadToWeighIt(t *testing.T) {
 	heads, err = store.BlobHeads(ctx, []string{old.SHA256}, time.Now())
 	if err != nil || heads[old.SHA256].Bytes != int64(len(old.Content)) {
 		t.Errorf("the head of the blob stored again: %+v, %v; want its length, %d", heads, err, len(old.Content))
+	}
+}
+
+// expiringBlobs is a store whose blob named gone expires between a
+// selection's read of the heads and its read of the contents.
+type expiringBlobs struct {
+	memory.Store
+	gone string
+}
+
+func (e *expiringBlobs) GetBlobs(ctx context.Context, shas []string, now time.Time) (map[string]memory.Blob, error) {
+	blobs, err := e.Store.GetBlobs(ctx, shas, now)
+	delete(blobs, e.gone)
+	return blobs, err
+}
+
+// A file that expires after its head was read is left out, and its tokens
+// are not charged: whether it was to be kept or counted.
+func TestAFileThatExpiresDuringASelectionIsLeftOut(t *testing.T) {
+	t.Parallel()
+	for _, model := range []string{"gpt-5", "gpt-4"} { // a stored count; a count made on reading
+		t.Run(model, func(t *testing.T) {
+			ctx := context.Background()
+			store := &expiringBlobs{Store: memstore.New()}
+			svc := memory.NewService(store, time.Hour, 50)
+			kept, gone := blob("package kept\n"), blob("package gone\n")
+			th, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat",
+				Turns: append(turnWith("/kept.go", kept), turnWith("/gone.go", gone)...),
+				Blobs: []memory.Blob{kept, gone}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			store.gone = gone.SHA256
+			sel, err := svc.SelectHistory(ctx, th.ID, "", memory.SelectParams{ContextWindow: 128_000, Model: model})
+			if err != nil {
+				t.Fatal(err)
+			}
+			type got struct {
+				Paths   []string
+				Tokens  int64
+				Omitted int
+			}
+			var paths []string
+			for _, f := range sel.Files {
+				paths = append(paths, f.Path)
+			}
+			want := got{[]string{"/kept.go"}, tokens.Count(tokens.EncodingFor(model), kept.Content), 1}
+			if diff := cmp.Diff(want, got{paths, sel.FileTokens, sel.OmittedFiles}); diff != "" {
+				t.Errorf("the selection (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -99,77 +99,42 @@ func (s *Service) SelectFrom(ctx context.Context, chain []*Thread, p SelectParam
 }
 
 // selectFiles keeps the files the turns name that fit the file budget,
-// newest reference first. It weighs them by their heads (size and stored
-// counts) and reads the content only of those it keeps, and of those whose
-// cost only their content tells: reading every candidate first, a thread
-// naming a few hundred large files cost each continued call gigabytes.
+// newest reference first. It weighs them first (weighFiles), and reads the
+// content of those it keeps alone: reading every candidate first, 32 files
+// of 256 KiB that did not fit a 128K model's budget cost each continued
+// call 8 MiB of reads.
 func (s *Service) selectFiles(ctx context.Context, sel *Selection, charge *counter, turns []Turn,
 	newFiles []FileRef) error {
 	candidates := fileCandidates(turns)
 	if len(candidates) == 0 {
 		return nil
 	}
-	shas := make([]string, len(candidates))
-	for i, c := range candidates {
-		shas[i] = c.SHA256
-	}
 	now := s.now()
-	heads, err := s.store.BlobHeads(ctx, shas, now)
+	costs, read, err := s.weighFiles(ctx, candidates, charge, now)
 	if err != nil {
 		return err
 	}
-	read := map[string]Blob{}
-	// An older version's blob has no length without its content.
-	unknown := unsized(heads)
-	if err := s.readBlobs(ctx, read, unknown, now); err != nil {
-		return err
-	}
-	for _, sha := range unknown {
-		if b, ok := read[sha]; ok {
-			heads[sha] = BlobHead{Bytes: int64(len(b.Content)), Tokens: b.Tokens}
-		} else {
-			delete(heads, sha) // expired meanwhile
-		}
-	}
-	costs := make([]int64, len(candidates))
-	var counted []string // the texts the counter counts now
+	var unread []string
 	for i, c := range candidates {
-		if h, ok := heads[c.SHA256]; ok {
-			if costs[i] = charge.costOf(h.Tokens, h.Bytes); costs[i] < 0 {
-				counted = append(counted, c.SHA256)
-			}
-		}
-	}
-	if err := s.readBlobs(ctx, read, counted, now); err != nil {
-		return err
-	}
-	var kept []string
-	for i, c := range candidates {
-		_, live := heads[c.SHA256]
-		b, text := read[c.SHA256]
-		if costs[i] < 0 && text {
-			costs[i] = charge.count(b.Content)
-		}
-		if !live || costs[i] < 0 || sel.FileTokens+costs[i] > sel.FileBudget {
+		if costs[i] < 0 || sel.FileTokens+costs[i] > sel.FileBudget {
 			sel.OmittedFiles++ // expired, never stored, or over the budget
 			continue
 		}
 		c.Tokens = costs[i]
 		sel.FileTokens += c.Tokens
 		sel.Files = append(sel.Files, c)
-		if !text {
-			kept = append(kept, c.SHA256)
+		if _, ok := read[c.SHA256]; !ok {
+			unread = append(unread, c.SHA256)
 		}
 	}
-	if err := s.readBlobs(ctx, read, kept, now); err != nil {
+	if err := s.readBlobs(ctx, read, unread, now); err != nil {
 		return err
 	}
-	// A file kept may have expired since its head was read.
 	sel.Files = slices.DeleteFunc(sel.Files, func(f HistoryFile) bool {
 		if _, ok := read[f.SHA256]; ok {
 			return false
 		}
-		sel.OmittedFiles++
+		sel.OmittedFiles++ // expired since its head was read
 		sel.FileTokens -= f.Tokens
 		return true
 	})
@@ -183,6 +148,58 @@ func (s *Service) selectFiles(ctx context.Context, sel *Selection, charge *count
 		}
 	}
 	return nil
+}
+
+// weighFiles is what each candidate costs, from its blob's head (-1 for a
+// blob that is not there), and the blobs it read to tell: those whose cost
+// only their content tells (the counter counts them: at most countOnRead
+// bytes in all), and those whose length the store does not know without
+// their content (stored by an older version).
+func (s *Service) weighFiles(ctx context.Context, candidates []HistoryFile, charge *counter,
+	now time.Time) ([]int64, map[string]Blob, error) {
+	shas := make([]string, len(candidates))
+	for i, c := range candidates {
+		shas[i] = c.SHA256
+	}
+	heads, err := s.store.BlobHeads(ctx, shas, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	read := map[string]Blob{}
+	unknown := unsized(heads)
+	if err := s.readBlobs(ctx, read, unknown, now); err != nil {
+		return nil, nil, err
+	}
+	for _, sha := range unknown {
+		if b, ok := read[sha]; ok {
+			heads[sha] = BlobHead{Bytes: int64(len(b.Content)), Tokens: b.Tokens}
+		} else {
+			delete(heads, sha) // expired meanwhile
+		}
+	}
+	costs := make([]int64, len(candidates))
+	var counted []int // the candidates the counter counts
+	var texts []string
+	for i, c := range candidates {
+		costs[i] = -1
+		if h, ok := heads[c.SHA256]; ok {
+			n, mustCount := charge.costOf(h.Tokens, h.Bytes)
+			if costs[i] = n; mustCount {
+				counted = append(counted, i)
+				texts = append(texts, c.SHA256)
+			}
+		}
+	}
+	if err := s.readBlobs(ctx, read, texts, now); err != nil {
+		return nil, nil, err
+	}
+	for _, i := range counted {
+		costs[i] = -1 // expired since its head was read
+		if b, ok := read[candidates[i].SHA256]; ok {
+			costs[i] = charge.count(b.Content)
+		}
+	}
+	return costs, read, nil
 }
 
 // fileCandidates are the files turns name, each path once, at its newest
@@ -251,27 +268,27 @@ func newCounter(encoding string) *counter { return &counter{encoding: encoding, 
 
 // tokens is what text costs, counts being those stored with it.
 func (c *counter) tokens(counts map[string]int64, text string) int64 {
-	if n := c.costOf(counts, int64(len(text))); n >= 0 {
+	if n, mustCount := c.costOf(counts, int64(len(text))); !mustCount {
 		return n
 	}
 	return c.count(text)
 }
 
 // costOf is what a text of size bytes costs, counts being those stored
-// with it; -1 when only counting the text tells, which the counter then
-// expects to do (count).
-func (c *counter) costOf(counts map[string]int64, size int64) int64 {
+// with it, unless only counting the text tells (mustCount), which the
+// counter then expects to do (count).
+func (c *counter) costOf(counts map[string]int64, size int64) (n int64, mustCount bool) {
 	if c.encoding == tokens.EstimateEncoding {
-		return tokens.EstimateBytes(size)
+		return tokens.EstimateBytes(size), false
 	}
 	if n, ok := counts[c.encoding]; ok {
-		return n
+		return n, false
 	}
 	if size > int64(c.left) {
-		return size
+		return size, false
 	}
 	c.left -= int(size)
-	return -1
+	return 0, true
 }
 
 // count counts a text costOf left to it.

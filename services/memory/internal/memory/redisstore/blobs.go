@@ -106,10 +106,11 @@ func (s *Store) liveBlobs(ctx context.Context, shas []string, now time.Time, fie
 	if len(shas) == 0 {
 		return nil
 	}
+	asked := append([]string{"expires_ms"}, fields...)
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.SliceCmd, len(shas))
 	for i, sha := range shas {
-		cmds[i] = pipe.HMGet(ctx, s.blobKey(sha), append([]string{"expires_ms"}, fields...)...)
+		cmds[i] = pipe.HMGet(ctx, s.blobKey(sha), asked...)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return failure(err)

@@ -33,14 +33,11 @@ func (s *Store) SaveBlobs(ctx context.Context, blobs []memory.Blob, _, expiresAt
 }
 
 // getBlobs takes the shas as one JSON array, so that one prepared
-// statement serves any number of them. An older version's blob holds its
-// content in its row.
-const getBlobs = `SELECT b.sha256, coalesce(c.content, b.content), b.tokens
-	FROM blobs b LEFT JOIN blob_contents c ON c.sha256 = b.sha256
+// statement serves any number of them.
+const getBlobs = `SELECT b.sha256, c.content, b.tokens FROM blobs b JOIN blob_contents c ON c.sha256 = b.sha256
 	WHERE b.sha256 IN (SELECT value FROM json_each(?)) AND b.expires_at > ?`
 
-// blobHeads reads blobs' rows alone, which hold no content but an older
-// version's.
+// blobHeads reads blobs' rows alone, which hold no content.
 const blobHeads = `SELECT sha256, bytes, tokens FROM blobs
 	WHERE sha256 IN (SELECT value FROM json_each(?)) AND expires_at > ?`
 
@@ -49,14 +46,13 @@ func (s *Store) BlobHeads(ctx context.Context, shas []string, now time.Time) (ma
 	err := s.blobRows(ctx, blobHeads, shas, now, func(rows *sql.Rows) error {
 		var sha, counts string
 		var h memory.BlobHead
-		if err := rows.Scan(&sha, &h.Bytes, &counts); err != nil {
+		err := rows.Scan(&sha, &h.Bytes, &counts)
+		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal([]byte(counts), &h.Tokens); err != nil {
-			return fmt.Errorf("blob %s: decode token counts: %w", sha, err)
-		}
+		h.Tokens, err = decodeCounts(sha, counts)
 		out[sha] = h
-		return nil
+		return err
 	})
 	return out, err
 }
@@ -66,14 +62,13 @@ func (s *Store) GetBlobs(ctx context.Context, shas []string, now time.Time) (map
 	err := s.blobRows(ctx, getBlobs, shas, now, func(rows *sql.Rows) error {
 		var b memory.Blob
 		var counts string
-		if err := rows.Scan(&b.SHA256, &b.Content, &counts); err != nil {
+		err := rows.Scan(&b.SHA256, &b.Content, &counts)
+		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal([]byte(counts), &b.Tokens); err != nil {
-			return fmt.Errorf("blob %s: decode token counts: %w", b.SHA256, err)
-		}
+		b.Tokens, err = decodeCounts(b.SHA256, counts)
 		out[b.SHA256] = b
-		return nil
+		return err
 	})
 	return out, err
 }
@@ -95,4 +90,13 @@ func (s *Store) blobRows(ctx context.Context, query string, shas []string, now t
 	}
 	defer release()
 	return s.query(statementContext(ctx), query, []any{string(list), nanos(now)}, scan)
+}
+
+// decodeCounts decodes a blob's token counts, as its row holds them.
+func decodeCounts(sha, counts string) (map[string]int64, error) {
+	var m map[string]int64
+	if err := json.Unmarshal([]byte(counts), &m); err != nil {
+		return nil, fmt.Errorf("blob %s: decode token counts: %w", sha, err)
+	}
+	return m, nil
 }

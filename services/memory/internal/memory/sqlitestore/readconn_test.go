@@ -17,19 +17,24 @@ import (
 
 // readSyscalls is how many read system calls this process has made
 // (/proc/self/io), the reading of that file included.
-func readSyscalls(t *testing.T) int {
+func readSyscalls(t *testing.T) int { return int(procIO(t, "syscr")) }
+
+// procIO is one of this process's I/O counts in /proc/self/io (Linux):
+// they count the whole process, so a test that reads them runs alone,
+// never beside parallel tests.
+func procIO(t *testing.T, field string) int64 {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/io")
 	if err != nil {
 		t.Skipf("no /proc/self/io to count reads with: %v", err)
 	}
 	for line := range strings.Lines(string(b)) {
-		var n int
-		if _, err := fmt.Sscanf(line, "syscr: %d", &n); err == nil {
+		var n int64
+		if _, err := fmt.Sscanf(line, field+": %d", &n); err == nil {
 			return n
 		}
 	}
-	t.Fatalf("no syscr in /proc/self/io:\n%s", b)
+	t.Fatalf("no %s in /proc/self/io:\n%s", field, b)
 	return 0
 }
 

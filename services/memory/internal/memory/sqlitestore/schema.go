@@ -17,9 +17,7 @@ import (
 // Append); the exchanges older versions recorded stay in their table.
 // weight is what the thread weighs (memory.MaxThreadWeight): a thread
 // written before it existed is weighed once (countWeights). blobs.bytes is
-// the length of a blob's content, which blob_contents holds; the blobs
-// older versions stored hold theirs in their row, with no length (-1),
-// until they expire.
+// the length of a blob's content, which blob_contents holds (moveBlobs).
 var added = []struct{ table, column, add, fill string }{
 	{"threads", "files_until", `ALTER TABLE threads ADD COLUMN files_until INTEGER NOT NULL DEFAULT 0`, ""},
 	{"threads", "rev", `ALTER TABLE threads ADD COLUMN rev TEXT NOT NULL DEFAULT ''`,
@@ -46,6 +44,19 @@ var moveContexts = []string{
 		WHERE length(CAST(initial_context AS BLOB)) > %d`, inlineContext),
 	fmt.Sprintf(`UPDATE threads SET initial_context = '' WHERE length(CAST(initial_context AS BLOB)) > %d`,
 		inlineContext),
+}
+
+// blobsMoved is the user_version of a file whose blobs hold their content
+// in blob_contents, and their length: older files had the content in the
+// blob's row, before its counts and expiry, which a selection could then
+// weigh only by reading all of it.
+const blobsMoved = 3
+
+// moveBlobs moves the content of the blobs older versions stored into
+// blob_contents and records its length.
+var moveBlobs = []string{
+	`INSERT OR IGNORE INTO blob_contents (sha256, content) SELECT sha256, content FROM blobs WHERE bytes < 0`,
+	`UPDATE blobs SET bytes = length(CAST(content AS BLOB)), content = '' WHERE bytes < 0`,
 }
 
 // weightsCounted is the user_version of a file whose threads written
@@ -159,6 +170,14 @@ func migrate(ctx context.Context, wc *sql.Conn, version int) (int, error) {
 			return version, describe(err)
 		}
 		version = weightsCounted
+	}
+	if version < blobsMoved {
+		for _, q := range moveBlobs {
+			if _, err := wc.ExecContext(ctx, q); err != nil {
+				return version, describe(err)
+			}
+		}
+		version = blobsMoved
 	}
 	return version, nil
 }

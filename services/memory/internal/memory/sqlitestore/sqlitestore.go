@@ -71,9 +71,9 @@ CREATE TABLE IF NOT EXISTS thread_files (
 	sha256    TEXT NOT NULL,
 	PRIMARY KEY (thread_id, sha256)
 ) WITHOUT ROWID;
--- A blob's content is in blob_contents; content here is '' but for
--- blobs older versions stored (bytes -1). A row holding the content kept
--- what followed it (tokens, expires_at) behind every page of it.
+-- A blob's content is in blob_contents, and content here is '': a row
+-- holding the content kept what followed it (tokens, expires_at) behind
+-- every page of it. Older versions' blobs are moved on (moveBlobs).
 CREATE TABLE IF NOT EXISTS blobs (
 	sha256     TEXT PRIMARY KEY,
 	content    TEXT NOT NULL,

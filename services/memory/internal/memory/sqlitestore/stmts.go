@@ -66,8 +66,7 @@ func (w *writeStmts) rows() []stmtText {
 			WHERE sha256 IN (SELECT sha256 FROM thread_files WHERE thread_id = ?2) AND expires_at < ?1`},
 		{&w.saveBlob, `INSERT INTO blobs (sha256, content, tokens, expires_at, bytes) VALUES (?1, '', ?2, ?3, ?4)
 			ON CONFLICT (sha256) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)`},
-		{&w.saveContent, `INSERT INTO blob_contents (sha256, content) SELECT ?1, ?2
-			WHERE (SELECT bytes FROM blobs WHERE sha256 = ?1) >= 0 ON CONFLICT (sha256) DO NOTHING`},
+		{&w.saveContent, `INSERT INTO blob_contents (sha256, content) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING`},
 		{&w.sweepThreads, `DELETE FROM threads WHERE expires_at <= ?`},
 		{&w.sweepBlobs, `DELETE FROM blobs WHERE expires_at <= ?`},
 		{&w.getThread, getThread},
