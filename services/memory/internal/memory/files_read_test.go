@@ -138,10 +138,17 @@ func TestABlobStoredBeforeItsLengthIsReadToWeighIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.HDel(ctx, "zen:blob:"+old.SHA256, "bytes").Err(); err != nil {
+	if err := rdb.HSet(ctx, "zen:blob:"+old.SHA256, "bytes", "not a length").Err(); err != nil {
 		t.Fatal(err)
 	}
 	heads, err := store.BlobHeads(ctx, []string{old.SHA256}, time.Now())
+	if err != nil || heads[old.SHA256].Bytes != -1 {
+		t.Fatalf("the head of a blob whose length is not one: %+v, %v; want its length unknown (-1)", heads, err)
+	}
+	if err := rdb.HDel(ctx, "zen:blob:"+old.SHA256, "bytes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	heads, err = store.BlobHeads(ctx, []string{old.SHA256}, time.Now())
 	if err != nil || heads[old.SHA256].Bytes != -1 {
 		t.Fatalf("the head of a blob without its length: %+v, %v; want its length unknown (-1)", heads, err)
 	}
@@ -211,5 +218,41 @@ func TestAFileThatExpiresDuringASelectionIsLeftOut(t *testing.T) {
 				t.Errorf("the selection (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// askedBlobs is a store that records the blobs each GetBlobs asks for.
+type askedBlobs struct {
+	memory.Store
+	asked [][]string
+}
+
+func (a *askedBlobs) GetBlobs(ctx context.Context, shas []string, now time.Time) (map[string]memory.Blob, error) {
+	a.asked = append(a.asked, shas)
+	return a.Store.GetBlobs(ctx, shas, now)
+}
+
+// A file a thread names under several paths is read once: Redis read it
+// once for each (43 MB for 7 paths to one file of 2 MiB).
+func TestAFileUnderSeveralPathsIsReadOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := &askedBlobs{Store: memstore.New()}
+	svc := memory.NewService(store, time.Hour, 50)
+	f := blob("package shared\n")
+	turns := exchange("look at these", "looked")
+	for _, p := range []string{"/a.go", "/b.go", "/c.go"} {
+		turns[0].Files = append(turns[0].Files, memory.FileRef{Path: p, SHA256: f.SHA256})
+	}
+	th, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: turns, Blobs: []memory.Blob{f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := svc.SelectHistory(ctx, th.ID, "", memory.SelectParams{ContextWindow: 128_000, Model: "gpt-5"})
+	if err != nil || len(sel.Files) != 3 {
+		t.Fatalf("%d files, %v; want the three paths", len(sel.Files), err)
+	}
+	if diff := cmp.Diff([][]string{{f.SHA256}}, store.asked); diff != "" {
+		t.Errorf("the blobs read (-want +got):\n%s", diff)
 	}
 }

@@ -157,11 +157,11 @@ func (s *Service) selectFiles(ctx context.Context, sel *Selection, charge *count
 // their content (stored by an older version).
 func (s *Service) weighFiles(ctx context.Context, candidates []HistoryFile, charge *counter,
 	now time.Time) ([]int64, map[string]Blob, error) {
-	shas := make([]string, len(candidates))
-	for i, c := range candidates {
-		shas[i] = c.SHA256
+	shas := make([]string, 0, len(candidates))
+	for _, c := range candidates {
+		shas = append(shas, c.SHA256)
 	}
-	heads, err := s.store.BlobHeads(ctx, shas, now)
+	heads, err := s.store.BlobHeads(ctx, distinct(shas), now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -218,6 +218,16 @@ func fileCandidates(turns []Turn) []HistoryFile {
 	return candidates
 }
 
+// distinct is shas, each once, in the order they first come.
+func distinct(shas []string) []string {
+	seen := make(map[string]bool, len(shas))
+	return slices.DeleteFunc(shas, func(sha string) bool {
+		dup := seen[sha]
+		seen[sha] = true
+		return dup
+	})
+}
+
 // unsized are the blobs among heads whose length the store does not know.
 func unsized(heads map[string]BlobHead) []string {
 	var shas []string
@@ -229,8 +239,10 @@ func unsized(heads map[string]BlobHead) []string {
 	return shas
 }
 
-// readBlobs adds the live blobs among shas to read.
+// readBlobs adds the live blobs among shas to read, reading each once
+// (files under several paths share one).
 func (s *Service) readBlobs(ctx context.Context, read map[string]Blob, shas []string, now time.Time) error {
+	shas = slices.DeleteFunc(distinct(slices.Clone(shas)), func(sha string) bool { _, ok := read[sha]; return ok })
 	if len(shas) == 0 {
 		return nil
 	}

@@ -15,7 +15,7 @@ import (
 // blobScript stores a blob (ARGV[3] = '1') or only extends a stored one
 // (ARGV[3] = '0'); an expiry only ever moves later. ARGV[6] is the
 // content's length before packing, which a blob stored before it was kept
-// gains when it is stored again.
+// (or whose length is not one) gains when it is stored again.
 var blobScript = redis.NewScript(`
 local exp = redis.call('HGET', KEYS[1], 'expires_ms')
 if not exp then
@@ -24,7 +24,7 @@ if not exp then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   return 1
 end
-if ARGV[3] == '1' then redis.call('HSETNX', KEYS[1], 'bytes', ARGV[6]) end
+if ARGV[3] == '1' then redis.call('HSET', KEYS[1], 'bytes', ARGV[6]) end
 if tonumber(exp) < tonumber(ARGV[2]) then
   redis.call('HSET', KEYS[1], 'expires_ms', ARGV[2])
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -80,13 +80,11 @@ func (s *Store) GetBlobs(ctx context.Context, shas []string, now time.Time) (map
 func (s *Store) BlobHeads(ctx context.Context, shas []string, now time.Time) (map[string]memory.BlobHead, error) {
 	out := map[string]memory.BlobHead{}
 	err := s.liveBlobs(ctx, shas, now, []string{"bytes", "tokens"}, func(sha string, v []any) error {
-		h := memory.BlobHead{Bytes: -1}
-		if size, known := v[0].(string); known {
-			n, err := strconv.ParseInt(size, 10, 64)
-			if err != nil || n < 0 {
-				return fmt.Errorf("blob %s: its length %q is not a length", sha, size)
+		h := memory.BlobHead{Bytes: -1} // unknown: the content tells
+		if size, ok := v[0].(string); ok {
+			if n, err := strconv.ParseInt(size, 10, 64); err == nil && n >= 0 {
+				h.Bytes = n
 			}
-			h.Bytes = n
 		}
 		var err error
 		if h.Tokens, err = tokenCounts(sha, v[1]); err != nil {
