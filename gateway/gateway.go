@@ -189,8 +189,11 @@ func versionedDoc(version string) ([]byte, error) {
 // writeGatewayError answers the generated routes' errors in the one shape
 // (httperr), as the gateway's own routes and guards answer theirs; the
 // default handler would let protojson pick the spacing.
-func writeGatewayError(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter,
+func writeGatewayError(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter,
 	_ *http.Request, err error) {
+	if grownSinceWeighed(ctx, err) {
+		return // weighed again, and answered then
+	}
 	httpStatus := 0 // the code's
 	if custom := (*runtime.HTTPStatusError)(nil); errors.As(err, &custom) {
 		httpStatus, err = custom.HTTPStatus, custom.Err

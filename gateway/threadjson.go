@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -41,17 +42,23 @@ func (p threadPaths) thread(w http.ResponseWriter, r *http.Request) {
 		p.generated.ServeHTTP(w, r)
 		return
 	case !here:
-		// Memory sends it within the weight made room for, or the route
-		// answers 400: it was written anew since (max_weight).
+		// Memory sends it within the weight made room for (max_weight); one
+		// written anew, heavier, since it was weighed is weighed again, unless
+		// its client asked for less (a 400, saying so).
 		release, err := p.withinRoom(r.Context(), id, generatedCost, p.roomWait, func(weight int64) error {
 			q := r.URL.Query()
+			ctx := r.Context()
 			if asked, err := strconv.ParseInt(q.Get("max_weight"), 10, 64); err != nil || asked <= 0 ||
 				asked > weight {
 				q.Set("max_weight", strconv.FormatInt(weight, 10))
+				ctx = context.WithValue(ctx, weighedKey{}, &weighed{})
 			}
-			within := r.Clone(r.Context())
+			within := r.Clone(ctx)
 			within.URL.RawQuery = q.Encode()
 			p.generated.ServeHTTP(w, within)
+			if g, _ := ctx.Value(weighedKey{}).(*weighed); g != nil && g.grown != nil {
+				return g.grown
+			}
 			return nil
 		})
 		if err != nil {
@@ -106,6 +113,25 @@ func (p threadPaths) thread(w http.ResponseWriter, r *http.Request) {
 		turns[i] = nil
 	}
 	_, _ = w.Write(head[open+1:])
+}
+
+// weighed marks a generated route's read of a thread within the weight
+// the gateway weighed it at: when memory finds it heavier (written anew
+// since), the route's error handler records that in grown and answers
+// nothing, and the thread is weighed again.
+type weighed struct{ grown error }
+
+type weighedKey struct{}
+
+// grownSinceWeighed reports whether err is memory's refusal of a read the
+// gateway weighed (weighed), recording it for the read to weigh again.
+func grownSinceWeighed(ctx context.Context, err error) bool {
+	g, _ := ctx.Value(weighedKey{}).(*weighed)
+	if g == nil || status.Code(err) != codes.FailedPrecondition {
+		return false
+	}
+	g.grown = err
+	return true
 }
 
 // generatedCost is how many times a thread's weight the generated route

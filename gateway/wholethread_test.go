@@ -145,8 +145,8 @@ func TestThreadsHeldWholeShareOneRoom(t *testing.T) {
 // A thread is read within the weight the gateway made room for: one
 // written anew, heavier, after its basic view weighed it is weighed again
 // (memory sends none past a read's max_weight), on every route that holds
-// a thread whole; the generated route, which writes memory's answer as it
-// comes, answers 400, saying so.
+// a thread whole. The generated route answered 400 for it; it still does
+// for a thread heavier than the max_weight its client asked for.
 func TestAThreadGrownSinceItWasWeighedIsWeighedAgain(t *testing.T) {
 	t.Parallel()
 	const id = "00000000-0000-4000-8000-00000000000a"
@@ -159,15 +159,15 @@ func TestAThreadGrownSinceItWasWeighedIsWeighedAgain(t *testing.T) {
 		mem.mu.Lock()
 		mem.staleOnce[id] = true
 		mem.mu.Unlock()
-		res := serveGET(t, h, path)
-		want := http.StatusOK
-		if path == generated {
-			want = http.StatusBadRequest
+		if res := serveGET(t, h, path); res.Code != http.StatusOK {
+			t.Errorf("GET %s of a thread grown since it was weighed: %d %s; want 200", path, res.Code,
+				res.Body.String())
 		}
-		if res.Code != want {
-			t.Errorf("GET %s of a thread grown since it was weighed: %d %s; want %d", path, res.Code,
-				res.Body.String(), want)
-		}
+	}
+	if res := serveGET(t, h, "/v1/threads/"+id+"?view=2&max_weight=1000"); res.Code != http.StatusBadRequest ||
+		!strings.Contains(res.Body.String(), "max_weight") {
+		t.Errorf("GET of a thread heavier than the max_weight asked for: %d %s; want 400, saying so", res.Code,
+			res.Body.String())
 	}
 	if mem.past != 0 {
 		t.Errorf("%d threads were read within less than they weigh", mem.past)
