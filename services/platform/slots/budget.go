@@ -20,8 +20,9 @@ var ErrOverBudget = errors.New("slots: the process's budget for this work stayed
 // each client's work in the order it came: served in the order it came
 // across clients, one client's queue of heavy reads kept another's read of
 // a kilobyte waiting for every one of them. The work first in line waits
-// until its weight is free, and nothing is served past it meanwhile, so
-// that heavy work is not passed over for ever by light work.
+// until its weight is free, and only a client new to the budget is served
+// past it meanwhile, once, so that heavy work is not passed over for ever
+// by light work.
 type Budget struct {
 	max int64
 
@@ -54,8 +55,8 @@ func NewBudget(size int64) *Budget {
 // Max is the weight the budget allows at once.
 func (b *Budget) Max() int64 { return b.max }
 
-// Take waits until weight is free and it is who's turn, up to wait, or
-// until ctx ends. Work heavier than the whole budget takes all of it, so
+// Take waits until weight is free and it is the turn of client who, up to
+// wait, or until ctx ends. Work heavier than the whole budget takes all of it, so
 // that it runs alone rather than never.
 func (b *Budget) Take(ctx context.Context, who string, weight int64, wait time.Duration) (release func(),
 	err error) {
@@ -63,7 +64,13 @@ func (b *Budget) Take(ctx context.Context, who string, weight int64, wait time.D
 	b.mu.Lock()
 	c := b.clients[who]
 	if c == nil {
-		c = &client{}
+		// A client new to the budget takes its turn as if served just
+		// before the last grant: ahead of the client served last, behind
+		// every one waiting since before it. As if never served, a client
+		// forgotten between its pieces of work came back ahead of every
+		// client served before, and two taking turns kept those waiting
+		// until their waits ran out.
+		c = &client{served: max(b.served, 1) - 1}
 		b.clients[who] = c
 	}
 	b.arrived++
@@ -72,26 +79,36 @@ func (b *Budget) Take(ctx context.Context, who string, weight int64, wait time.D
 	b.grant()
 	b.mu.Unlock()
 
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	select {
-	case <-w.granted:
-	case <-ctx.Done():
-		err = ctx.Err()
-	case <-timer.C:
-		err = ErrOverBudget
+	if !isClosed(w.granted) {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case <-w.granted:
+		case <-ctx.Done():
+		case <-timer.C:
+		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	select {
-	case <-w.granted: // also when it came with the wait's end (a wait of 0 for weight that was free)
-		return b.releaser(who, weight), nil
-	default:
+	if isClosed(w.granted) { // also when it came with the wait's end (a wait of 0 for weight that was free)
+		return b.releaser(who, c, weight), nil
 	}
 	c.waiting.Remove(at)
 	b.forget(who, c)
 	b.grant() // it may have been first in line
-	return nil, err
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, ErrOverBudget
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // grant serves waiting work while the next in line fits.
@@ -115,19 +132,20 @@ func (b *Budget) grant() {
 		next.waiting.Remove(next.waiting.Front())
 		b.free -= first.weight
 		next.held += first.weight
-		b.served++
+		b.served += 2 // a newcomer's turn falls between two grants'
 		next.served = b.served
 		close(first.granted)
 	}
 }
 
-func (b *Budget) releaser(who string, weight int64) func() {
+// releaser gives weight back for c, which the budget keeps while it holds
+// any.
+func (b *Budget) releaser(who string, c *client, weight int64) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			b.mu.Lock()
 			defer b.mu.Unlock()
-			c := b.clients[who]
 			c.held -= weight
 			b.free += weight
 			b.forget(who, c)

@@ -10,9 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// Work waits while what runs weighs too much to add its own, in the order
-// it came, up to its wait or until its caller leaves; work heavier than
-// the whole budget runs alone.
+// Work waits while what runs weighs too much to add its own, a client's
+// in the order it came, up to its wait or until its caller leaves; work
+// heavier than the whole budget runs alone.
 func TestABudgetBoundsTheWeightRunningAtOnce(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
@@ -119,6 +119,86 @@ func TestABudgetServesTheClientServedLeastRecentlyFirst(t *testing.T) {
 		want := []string{"light's", "heavy's second", "heavy's third"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("the order work ran in (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// Work first in line is not passed for ever: two clients taking turns,
+// each with one piece at a time, were forgotten between pieces and came
+// back as never served, ahead of a client that had been served and waited
+// for the whole budget, which they kept from it until its wait ran out.
+func TestWorkFirstInLineIsNotPassedForEver(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget(10)
+		ctx := t.Context()
+		first, err := b.Take(ctx, "patient", 1, time.Minute) // served once
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := make(chan error, 1)
+		go func() {
+			release, err := b.Take(ctx, "patient", 10, 10*time.Second)
+			if err == nil {
+				release()
+			}
+			whole <- err
+		}()
+		synctest.Wait()
+		held, err := b.Take(ctx, "one", 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first()
+		for i := 0; ; i++ {
+			select {
+			case err := <-whole:
+				if err != nil {
+					t.Errorf("the whole budget, asked for first: %v after %d light pieces passed it; want it run",
+						err, i)
+				}
+				held()
+				return
+			default:
+			}
+			next, _ := b.Take(ctx, []string{"two", "one"}[i%2], 1, 0) // nil when refused
+			time.Sleep(100 * time.Millisecond)
+			held()
+			held = func() {}
+			if next != nil {
+				held = next
+			}
+			synctest.Wait()
+		}
+	})
+}
+
+// Work behind work first in line that gives up runs at once, not when
+// room next comes free.
+func TestWorkBehindWorkThatGaveUpRunsAtOnce(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget(10)
+		running, err := b.Take(t.Context(), "alice", 5, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer running()
+		leaving, leave := context.WithCancel(t.Context())
+		go func() { _, _ = b.Take(leaving, "bob", 10, time.Minute) }() // first in line; does not fit
+		synctest.Wait()
+		start := time.Now()
+		time.AfterFunc(time.Second, leave)
+		release, err := b.Take(t.Context(), "carol", 1, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release()
+		if waited := time.Since(start); waited != time.Second {
+			t.Errorf("carol's work of 1 ran %s after she asked; want 1s, when bob's gave up", waited)
+		}
+		if len(b.clients) != 1 {
+			t.Errorf("%d clients kept; want alice's alone, who holds room", len(b.clients))
 		}
 	})
 }

@@ -209,10 +209,10 @@ func TestWholeThreadReadsShareOneBudget(t *testing.T) {
 	})
 }
 
-// Room that comes free in a budget goes to the client served least
-// recently (slots.Budget), whose client is the one the call is for: one
-// client's queue of heavy reads, served in the order they came, kept
-// another's read waiting for every one of them.
+// Room that comes free in memory's budgets goes to the client served
+// least recently (slots.Budget), each call counted for the client it is
+// for: one client's queue of heavy reads, served in the order they came,
+// kept another's read waiting for every one of them.
 func TestAClientsQueuedReadsDoNotHoldUpAnothers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &heldThread{Store: memstore.New()}
@@ -226,11 +226,18 @@ func TestAClientsQueuedReadsDoNotHoldUpAnothers(t *testing.T) {
 		release := make(chan struct{})
 		store.id, store.release = alices, release
 		const queued = 3
-		for range queued {
-			go func() {
-				if _, err := srv.GetThread(alice, &memoryv1.GetThreadRequest{ThreadId: alices}); err != nil {
+		alicesReads := make(chan error, queued)
+		defer func() { // before the test's context ends, which would end them
+			for range queued {
+				if err := <-alicesReads; err != nil {
 					t.Errorf("alice's read: %v", err)
 				}
+			}
+		}()
+		for range queued {
+			go func() {
+				_, err := srv.GetThread(alice, &memoryv1.GetThreadRequest{ThreadId: alices})
+				alicesReads <- err
 			}()
 			synctest.Wait()
 		}
