@@ -103,17 +103,18 @@ func BenchmarkStoreGet(b *testing.B) {
 }
 
 // BenchmarkStoreReadAfterAppend is a continued call's read: the thread
-// read right after the previous call's append, its first prompt, kept in
-// the thread's initial context, of 100 bytes or 20 KB. Each thread starts
-// with 50 turns and takes 100 calls (to 250 turns: an append's limit here
-// is 1,000). Only the reads are timed.
+// read right after the previous call's append, within 1 MiB as a prepare
+// reads it first, its first prompt, kept in the thread's initial context,
+// of 100 bytes, 20 KB or 400 KB. Each thread starts with 50 turns and
+// takes 100 calls (to 250 turns: an append's limit here is 1,000). Only
+// the reads are timed.
 //
 //	go test -run '^$' -bench StoreReadAfterAppend -benchtime 2000x ./services/memory/internal/memory
 func BenchmarkStoreReadAfterAppend(b *testing.B) {
 	for _, be := range backends() {
 		b.Run(be.name, func(b *testing.B) {
 			f := newStoreFixture(b, be.open(b))
-			for _, prompt := range []int{100, 20_000} {
+			for _, prompt := range []int{100, 20_000, 400_000} {
 				b.Run("prompt="+strconv.Itoa(prompt), func(b *testing.B) {
 					initial := map[string]any{"prompt": sourceText(b, prompt)[:prompt]}
 					var id string
@@ -137,8 +138,9 @@ func BenchmarkStoreReadAfterAppend(b *testing.B) {
 						}
 						f.append(b, id)
 						t0 := time.Now()
-						if _, err := f.store.Get(context.Background(), id, time.Now()); err != nil {
-							b.Fatal(err)
+						if _, heavier, err := f.store.GetWithin(context.Background(), id, time.Now(), 1<<20); err != nil ||
+							heavier {
+							b.Fatalf("the read within 1 MiB: %v (heavier: %v)", err, heavier)
 						}
 						lat = append(lat, time.Since(t0))
 					}

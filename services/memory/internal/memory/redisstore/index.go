@@ -152,14 +152,31 @@ return {redis.call('HGETALL', KEYS[1]), redis.call('LLEN', KEYS[2]),
 
 // withinScript reads a thread as threadScript does, its turns from index
 // ARGV[1] on, but none when its weight is past ARGV[2]: GetWithin. A
-// thread written before weights were kept weighs nothing here. Scripts
+// thread written before weights were kept weighs nothing here. Its hash
+// comes without the meta when the meta's revision is ARGV[3], which the
+// reader holds decoded (metaCache): the meta holds the first call's
+// arguments, and the thread is written anew whenever it changes. Scripts
 // that only read run in a full Redis too. KEYS: metaKey, turnsKey.
 var withinScript = redis.NewScript(`
 local turns = {}
 if tonumber(redis.call('HGET', KEYS[1], 'weight') or '0') <= tonumber(ARGV[2]) then
   turns = redis.call('LRANGE', KEYS[2], ARGV[1], -1)
 end
-return {redis.call('HGETALL', KEYS[1]), redis.call('LLEN', KEYS[2]), turns}
+local hash
+if ARGV[3] ~= '' and redis.call('HGET', KEYS[1], 'rev') == ARGV[3] then
+  hash = {}
+  local fields = {'rev', 'updated_ns', 'expires_ms', 'client', 'weight', 'files_ms'}
+  local values = redis.call('HMGET', KEYS[1], unpack(fields))
+  for i, f in ipairs(fields) do
+    if values[i] then
+      hash[#hash + 1] = f
+      hash[#hash + 1] = values[i]
+    end
+  end
+else
+  hash = redis.call('HGETALL', KEYS[1])
+end
+return {hash, redis.call('LLEN', KEYS[2]), turns}
 `)
 
 // threadReply takes threadScript's reply apart. A reply of another shape

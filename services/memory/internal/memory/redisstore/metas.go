@@ -48,3 +48,28 @@ func (c *metaCache) decode(id, raw string) (meta, error) {
 	c.mu.Unlock()
 	return m, nil
 }
+
+// held is the revision of the thread's meta the cache holds decoded, or
+// "" for none: a read whose meta is still that one is sent without it
+// (withinScript).
+func (c *metaCache) held(id string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept, ok := c.heads.Get(id)
+	if !ok {
+		return ""
+	}
+	return kept.m.Rev
+}
+
+// ofRev returns the thread's meta at revision rev, when the cache still
+// holds it.
+func (c *metaCache) ofRev(id, rev string) (meta, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept, ok := c.heads.Get(id)
+	if !ok || rev == "" || kept.m.Rev != rev {
+		return meta{}, false
+	}
+	return kept.m, true
+}

@@ -4,7 +4,8 @@
 // the keys that share one live in one slot and a script can touch them all):
 //
 //	zen:{<thread id>}:meta       hash: meta (JSON of the thread without
-//	                             turns), client, updated_ns, expires_ms,
+//	                             turns), rev (the meta's; none before it was
+//	                             kept), client, updated_ns, expires_ms,
 //	                             files_ms, weight (memory.MaxThreadWeight;
 //	                             none before weights were kept)
 //	zen:{<thread id>}:turns      list: one JSON turn per element, gzip'd
@@ -290,7 +291,7 @@ func (s *Store) readFrom(ctx context.Context, id string, from int, now time.Time
 	var turns []string
 	var err error
 	if max < scriptedReads {
-		hash, _, turns, err = threadReply(withinScript.Run(ctx, s.rdb, keys, from, max))
+		hash, _, turns, err = threadReply(withinScript.Run(ctx, s.rdb, keys, from, max, s.metas.held(id)))
 		if err != nil {
 			return nil, meta{}, nil, err
 		}
@@ -353,7 +354,7 @@ func (s *Store) head(id string, h map[string]string, now time.Time) (*memory.Thr
 	if expires <= now.UnixMilli() {
 		return nil, m, memory.ErrNotFound
 	}
-	m, err := s.metas.decode(id, h["meta"])
+	m, err := s.metaOf(id, h)
 	if err != nil {
 		return nil, m, err
 	}
@@ -363,6 +364,22 @@ func (s *Store) head(id string, h map[string]string, now time.Time) (*memory.Thr
 	t.CreatedAt = m.CreatedAt.UTC()
 	t.UpdatedAt, t.ExpiresAt = time.Unix(0, updated).UTC(), time.UnixMilli(expires).UTC()
 	return &t, m, nil
+}
+
+// metaOf is the meta of a thread's hash: decoded from it, or, from a
+// read that held it at the hash's revision (withinScript), the one held.
+// One let go of meanwhile has the thread read again (memory.ReadAgain),
+// holding none.
+func (s *Store) metaOf(id string, h map[string]string) (meta, error) {
+	raw, sent := h["meta"]
+	if !sent {
+		if m, kept := s.metas.ofRev(id, h["rev"]); kept {
+			return m, nil
+		}
+		return meta{}, fmt.Errorf("thread %s: its hash came without its meta, and the meta at its revision "+
+			"is no longer held: %w", id, memory.ErrWrittenAnew)
+	}
+	return s.metas.decode(id, raw)
 }
 
 // thread is the thread m describes, without its turns and the times the

@@ -61,7 +61,7 @@ return 1
 // putScript writes a whole thread. KEYS: the thread's keys, then the
 // client's index keys to update it. ARGV: replace flag, ttl ms, meta JSON,
 // updated_ns, expires_ms, client, update score, id, updated_ms, weight,
-// file count, file shas..., turns... It returns 1 when written, 0 when the id exists
+// file count, the meta's revision, file shas..., turns... It returns 1 when written, 0 when the id exists
 // (and replace is off), -1 when another client's thread holds the id: that
 // one is never replaced. A thread whose meta is this write's (its
 // revision is new to each write) was written by this very script, run
@@ -75,18 +75,19 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
     return 0
   end
 end
-local head = {'meta', ARGV[3], 'updated_ns', ARGV[4], 'expires_ms', ARGV[5], 'client', ARGV[6], 'weight', ARGV[10]}
+local head = {'meta', ARGV[3], 'rev', ARGV[12], 'updated_ns', ARGV[4], 'expires_ms', ARGV[5], 'client', ARGV[6],
+  'weight', ARGV[10]}
 redis.call('HSET', KEYS[1], unpack(head))
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
 redis.call('HSET', KEYS[1], unpack(head))
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 local nf = tonumber(ARGV[11])
 if nf > 0 then
-  inChunks('SADD', KEYS[3], 12, 11 + nf)
+  inChunks('SADD', KEYS[3], 13, 12 + nf)
   redis.call('PEXPIRE', KEYS[3], ARGV[2])
 end
-if #ARGV > 11 + nf then
-  inChunks('RPUSH', KEYS[2], 12 + nf, #ARGV)
+if #ARGV > 12 + nf then
+  inChunks('RPUSH', KEYS[2], 13 + nf, #ARGV)
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
 end
 if #KEYS > 4 then index(KEYS[5], KEYS[6], ARGV[7], ARGV[8], ARGV[5], ARGV[9], ARGV[2]) end

@@ -43,8 +43,9 @@ func (s *Store) encodeTurns(args []any, turns []memory.Turn) ([]any, error) {
 }
 
 func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
+	rev := memory.NewRevision()
 	m, err := memory.Encode(meta{ID: t.ID, ParentID: t.ParentID, ToolName: t.ToolName, ClientID: t.ClientID,
-		CreatedAt: t.CreatedAt, InitialContext: t.InitialContext, Rev: memory.NewRevision()})
+		CreatedAt: t.CreatedAt, InitialContext: t.InitialContext, Rev: rev})
 	if err != nil {
 		return fmt.Errorf("encode thread %s: %w", t.ID, err)
 	}
@@ -55,7 +56,7 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 	}
 	shas := fileSHAs(t.Turns)
 	args := []any{flag, life, string(m), strconv.FormatInt(t.UpdatedAt.UnixNano(), 10), t.ExpiresAt.UnixMilli(),
-		t.ClientID, score(t.UpdatedAt), t.ID, t.UpdatedAt.UnixMilli(), t.Weight, len(shas)}
+		t.ClientID, score(t.UpdatedAt), t.ID, t.UpdatedAt.UnixMilli(), t.Weight, len(shas), rev}
 	if args, err = s.encodeTurns(append(args, shas...), t.Turns); err != nil {
 		return err
 	}
