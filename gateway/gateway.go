@@ -188,11 +188,13 @@ func versionedDoc(version string) ([]byte, error) {
 
 // writeGatewayError answers the generated routes' errors in the one shape
 // (httperr), as the gateway's own routes and guards answer theirs; the
-// default handler would let protojson pick the spacing.
+// default handler would let protojson pick the spacing. A read of a thread
+// the gateway weighed answers memory's refusal of a heavier one its own
+// way (answerWeighed): it may write nothing, and weigh the thread again.
 func writeGatewayError(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter,
 	_ *http.Request, err error) {
-	if grownSinceWeighed(ctx, err) {
-		return // weighed again, and answered then
+	if answerWeighed(ctx, w, err) {
+		return
 	}
 	httpStatus := 0 // the code's
 	if custom := (*runtime.HTTPStatusError)(nil); errors.As(err, &custom) {

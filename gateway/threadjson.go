@@ -3,11 +3,13 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/platform/httperr"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -44,22 +46,23 @@ func (p threadPaths) thread(w http.ResponseWriter, r *http.Request) {
 	case !here:
 		// Memory sends it within the weight made room for (max_weight); one
 		// written anew, heavier, since it was weighed is weighed again, unless
-		// its client asked for less (a 400, saying so).
+		// its client asked for no more than that (a 400, saying so).
+		q := r.URL.Query()
+		asked, err := askedWeight(q)
+		if err != nil {
+			writeStatus(w, err)
+			return
+		}
 		release, err := p.withinRoom(r.Context(), id, generatedCost, p.roomWait, func(weight int64) error {
-			q := r.URL.Query()
-			ctx := r.Context()
-			if asked, err := strconv.ParseInt(q.Get("max_weight"), 10, 64); err != nil || asked <= 0 ||
-				asked > weight {
-				q.Set("max_weight", strconv.FormatInt(weight, 10))
-				ctx = context.WithValue(ctx, weighedKey{}, &weighed{})
+			read, bound := &weighedRead{}, weight
+			if asked > 0 && asked <= weight {
+				read.asked, bound = asked, asked
 			}
-			within := r.Clone(ctx)
+			q.Set("max_weight", strconv.FormatInt(bound, 10))
+			within := r.Clone(context.WithValue(r.Context(), weighedReadKey{}, read))
 			within.URL.RawQuery = q.Encode()
 			p.generated.ServeHTTP(w, within)
-			if g, _ := ctx.Value(weighedKey{}).(*weighed); g != nil && g.grown != nil {
-				return g.grown
-			}
-			return nil
+			return read.grown
 		})
 		if err != nil {
 			writeStatus(w, err)
@@ -115,23 +118,59 @@ func (p threadPaths) thread(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(head[open+1:])
 }
 
-// weighed marks a generated route's read of a thread within the weight
-// the gateway weighed it at: when memory finds it heavier (written anew
-// since), the route's error handler records that in grown and answers
-// nothing, and the thread is weighed again.
-type weighed struct{ grown error }
+// weighedRead is a generated route's read of a thread the gateway has
+// weighed: its error handler (writeGatewayError) answers memory's refusal
+// of a thread heavier than the read's bound (FailedPrecondition) itself.
+type weighedRead struct {
+	// asked is the client's own max_weight, when it bounds the read (it is
+	// at most the weight the gateway weighed); 0 when the gateway's does.
+	asked int64
+	// grown is memory's refusal of a read within the gateway's weight: the
+	// thread was written anew since it was weighed, and is weighed again.
+	grown error
+}
 
-type weighedKey struct{}
+type weighedReadKey struct{}
 
-// grownSinceWeighed reports whether err is memory's refusal of a read the
-// gateway weighed (weighed), recording it for the read to weigh again.
-func grownSinceWeighed(ctx context.Context, err error) bool {
-	g, _ := ctx.Value(weighedKey{}).(*weighed)
-	if g == nil || status.Code(err) != codes.FailedPrecondition {
+// answerWeighed answers err for a weighed read (weighedRead), reporting
+// whether it did: memory's refusal of a read within the gateway's weight
+// is kept for the read to weigh the thread again, and one within the
+// client's own bound is answered 400 in the gateway's words (memory's say
+// to weigh it again).
+func answerWeighed(ctx context.Context, w http.ResponseWriter, err error) bool {
+	read, _ := ctx.Value(weighedReadKey{}).(*weighedRead)
+	if read == nil || status.Code(err) != codes.FailedPrecondition {
 		return false
 	}
-	g.grown = err
+	if read.asked == 0 {
+		read.grown = err
+		return true
+	}
+	httperr.Status(w, http.StatusBadRequest, status.Newf(codes.FailedPrecondition,
+		"the thread weighs more than the max_weight of %d asked for: ask for more, or leave max_weight out",
+		read.asked))
 	return true
+}
+
+// askedWeight is the max_weight a read of a thread asks for, by either of
+// its names, which it takes out of q; 0 for none, or for one that is no
+// positive number (the gateway's own bound applies then).
+func askedWeight(q url.Values) (int64, error) {
+	values := append(q["max_weight"], q["maxWeight"]...)
+	q.Del("max_weight")
+	q.Del("maxWeight")
+	switch len(values) {
+	case 0:
+		return 0, nil
+	case 1:
+		n, err := strconv.ParseInt(values[0], 10, 64)
+		if err != nil || n <= 0 {
+			return 0, nil
+		}
+		return n, nil
+	}
+	return 0, status.Errorf(codes.InvalidArgument, "max_weight (or maxWeight) is given %d times: give it once",
+		len(values))
 }
 
 // generatedCost is how many times a thread's weight the generated route

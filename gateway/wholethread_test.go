@@ -58,7 +58,8 @@ func (m *weighedThreads) GetThread(ctx context.Context, req *memoryv1.GetThreadR
 		return got, nil
 	}
 	if max := req.GetMaxWeight(); max > 0 && got.Weight > max {
-		return nil, status.Error(codes.FailedPrecondition, "heavier than max_weight")
+		return nil, status.Errorf(codes.FailedPrecondition, "thread %s weighs %d, more than the %d it was to be "+
+			"read within: it was written since it was weighed; weigh it again", req.GetThreadId(), got.Weight, max)
 	} else if max < got.Weight {
 		m.past++
 	}
@@ -164,10 +165,34 @@ func TestAThreadGrownSinceItWasWeighedIsWeighedAgain(t *testing.T) {
 				res.Body.String())
 		}
 	}
-	if res := serveGET(t, h, "/v1/threads/"+id+"?view=2&max_weight=1000"); res.Code != http.StatusBadRequest ||
-		!strings.Contains(res.Body.String(), "max_weight") {
-		t.Errorf("GET of a thread heavier than the max_weight asked for: %d %s; want 400, saying so", res.Code,
+	// The client's own bound: refused at once, in the gateway's words
+	// (memory's say to weigh it again), under either of its names.
+	for _, asked := range []string{"max_weight=1000", "maxWeight=1000"} {
+		mem.mu.Lock()
+		basics := mem.basics
+		mem.mu.Unlock()
+		res := serveGET(t, h, "/v1/threads/"+id+"?view=2&"+asked)
+		mem.mu.Lock()
+		weighed := mem.basics - basics
+		mem.mu.Unlock()
+		if res.Code != http.StatusBadRequest || !strings.Contains(res.Body.String(), "the max_weight of 1000 asked") ||
+			weighed != 1 {
+			t.Errorf("GET ?%s of a thread heavier than that: %d %s, weighed %d times; want 400 after one, "+
+				"saying the max_weight asked is too small", asked, res.Code, res.Body.String(), weighed)
+		}
+	}
+	// Asked for what it weighs, grown past the weight first weighed: read
+	// within what was asked once weighed again.
+	mem.mu.Lock()
+	mem.staleOnce[id] = true
+	mem.mu.Unlock()
+	if res := serveGET(t, h, "/v1/threads/"+id+"?view=2&max_weight=65536"); res.Code != http.StatusOK {
+		t.Errorf("GET ?max_weight=65536 of a thread of 65536 first weighed at 1: %d %s; want 200", res.Code,
 			res.Body.String())
+	}
+	res := serveGET(t, h, "/v1/threads/"+id+"?view=2&max_weight=1&max_weight=1000000000")
+	if res.Code != http.StatusBadRequest || !strings.Contains(res.Body.String(), "give it once") {
+		t.Errorf("GET with max_weight twice: %d %s; want 400, saying to give it once", res.Code, res.Body.String())
 	}
 	if mem.past != 0 {
 		t.Errorf("%d threads were read within less than they weigh", mem.past)
