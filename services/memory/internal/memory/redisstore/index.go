@@ -154,8 +154,9 @@ return {redis.call('HGETALL', KEYS[1]), redis.call('LLEN', KEYS[2]),
 // ARGV[1] on, but none when its weight is past ARGV[2]: GetWithin. A
 // thread written before weights were kept weighs nothing here. Its hash
 // comes without the meta when the meta's revision is ARGV[3], which the
-// reader holds decoded (metaCache): the meta holds the first call's
-// arguments, and the thread is written anew whenever it changes. Scripts
+// reader holds decoded (metaCache.held): the meta holds the first call's
+// arguments, and the thread is written anew whenever it changes. The hash
+// then holds only what a read takes from it (Store.headHeld). Scripts
 // that only read run in a full Redis too. KEYS: metaKey, turnsKey.
 var withinScript = redis.NewScript(`
 local turns = {}
@@ -165,7 +166,7 @@ end
 local hash
 if ARGV[3] ~= '' and redis.call('HGET', KEYS[1], 'rev') == ARGV[3] then
   hash = {}
-  local fields = {'rev', 'updated_ns', 'expires_ms', 'client', 'weight', 'files_ms'}
+  local fields = {'rev', 'updated_ns', 'expires_ms', 'weight'}
   local values = redis.call('HMGET', KEYS[1], unpack(fields))
   for i, f in ipairs(fields) do
     if values[i] then

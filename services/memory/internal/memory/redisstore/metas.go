@@ -10,10 +10,11 @@ import (
 
 // metaCache keeps the threads' metas as decoded, by the bytes they were
 // decoded from (memory.Heads). A thread's meta, its first call's
-// arguments among it, changes only when the thread is written anew, yet
-// every read fetches it. Comparing the bytes fetched with those kept costs
-// a fraction of decoding them again, and needs no rule about who wrote
-// them.
+// arguments among it, changes only when the thread is written anew: a
+// continued call's read is not sent it when it is the one held (held),
+// and every other read compares the bytes it fetched with those kept,
+// which costs a fraction of decoding them again and needs no rule about
+// who wrote them.
 type metaCache struct {
 	mu    sync.Mutex
 	heads *memory.Heads[decodedMeta]
@@ -49,27 +50,12 @@ func (c *metaCache) decode(id, raw string) (meta, error) {
 	return m, nil
 }
 
-// held is the revision of the thread's meta the cache holds decoded, or
-// "" for none: a read whose meta is still that one is sent without it
-// (withinScript).
-func (c *metaCache) held(id string) string {
+// held is the thread's meta the cache holds decoded, if any: a read
+// whose meta is still that one is sent without it (withinScript), and
+// takes this one, which the cache may let go of meanwhile.
+func (c *metaCache) held(id string) (meta, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	kept, ok := c.heads.Get(id)
-	if !ok {
-		return ""
-	}
-	return kept.m.Rev
-}
-
-// ofRev returns the thread's meta at revision rev, when the cache still
-// holds it.
-func (c *metaCache) ofRev(id, rev string) (meta, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	kept, ok := c.heads.Get(id)
-	if !ok || rev == "" || kept.m.Rev != rev {
-		return meta{}, false
-	}
-	return kept.m, true
+	return kept.m, ok && kept.m.Rev != ""
 }

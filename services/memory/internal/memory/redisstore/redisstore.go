@@ -290,8 +290,13 @@ func (s *Store) readFrom(ctx context.Context, id string, from int, now time.Time
 	var hash map[string]string
 	var turns []string
 	var err error
+	var held *meta
 	if max < scriptedReads {
-		hash, _, turns, err = threadReply(withinScript.Run(ctx, s.rdb, keys, from, max, s.metas.held(id)))
+		rev := ""
+		if m, ok := s.metas.held(id); ok {
+			held, rev = &m, m.Rev
+		}
+		hash, _, turns, err = threadReply(withinScript.Run(ctx, s.rdb, keys, from, max, rev))
 		if err != nil {
 			return nil, meta{}, nil, err
 		}
@@ -313,7 +318,7 @@ func (s *Store) readFrom(ctx context.Context, id string, from int, now time.Time
 	if len(hash) == 0 {
 		return nil, meta{}, nil, s.missing(ctx, now) // absent: perhaps lost with Redis's data
 	}
-	t, m, err := s.head(id, hash, now)
+	t, m, err := s.headHeld(id, hash, now, held)
 	if err != nil {
 		return nil, meta{}, nil, err
 	}
@@ -346,6 +351,13 @@ func (s *Store) decode(ctx context.Context, id string, h map[string]string, rawT
 
 // head rebuilds a thread without its turns from its hash.
 func (s *Store) head(id string, h map[string]string, now time.Time) (*memory.Thread, meta, error) {
+	return s.headHeld(id, h, now, nil)
+}
+
+// headHeld is head for a hash read holding a meta (withinScript), which
+// comes without its meta when it is the one held.
+func (s *Store) headHeld(id string, h map[string]string, now time.Time, held *meta) (*memory.Thread, meta,
+	error) {
 	var m meta
 	if len(h) == 0 {
 		return nil, m, memory.ErrNotFound
@@ -354,9 +366,13 @@ func (s *Store) head(id string, h map[string]string, now time.Time) (*memory.Thr
 	if expires <= now.UnixMilli() {
 		return nil, m, memory.ErrNotFound
 	}
-	m, err := s.metaOf(id, h)
-	if err != nil {
-		return nil, m, err
+	if raw, sent := h["meta"]; !sent && held != nil && h["rev"] == held.Rev {
+		m = *held
+	} else {
+		var err error
+		if m, err = s.metas.decode(id, raw); err != nil {
+			return nil, m, err
+		}
 	}
 	updated, _ := strconv.ParseInt(h["updated_ns"], 10, 64)
 	t := m.thread()
@@ -364,22 +380,6 @@ func (s *Store) head(id string, h map[string]string, now time.Time) (*memory.Thr
 	t.CreatedAt = m.CreatedAt.UTC()
 	t.UpdatedAt, t.ExpiresAt = time.Unix(0, updated).UTC(), time.UnixMilli(expires).UTC()
 	return &t, m, nil
-}
-
-// metaOf is the meta of a thread's hash: decoded from it, or, from a
-// read that held it at the hash's revision (withinScript), the one held.
-// One let go of meanwhile has the thread read again (memory.ReadAgain),
-// holding none.
-func (s *Store) metaOf(id string, h map[string]string) (meta, error) {
-	raw, sent := h["meta"]
-	if !sent {
-		if m, kept := s.metas.ofRev(id, h["rev"]); kept {
-			return m, nil
-		}
-		return meta{}, fmt.Errorf("thread %s: its hash came without its meta, and the meta at its revision "+
-			"is no longer held: %w", id, memory.ErrWrittenAnew)
-	}
-	return s.metas.decode(id, raw)
 }
 
 // thread is the thread m describes, without its turns and the times the

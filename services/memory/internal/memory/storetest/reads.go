@@ -59,6 +59,32 @@ func RunShared(t *testing.T, newPair func(t *testing.T) (reader, writer memory.S
 		want(t, r, th.ID, "q1", "a1", "q2", "a2", "q3", "a3", "q4", "a4")
 	})
 
+	t.Run("a thread read within a weight, as a call reads it, has its initial context as it is now",
+		func(t *testing.T) {
+			r, w := newPair(t)
+			th := newThread("")
+			th.Turns, th.InitialContext = exchange("q1", "a1"), map[string]any{"prompt": "first"}
+			if err := w.Create(ctx, th); err != nil {
+				t.Fatal(err)
+			}
+			within := func(want string) {
+				t.Helper()
+				got, _, err := r.GetWithin(ctx, th.ID, later, 1<<20)
+				if err != nil || got.InitialContext["prompt"] != want {
+					t.Fatalf("read within 1 MiB: %+v, %v; want the initial context's prompt %q", got, err, want)
+				}
+			}
+			within("first")
+			appendTo(t, w, th.ID, exchange("q2", "a2"))
+			within("first")
+			again := *th
+			again.InitialContext = map[string]any{"prompt": "replaced"}
+			if err := w.Import(ctx, []*memory.Thread{&again}, true); err != nil {
+				t.Fatal(err)
+			}
+			within("replaced")
+		})
+
 	t.Run("a thread replaced by an import reads as replaced", func(t *testing.T) {
 		r, w := newPair(t)
 		th := create(t, w, exchange("old q", "old a"))
