@@ -120,7 +120,7 @@ func (p threadPaths) thread(w http.ResponseWriter, r *http.Request) {
 
 // weighedRead is a generated route's read of a thread the gateway has
 // weighed: its error handler (writeGatewayError) answers memory's refusal
-// of a thread heavier than the read's bound (FailedPrecondition) itself.
+// of a thread heavier than the read's bound (heavierThanAsked) itself.
 type weighedRead struct {
 	// asked is the client's own max_weight, when it bounds the read (it is
 	// at most the weight the gateway weighed); 0 when the gateway's does.
@@ -139,7 +139,7 @@ type weighedReadKey struct{}
 // to weigh it again).
 func answerWeighed(ctx context.Context, w http.ResponseWriter, err error) bool {
 	read, _ := ctx.Value(weighedReadKey{}).(*weighedRead)
-	if read == nil || status.Code(err) != codes.FailedPrecondition {
+	if read == nil || !heavierThanAsked(err) {
 		return false
 	}
 	if read.asked == 0 {

@@ -8,6 +8,7 @@ import (
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/platform/auth"
+	"github.com/zenmcp/zen/services/platform/origin"
 	"github.com/zenmcp/zen/services/platform/slots"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -69,7 +70,7 @@ func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait
 			return nil, err
 		}
 		release = p.holders.Hold(client, release)
-		if err := readHolding(weight, read, release); status.Code(err) != codes.FailedPrecondition {
+		if err := readHolding(weight, read, release); !heavierThanAsked(err) {
 			if err != nil {
 				return nil, err
 			}
@@ -77,6 +78,13 @@ func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait
 		}
 	}
 	return nil, status.Errorf(codes.Unavailable, "thread %s kept changing while the gateway read it: try again", id)
+}
+
+// heavierThanAsked reports whether err is memory's refusal of a thread
+// heavier than the max_weight a read asked for.
+func heavierThanAsked(err error) bool {
+	reason, _ := origin.Of(err)
+	return reason == origin.HeavierThanAsked
 }
 
 // readHolding runs read, giving the room back if it fails, or panics (a

@@ -13,6 +13,7 @@ import (
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/platform/auth"
+	"github.com/zenmcp/zen/services/platform/origin"
 	"github.com/zenmcp/zen/services/platform/slowbody"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -29,8 +30,17 @@ type weighedThreads struct {
 	weights   map[string]int64
 	mu        sync.Mutex
 	staleOnce map[string]bool
-	past      int // full reads asked within less than their thread weighs, and sent
-	basics    int // basic views asked
+	past      int   // full reads asked within less than their thread weighs, and sent
+	basics    int   // basic views asked
+	refusal   error // memory's answer to every full read, when set
+}
+
+// refusedAsHeavier is memory's refusal of a read of a thread heavier than
+// its max_weight.
+func refusedAsHeavier(id string, weight, max int64) error {
+	return origin.Error(codes.FailedPrecondition, fmt.Sprintf("thread %s weighs %d, more than the %d it was to "+
+		"be read within: it was written since it was weighed; weigh it again", id, weight, max),
+		origin.HeavierThanAsked, nil)
 }
 
 func (m *weighedThreads) weight(t *memoryv1.Thread) int64 {
@@ -57,9 +67,11 @@ func (m *weighedThreads) GetThread(ctx context.Context, req *memoryv1.GetThreadR
 		}
 		return got, nil
 	}
+	if m.refusal != nil {
+		return nil, m.refusal
+	}
 	if max := req.GetMaxWeight(); max > 0 && got.Weight > max {
-		return nil, status.Errorf(codes.FailedPrecondition, "thread %s weighs %d, more than the %d it was to be "+
-			"read within: it was written since it was weighed; weigh it again", req.GetThreadId(), got.Weight, max)
+		return nil, refusedAsHeavier(req.GetThreadId(), got.Weight, max)
 	} else if max < got.Weight {
 		m.past++
 	}
@@ -73,7 +85,7 @@ func (m *weighedThreads) ExportThreads(req *memoryv1.ExportThreadsRequest,
 			continue
 		}
 		if max := req.GetMaxWeight(); max < m.weight(t) {
-			return status.Error(codes.FailedPrecondition, "heavier than max_weight")
+			return refusedAsHeavier(t.GetThreadId(), m.weight(t), max)
 		}
 		return stream.Send(&memoryv1.ExportThreadsResponse{Thread: t})
 	}
@@ -190,6 +202,25 @@ func TestAThreadGrownSinceItWasWeighedIsWeighedAgain(t *testing.T) {
 		t.Errorf("GET ?max_weight=65536 of a thread of 65536 first weighed at 1: %d %s; want 200", res.Code,
 			res.Body.String())
 	}
+	// Memory's other refusals reach the client as they are, after one
+	// weighing: taken for a thread grown, one came back 503, "kept changing".
+	mem.mu.Lock()
+	mem.refusal = status.Error(codes.FailedPrecondition, "some other precondition")
+	basics := mem.basics
+	mem.mu.Unlock()
+	for _, path := range []string{"/v1/threads/" + id, generated} {
+		res := serveGET(t, h, path)
+		if res.Code != http.StatusBadRequest || !strings.Contains(res.Body.String(), "some other precondition") {
+			t.Errorf("GET %s refused by memory for another reason: %d %s; want 400 with memory's words", path,
+				res.Code, res.Body.String())
+		}
+	}
+	mem.mu.Lock()
+	if weighed := mem.basics - basics; weighed != 2 {
+		t.Errorf("two reads refused for another reason were weighed %d times; want once each", weighed)
+	}
+	mem.refusal = nil
+	mem.mu.Unlock()
 	res := serveGET(t, h, "/v1/threads/"+id+"?view=2&max_weight=1&max_weight=1000000000")
 	if res.Code != http.StatusBadRequest || !strings.Contains(res.Body.String(), "give it once") {
 		t.Errorf("GET with max_weight twice: %d %s; want 400, saying to give it once", res.Code, res.Body.String())

@@ -3,6 +3,7 @@ package grpcapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"time"
@@ -261,9 +262,9 @@ func (s *Server) exportOne(ctx context.Context, stream grpc.ServerStreamingServe
 // (GetThreadRequest.max_weight).
 func within(t *memory.Thread, max int64) error {
 	if max > 0 && t.Weight > max {
-		return status.Errorf(codes.FailedPrecondition, "thread %s weighs %s, more than the %s it was to be read "+
-			"within: it was written since it was weighed; weigh it again", t.ID, memory.InUnits(t.Weight),
-			memory.InUnits(max))
+		return origin.Error(codes.FailedPrecondition, fmt.Sprintf("thread %s weighs %s, more than the %s it was "+
+			"to be read within: it was written since it was weighed; weigh it again", t.ID,
+			memory.InUnits(t.Weight), memory.InUnits(max)), origin.HeavierThanAsked, nil)
 	}
 	return nil
 }
