@@ -168,21 +168,7 @@ func (c *turnsRead) count(cmd redis.Cmder) {
 func TestAReadAfterAnAppendReadsNoTurns(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
-	_, s := miniStore(t)
-	var read turnsRead
-	s.rdb.(*redis.Client).AddHook(&read)
-	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
-		ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{{Role: memory.RoleUser, Content: "q1"}}}
-	if err := s.Create(ctx, th); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Get(ctx, th.ID, now); err != nil {
-		t.Fatal(err)
-	}
-	turns := []memory.Turn{{Role: memory.RoleAssistant, Content: "a1"}, {Role: memory.RoleUser, Content: "q2"}}
-	if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, turns, 10, now, now.Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
+	s, th, read := readThenAppended(t, now, nil)
 	before := read.n.Load()
 	got, err := s.Get(ctx, th.ID, now)
 	if err != nil {
@@ -196,19 +182,18 @@ func TestAReadAfterAnAppendReadsNoTurns(t *testing.T) {
 	}
 }
 
-// A continued call's read fetches the thread's meta only when it was
-// written anew since this process decoded it: the meta holds the first
-// call's arguments (the initial context), and a read after an append took
-// 0.84 ms with one of 400 KB against 0.12 with a prompt of 100 bytes.
-func TestAReadAfterAnAppendFetchesNoInitialContext(t *testing.T) {
+// readThenAppended is a thread of one turn, with initial context, read
+// once, then appended two turns to, as a continued call finds it; and
+// what Redis has returned to the store's reads since it was created.
+func readThenAppended(t *testing.T, now time.Time, initial map[string]any) (*Store, *memory.Thread, *turnsRead) {
+	t.Helper()
 	ctx := context.Background()
-	now := time.Now()
 	_, s := miniStore(t)
-	var read turnsRead
-	s.rdb.(*redis.Client).AddHook(&read)
+	read := &turnsRead{}
+	s.rdb.(*redis.Client).AddHook(read)
 	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
 		ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{{Role: memory.RoleUser, Content: "q1"}},
-		InitialContext: map[string]any{"prompt": strings.Repeat("x", 64<<10)}}
+		InitialContext: initial}
 	if err := s.Create(ctx, th); err != nil {
 		t.Fatal(err)
 	}
@@ -219,6 +204,17 @@ func TestAReadAfterAnAppendFetchesNoInitialContext(t *testing.T) {
 	if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, turns, 10, now, now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
+	return s, th, read
+}
+
+// A continued call's read fetches the thread's meta only when it was
+// written anew since this process decoded it: the meta holds the first
+// call's arguments (the initial context), and a read after an append took
+// 0.84 ms with one of 400 KB against 0.12 with a prompt of 100 bytes.
+func TestAReadAfterAnAppendFetchesNoInitialContext(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	s, th, read := readThenAppended(t, now, map[string]any{"prompt": strings.Repeat("x", 64<<10)})
 	before := read.metaBytes.Load()
 	got, _, err := s.GetWithin(ctx, th.ID, now, 1<<20) // as a continued call's prepare reads it
 	if err != nil {
