@@ -44,31 +44,7 @@ func (p threadPaths) thread(w http.ResponseWriter, r *http.Request) {
 		p.generated.ServeHTTP(w, r)
 		return
 	case !here:
-		// Memory sends it within the weight made room for (max_weight); one
-		// written anew, heavier, since it was weighed is weighed again, unless
-		// its client asked for no more than that (a 400, saying so).
-		q := r.URL.Query()
-		asked, err := askedWeight(q)
-		if err != nil {
-			writeStatus(w, err)
-			return
-		}
-		release, err := p.withinRoom(r.Context(), id, generatedCost, p.roomWait, func(weight int64) error {
-			read, bound := &weighedRead{}, weight
-			if asked > 0 && asked <= weight {
-				read.asked, bound = asked, asked
-			}
-			q.Set("max_weight", strconv.FormatInt(bound, 10))
-			within := r.Clone(context.WithValue(r.Context(), weighedReadKey{}, read))
-			within.URL.RawQuery = q.Encode()
-			p.generated.ServeHTTP(w, within)
-			return read.grown
-		})
-		if err != nil {
-			writeStatus(w, err)
-			return
-		}
-		release()
+		p.generatedWithin(w, r, id)
 		return
 	}
 	got, release, err := p.wholeThread(r.Context(), id, 1)
@@ -116,6 +92,36 @@ func (p threadPaths) thread(w http.ResponseWriter, r *http.Request) {
 		turns[i] = nil
 	}
 	_, _ = w.Write(head[open+1:])
+}
+
+// generatedWithin answers a read of thread id through the generated route,
+// within the gateway's room at what its whole answer costs. Memory sends
+// the thread within the weight made room for (max_weight); one written
+// anew, heavier, since it was weighed is weighed again, unless its client
+// asked for no more than that (a 400, saying so).
+func (p threadPaths) generatedWithin(w http.ResponseWriter, r *http.Request, id string) {
+	q := r.URL.Query()
+	asked, err := askedWeight(q)
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	release, err := p.withinRoom(r.Context(), id, generatedCost, p.roomWait, func(weight int64) error {
+		read, bound := &weighedRead{}, weight
+		if asked > 0 && asked <= weight {
+			read.asked, bound = asked, asked
+		}
+		q.Set("max_weight", strconv.FormatInt(bound, 10))
+		within := r.Clone(context.WithValue(r.Context(), weighedReadKey{}, read))
+		within.URL.RawQuery = q.Encode()
+		p.generated.ServeHTTP(w, within)
+		return read.grown
+	})
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	release()
 }
 
 // weighedRead is a generated route's read of a thread the gateway has

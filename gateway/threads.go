@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"errors"
-	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -151,7 +150,7 @@ func (p threadPaths) exportNext(ctx context.Context, id string, wrote bool) ([]b
 		return p.exportLine(ctx, id, p.roomWait)
 	}
 	for {
-		line, release, err := p.exportLine(ctx, id, untilTheClientLeaves)
+		line, release, err := p.exportLine(ctx, id, slots.UntilTheCallerLeaves)
 		if reason, _ := origin.Of(err); status.Code(err) != codes.ResourceExhausted || reason == origin.StoreFull {
 			return line, release, err
 		}
@@ -162,9 +161,6 @@ func (p threadPaths) exportNext(ctx context.Context, id string, wrote bool) ([]b
 		}
 	}
 }
-
-// untilTheClientLeaves is a wait that only the client's leaving ends.
-const untilTheClientLeaves = time.Duration(math.MaxInt64)
 
 // exportCost is how many times a thread's weight an export holds to write
 // it: the thread and its line.

@@ -46,7 +46,7 @@ func (p threadPaths) wholeThread(ctx context.Context, id string, cost int64) (*m
 func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait time.Duration,
 	read func(weight int64) error) (func(), error) {
 	client := auth.Client(ctx)
-	holding := wait < untilTheClientLeaves && client != "" && p.holders.Holding(client)
+	holding := wait < slots.UntilTheCallerLeaves && client != "" && p.holders.Holding(client)
 	if holding {
 		// Its reads waiting for room behind one it holds (a thread read
 		// slowly) would keep every other client's behind them: 9 s for a
@@ -54,7 +54,7 @@ func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait
 		// and none would wait.
 		wait = 0
 	}
-	until := time.Now().Add(wait) // Add saturates: untilTheClientLeaves stays so
+	until := time.Now().Add(wait) // centuries ahead for slots.UntilTheCallerLeaves
 	for range readAttempts {
 		basic, err := p.memory.GetThread(ctx, &memoryv1.GetThreadRequest{ThreadId: id,
 			View: memoryv1.ThreadView_THREAD_VIEW_BASIC})

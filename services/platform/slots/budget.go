@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"time"
 )
@@ -46,6 +47,10 @@ type waiter struct {
 	arrived uint64
 	granted chan struct{} // closed once its weight is its own
 }
+
+// UntilTheCallerLeaves is a wait for Take that only its caller's leaving
+// (its context) ends.
+const UntilTheCallerLeaves = time.Duration(math.MaxInt64)
 
 // NewBudget allows work weighing size in all at once.
 func NewBudget(size int64) *Budget {

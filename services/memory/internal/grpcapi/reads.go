@@ -17,8 +17,8 @@ import (
 // one client (a verified token's name, or, without tokens, every caller),
 // apart for calls' prepares and for the rest (a read, an export, a
 // history, and a branch, which reads a head): an export holds its slot
-// while a slow client takes it, and
-// must not hold up the calls. A read is counted until memory's work on it
+// while a slow client takes it, and must not hold up the calls. A read is
+// counted until memory's work on it
 // ends, not until its caller leaves: memory cannot stop a read in flight
 // (go-redis reads a reply to its end), and clients that dropped reads of a
 // 60 MB thread as fast as they sent them had memory read 36 at once,
@@ -29,8 +29,9 @@ const threadReadsEach = 8
 
 // readWait bounds how long a read waits for one of its client's slots
 // before it is refused, and again for room in its kind's budget, however
-// often it makes room (up to twice readWait in all): a caller without a deadline (an MCP resource
-// read) would wait as long as a slow export's client. An export's threads
+// often it makes room (up to twice readWait in all): a caller without a
+// deadline (an MCP resource read) would wait as long as a slow export's
+// client. An export's threads
 // wait for room as long as their client does (exportOne): one refused
 // halfway could not be taken up where it stopped.
 const readWait = 10 * time.Second
@@ -100,21 +101,17 @@ type held struct {
 	reads      threadReads
 	wait       time.Duration
 	slot, room func()
-	until      time.Time // the wait's end, from the first admit; none for untilTheClientLeaves
+	until      time.Time // the wait's end, from the first admit
 }
 
 // admit is a memory.Admit: room made again replaces the room made before,
 // within what is left of the wait.
 func (h *held) admit(ctx context.Context, weight int64) error {
 	h.giveBack()
-	wait := h.wait
-	if wait < untilTheClientLeaves {
-		if h.until.IsZero() {
-			h.until = time.Now().Add(wait)
-		}
-		wait = time.Until(h.until)
+	if h.until.IsZero() {
+		h.until = time.Now().Add(h.wait) // centuries ahead for slots.UntilTheCallerLeaves
 	}
-	room, err := h.reads.room(ctx, weight, wait)
+	room, err := h.reads.room(ctx, weight, time.Until(h.until))
 	if err != nil {
 		return err
 	}

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"time"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
 	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/origin"
+	"github.com/zenmcp/zen/services/platform/slots"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -217,7 +217,9 @@ func (s *Server) exportAll(ctx context.Context,
 		return err
 	}
 	for _, id := range ids {
-		err := s.exportOne(ctx, stream, id, untilTheClientLeaves, 0)
+		// As long as its client waits: an export refused halfway could not
+		// be taken up where it stopped.
+		err := s.exportOne(ctx, stream, id, slots.UntilTheCallerLeaves, 0)
 		if err != nil && !errors.Is(err, memory.ErrNotFound) {
 			return err
 		}
@@ -232,16 +234,11 @@ const maxExportThreads = 100_000
 // exportPage is how many threads' heads an export lists at a time.
 const exportPage = 100
 
-// untilTheClientLeaves is how long each thread of a whole export waits for
-// room in the reads' budget: as long as its client does, since an export
-// refused halfway could not be taken up where it stopped.
-const untilTheClientLeaves = time.Duration(math.MaxInt64)
-
 // exportOne reads one thread of an export alone (an export carries no
 // ancestor), once the reads' budget has room for it, waiting up to wait,
-// and sends it, unless it weighs more than max (within). The room is given back once the answer is built, before it
-// is sent: a client that takes its export slowly would hold up every
-// client's reads.
+// and sends it, unless it weighs more than max (within). The room is given
+// back once the answer is built, before it is sent: a client that takes
+// its export slowly would hold up every client's reads.
 func (s *Server) exportOne(ctx context.Context, stream grpc.ServerStreamingServer[memoryv1.ExportThreadsResponse],
 	id string, wait time.Duration, max int64) error {
 	read := &held{reads: s.reads, wait: wait}
@@ -249,12 +246,14 @@ func (s *Server) exportOne(ctx context.Context, stream grpc.ServerStreamingServe
 	if err == nil {
 		err = within(t, max)
 	}
+	var msg *memoryv1.ExportThreadsResponse
+	if err == nil {
+		msg = &memoryv1.ExportThreadsResponse{Thread: toProtoThread(t)}
+	}
+	read.done()
 	if err != nil {
-		read.done()
 		return err
 	}
-	msg := &memoryv1.ExportThreadsResponse{Thread: toProtoThread(t)}
-	read.done()
 	return stream.Send(msg)
 }
 

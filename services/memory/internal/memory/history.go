@@ -114,7 +114,7 @@ func (s *Service) selectFiles(ctx context.Context, sel *Selection, charge *count
 	if err != nil {
 		return err
 	}
-	var unread []string
+	var kept []string
 	for i, c := range candidates {
 		if costs[i] < 0 || sel.FileTokens+costs[i] > sel.FileBudget {
 			sel.OmittedFiles++ // expired, never stored, or over the budget
@@ -123,11 +123,9 @@ func (s *Service) selectFiles(ctx context.Context, sel *Selection, charge *count
 		c.Tokens = costs[i]
 		sel.FileTokens += c.Tokens
 		sel.Files = append(sel.Files, c)
-		if _, ok := read[c.SHA256]; !ok {
-			unread = append(unread, c.SHA256)
-		}
+		kept = append(kept, c.SHA256)
 	}
-	if err := s.readBlobs(ctx, read, unread, now); err != nil {
+	if err := s.readBlobs(ctx, read, kept, now); err != nil { // those read to weigh them are not read again
 		return err
 	}
 	sel.Files = slices.DeleteFunc(sel.Files, func(f HistoryFile) bool {
