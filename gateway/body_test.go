@@ -255,8 +255,10 @@ func TestBodiesReadAtOnceHaveABound(t *testing.T) {
 	small := func() io.Reader { return strings.NewReader(`{"model":"auto"}`) }
 	held := []*io.PipeWriter{hold("alice"), hold("alice"), hold("bob")}
 	if rec := post("carol", small()); rec.Code != http.StatusTooManyRequests ||
-		!strings.Contains(rec.Body.String(), "3 requests with a body are running on this gateway") {
-		t.Errorf("carol's while 3 run: %d %s, want 429 naming the gateway's bound", rec.Code, rec.Body)
+		!strings.Contains(rec.Body.String(), "3 requests with a body are running on this gateway") ||
+		rec.Header().Get("Retry-After") == "" {
+		t.Errorf("carol's while 3 run: %d %s (Retry-After %q), want 429 naming the gateway's bound, "+
+			"saying when to try again", rec.Code, rec.Body, rec.Header().Get("Retry-After"))
 	}
 	get := httptest.NewRequest("GET", "http://localhost/v1/models", small())
 	get = get.WithContext(auth.WithClient(get.Context(), "carol"))

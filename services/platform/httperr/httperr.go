@@ -26,6 +26,12 @@ type Body struct {
 	Details []json.RawMessage `json:"details"`
 }
 
+// retryAfter is the Retry-After of a 429 or a 503 whose route does not
+// know how long its client should wait, in seconds: the conditions behind
+// them (room taken, a store reconnecting, a thread rewritten while read)
+// last about that long.
+const retryAfter = "1"
+
 // Error answers code and msg with the HTTP status grpc-gateway gives code.
 func Error(w http.ResponseWriter, code codes.Code, msg string) {
 	Status(w, 0, status.New(code, msg))
@@ -63,6 +69,13 @@ func Status(w http.ResponseWriter, httpStatus int, st *status.Status) {
 	if err := enc.Encode(b); err != nil {
 		buf.Reset()
 		fmt.Fprintf(&buf, "{\"code\":%d,\"message\":\"zen could not encode an error\",\"details\":[]}\n", codes.Internal)
+	}
+	if (httpStatus == http.StatusTooManyRequests || httpStatus == http.StatusServiceUnavailable) &&
+		w.Header().Get("Retry-After") == "" {
+		// Both say "later": a client told when tries again then, not at
+		// once nor never. A route that knows how long its client should
+		// wait (a room's wait) has said so already.
+		w.Header().Set("Retry-After", retryAfter)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	// The message may quote what the client sent (a path a page sent a

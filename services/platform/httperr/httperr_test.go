@@ -36,37 +36,51 @@ func TestOneShape(t *testing.T) {
 		name  string
 		write func(http.ResponseWriter)
 		want  answer
+		// retryAfter is the answer's Retry-After: a client told 429 or 503
+		// is told when to try again.
+		retryAfter string
 	}{
 		{"code alone", func(w http.ResponseWriter) { Error(w, codes.NotFound, "thread t1 was not found") },
-			answer{404, "application/json", `{"code":5,"message":"thread t1 was not found","details":[]}` + "\n"}},
+			answer{404, "application/json", `{"code":5,"message":"thread t1 was not found","details":[]}` + "\n"}, ""},
 		{"HTML left as written", func(w http.ResponseWriter) {
 			Error(w, codes.Unauthenticated, "send Authorization: Bearer <token> & retry")
 		}, answer{401, "application/json",
-			`{"code":16,"message":"send Authorization: Bearer <token> & retry","details":[]}` + "\n"}},
+			`{"code":16,"message":"send Authorization: Bearer <token> & retry","details":[]}` + "\n"}, ""},
 		{"a status of its own", func(w http.ResponseWriter) {
 			Status(w, http.StatusUnsupportedMediaType, status.New(codes.InvalidArgument, "send JSON"))
-		}, answer{415, "application/json", `{"code":3,"message":"send JSON","details":[]}` + "\n"}},
+		}, answer{415, "application/json", `{"code":3,"message":"send JSON","details":[]}` + "\n"}, ""},
 		{"details compacted", func(w http.ResponseWriter) { FromError(w, withDetail.Err()) },
 			answer{503, "application/json", `{"code":14,"message":"router is down","details":[` +
-				`{"@type":"type.googleapis.com/google.protobuf.StringValue","value":"router"}]}` + "\n"}},
+				`{"@type":"type.googleapis.com/google.protobuf.StringValue","value":"router"}]}` + "\n"}, "1"},
 		{"an error without a status", func(w http.ResponseWriter) { FromError(w, fmt.Errorf("boom")) },
-			answer{500, "application/json", `{"code":2,"message":"boom","details":[]}` + "\n"}},
+			answer{500, "application/json", `{"code":2,"message":"boom","details":[]}` + "\n"}, ""},
 		// Not 429, which clients retry as a rate limit.
 		{"a full store", func(w http.ResponseWriter) {
 			FromError(w, origin.Error(codes.ResourceExhausted, "memory: the store is full", origin.StoreFull, nil))
 		}, answer{507, "application/json", `{"code":8,"message":"memory: the store is full","details":[` +
-			`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"STORE_FULL","domain":"zen"}]}` + "\n"}},
+			`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"STORE_FULL","domain":"zen"}]}` + "\n"}, ""},
 		{"another exhausted resource", func(w http.ResponseWriter) {
 			Error(w, codes.ResourceExhausted, "too many calls")
-		}, answer{429, "application/json", `{"code":8,"message":"too many calls","details":[]}` + "\n"}},
+		}, answer{429, "application/json", `{"code":8,"message":"too many calls","details":[]}` + "\n"}, "1"},
+		// A route that knows how long its client should wait says so first.
+		{"a wait of the route's own", func(w http.ResponseWriter) {
+			w.Header().Set("Retry-After", "10")
+			Status(w, http.StatusTooManyRequests, status.New(codes.ResourceExhausted, "busy"))
+		}, answer{429, "application/json", `{"code":8,"message":"busy","details":[]}` + "\n"}, "10"},
+		{"unavailable", func(w http.ResponseWriter) { Error(w, codes.Unavailable, "memory is restarting") },
+			answer{503, "application/json", `{"code":14,"message":"memory is restarting","details":[]}` + "\n"}, "1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := record(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { tt.write(w) }),
-				httptest.NewRequest("GET", "/", nil))
+			rec := httptest.NewRecorder()
+			tt.write(rec)
+			got := answer{rec.Code, rec.Header().Get("Content-Type"), rec.Body.String()}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if got := rec.Header().Get("Retry-After"); got != tt.retryAfter {
+				t.Errorf("Retry-After %q, want %q", got, tt.retryAfter)
 			}
 		})
 	}
