@@ -2,22 +2,30 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/zenmcp/zen/services/platform/config"
 )
 
-// dotEnvFiles are the .env files zen reads, in precedence order: the
-// working directory's, then the user's (userDotEnv), so that `zen stdio`,
-// which an agent starts in whatever directory it likes, still finds the
-// user's keys. The process environment wins over both
-// (config.WithDotEnvFiles). The paths are absolute: messages quote them.
-func dotEnvFiles(getenv config.Getenv) []string {
-	files := []string{dotEnvFile}
-	if abs, err := filepath.Abs(dotEnvFile); err == nil {
-		files[0] = abs
+// dotEnvFiles are the .env files role reads, in precedence order: the
+// working directory's, then the user's (userDotEnv). The process
+// environment wins over both (config.WithDotEnvFiles). stdio reads the
+// user's alone: an agent starts it in whatever project it opens, and that
+// project's .env is the project's, not zen's. Read, a cloned repository's
+// .env could send the user's key and every prompt to a provider URL of its
+// choosing, or run commands named in a clients file. The paths are
+// absolute: messages quote them.
+func dotEnvFiles(getenv config.Getenv, role string) []string {
+	var files []string
+	if role != "stdio" {
+		here := dotEnvFile
+		if abs, err := filepath.Abs(dotEnvFile); err == nil {
+			here = abs
+		}
+		files = append(files, here)
 	}
-	if user := userDotEnv(getenv); user != "" && user != files[0] {
+	if user := userDotEnv(getenv); user != "" && !slices.Contains(files, user) {
 		files = append(files, user)
 	}
 	return files

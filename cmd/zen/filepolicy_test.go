@@ -78,7 +78,7 @@ func TestZenOwnFiles(t *testing.T) {
 		"OPENAI_MODELS_CONFIG_PATH": "/etc/zen/openai.json", "CUSTOM_MODELS_CONFIG_PATH": "/etc/zen/custom.json",
 	}
 	getenv := func(k string) string { return env[k] }
-	dotEnvs := dotEnvFiles(getenv)
+	dotEnvs := dotEnvFiles(getenv, "serve")
 	want := []string{dotEnvs[0], "/home/ann/.config/zen/.env", "/etc/zen/tokens", "/etc/zen/clis",
 		"/tls/cert.pem", "/tls/key.pem", "/tls/ca.pem", "/etc/zen/openai.json", "/etc/zen/custom.json",
 		"/home/ann/.zen/cli_clients", "/home/ann/.local/state/zen"}

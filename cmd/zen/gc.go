@@ -23,12 +23,8 @@ const memoryLimitShare = 0.75
 // memory limit, unless GOGC and GOMEMLIMIT say otherwise (Go reads those
 // itself).
 func tuneGC(getenv func(string) string, args []string) {
-	role := ""
-	if len(args) > 0 {
-		role = args[0]
-	}
 	if getenv("GOGC") == "" {
-		debug.SetGCPercent(gcTarget(role))
+		debug.SetGCPercent(gcTarget(command(args)))
 	}
 	if getenv("GOMEMLIMIT") != "" {
 		return

@@ -36,7 +36,16 @@ func main() {
 	}
 	if err != nil {
 		// Scrubbed like every log line: a startup error may quote a value.
-		fmt.Fprintln(os.Stderr, "zen:", loadSecrets(os.Getenv, dotEnvFiles(os.Getenv)...).String(err.Error()))
+		fmt.Fprintln(os.Stderr, "zen:", loadSecrets(os.Getenv, dotEnvFiles(os.Getenv, command(os.Args[1:]))...).
+			String(err.Error()))
 		os.Exit(1)
 	}
+}
+
+// command is the command args name (the role, for most), or "" for none.
+func command(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
 }

@@ -98,7 +98,10 @@ func TestNoKeyStillStarts(t *testing.T) {
 			t.Parallel()
 			dir, xdg := t.TempDir(), t.TempDir()
 			zc := layout.start(t, dir, xdg)
-			if !zc.shared {
+			switch {
+			case layout.name == "stdio": // a project's .env is not zen's
+				zc.envFiles = []string{filepath.Join(xdg, "zen", ".env")}
+			case !zc.shared:
 				zc.envFiles = []string{filepath.Join(dir, ".env"), filepath.Join(xdg, "zen", ".env")}
 			}
 			checkFirstContact(t, zc)
@@ -176,8 +179,9 @@ func checkFirstContact(t *testing.T, zc firstContact) {
 }
 
 // TestUserDotEnvReachesTheRouter: keys in $XDG_CONFIG_HOME/zen/.env reach
-// a zen started in any directory; the working directory's .env wins over
-// them, and the process environment over both.
+// a zen stdio started in any directory, and the process environment wins
+// over them. (The working directory's .env, a project's, is not read:
+// TestAProjectsDotEnvDoesNotConfigureStdio.)
 func TestUserDotEnvReachesTheRouter(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -186,7 +190,6 @@ func TestUserDotEnvReachesTheRouter(t *testing.T) {
 		want                    string
 	}{
 		{name: "user file only", users: true, want: "users"},
-		{name: "project over user", project: true, users: true, want: "project"},
 		{name: "process over both", process: true, project: true, users: true, want: "process"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -62,7 +62,7 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 	if !ok {
 		return fmt.Errorf("unknown command %q; commands are %s", role, "serve, stdio, edge, memory, router, executor, gateway, health, version")
 	}
-	envFiles := dotEnvFiles(getenv)
+	envFiles := dotEnvFiles(getenv, role)
 	getenv, err := config.WithDotEnvFiles(envFiles, getenv)
 	if err != nil {
 		return fmt.Errorf(".env: %w", err)

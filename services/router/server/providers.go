@@ -93,12 +93,16 @@ func setupHelp(files []string) string {
 		}
 		vars = append(vars, v)
 	}
-	named := envFilesInGeneral
-	if len(files) > 0 {
-		named = strings.Join(files, ", then ")
-	}
-	where := "in zen's environment or in a .env file zen reads (" + named +
+	where := "in zen's environment or in a .env file zen reads (" + envFilesInGeneral +
 		"; the environment wins over the files, and the first file over the next)"
+	switch len(files) {
+	case 0:
+	case 1:
+		where = "in zen's environment or in " + files[0] + " (the environment wins over the file)"
+	default:
+		where = "in zen's environment or in a .env file zen reads (" + strings.Join(files, ", then ") +
+			"; the environment wins over the files, and the first file over the next)"
+	}
 	return "set " + strings.Join(vars[:len(vars)-1], ", ") + " or " + vars[len(vars)-1] + " " + where +
 		", then restart zen"
 }
