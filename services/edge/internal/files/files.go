@@ -16,6 +16,10 @@ import (
 	"github.com/zenmcp/zen/services/platform/tokens"
 )
 
+// checkedHook runs between a path's checks and its read: the tests put a
+// racing process's renames there.
+var checkedHook = func(resolved string) {}
+
 // MaxFileBytes is the largest file read; larger ones are skipped.
 const MaxFileBytes = 1_000_000
 
@@ -139,13 +143,18 @@ func (pol Policy) Read(path string) (File, error) {
 	if err != nil {
 		return File{}, err
 	}
-	info, err := checkFile(path, resolved, false)
+	if _, err := checkFile(path, resolved, false); err != nil {
+		return File{}, err
+	}
+	checkedHook(resolved)
+	f, info, err := pol.openChecked(path, resolved, MaxFileBytes)
 	if err != nil {
 		return File{}, err
 	}
-	raw, err := os.ReadFile(resolved)
+	defer f.Close()
+	raw, err := readAtMost(f, path, MaxFileBytes)
 	if err != nil {
-		return File{}, statFailure(path, err)
+		return File{}, err
 	}
 	text := strings.ReplaceAll(strings.ReplaceAll(string(raw), "\r\n", "\n"), "\r", "\n")
 	if !utf8.ValidString(text) {

@@ -56,14 +56,38 @@ func (pol Policy) ReadImage(ref string) (Image, error) {
 		return Image{}, fmt.Errorf("cannot read image %s: %w", ref, err)
 	}
 	if !info.Mode().IsRegular() || info.Size() > MaxImageBytes {
-		return Image{}, fmt.Errorf("image %s is not a regular file of at most %d MB; pass a smaller image",
-			ref, MaxImageBytes>>20)
+		return Image{}, notASmallImage(ref)
 	}
-	raw, err := os.ReadFile(p)
+	checkedHook(p)
+	f, _, err := pol.openChecked(ref, p, MaxImageBytes)
 	if err != nil {
-		return Image{}, fmt.Errorf("cannot read image %s: %w", ref, err)
+		return Image{}, imageFailure(ref, err)
+	}
+	defer f.Close()
+	raw, err := readAtMost(f, ref, MaxImageBytes)
+	if err != nil {
+		return Image{}, imageFailure(ref, err)
 	}
 	return Image{URL: "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(raw), Size: int64(len(raw))}, nil
+}
+
+// notASmallImage refuses an image that is not a regular file within
+// MaxImageBytes.
+func notASmallImage(ref string) error {
+	return fmt.Errorf("image %s is not a regular file of at most %d MB; pass a smaller image", ref, MaxImageBytes>>20)
+}
+
+// imageFailure is why the image at ref was not read, in ReadImage's words:
+// what openChecked and readAtMost skip a file for, or zen's own file.
+func imageFailure(ref string, err error) error {
+	s, ok := asSkipped(err)
+	switch {
+	case !ok:
+		return err
+	case s.Reason == notAFile(ref).Reason || strings.Contains(s.Reason, "limit"):
+		return notASmallImage(ref)
+	}
+	return fmt.Errorf("cannot read image %s: %s", ref, s.Reason)
 }
 
 func knownMime(m string) bool {

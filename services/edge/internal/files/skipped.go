@@ -72,8 +72,11 @@ func statFailure(path string, err error) *Skipped {
 }
 
 // tooLarge is the Skipped for a file over MaxFileBytes.
-func tooLarge(path string, size int64) *Skipped {
-	return &Skipped{Path: path, Reason: fmt.Sprintf("%d bytes, over the %d-byte limit for one file", size, MaxFileBytes)}
+func tooLarge(path string, size int64) *Skipped { return tooLargeFor(path, size, MaxFileBytes) }
+
+// tooLargeFor is the Skipped for a file over limit.
+func tooLargeFor(path string, size, limit int64) *Skipped {
+	return &Skipped{Path: path, Reason: fmt.Sprintf("%d bytes, over the %d-byte limit for one file", size, limit)}
 }
 
 func notAFile(path string) *Skipped { return &Skipped{Path: path, Reason: "not a regular file"} }
