@@ -27,7 +27,13 @@
 #                          zen processes (at least 1 each). up keeps it for
 #                          restart in $ZEN_CLUSTER_DIR/gomaxprocs
 # Provider keys come from the environment or .env, as for zen serve.
+# What it keeps is as private as zen serve's SQLite file: $ZEN_CLUSTER_DIR
+# and everything in it are the user's alone, and Redis answers only with
+# the password kept in $ZEN_CLUSTER_DIR/redis-password (REDIS_URL carries
+# it to the roles; redis-server reads it from its config file, not from
+# arguments every user can list).
 set -euo pipefail
+umask 077
 
 ZEN_BIN=${ZEN_BIN:-bin/zen}
 DIR=${ZEN_CLUSTER_DIR:-.cluster}
@@ -135,6 +141,14 @@ service_token() {
 	cat "$f"
 }
 
+# redis_password is the password Redis asks of every connection: made once
+# and kept in $DIR/redis-password.
+redis_password() {
+	local f="$DIR/redis-password"
+	[[ -s $f ]] || od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$f"
+	cat "$f"
+}
+
 # answers tells whether something accepts connections on port $1.
 answers() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
 
@@ -153,15 +167,16 @@ Stop that process, or move the cluster's ports with ZEN_CLUSTER_PORT_BASE."
 	local log="$DIR/logs/$name.log"
 	local -a env=(
 		"ZEN_SERVICE_TOKEN=$(service_token)"
-		"ZEN_MEMORY_STORE=redis" "REDIS_URL=redis://$(addr redis)/0"
+		"ZEN_MEMORY_STORE=redis" "REDIS_URL=redis://:$(redis_password)@$(addr redis)/0"
 		"ZEN_MEMORY_ADDR=$(addrs memory)" "ZEN_ROUTER_ADDR=$(addrs router)" "ZEN_EXECUTOR_ADDR=$(addrs executor)"
 		"GOMAXPROCS=$PROCS"
 	)
 	case $role in
 	redis)
 		command -v redis-server >/dev/null || die "redis-server is not installed (make deps installs it)"
-		redis-server --bind "$HOST" --port "$(port redis)" --dir "$DIR/redis" --appendonly yes \
-			--save '' --daemonize no >"$log" 2>&1 &
+		printf 'requirepass %s\n' "$(redis_password)" >"$DIR/redis/redis.conf"
+		redis-server "$DIR/redis/redis.conf" --bind "$HOST" --port "$(port redis)" --dir "$DIR/redis" \
+			--appendonly yes --save '' --daemonize no >"$log" 2>&1 &
 		;;
 	memory | router | executor)
 		env "${env[@]}" "ZEN_GRPC_ADDR=$(addr "$name")" "$ZEN_BIN" "$role" >"$log" 2>&1 &
@@ -182,7 +197,8 @@ healthy() {
 	local name=$1
 	case ${name%-[0-9]} in
 	redis)
-		(exec 3<>"/dev/tcp/$HOST/$(port redis)" && printf 'PING\r\n' >&3 &&
+		(exec 3<>"/dev/tcp/$HOST/$(port redis)" && printf 'AUTH %s\r\nPING\r\n' "$(redis_password)" >&3 &&
+			read -r -t 1 auth <&3 && [[ $auth == +OK* ]] &&
 			read -r -t 1 reply <&3 && [[ $reply == +PONG* ]]) 2>/dev/null
 		;;
 	memory | router | executor) "$ZEN_BIN" health --grpc "$(addr "$name")" --timeout 1s >/dev/null 2>&1 ;;
@@ -233,6 +249,8 @@ up)
 	[[ -x $ZEN_BIN ]] || die "$ZEN_BIN is not built (make build)"
 	PROCS=$(share_cores)
 	mkdir -p "$DIR/pids" "$DIR/logs" "$DIR/redis"
+	# A directory an older version made, or another umask: the user's alone.
+	chmod -R go= "$DIR"
 	echo "$PROCS" >"$DIR/gomaxprocs"
 	for name in "${ORDER[@]}"; do start "$name"; done
 	echo "cluster: up. MCP on http://$(addr edge-1)/mcp and http://$(addr edge-2)/mcp, gateway on http://$(addr gateway); logs in $DIR/logs"

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -212,4 +215,58 @@ func TestLocalCluster(t *testing.T) {
 	if status := c.run("status"); strings.Count(status, "ready") != 7 {
 		t.Errorf("status:\n%s", status)
 	}
+	checkStorePrivate(t, dir, c.addr(0))
+}
+
+// checkStorePrivate fails unless the local cluster's store is as private
+// as zen serve's SQLite file: its Redis answers no one without its
+// password, which no other user can read from a file, a process's
+// arguments or the append-only file, nor can they read its logs.
+func checkStorePrivate(t *testing.T, dir, redisAddr string) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", redisAddr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || !strings.HasPrefix(reply, "-NOAUTH") {
+		t.Errorf("Redis answered a PING without its password: %q (%v); want -NOAUTH", reply, err)
+	}
+	args, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", memberPID(t, dir, "redis")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pw := memberRedisPassword(t, dir, "memory"); pw == "" || strings.Contains(string(args), pw) {
+		t.Errorf("memory's REDIS_URL has password %q; redis-server's arguments are %q: want a password, and "+
+			"not in arguments every user can read", pw, args)
+	}
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil && info.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is %v: others may read or enter it", path, info.Mode().Perm())
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// memberRedisPassword is the password in a member's REDIS_URL.
+func memberRedisPassword(t *testing.T, dir, name string) string {
+	t.Helper()
+	u, err := url.Parse(memberEnv(t, dir, name, "REDIS_URL"))
+	if err != nil {
+		t.Fatalf("%s's REDIS_URL: %v", name, err)
+	}
+	pw, _ := u.User.Password()
+	return pw
 }
