@@ -154,7 +154,15 @@ func (c *TurnCache) appended(id, rev string, from int, turns []Turn) {
 // would decode it, and only when the cache would keep them; the cache then
 // owns them, and those who gave them change them no more.
 func (c *TurnCache) Appended(id, rev string, from int, turns []Turn) {
-	if cached, n := c.Peek(id); cached != rev || n != from || rev == "" {
+	cached, n := c.Peek(id)
+	if cached == rev && rev != "" && n > from {
+		// The store appended before turns the cache holds at rev: it lost
+		// them (a Redis back without its last writes), and they are not
+		// the thread's.
+		c.Forget(id)
+		return
+	}
+	if cached != rev || n != from || rev == "" {
 		return
 	}
 	stored := make([]Turn, len(turns))

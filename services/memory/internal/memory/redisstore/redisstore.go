@@ -220,15 +220,21 @@ const scriptedReads = 4 << 20
 // its head alone.
 func (s *Store) get(ctx context.Context, id string, now time.Time, max int64) (*memory.Thread, error) {
 	rev, seen := s.cache.Peek(id)
-	t, m, raw, err := s.readFrom(ctx, id, seen, now, max)
+	t, m, stored, raw, err := s.readFrom(ctx, id, seen, now, max)
 	if err != nil || t.Weight > max {
 		return t, err
 	}
-	if seen > 0 && m.Rev != rev {
-		// Written anew since the cache saw it: the turns after seen are
+	if seen > 0 && (m.Rev != rev || stored < seen) {
+		// Written anew since the cache saw it, or holding fewer turns than
+		// the cache at its revision: a Redis back without its last writes
+		// (killed between fsyncs, a replica that lagged) lost them, and the
+		// cache's are not the thread's. Either way the turns after seen are
 		// not the ones to read.
+		if m.Rev == rev {
+			s.cache.Forget(id)
+		}
 		seen = 0
-		if t, m, raw, err = s.readFrom(ctx, id, 0, now, max); err != nil || t.Weight > max {
+		if t, m, _, raw, err = s.readFrom(ctx, id, 0, now, max); err != nil || t.Weight > max {
 			return t, err
 		}
 	}
@@ -239,7 +245,7 @@ func (s *Store) get(ctx context.Context, id string, now time.Time, max int64) (*
 		}
 		// Another read cached fewer turns meanwhile: read them again, at
 		// the revision of the rest.
-		_, again, more, err := s.readFrom(ctx, id, from, now, max)
+		_, again, _, more, err := s.readFrom(ctx, id, from, now, max)
 		if err != nil {
 			return nil, err
 		}
@@ -277,55 +283,55 @@ func (s *Store) Head(ctx context.Context, id string, now time.Time) (*memory.Thr
 	return t, int(count), nil
 }
 
-// readFrom reads, in one step, the thread's head and its turns from index
-// from on (raw): none when the head says it weighs more than max. Within a
+// readFrom reads, in one step, the thread's head, how many turns it holds
+// (stored), and its turns from index from on (raw): none when the head
+// says it weighs more than max. Within a
 // bound below scriptedReads, a script (withinScript) that reads the
 // thread's weight before its turns; else a transaction, whose turns are
 // let go undecoded when the thread weighs more than max (written anew
 // since it was weighed): Lua holds a large reply twice, and a read of
 // 20 MiB took half as long again.
-func (s *Store) readFrom(ctx context.Context, id string, from int, now time.Time, max int64) (*memory.Thread,
-	meta, []string, error) {
+func (s *Store) readFrom(ctx context.Context, id string, from int, now time.Time, max int64) (t *memory.Thread,
+	m meta, stored int, raw []string, err error) {
 	keys := []string{s.metaKey(id), s.turnsKey(id)}
 	var hash map[string]string
-	var turns []string
-	var err error
+	var count int64
 	var held *meta
 	if max < scriptedReads {
 		rev := ""
 		if m, ok := s.metas.held(id); ok {
 			held, rev = &m, m.Rev
 		}
-		hash, _, turns, err = threadReply(withinScript.Run(ctx, s.rdb, keys, from, max, rev))
+		hash, count, raw, err = threadReply(withinScript.Run(ctx, s.rdb, keys, from, max, rev))
 		if err != nil {
-			return nil, meta{}, nil, err
+			return nil, meta{}, 0, nil, err
 		}
 	} else {
 		tx := s.rdb.TxPipeline()
 		hashCmd := tx.HGetAll(ctx, keys[0])
+		countCmd := tx.LLen(ctx, keys[1])
 		turnsCmd := tx.LRange(ctx, keys[1], int64(from), -1)
 		_, err = tx.Exec(ctx)
-		hash, turns = hashCmd.Val(), turnsCmd.Val()
+		hash, count, raw = hashCmd.Val(), countCmd.Val(), turnsCmd.Val()
 		if transactionRefused(err) {
-			if hash, _, turns, err = threadReply(threadScript.Run(ctx, s.rdb, keys, from, -1)); err != nil {
-				return nil, meta{}, nil, err
+			if hash, count, raw, err = threadReply(threadScript.Run(ctx, s.rdb, keys, from, -1)); err != nil {
+				return nil, meta{}, 0, nil, err
 			}
 		}
 		if err != nil && !errors.Is(err, redis.Nil) {
-			return nil, meta{}, nil, failure(err)
+			return nil, meta{}, 0, nil, failure(err)
 		}
 	}
 	if len(hash) == 0 {
-		return nil, meta{}, nil, s.missing(ctx, now) // absent: perhaps lost with Redis's data
+		return nil, meta{}, 0, nil, s.missing(ctx, now) // absent: perhaps lost with Redis's data
 	}
-	t, m, err := s.headHeld(id, hash, now, held)
-	if err != nil {
-		return nil, meta{}, nil, err
+	if t, m, err = s.headHeld(id, hash, now, held); err != nil {
+		return nil, meta{}, 0, nil, err
 	}
 	if t.Weight > max {
-		turns = nil
+		raw = nil
 	}
-	return t, m, turns, nil
+	return t, m, int(count), raw, nil
 }
 
 // transactionRefused tells a transaction Redis refused to run because it
