@@ -52,6 +52,11 @@ func Status(w http.ResponseWriter, httpStatus int, st *status.Status) {
 		// Not grpc-gateway's 429 for RESOURCE_EXHAUSTED: clients take that
 		// for a rate limit and retry, which a full store never answers.
 		httpStatus = http.StatusInsufficientStorage
+	case st.Code() == codes.DataLoss:
+		// Not grpc-gateway's 500: memory says so of a thread gone with the
+		// store's data (Redis restarted without persistence), no fault of
+		// zen's and nothing to retry.
+		httpStatus = http.StatusGone
 	default:
 		httpStatus = runtime.HTTPStatusFromCode(st.Code())
 	}

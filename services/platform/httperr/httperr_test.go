@@ -62,6 +62,12 @@ func TestOneShape(t *testing.T) {
 		{"another exhausted resource", func(w http.ResponseWriter) {
 			Error(w, codes.ResourceExhausted, "too many calls")
 		}, answer{429, "application/json", `{"code":8,"message":"too many calls","details":[]}` + "\n"}, "1"},
+		// Not 500: no fault of zen's, and nothing to retry; the thread is
+		// gone with the store's data (memory's DATA_LOSS).
+		{"a thread the store lost", func(w http.ResponseWriter) {
+			Error(w, codes.DataLoss, "thread not found: the memory store lost its data")
+		}, answer{410, "application/json",
+			`{"code":15,"message":"thread not found: the memory store lost its data","details":[]}` + "\n"}, ""},
 		// A route that knows how long its client should wait says so first.
 		{"a wait of the route's own", func(w http.ResponseWriter) {
 			w.Header().Set("Retry-After", "10")
