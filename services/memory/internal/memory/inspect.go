@@ -178,10 +178,13 @@ func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread
 		seen[t.ID] = true
 		forgetContents(t.Turns)
 		t.ClientID = clientID
-		if t.CreatedAt.IsZero() {
+		// Times an export gives ahead of this clock (another machine's)
+		// are now: a thread would sort first in its client's list for as
+		// long as the clocks differ.
+		if t.CreatedAt.IsZero() || t.CreatedAt.After(now) {
 			t.CreatedAt = now
 		}
-		if t.UpdatedAt.IsZero() {
+		if t.UpdatedAt.IsZero() || t.UpdatedAt.After(now) {
 			t.UpdatedAt = t.CreatedAt
 		}
 		t.ExpiresAt = now.Add(s.ttl)
@@ -204,7 +207,7 @@ func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread
 			return 0, fmt.Errorf("check parent of thread %d: %w", i+1, err)
 		}
 	}
-	if err := s.store.Import(ctx, threads, replace); err != nil {
+	if err := s.store.Import(ctx, threads, replace, now); err != nil {
 		return 0, err
 	}
 	return len(threads), nil

@@ -197,7 +197,7 @@ func TestChainsNeverCrossOwners(t *testing.T) {
 	now := time.Now()
 	forged := &memory.Thread{ID: uuid.NewString(), ParentID: victim.ID, ToolName: "chat", ClientID: "mallory",
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour), Turns: exchange("mine", "ok")}
-	if err := store.Import(ctx, []*memory.Thread{forged}, false); err != nil {
+	if err := store.Import(ctx, []*memory.Thread{forged}, false, now); err != nil {
 		t.Fatal(err)
 	}
 	sel, err := svc.SelectHistory(ctx, forged.ID, "mallory", memory.SelectParams{Budget: 10_000})

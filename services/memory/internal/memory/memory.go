@@ -189,8 +189,12 @@ type Store interface {
 	// Import stores threads as they are, all or none. A thread whose id
 	// exists fails the import with ErrExists unless replace is set and the
 	// stored thread has the same ClientID; one of another client fails it
-	// with ErrOwned whatever replace says, and is left as it was.
-	Import(ctx context.Context, threads []*Thread, replace bool) error
+	// with ErrOwned whatever replace says, and is left as it was. now is
+	// when they are stored: a store whose keys live a time of their own
+	// keeps each until its ExpiresAt as seen from now, not from its
+	// UpdatedAt, which an export may have set long ago or ahead of this
+	// clock.
+	Import(ctx context.Context, threads []*Thread, replace bool, now time.Time) error
 	// Close releases the store's resources.
 	Close() error
 }

@@ -208,7 +208,7 @@ func (s *Store) Delete(_ context.Context, id string) error {
 	return nil
 }
 
-func (s *Store) Import(_ context.Context, threads []*memory.Thread, replace bool) error {
+func (s *Store) Import(_ context.Context, threads []*memory.Thread, replace bool, _ time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, t := range threads {

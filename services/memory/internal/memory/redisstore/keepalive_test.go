@@ -79,7 +79,7 @@ func TestAReplacedThreadsFilesAreKeptByItsNextAppend(t *testing.T) {
 		now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Import(ctx, []*memory.Thread{replacing}, true); err != nil {
+	if err := s.Import(ctx, []*memory.Thread{replacing}, true, now); err != nil {
 		t.Fatal(err)
 	}
 	later := now.Add(5 * time.Minute)

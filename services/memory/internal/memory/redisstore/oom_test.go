@@ -70,7 +70,7 @@ func refusedWholeAndRead(t *testing.T, url string, nodes []*redistest.Server) {
 		t.Errorf("the thread a full Redis refused reads as %v, want ErrNotFound", err)
 	}
 	if err := s.Import(ctx, []*memory.Thread{fileThread(kept.ID, "replaced", "replaced.go", now)},
-		true); !errors.Is(err, memory.ErrFull) {
+		true, now); !errors.Is(err, memory.ErrFull) {
 		t.Errorf("import over a thread in a full Redis: %v, want ErrFull", err)
 	}
 	if _, err := s.Append(ctx, kept.ID, "me", memory.Exchange{ID: "x-1"}, []memory.Turn{
@@ -252,7 +252,7 @@ func TestAReplaceClearsEveryFieldOfTheOldHash(t *testing.T) {
 	if err := s.rdb.HSet(ctx, s.metaKey(th.ID), fields...).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Import(ctx, []*memory.Thread{fileThread("t-1", "new", "new.go", now)}, true); err != nil {
+	if err := s.Import(ctx, []*memory.Thread{fileThread("t-1", "new", "new.go", now)}, true, now); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.rdb.HKeys(ctx, s.metaKey(th.ID)).Result()

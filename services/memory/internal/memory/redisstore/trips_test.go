@@ -229,7 +229,7 @@ func TestAReadAfterAnAppendFetchesNoInitialContext(t *testing.T) {
 	// Written anew (imported over), the meta is fetched again.
 	again := *th
 	again.InitialContext = map[string]any{"prompt": "replaced"}
-	if err := s.Import(ctx, []*memory.Thread{&again}, true); err != nil {
+	if err := s.Import(ctx, []*memory.Thread{&again}, true, now); err != nil {
 		t.Fatal(err)
 	}
 	got, _, err = s.GetWithin(ctx, th.ID, now, 1<<20)

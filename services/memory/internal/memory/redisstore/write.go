@@ -42,14 +42,15 @@ func (s *Store) encodeTurns(args []any, turns []memory.Turn) ([]any, error) {
 	return args, nil
 }
 
-func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
+// put writes t, whose keys live from now until its ExpiresAt.
+func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool, now time.Time) error {
 	rev := memory.NewRevision()
 	m, err := memory.Encode(meta{ID: t.ID, ParentID: t.ParentID, ToolName: t.ToolName, ClientID: t.ClientID,
 		CreatedAt: t.CreatedAt, InitialContext: t.InitialContext, Rev: rev})
 	if err != nil {
 		return fmt.Errorf("encode thread %s: %w", t.ID, err)
 	}
-	life := ttl(t.UpdatedAt, t.ExpiresAt)
+	life := ttl(now, t.ExpiresAt)
 	flag := "0"
 	if replace {
 		flag = "1"
@@ -93,7 +94,10 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool) error {
 	}
 }
 
-func (s *Store) Create(ctx context.Context, t *memory.Thread) error { return s.put(ctx, t, false) }
+// Create writes t, created at its UpdatedAt (Service.Create's now).
+func (s *Store) Create(ctx context.Context, t *memory.Thread) error {
+	return s.put(ctx, t, false, t.UpdatedAt)
+}
 
 func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Exchange, turns []memory.Turn, maxTurns int,
 	now, expiresAt time.Time) (int, error) {
@@ -213,7 +217,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 // Import checks every thread before it writes any, so a clash stores
 // nothing. Each thread is written atomically; a Redis failure part way
 // leaves the threads written so far, which an import with replace redoes.
-func (s *Store) Import(ctx context.Context, threads []*memory.Thread, replace bool) error {
+func (s *Store) Import(ctx context.Context, threads []*memory.Thread, replace bool, now time.Time) error {
 	pipe := s.rdb.Pipeline()
 	owners := make([]*redis.StringCmd, len(threads))
 	for i, t := range threads {
@@ -231,7 +235,7 @@ func (s *Store) Import(ctx context.Context, threads []*memory.Thread, replace bo
 		}
 	}
 	for _, t := range threads {
-		if err := s.put(ctx, t, replace); err != nil {
+		if err := s.put(ctx, t, replace, now); err != nil {
 			return err
 		}
 	}

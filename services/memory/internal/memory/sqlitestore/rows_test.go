@@ -194,7 +194,7 @@ func TestTheRowsKeptHoldNoMoreThanTheirBound(t *testing.T) {
 		}
 		threads = append(threads, th)
 	}
-	if err := s.Import(ctx, threads, false); err != nil {
+	if err := s.Import(ctx, threads, false, now); err != nil {
 		t.Fatal(err)
 	}
 	ids := make([]string, len(threads))

@@ -337,7 +337,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	})
 }
 
-func (s *Store) Import(ctx context.Context, threads []*memory.Thread, replace bool) error {
+func (s *Store) Import(ctx context.Context, threads []*memory.Thread, replace bool, _ time.Time) error {
 	return s.writeLong(ctx, func(ctx context.Context) error {
 		for _, t := range threads {
 			if err := s.insert(ctx, t, replace); err != nil {

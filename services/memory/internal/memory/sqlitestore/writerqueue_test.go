@@ -116,7 +116,7 @@ func TestALongWriteEndsWithItsCaller(t *testing.T) {
 	ctx := &endsMidway{Context: context.Background(), done: make(chan struct{})}
 	ctx.times.Store(40)
 	begun := s.transactions.Load()
-	if err := s.Import(ctx, threads, false); !errors.Is(err, context.Canceled) {
+	if err := s.Import(ctx, threads, false, now); !errors.Is(err, context.Canceled) {
 		t.Fatalf("an import whose caller gave up midway: %v, want context.Canceled", err)
 	}
 	if n := s.transactions.Load() - begun; n != 1 {

@@ -78,7 +78,7 @@ func runHeads(t *testing.T, newPair func(t *testing.T) (reader, writer memory.St
 		replaced.ParentID, replaced.UpdatedAt = "a parent", base.Add(3*time.Minute)
 		replaced.InitialContext = map[string]any{"prompt": "second"}
 		replaced.Turns = append(exchange("q", "a"), exchange("q", "a")...) // as many turns as before
-		if err := w.Import(ctx, []*memory.Thread{&replaced}, true); err != nil {
+		if err := w.Import(ctx, []*memory.Thread{&replaced}, true, base); err != nil {
 			t.Fatal(err)
 		}
 		want(t, r, base, &replaced, 4)

@@ -79,7 +79,7 @@ func RunShared(t *testing.T, newPair func(t *testing.T) (reader, writer memory.S
 			within("first")
 			again := *th
 			again.InitialContext = map[string]any{"prompt": "replaced"}
-			if err := w.Import(ctx, []*memory.Thread{&again}, true); err != nil {
+			if err := w.Import(ctx, []*memory.Thread{&again}, true, base); err != nil {
 				t.Fatal(err)
 			}
 			within("replaced")
@@ -91,13 +91,13 @@ func RunShared(t *testing.T, newPair func(t *testing.T) (reader, writer memory.S
 		want(t, r, th.ID, "old q", "old a")
 		same := *th
 		same.Turns = exchange("new q", "new a") // as many turns as before
-		if err := w.Import(ctx, []*memory.Thread{&same}, true); err != nil {
+		if err := w.Import(ctx, []*memory.Thread{&same}, true, base); err != nil {
 			t.Fatal(err)
 		}
 		want(t, r, th.ID, "new q", "new a")
 		shorter := *th
 		shorter.Turns = exchange("short", "er")[:1]
-		if err := w.Import(ctx, []*memory.Thread{&shorter}, true); err != nil {
+		if err := w.Import(ctx, []*memory.Thread{&shorter}, true, base); err != nil {
 			t.Fatal(err)
 		}
 		want(t, r, th.ID, "short")
@@ -140,7 +140,7 @@ func RunShared(t *testing.T, newPair func(t *testing.T) (reader, writer memory.S
 			want(t, r, th.ID, "old q", "old a")
 			same := *th
 			same.Turns = exchange("new q", "new a") // as many turns as before
-			if err := w.Import(ctx, []*memory.Thread{&same}, true); err != nil {
+			if err := w.Import(ctx, []*memory.Thread{&same}, true, base); err != nil {
 				t.Fatal(err)
 			}
 			appendTo(t, r, th.ID, exchange("q2", "a2"))

@@ -196,13 +196,13 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		fresh := thread()
 		clash := *existing
 		clash.ToolName = "imported"
-		if err := s.Import(ctx, []*memory.Thread{fresh, &clash}, false); !errors.Is(err, memory.ErrExists) {
+		if err := s.Import(ctx, []*memory.Thread{fresh, &clash}, false, base); !errors.Is(err, memory.ErrExists) {
 			t.Fatalf("import over an existing thread: %v, want ErrExists", err)
 		}
 		if _, err := s.Get(ctx, fresh.ID, base); !errors.Is(err, memory.ErrNotFound) {
 			t.Error("a failed import stored a thread")
 		}
-		if err := s.Import(ctx, []*memory.Thread{fresh, &clash}, true); err != nil {
+		if err := s.Import(ctx, []*memory.Thread{fresh, &clash}, true, base); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.Get(ctx, existing.ID, base)
@@ -227,7 +227,7 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		takeover := *victim
 		takeover.ClientID, takeover.ToolName, takeover.Turns = "mallory", "imported", nil
 		for _, replace := range []bool{false, true} {
-			err := s.Import(ctx, []*memory.Thread{fresh, &takeover}, replace)
+			err := s.Import(ctx, []*memory.Thread{fresh, &takeover}, replace, base)
 			if !errors.Is(err, memory.ErrOwned) {
 				t.Fatalf("import (replace %v) over another client's thread: %v, want ErrOwned", replace, err)
 			}

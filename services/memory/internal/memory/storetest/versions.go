@@ -42,7 +42,7 @@ func runVersions(t *testing.T, newPair func(t *testing.T) (reader, writer memory
 		go func() {
 			for gen := 1; !stop.Load(); gen++ {
 				next := []*memory.Thread{generation(id, gen, turnsOf(gen))}
-				if err := w.Import(ctx, next, true); err != nil {
+				if err := w.Import(ctx, next, true, base); err != nil {
 					replaced <- err
 					return
 				}

@@ -71,7 +71,7 @@ func runWeight(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		s := newStore(t)
 		th := newThread("alice")
 		th.Weight = memory.MaxThreadWeight - 10
-		if err := s.Import(ctx, []*memory.Thread{th}, false); err != nil {
+		if err := s.Import(ctx, []*memory.Thread{th}, false, base); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Append(ctx, th.ID, "alice", heavy("x-1", 11), exchange("q", "a"), 10, base,
@@ -80,7 +80,7 @@ func runWeight(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		}
 		replaced := newThread("alice")
 		replaced.ID, replaced.Weight = th.ID, 10
-		if err := s.Import(ctx, []*memory.Thread{replaced}, true); err != nil {
+		if err := s.Import(ctx, []*memory.Thread{replaced}, true, base); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Append(ctx, th.ID, "alice", heavy("x-1", 11), exchange("q", "a"), 10, base,
