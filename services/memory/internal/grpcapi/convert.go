@@ -117,25 +117,13 @@ func fromProtoThread(t *memoryv1.Thread) *memory.Thread {
 	return out
 }
 
-// firstPromptChars is how much of the first prompt a summary shows.
-const firstPromptChars = 200
-
 func toSummary(sum memory.Summary) *memoryv1.ThreadSummary {
 	t := sum.Thread
 	return &memoryv1.ThreadSummary{
 		ThreadId: t.ID, ParentThreadId: t.ParentID, ToolName: t.ToolName, CreatedAt: timestamppb.New(t.CreatedAt),
 		LastUpdatedAt: timestamppb.New(t.UpdatedAt), ExpiresAt: timestamppb.New(t.ExpiresAt),
-		TurnCount: int32(sum.TurnCount), FirstPrompt: truncate(sum.FirstPrompt, firstPromptChars),
+		TurnCount: int32(sum.TurnCount), FirstPrompt: sum.FirstPrompt, // cut by the store (memory.Preview)
 	}
-}
-
-// truncate cuts s to at most n runes, marking the cut.
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }
 
 func toProtoFileRef(f memory.FileRef) *memoryv1.FileRef {

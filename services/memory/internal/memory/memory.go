@@ -203,7 +203,7 @@ type Store interface {
 type Summary struct {
 	Thread    Thread // without its turns
 	TurnCount int
-	// FirstPrompt is the content of the first user turn among the first
+	// FirstPrompt is the Preview of the first user turn among the first
 	// two: a thread starts with the user's turn (an import may put an
 	// assistant's first), and reading further would cost a listing more.
 	FirstPrompt string
@@ -213,10 +213,30 @@ type Summary struct {
 func FirstPrompt(turns []Turn) string {
 	for _, t := range turns[:min(2, len(turns))] {
 		if t.Role == RoleUser {
-			return t.Content
+			return Preview(t.Content)
 		}
 	}
 	return ""
+}
+
+// PreviewRunes is how much of a thread's first prompt a listing shows.
+// Stores keep that much beside the thread, so that a listing reads a
+// constant amount of each thread, whatever its turns hold.
+const PreviewRunes = 200
+
+// Preview is s cut to PreviewRunes runes, the cut marked with "…".
+func Preview(s string) string {
+	if len(s) <= PreviewRunes { // no more runes than bytes
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == PreviewRunes {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
 }
 
 // Summarize is the summary of a whole thread, for stores that hold its

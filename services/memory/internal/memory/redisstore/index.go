@@ -53,11 +53,12 @@ func (s *Store) unindex(ctx context.Context, client string, ids ...any) {
 	_, _ = pipe.Exec(ctx)
 }
 
-// listed is a thread as a listing reads it: with its first two turns
-// (memory.FirstPrompt's), and how many it has.
+// listed is a thread as a listing reads it (listScript): without its
+// turns, with how many it has and its first prompt.
 type listed struct {
 	thread *memory.Thread
 	turns  int64
+	prompt string
 }
 
 // list walks the client's index newest first, reading a batch of threads
@@ -89,9 +90,9 @@ func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time) ([
 			if p.After != nil && e.Score == score(p.After.UpdatedAt) && id >= p.After.ID {
 				continue
 			}
-			// A script each, so that a thread's head and turns are one
+			// A script each, so that what it reads of a thread is one
 			// version's; the pipeline spans slots, which one MULTI cannot.
-			read := threadScript.Eval(ctx, pipe, []string{s.metaKey(id), s.turnsKey(id)}, 0, 1)
+			read := listScript.Eval(ctx, pipe, []string{s.metaKey(id), s.turnsKey(id)})
 			batchReads = append(batchReads, reads{id: id, read: read})
 		}
 		if len(batchReads) > 0 {
@@ -100,11 +101,7 @@ func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time) ([
 			}
 		}
 		for _, r := range batchReads {
-			meta, count, turns, err := threadReply(r.read)
-			if err != nil {
-				return nil, fmt.Errorf("thread %s: %w", r.id, err)
-			}
-			t, err := s.decode(ctx, r.id, meta, turns, now)
+			l, err := s.listedReply(ctx, r.read, r.id, now)
 			if errors.Is(err, memory.ErrNotFound) {
 				stale = append(stale, r.id)
 				continue
@@ -112,8 +109,8 @@ func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time) ([
 			if err != nil {
 				return nil, err
 			}
-			if t.ClientID == p.ClientID && (p.ToolName == "" || t.ToolName == p.ToolName) {
-				out = append(out, listed{thread: t, turns: count})
+			if t := l.thread; t.ClientID == p.ClientID && (p.ToolName == "" || t.ToolName == p.ToolName) {
+				out = append(out, l)
 				if len(out) == p.Limit {
 					break
 				}
@@ -129,14 +126,13 @@ func (s *Store) list(ctx context.Context, p memory.ListParams, now time.Time) ([
 	return out, nil
 }
 
-// Summaries reads each thread's metadata, turn count and first two turns,
-// never its whole history.
+// Summaries reads what a listing shows of each thread (listScript), never
+// its turns.
 func (s *Store) Summaries(ctx context.Context, p memory.ListParams, now time.Time) ([]memory.Summary, error) {
 	threads, err := s.list(ctx, p, now)
 	out := make([]memory.Summary, len(threads))
 	for i, t := range threads {
-		out[i] = memory.Summary{Thread: *t.thread, TurnCount: int(t.turns), FirstPrompt: memory.FirstPrompt(t.thread.Turns)}
-		out[i].Thread.Turns = nil
+		out[i] = memory.Summary{Thread: *t.thread, TurnCount: int(t.turns), FirstPrompt: t.prompt}
 	}
 	return out, err
 }

@@ -61,7 +61,8 @@ return 1
 // putScript writes a whole thread. KEYS: the thread's keys, then the
 // client's index keys to update it. ARGV: replace flag, ttl ms, meta JSON,
 // updated_ns, expires_ms, client, update score, id, updated_ms, weight,
-// file count, the meta's revision, file shas..., turns... It returns 1 when written, 0 when the id exists
+// file count, the meta's revision, the card (listed.go), the first prompt,
+// the first turn's role, file shas..., turns... It returns 1 when written, 0 when the id exists
 // (and replace is off), -1 when another client's thread holds the id: that
 // one is never replaced. A thread whose meta is this write's (its
 // revision is new to each write) was written by this very script, run
@@ -76,18 +77,18 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   end
 end
 local head = {'meta', ARGV[3], 'rev', ARGV[12], 'updated_ns', ARGV[4], 'expires_ms', ARGV[5], 'client', ARGV[6],
-  'weight', ARGV[10]}
+  'weight', ARGV[10], 'card', ARGV[13], 'prompt', ARGV[14], 'first', ARGV[15]}
 redis.call('HSET', KEYS[1], unpack(head))
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
 redis.call('HSET', KEYS[1], unpack(head))
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 local nf = tonumber(ARGV[11])
 if nf > 0 then
-  inChunks('SADD', KEYS[3], 13, 12 + nf)
+  inChunks('SADD', KEYS[3], 16, 15 + nf)
   redis.call('PEXPIRE', KEYS[3], ARGV[2])
 end
-if #ARGV > 12 + nf then
-  inChunks('RPUSH', KEYS[2], 13 + nf, #ARGV)
+if #ARGV > 15 + nf then
+  inChunks('RPUSH', KEYS[2], 16 + nf, #ARGV)
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
 end
 if #KEYS > 4 then index(KEYS[5], KEYS[6], ARGV[7], ARGV[8], ARGV[5], ARGV[9], ARGV[2]) end
@@ -99,7 +100,9 @@ return 1
 // KEYS: the thread's keys, then the client's index keys to update it.
 // ARGV: max turns, now_ms, updated_ns, expires_ms, ttl ms, client,
 // keep-until ms, exchange id (empty for none), update score, id, file
-// count, the turns' weight, the thread's most, new file shas..., turns...
+// count, the turns' weight, the thread's most, the first prompt of a
+// thread without turns, the first new turn's role, the first prompt of a
+// thread whose one turn is not the user's, new file shas..., turns...
 // It returns {status, turn count, ...}: status -3 absent, -1 expired or
 // another client's, -2 over the turn limit, -4 over the weight, 1 a
 // retry of a stored exchange (then updated_ns and expires_ms follow, to
@@ -114,12 +117,19 @@ if tonumber(h[1]) <= tonumber(ARGV[2]) or (h[2] or '') ~= ARGV[6] then return {-
 local n = redis.call('LLEN', KEYS[2])
 if ARGV[8] ~= '' and redis.call('SISMEMBER', KEYS[4], ARGV[8]) == 1 then return {1, n, h[4], h[1]} end
 local nf = tonumber(ARGV[11])
-local add = #ARGV - 13 - nf
+local add = #ARGV - 16 - nf
 if n + add > tonumber(ARGV[1]) then return {-2, n} end
 local weight = tonumber(h[5] or '0') + tonumber(ARGV[12])
 if weight > tonumber(ARGV[13]) then return {-4, n} end
-inChunks('RPUSH', KEYS[2], 14 + nf, #ARGV)
+inChunks('RPUSH', KEYS[2], 17 + nf, #ARGV)
 redis.call('HSET', KEYS[1], 'updated_ns', ARGV[3], 'expires_ms', ARGV[4], 'weight', weight)
+if n < 2 and redis.call('HEXISTS', KEYS[1], 'card') == 1 then
+  if n == 0 then
+    redis.call('HSET', KEYS[1], 'prompt', ARGV[14], 'first', ARGV[15])
+  elseif redis.call('HGET', KEYS[1], 'first') ~= '` + userRole + `' then
+    redis.call('HSET', KEYS[1], 'prompt', ARGV[16])
+  end
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 if ARGV[8] ~= '' then redis.call('SADD', KEYS[4], ARGV[8]) end
@@ -127,7 +137,7 @@ if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('PEXPIRE', KEYS[4], ARGV[5
 if #KEYS > 4 then index(KEYS[5], KEYS[6], ARGV[9], ARGV[10], ARGV[4], ARGV[2], ARGV[5]) end
 local out = {0, n + add}
 if nf > 0 then
-  inChunks('SADD', KEYS[3], 14, 13 + nf)
+  inChunks('SADD', KEYS[3], 17, 16 + nf)
   redis.call('HDEL', KEYS[1], 'files_ms')
   h[3] = false
 end

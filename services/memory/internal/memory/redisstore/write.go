@@ -55,9 +55,14 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool, now tim
 	if replace {
 		flag = "1"
 	}
+	c, err := listedCard(t)
+	if err != nil {
+		return err
+	}
 	shas := fileSHAs(t.Turns)
 	args := []any{flag, life, string(m), strconv.FormatInt(t.UpdatedAt.UnixNano(), 10), t.ExpiresAt.UnixMilli(),
-		t.ClientID, score(t.UpdatedAt), t.ID, t.UpdatedAt.UnixMilli(), t.Weight, len(shas), rev}
+		t.ClientID, score(t.UpdatedAt), t.ID, t.UpdatedAt.UnixMilli(), t.Weight, len(shas), rev, c,
+		memory.FirstPrompt(t.Turns), firstRole(t.Turns)}
 	if args, err = s.encodeTurns(append(args, shas...), t.Turns); err != nil {
 		return err
 	}
@@ -108,7 +113,8 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 	keepUntil := expiresAt.Add(time.Duration(life) * time.Millisecond / 4)
 	shas := fileSHAs(turns)
 	args := []any{maxTurns, now.UnixMilli(), strconv.FormatInt(now.UnixNano(), 10), expiresAt.UnixMilli(), life,
-		clientID, keepUntil.UnixMilli(), exchangeID, score(now), id, len(shas), ex.Weight, memory.MaxThreadWeight}
+		clientID, keepUntil.UnixMilli(), exchangeID, score(now), id, len(shas), ex.Weight, memory.MaxThreadWeight,
+		memory.FirstPrompt(turns), firstRole(turns), secondPrompt(turns)}
 	args, err := s.encodeTurns(append(args, shas...), turns)
 	if err != nil {
 		return 0, err

@@ -158,7 +158,7 @@ func TestAFailedWriteInAGroupUndoesOnlyItsOwn(t *testing.T) {
 			if err := h.s.insert(ctx, b, false); err != nil {
 				return err
 			}
-			_, err := exec(ctx, h.s.writes.insertThread, existing.ID, "", "chat", "", 0, 0, 0, "null", 0, "", 0)
+			_, err := exec(ctx, h.s.writes.insertThread, existing.ID, "", "chat", "", 0, 0, 0, "null", 0, "", 0, "")
 			return err
 		},
 		"c": func(ctx context.Context) error { return h.s.insert(ctx, c, false) },

@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 
 	"github.com/zenmcp/zen/services/memory/internal/memory"
@@ -35,11 +36,14 @@ func listQuery(columns string, p memory.ListParams, now time.Time) (string, []an
 	return query + ` ORDER BY updated_at DESC, id DESC LIMIT ?`, append(args, p.Limit)
 }
 
-// firstPrompt is the content of the first user turn among a thread's
-// first two (role 1 is memory.RoleUser), read in the same query as the
-// threads.
-const firstPrompt = `(SELECT json_extract(body, '$.content') FROM turns WHERE thread_id = threads.id AND seq < 2
-	AND json_extract(body, '$.role') = 1 ORDER BY seq LIMIT 1)`
+// previewOfTurns is memory.FirstPrompt in SQL, read from the turns of a
+// thread written before threads kept their preview: the content of the
+// first user turn among the first two (role 1 is memory.RoleUser), cut as
+// memory.Preview cuts it (SQLite's substr and length count characters, as
+// Go's runes). Its turn is read whole, as before.
+var previewOfTurns = fmt.Sprintf(`(SELECT substr(c, 1, %[1]d) || CASE WHEN length(c) > %[1]d THEN '…' ELSE '' END
+	FROM (SELECT json_extract(body, '$.content') AS c FROM turns WHERE thread_id = threads.id AND seq < 2
+		AND json_extract(body, '$.role') = 1 ORDER BY seq LIMIT 1))`, memory.PreviewRunes)
 
 func (s *Store) Summaries(ctx context.Context, p memory.ListParams, now time.Time) ([]memory.Summary, error) {
 	release, err := s.reads.take(ctx)
@@ -48,7 +52,7 @@ func (s *Store) Summaries(ctx context.Context, p memory.ListParams, now time.Tim
 	}
 	defer release()
 	// A listing shows no initial context: it is not read.
-	query, args := listQuery(threadHead+`, 'null', turn_count, coalesce(`+firstPrompt+`, '')`, p, now)
+	query, args := listQuery(threadHead+`, 'null', turn_count, coalesce(preview, `+previewOfTurns+`, '')`, p, now)
 	var out []memory.Summary
 	err = s.query(ctx, query, args, func(rows *sql.Rows) error {
 		var sum memory.Summary

@@ -18,6 +18,10 @@ import (
 // weight is what the thread weighs (memory.MaxThreadWeight): a thread
 // written before it existed is weighed once (countWeights). blobs.bytes is
 // the length of a blob's content, which blob_contents holds (moveBlobs).
+// threads.preview is what a listing shows of the thread's first prompt
+// (memory.FirstPrompt), kept as its first turns are written, so that a
+// listing reads no turn; an older thread's is NULL, and read from its
+// turns (previewOfTurns).
 var added = []struct{ table, column, add, fill string }{
 	{"threads", "files_until", `ALTER TABLE threads ADD COLUMN files_until INTEGER NOT NULL DEFAULT 0`, ""},
 	{"threads", "rev", `ALTER TABLE threads ADD COLUMN rev TEXT NOT NULL DEFAULT ''`,
@@ -25,6 +29,7 @@ var added = []struct{ table, column, add, fill string }{
 	{"turns", "exchange_id", `ALTER TABLE turns ADD COLUMN exchange_id TEXT NOT NULL DEFAULT ''`, ""},
 	{"threads", "weight", `ALTER TABLE threads ADD COLUMN weight INTEGER NOT NULL DEFAULT 0`, ""},
 	{"blobs", "bytes", `ALTER TABLE blobs ADD COLUMN bytes INTEGER NOT NULL DEFAULT -1`, ""},
+	{"threads", "preview", `ALTER TABLE threads ADD COLUMN preview TEXT`, ""},
 }
 
 // inlineContext is the most of a thread's initial context (as JSON bytes)

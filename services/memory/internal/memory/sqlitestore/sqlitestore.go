@@ -56,7 +56,8 @@ CREATE TABLE IF NOT EXISTS threads (
 	turn_count      INTEGER NOT NULL DEFAULT 0,
 	files_until     INTEGER NOT NULL DEFAULT 0,
 	rev             TEXT NOT NULL DEFAULT '',
-	weight          INTEGER NOT NULL DEFAULT 0
+	weight          INTEGER NOT NULL DEFAULT 0,
+	preview         TEXT
 );
 CREATE INDEX IF NOT EXISTS threads_recent ON threads (client_id, updated_at DESC, id DESC);
 CREATE TABLE IF NOT EXISTS turns (
@@ -277,7 +278,8 @@ func (s *Store) insert(ctx context.Context, t *memory.Thread, replace bool) erro
 		inline = "" // initial_contexts holds it
 	}
 	_, err = exec(ctx, s.writes.insertThread, t.ID, t.ParentID, t.ToolName, t.ClientID, nanos(t.CreatedAt),
-		nanos(t.UpdatedAt), nanos(t.ExpiresAt), inline, len(t.Turns), memory.NewRevision(), t.Weight)
+		nanos(t.UpdatedAt), nanos(t.ExpiresAt), inline, len(t.Turns), memory.NewRevision(), t.Weight,
+		memory.FirstPrompt(t.Turns))
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE constraint") {
 			return fmt.Errorf("%w: %s", memory.ErrExists, t.ID)

@@ -41,7 +41,7 @@ func (w *writeStmts) rows() []stmtText {
 		{&w.owner, `SELECT client_id FROM threads WHERE id = ?`},
 		{&w.drop, `DELETE FROM threads WHERE id = ?`},
 		{&w.insertThread, `INSERT INTO threads (id, parent_id, tool_name, client_id, created_at, updated_at,
-			expires_at, initial_context, turn_count, rev, weight) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+			expires_at, initial_context, turn_count, rev, weight, preview) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&w.insertContext, `INSERT INTO initial_contexts (thread_id, body) VALUES (?, ?)`},
 		{&w.insertTurn, `INSERT INTO turns (thread_id, seq, exchange_id, body) VALUES (?, ?, ?, ?)`},
 		{&w.insertTwoTurns, `INSERT INTO turns (thread_id, seq, exchange_id, body)
@@ -52,8 +52,15 @@ func (w *writeStmts) rows() []stmtText {
 		// files, ?5 how long the files are then kept, ?6 and ?7 the thread
 		// and its client, ?8 the turn limit, ?9 what the turns weigh and ?10
 		// what the thread may (Append).
+		// A thread's first prompt is among its first two turns: one without
+		// turns takes the new turns' (?11), one whose first turn is not the
+		// user's takes the first new turn's (?12).
 		{&w.advance, `UPDATE threads SET turn_count = turn_count + ?1, updated_at = ?2, expires_at = ?3,
-			files_until = CASE WHEN ?4 OR files_until < ?3 THEN ?5 ELSE files_until END, weight = weight + ?9
+			files_until = CASE WHEN ?4 OR files_until < ?3 THEN ?5 ELSE files_until END, weight = weight + ?9,
+			preview = CASE WHEN turn_count = 0 THEN ?11
+				WHEN turn_count = 1 AND coalesce((SELECT json_extract(body, '$.role') FROM turns
+					WHERE thread_id = ?6 AND seq = 0), 0) != 1 THEN ?12
+				ELSE preview END
 			WHERE id = ?6 AND client_id = ?7 AND expires_at > ?2 AND turn_count + ?1 <= ?8
 				AND weight + ?9 <= ?10
 			RETURNING turn_count, files_until, rev, weight`},

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ func runSummaries(t *testing.T, newStore func(t *testing.T) memory.Store) {
 
 	t.Run("summaries list threads without their turns", func(t *testing.T) {
 		s := newStore(t)
+		long := strings.Repeat("Review the parser's handling of é. ", 40)
 		var want []memory.Summary
 		for i, c := range []struct {
 			client, tool string
@@ -24,6 +26,7 @@ func runSummaries(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			expired      bool
 			prompt       string
 		}{
+			{tool: "chat", turns: exchange(long, "answer"), prompt: memory.Preview(long)},
 			{tool: "chat", turns: append(exchange("first prompt", "answer"), exchange("later", "again")...),
 				prompt: "first prompt"},
 			{tool: "chat"}, // a branch has no turns of its own yet
@@ -75,6 +78,45 @@ func runSummaries(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		}
 		if diff := cmp.Diff(want[:1], debug, opts); diff != "" {
 			t.Errorf("tool filter (-want +got):\n%s", diff)
+		}
+	})
+
+	// A thread's first turns may come after it: a branch's with its first
+	// exchange, an imported thread's second with the next. Its first
+	// prompt is then theirs, unless its one turn was the user's.
+	t.Run("a first prompt appended is listed", func(t *testing.T) {
+		s := newStore(t)
+		branch := newThread("")
+		imported := newThread("")
+		imported.Turns = []memory.Turn{{Role: memory.RoleAssistant, Content: "an answer without its question"}}
+		asked := newThread("")
+		asked.Turns = []memory.Turn{{Role: memory.RoleUser, Content: "a question without its answer"}}
+		for _, th := range []*memory.Thread{branch, imported, asked} {
+			if err := s.Create(ctx, th); err != nil {
+				t.Fatal(err)
+			}
+		}
+		long := strings.Repeat("Why does the branch fail? ", 30)
+		appended := map[string][]memory.Turn{branch.ID: exchange(long, "because"),
+			imported.ID: exchange("the question after", "and its answer"),
+			asked.ID:    exchange("a second question", "an answer")}
+		for id, turns := range appended {
+			if _, err := s.Append(ctx, id, "", memory.Exchange{}, turns, 50, base, base.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.Summaries(ctx, memory.ListParams{Limit: 10}, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prompts := map[string]string{}
+		for _, sum := range got {
+			prompts[sum.Thread.ID] = sum.FirstPrompt
+		}
+		want := map[string]string{branch.ID: memory.Preview(long), imported.ID: "the question after",
+			asked.ID: "a question without its answer"}
+		if diff := cmp.Diff(want, prompts); diff != "" {
+			t.Errorf("first prompts (-want +got):\n%s", diff)
 		}
 	})
 }
