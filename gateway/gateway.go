@@ -117,7 +117,7 @@ func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguar
 	top.Handle("GET /{$}", uiHandler())
 	top.Handle("GET /ui/", uiHandler())
 	share := newShares(bodies.requestsEach, bodies.requestWait)
-	top.Handle("/", tokens.Require(jsonOnly(share.hold(root)), probes...))
+	top.Handle("/", tokens.Require(jsonOnly(utf8Only(share.hold(root))), probes...))
 	// Probes send the pod's IP as Host and get no addresses: they skip the
 	// Host check and the token.
 	// A body's time to arrive (bodies.time) is serve.HTTP's, outside this.

@@ -5,7 +5,9 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/zenmcp/zen/services/platform/httperr"
 	"google.golang.org/grpc/codes"
@@ -49,6 +51,35 @@ func jsonOnly(next http.Handler) http.Handler {
 				httperr.Status(w, http.StatusUnsupportedMediaType, status.New(codes.InvalidArgument, msg))
 				return
 			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// utf8Only refuses a request whose path or query is not UTF-8 (after its
+// percent-decoding): every string the gateway passes on must be, and a
+// generated route's gRPC client could only fail to marshal one, as zen's
+// fault (500).
+func utf8Only(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bad := ""
+		if !utf8.ValidString(r.URL.Path) {
+			bad = "path " + strconv.Quote(r.URL.Path)
+		}
+		for k, vs := range r.URL.Query() {
+			if !utf8.ValidString(k) {
+				bad = "query parameter " + strconv.Quote(k)
+			}
+			for _, v := range vs {
+				if !utf8.ValidString(v) {
+					bad = "the value " + strconv.Quote(v) + " of query parameter " + strconv.Quote(k)
+				}
+			}
+		}
+		if bad != "" {
+			httperr.Status(w, http.StatusBadRequest, status.New(codes.InvalidArgument, "the "+bad+
+				" is not UTF-8 once percent-decoded: send paths and parameters as UTF-8, percent-encoded"))
+			return
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -156,3 +156,21 @@ func TestReadinessHidesAddresses(t *testing.T) {
 		})
 	}
 }
+
+// A path or a query that is not UTF-8 is refused as the client's mistake
+// (400), on every route: a generated route sent it to memory's or the
+// router's gRPC client, which cannot marshal it, and answered 500 in gRPC's
+// own words.
+func TestPathsAndQueriesThatAreNotUTF8AreRefused(t *testing.T) {
+	t.Parallel()
+	h, _ := newTestGateway(t, nil)
+	for _, path := range []string{"/v1/models/%ff%fe", "/v1/threads?tool_name=%ff", "/v1/threads?%ff=chat",
+		"/v1/threads/0b7c7f2e-5d0c-4c1e-9a57-2d4c0c1b2a11:view?model=%c3"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost"+path, nil))
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "UTF-8") ||
+			strings.Contains(rec.Body.String(), "grpc") {
+			t.Errorf("GET %s: %d %s; want 400 saying it is not UTF-8", path, rec.Code, rec.Body)
+		}
+	}
+}
