@@ -2,6 +2,7 @@ package call
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -74,4 +75,24 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("Decode(%q) outcome %+v is not a tool error", raw, out)
 		}
 	})
+}
+
+// A refusal quotes a little of what the call sent, never all of it: the
+// validator names every unexpected property, and 300,000 of them made an
+// answer of 8 MB.
+func TestARefusalQuotesLittleOfTheCall(t *testing.T) {
+	t.Parallel()
+	tool := chatLikeTool(t)
+	var raw strings.Builder
+	raw.WriteString(`{"prompt":"hi"`)
+	for i := range 20_000 {
+		fmt.Fprintf(&raw, `,"unexpected_%d":1`, i)
+	}
+	raw.WriteString("}")
+	_, out := tool.Decode(json.RawMessage(raw.String()))
+	if out == nil || !out.IsError || len(out.Reply.Content) > 4<<10 ||
+		!strings.Contains(out.Reply.Content, "unexpected_") || !strings.Contains(out.Reply.Content, "more bytes") {
+		t.Errorf("Decode of 20,000 unexpected properties: %d bytes of refusal; want at most 4 KiB naming some "+
+			"and saying it was cut", len(out.Reply.Content))
+	}
 }

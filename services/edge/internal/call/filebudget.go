@@ -77,10 +77,21 @@ func (r *Runner) readFiles(tool string, model *routerv1.Model, paths []string, n
 }
 
 // skippedFiles are the files left out, for the executor to tell the model.
+// maxSkippedListed bounds the files a call goes without that are listed
+// one by one; the rest are counted in one more entry.
+const maxSkippedListed = 50
+
+// skippedFiles are the files a call goes without, as the executor and the
+// reply list them: the first maxSkippedListed, then how many more.
 func skippedFiles(skipped []files.Skipped) []*executorv1.SkippedFile {
-	out := make([]*executorv1.SkippedFile, len(skipped))
-	for i, s := range skipped {
+	listed := skipped[:min(len(skipped), maxSkippedListed)]
+	out := make([]*executorv1.SkippedFile, len(listed), len(listed)+1)
+	for i, s := range listed {
 		out[i] = &executorv1.SkippedFile{Path: s.Path, Reason: s.Reason}
+	}
+	if more := len(skipped) - len(listed); more > 0 {
+		out = append(out, &executorv1.SkippedFile{Path: fmt.Sprintf("(%d more)", more),
+			Reason: fmt.Sprintf("%d more files the call named were left out too; name fewer files at once", more)})
 	}
 	return out
 }

@@ -72,3 +72,25 @@ func TestAFinalStepSkipsWhatOverflowsOnceRead(t *testing.T) {
 		t.Errorf("files of a final step (-want +got):\n%s", diff)
 	}
 }
+
+// The files a call goes without are listed a few at a time, then counted:
+// the model reads a line for each and the agent finds them in the reply's
+// metadata, and 18,000 paths made a reply of 9 MB past the client's output
+// limit.
+func TestSkippedFilesAreListedAFewThenCounted(t *testing.T) {
+	t.Parallel()
+	var skipped []files.Skipped
+	for i := range 500 {
+		skipped = append(skipped, files.Skipped{Path: "/work/missing-" + strings.Repeat("x", i%7) + ".go",
+			Reason: "not found"})
+	}
+	got := skippedFiles(skipped)
+	if len(got) != maxSkippedListed+1 || got[0].GetPath() != skipped[0].Path ||
+		!strings.Contains(got[maxSkippedListed].GetPath()+got[maxSkippedListed].GetReason(), "450 more") {
+		t.Errorf("500 files skipped are listed as %d entries, the last %v; want %d, then one counting the rest",
+			len(got), got[len(got)-1], maxSkippedListed)
+	}
+	if few := skippedFiles(skipped[:3]); len(few) != 3 {
+		t.Errorf("3 files skipped are listed as %d entries", len(few))
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
@@ -58,7 +59,7 @@ var propertyPrefix = regexp.MustCompile(`validating /properties/([^:]+): `)
 func (t *Tool) Validate(args map[string]any) error {
 	if err := t.schema.Validate(args); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "validating root: ")
-		msg = propertyPrefix.ReplaceAllString(msg, "$1: ")
+		msg = quoteLittle(propertyPrefix.ReplaceAllString(msg, "$1: "))
 		return fmt.Errorf("invalid arguments for %s: %s. Check the call against the tool's input schema", t.GetName(), msg)
 	}
 	return nil
@@ -104,4 +105,21 @@ func (t *Tool) asWorkflowError(out Outcome, args map[string]any) Outcome {
 	}
 	out.Reply = out.Reply.ForWorkflow(step)
 	return out
+}
+
+// maxQuoted bounds how much of what a call sent a refusal quotes back:
+// the schema's validator names every property it did not expect.
+const maxQuoted = 2 << 10
+
+// quoteLittle is msg cut to maxQuoted bytes, on a character's boundary,
+// saying how much was cut.
+func quoteLittle(msg string) string {
+	if len(msg) <= maxQuoted {
+		return msg
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", msg[:cut], len(msg)-cut)
 }
