@@ -92,3 +92,26 @@ func TestLongAnswersAreCutButKept(t *testing.T) {
 		t.Error("the thread does not keep the whole answer")
 	}
 }
+
+// A call whose arguments a new thread could not keep (memory's bounds on an
+// initial context: values, nesting, bytes) is refused before its model
+// runs: it ran, was billed, and then its exchange was not stored, an
+// ERROR in the log and a reply that offered no continuation.
+func TestArgumentsNoThreadCouldKeepAreRefusedBeforeTheModel(t *testing.T) {
+	t.Parallel()
+	fake := fakemodel.New(t)
+	st := serveStack(t, fakeEnv(fake))
+	wd := t.TempDir()
+	paths := make([]any, 20_001)
+	for i := range paths {
+		paths[i] = filepath.Join(wd, "missing.go")
+	}
+	res, got := callTool(t, st.session, "chat", map[string]any{"prompt": "review", "working_directory_absolute_path": wd,
+		"model": "llama3.2", "absolute_file_paths": paths})
+	if content, _ := got["content"].(string); !res.IsError || !strings.Contains(content, "20000 values") {
+		t.Errorf("chat naming 20,001 paths: IsError %v, %.300s; want it refused, saying why", res.IsError, text(res))
+	}
+	if n := len(fake.Requests()); n != 0 {
+		t.Errorf("the call reached the model %d times", n)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/edge/internal/files"
+	"github.com/zenmcp/zen/services/platform/storedjson"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -39,6 +40,14 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 		}
 	}
 	id, _ := args["continuation_id"].(string)
+	if id == "" {
+		// Its thread would keep them, and memory would refuse it once the
+		// model had run and been paid for.
+		if why := storedjson.FitsAThread(args); why != "" {
+			return nil, ptr(toolError(name, "Error: the arguments are more than a conversation keeps of its first "+
+				"call: "+why+". Name fewer files, or put long text in a file", nil)), nil
+		}
+	}
 	su, out, err := r.setUp(ctx, tool, id, args)
 	if err != nil || out != nil {
 		return nil, out, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/zenmcp/zen/services/platform/storedjson"
 	"github.com/zenmcp/zen/services/platform/tokens"
 )
 
@@ -262,7 +263,7 @@ func validName(i int, what, name string) error {
 // as JSON. Unchecked, a branch request of a hundred bytes stored tens of
 // megabytes an import had put there.
 func validInitialContext(initial map[string]any) (int64, error) {
-	return jsonWithin(initial, MaxTurnBytes, "the initial context", "")
+	return jsonWithin(initial, storedjson.MaxContextBytes, "the initial context", "")
 }
 
 // validWorkflowState checks the size of what turn i keeps for its tool's
@@ -281,19 +282,13 @@ func validWorkflowState(i int, state map[string]any) (int64, error) {
 // model's, a provider's. Zen's are tens of bytes.
 const MaxNameBytes = 256
 
-// MaxValues bounds how many values (each map, list, string, number...) a
-// value stored as JSON holds. Within its bytes, a list of empty maps holds
-// one every three, and each costs a reader far more than three bytes: a
-// map as memory, the edge and the gateway decode it. Zen's tools keep
-// hundreds.
-const MaxValues = 20_000
-
-// MaxNesting bounds how deep a value stored as JSON nests (an initial
-// context, a workflow state, a turn's model metadata). SQLite's JSON reads
-// stop at a thousand levels, so a thread holding one nested that deep
-// could never be read; and each level costs a reader rendering it.
-// Zen's tools nest a few levels.
-const MaxNesting = 64
+// MaxValues and MaxNesting bound a value memory stores as JSON: an
+// initial context, a workflow state, a turn's model metadata (storedjson,
+// whose rule the edge applies to a call's arguments before its model runs).
+const (
+	MaxValues  = storedjson.MaxValues
+	MaxNesting = storedjson.MaxNesting
+)
 
 // jsonWithin refuses v when its JSON is over limit bytes, or is none, or
 // it nests past MaxNesting or holds more than MaxValues values; what names
@@ -303,8 +298,8 @@ func jsonWithin(v map[string]any, limit int, what, fix string) (int64, error) {
 	if v == nil {
 		return 0, nil
 	}
-	values := MaxValues
-	if pastShape(v, MaxNesting, &values) {
+	values, ok := storedjson.Shape(v)
+	if !ok {
 		return 0, fmt.Errorf("%w: %s nests deeper than %d levels or holds more than %d values%s", ErrInvalid, what,
 			MaxNesting, MaxValues, fix)
 	}
@@ -315,36 +310,7 @@ func jsonWithin(v map[string]any, limit int, what, fix string) (int64, error) {
 	if len(b) > limit {
 		return 0, fmt.Errorf("%w: %s is %d bytes, over the %d-byte limit%s", ErrInvalid, what, len(b), limit, fix)
 	}
-	return int64(len(b)) + int64(MaxValues-values)*ValueWeight, nil
-}
-
-// pastShape reports whether v nests deeper than levels maps and lists,
-// or holds more values than *values allows, which it counts down.
-func pastShape(v any, levels int, values *int) bool {
-	if *values--; *values < 0 {
-		return true
-	}
-	switch v := v.(type) {
-	case map[string]any:
-		if levels == 0 {
-			return true
-		}
-		for _, e := range v {
-			if pastShape(e, levels-1, values) {
-				return true
-			}
-		}
-	case []any:
-		if levels == 0 {
-			return true
-		}
-		for _, e := range v {
-			if pastShape(e, levels-1, values) {
-				return true
-			}
-		}
-	}
-	return false
+	return int64(len(b)) + int64(values)*ValueWeight, nil
 }
 
 // stamp gives turns without a timestamp the write time.

@@ -1,0 +1,96 @@
+package storedjson
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// MaxValues bounds how many values (each map, list, string, number...) a
+// value stored as JSON holds. Within its bytes, a list of empty maps holds
+// one every three, and each costs a reader far more than three bytes: a
+// map as memory, the edge and the gateway decode it. Zen's tools keep
+// hundreds.
+const MaxValues = 20_000
+
+// MaxNesting bounds how deep a value stored as JSON nests. SQLite's JSON
+// reads stop at a thousand levels, so a thread holding one nested that
+// deep could never be read; and each level costs a reader rendering it.
+// Zen's tools nest a few levels.
+const MaxNesting = 64
+
+// MaxContextBytes bounds a thread's initial context as JSON (Size).
+const MaxContextBytes = 2 << 20
+
+// Shape counts the values v holds, itself included, and reports whether
+// it stays within MaxNesting levels of maps and lists and MaxValues values.
+// Past them it stops counting.
+func Shape(v any) (values int, ok bool) {
+	left := MaxValues
+	ok = !pastShape(v, MaxNesting, &left)
+	return MaxValues - left, ok
+}
+
+// pastShape reports whether v nests deeper than levels maps and lists,
+// or holds more values than *values allows, which it counts down.
+func pastShape(v any, levels int, values *int) bool {
+	if *values--; *values < 0 {
+		return true
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		if levels == 0 {
+			return true
+		}
+		for _, e := range v {
+			if pastShape(e, levels-1, values) {
+				return true
+			}
+		}
+	case []any:
+		if levels == 0 {
+			return true
+		}
+		for _, e := range v {
+			if pastShape(e, levels-1, values) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Size is the length of v's JSON as memory stores it: without
+// encoding/json's escapes of <, > and &.
+func Size(v any) (int, error) {
+	var n counter
+	enc := json.NewEncoder(&n)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return 0, err
+	}
+	return int(n) - 1, nil // the encoder's newline
+}
+
+// counter counts the bytes written to it.
+type counter int
+
+func (c *counter) Write(b []byte) (int, error) {
+	*c += counter(len(b))
+	return len(b), nil
+}
+
+// FitsAThread says why arguments, a call's, could not be kept as a new
+// thread's initial context, or "" when they could.
+func FitsAThread(args map[string]any) string {
+	if _, ok := Shape(args); !ok {
+		return fmt.Sprintf("they nest deeper than %d levels or hold more than %d values", MaxNesting, MaxValues)
+	}
+	n, err := Size(args)
+	if err != nil {
+		return "they are no JSON: " + err.Error()
+	}
+	if n > MaxContextBytes {
+		return fmt.Sprintf("they are %d bytes as JSON, over the %d-byte limit", n, MaxContextBytes)
+	}
+	return ""
+}
