@@ -149,6 +149,16 @@ redis_password() {
 	cat "$f"
 }
 
+# run_zen runs $ZEN_BIN in place of this shell with the role $2, its
+# environment the cluster's (env, start's) and $1. The variables are
+# exported by the shell itself: every user may read a process's arguments,
+# and env's, passed the service token and the Redis password, showed them
+# for the moment it took to start zen.
+run_zen() {
+	export "${env[@]}" "$1"
+	exec "$ZEN_BIN" "$2"
+}
+
 # answers tells whether something accepts connections on port $1.
 answers() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
 
@@ -179,13 +189,13 @@ Stop that process, or move the cluster's ports with ZEN_CLUSTER_PORT_BASE."
 			--appendonly yes --save '' --daemonize no >"$log" 2>&1 &
 		;;
 	memory | router | executor)
-		env "${env[@]}" "ZEN_GRPC_ADDR=$(addr "$name")" "$ZEN_BIN" "$role" >"$log" 2>&1 &
+		run_zen "ZEN_GRPC_ADDR=$(addr "$name")" "$role" >"$log" 2>&1 &
 		;;
 	edge)
-		env "${env[@]}" "ZEN_MCP_ADDR=$(addr "$name")" "$ZEN_BIN" edge >"$log" 2>&1 &
+		run_zen "ZEN_MCP_ADDR=$(addr "$name")" edge >"$log" 2>&1 &
 		;;
 	gateway)
-		env "${env[@]}" "ZEN_HTTP_ADDR=$(addr gateway)" "$ZEN_BIN" gateway >"$log" 2>&1 &
+		run_zen "ZEN_HTTP_ADDR=$(addr gateway)" gateway >"$log" 2>&1 &
 		;;
 	*) die "unknown member $name" ;;
 	esac
@@ -276,6 +286,7 @@ status)
 restart)
 	[[ -n ${2:-} ]] || die "restart needs a member name"
 	if [[ -s $DIR/gomaxprocs ]]; then PROCS=$(cat "$DIR/gomaxprocs"); else PROCS=$(share_cores); fi
+	chmod -R go= "$DIR" # as up does: a directory an older version made
 	stop "$2"
 	start "$2"
 	;;

@@ -167,6 +167,7 @@ func TestLocalCluster(t *testing.T) {
 	dir := t.TempDir()
 	c := &cluster{t: t, base: freeBase(t)}
 	cores := fakeCores(t, 12) // so that the share is a division, not the floor of 1
+	argsSeen := recordEnvArgs(t, cores.dir)
 	c.env = []string{"PATH=" + cores.dir + ":" + os.Getenv("PATH"), "HOME=" + zenHome, "ZEN_BIN=" + zenBin,
 		"ZEN_CLUSTER_DIR=" + dir, fmt.Sprintf("ZEN_CLUSTER_PORT_BASE=%d", c.base), "CUSTOM_API_URL=" + fake.URL()}
 	t.Cleanup(func() { c.run("down") })
@@ -216,6 +217,31 @@ func TestLocalCluster(t *testing.T) {
 		t.Errorf("status:\n%s", status)
 	}
 	checkStorePrivate(t, dir, c.addr(0))
+	// Every user may read a process's arguments while it runs: no secret
+	// may pass through them, even for the moment env takes to exec.
+	seen, _ := os.ReadFile(argsSeen)
+	for name, secret := range map[string]string{"the Redis password": memberRedisPassword(t, dir, "memory"),
+		"the service token": memberEnv(t, dir, "memory", "ZEN_SERVICE_TOKEN")} {
+		if secret == "" || strings.Contains(string(seen), secret) {
+			t.Errorf("%s (%q) was in the arguments env ran with:\n%s", name, secret, seen)
+		}
+	}
+}
+
+// recordEnvArgs puts in dir an env that records the arguments it runs with
+// before it runs the real one, and returns the file that holds them.
+func recordEnvArgs(t *testing.T, dir string) string {
+	t.Helper()
+	real, err := exec.LookPath("env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(t.TempDir(), "env-args")
+	script := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$*\" >>%q\nexec %q \"$@\"\n", log, real)
+	if err := os.WriteFile(filepath.Join(dir, "env"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return log
 }
 
 // checkStorePrivate fails unless the local cluster's store is as private
