@@ -72,7 +72,7 @@ func utf8Only(next http.Handler) http.Handler {
 			}
 			for _, v := range vs {
 				if !utf8.ValidString(v) {
-					bad = "the value " + strconv.Quote(v) + " of query parameter " + strconv.Quote(k)
+					bad = "value " + strconv.Quote(v) + " of query parameter " + strconv.Quote(k)
 				}
 			}
 		}
