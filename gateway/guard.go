@@ -64,15 +64,15 @@ func utf8Only(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		bad := ""
 		if !utf8.ValidString(r.URL.Path) {
-			bad = "path " + strconv.Quote(r.URL.Path)
+			bad = "path " + quoteStart(r.URL.Path)
 		}
 		for k, vs := range r.URL.Query() {
 			if !utf8.ValidString(k) {
-				bad = "query parameter " + strconv.Quote(k)
+				bad = "query parameter " + quoteStart(k)
 			}
 			for _, v := range vs {
 				if !utf8.ValidString(v) {
-					bad = "value " + strconv.Quote(v) + " of query parameter " + strconv.Quote(k)
+					bad = "value " + quoteStart(v) + " of query parameter " + quoteStart(k)
 				}
 			}
 		}
@@ -83,4 +83,15 @@ func utf8Only(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// quoteStart quotes the start of s, a request's, in a refusal: a request
+// line may be a megabyte long, and each byte that is not UTF-8 quotes as
+// four.
+func quoteStart(s string) string {
+	const most = 200
+	if len(s) <= most {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:most]) + "…"
 }

@@ -19,6 +19,9 @@ func (r *Runner) checkWorkingDirectory(tool string, args map[string]any) *Outcom
 	if !ok {
 		return nil
 	}
+	if err := files.TooLong(wd); err != nil {
+		return ptr(toolError(tool, "Error: working_directory_absolute_path: "+err.Error(), nil))
+	}
 	p := files.ExpandHome(wd)
 	if !filepath.IsAbs(p) {
 		return ptr(toolError(tool, fmt.Sprintf("Error: working_directory_absolute_path must be a FULL absolute path "+

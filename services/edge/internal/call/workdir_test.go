@@ -175,3 +175,18 @@ func BenchmarkWorkingDirectoryCheck(b *testing.B) {
 		})
 	}
 }
+
+// A working directory longer than any path can be is refused without
+// being quoted back: one of 4 MB of U+0085, quoted, made a refusal of
+// 12 MB, and an answer of 32 MB.
+func TestAWorkingDirectoryLongerThanAnyPathIsNotQuoted(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	r := workdirRunner(home)
+	for _, dir := range []string{"/" + strings.Repeat("\u0085", 1<<20), strings.Repeat("\u0085", 1<<20)} {
+		if got := checkDir(r, dir); len(got) > 1<<10 || !strings.Contains(got, "longer than") {
+			t.Errorf("a working directory of %d bytes: a refusal of %d bytes; want one under 1 KiB saying it is "+
+				"too long", len(dir), len(got))
+		}
+	}
+}

@@ -49,9 +49,27 @@ func ExpandHome(p string) string {
 	return p
 }
 
-// CheckAbsolute returns an error naming the first path that is not absolute.
+// MaxPathBytes bounds a path a call names: no file's is longer (Linux's
+// PATH_MAX), and a refusal quotes the path it refuses. One of 4 MB, quoted
+// and then encoded twice, made an answer of 32 MB.
+const MaxPathBytes = 4096
+
+// TooLong refuses a path longer than MaxPathBytes, without quoting it.
+func TooLong(p string) error {
+	if len(p) <= MaxPathBytes {
+		return nil
+	}
+	return fmt.Errorf("a path of %d bytes is longer than any file's can be (%d bytes): name the file by its own "+
+		"path", len(p), MaxPathBytes)
+}
+
+// CheckAbsolute returns an error naming the first path that is too long
+// or not absolute.
 func CheckAbsolute(paths []string) error {
 	for _, p := range paths {
+		if err := TooLong(p); err != nil {
+			return err
+		}
 		if !filepath.IsAbs(ExpandHome(p)) {
 			return fmt.Errorf("all file paths must be FULL absolute paths to real files or folders; received %q", p)
 		}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,5 +158,23 @@ func TestCheckAbsolute(t *testing.T) {
 	}
 	if err := CheckAbsolute([]string{"/abs", "~/x"}); err != nil {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A path longer than any path can be is refused without being quoted
+// back, whichever check meets it first.
+func TestAPathLongerThanAnyPathIsNotQuoted(t *testing.T) {
+	t.Parallel()
+	pol := rootedAt(t.TempDir())
+	for _, p := range []string{"/" + strings.Repeat("\u0085", 1<<20), strings.Repeat("x", 1<<20)} {
+		errs := map[string]error{"CheckAbsolute": CheckAbsolute([]string{p})}
+		_, errs["Resolve"] = pol.Resolve(p)
+		_, errs["ReadImage"] = pol.ReadImage(p + ".png")
+		for name, err := range errs {
+			if err == nil || len(err.Error()) > 1<<10 || !strings.Contains(err.Error(), "longer than") {
+				t.Errorf("%s of a path of %d bytes: %.200v (%d bytes); want a refusal under 1 KiB saying it is "+
+					"too long", name, len(p), err, len(fmt.Sprint(err)))
+			}
+		}
 	}
 }

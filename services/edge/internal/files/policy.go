@@ -109,6 +109,9 @@ var ErrDenied = errors.New("access denied")
 // returned cleaned, for the caller's not-found error; its parent's links
 // are still resolved and checked.
 func (p Policy) Resolve(path string) (string, error) {
+	if err := TooLong(path); err != nil {
+		return "", err
+	}
 	expanded := ExpandHome(path)
 	if !filepath.IsAbs(expanded) {
 		return "", fmt.Errorf("all file paths must be FULL absolute paths to real files or folders; received %q", path)
