@@ -119,7 +119,7 @@ func NewRunner(b Backends, tools []*Tool, policy files.Policy, maxOutputTokens i
 // toolError is a refusal the edge makes before the tool runs, worded as
 // the tool's own errors are (see reply.Error).
 func toolError(tool, msg string, meta map[string]any) Outcome {
-	r := reply.Error(tool, msg)
+	r := reply.Error(tool, quoteLittle(msg))
 	if meta != nil {
 		r.With(meta)
 	}

@@ -59,7 +59,7 @@ var propertyPrefix = regexp.MustCompile(`validating /properties/([^:]+): `)
 func (t *Tool) Validate(args map[string]any) error {
 	if err := t.schema.Validate(args); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "validating root: ")
-		msg = quoteLittle(propertyPrefix.ReplaceAllString(msg, "$1: "))
+		msg = propertyPrefix.ReplaceAllString(msg, "$1: ")
 		return fmt.Errorf("invalid arguments for %s: %s. Check the call against the tool's input schema", t.GetName(), msg)
 	}
 	return nil
@@ -107,9 +107,10 @@ func (t *Tool) asWorkflowError(out Outcome, args map[string]any) Outcome {
 	return out
 }
 
-// maxQuoted bounds how much of what a call sent a refusal quotes back:
-// the schema's validator names every property it did not expect.
-const maxQuoted = 2 << 10
+// maxQuoted bounds a refusal (toolError), which may quote what the call
+// sent: the schema's validator names every property it did not expect, and
+// 300,000 of them made an answer of 8 MB.
+const maxQuoted = 3 << 10
 
 // quoteLittle is msg cut to maxQuoted bytes, on a character's boundary,
 // saying how much was cut.
