@@ -121,11 +121,19 @@ func (p threadPaths) exportIDs(ctx context.Context) ([]string, error) {
 		}
 		return page.GetNextPageToken(), nil
 	}
+	tokens := map[string]bool{}
 	for token := ""; ; {
 		next, err := list(token)
 		if err != nil {
 			return nil, err
 		}
+		if tokens[next] {
+			// A page that points back at one already read would have the
+			// export list for ever.
+			return nil, status.Errorf(codes.Internal, "memory's listing of your threads came back to a page it "+
+				"had given: export them one at a time (?thread_id=)")
+		}
+		tokens[next] = true
 		if token = next; token == "" {
 			break
 		}

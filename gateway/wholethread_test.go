@@ -327,3 +327,35 @@ func TestAnExportWaitsForRoomWithoutAsking(t *testing.T) {
 		t.Errorf("an export waiting for room asked memory to weigh its thread %d times in a second", n)
 	}
 }
+
+// circularMemory lists one page of threads for ever: its next page is
+// always the one it gave.
+type circularMemory struct{ fakeMemory }
+
+func (circularMemory) ListThreads(context.Context, *memoryv1.ListThreadsRequest) (*memoryv1.ListThreadsResponse,
+	error) {
+	return &memoryv1.ListThreadsResponse{Threads: []*memoryv1.ThreadSummary{{ThreadId: "0b7c7f2e-5d0c-4c1e-9a57-" +
+		"2d4c0c1b2a11"}}, NextPageToken: "the-same-page"}, nil
+}
+
+// An export whose listing comes back to a page it gave ends with an
+// error: a thread memory listed at a time its cursor could not pass (one
+// imported as of 1500) had exports list for ever.
+func TestAnExportWhoseListingGoesRoundEnds(t *testing.T) {
+	t.Parallel()
+	h := gatewayOver(t, &circularMemory{}, "")
+	done := make(chan *httptest.ResponseRecorder, 1)
+	go func() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/v1/threads:export", nil))
+		done <- rec
+	}()
+	select {
+	case rec := <-done:
+		if rec.Code < 500 || !strings.Contains(rec.Body.String(), "came back to a page") {
+			t.Errorf("an export whose listing goes round: %d %s; want an error saying so", rec.Code, rec.Body)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("an export whose listing goes round does not end")
+	}
+}

@@ -184,8 +184,18 @@ func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread
 		if t.CreatedAt.IsZero() || t.CreatedAt.After(now) {
 			t.CreatedAt = now
 		}
-		if t.UpdatedAt.IsZero() || t.UpdatedAt.After(now) {
+		switch {
+		case t.UpdatedAt.IsZero():
 			t.UpdatedAt = t.CreatedAt
+		case t.UpdatedAt.After(now):
+			t.UpdatedAt = now
+		}
+		// The stores keep times as Unix nanoseconds, which wrap before
+		// 1678: a thread of 1500 was listed as of 2084, and its page's
+		// cursor pointed back at itself.
+		if t.CreatedAt.Before(unixEpoch) || t.UpdatedAt.Before(unixEpoch) {
+			return 0, fmt.Errorf("%w: thread %d (%s): created_at %s and last_updated_at %s must be from 1970 on",
+				ErrInvalid, i+1, t.ID, t.CreatedAt.Format(time.RFC3339), t.UpdatedAt.Format(time.RFC3339))
 		}
 		t.ExpiresAt = now.Add(s.ttl)
 	}
@@ -212,3 +222,6 @@ func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread
 	}
 	return len(threads), nil
 }
+
+// unixEpoch is the earliest time a thread may carry.
+var unixEpoch = time.Unix(0, 0)

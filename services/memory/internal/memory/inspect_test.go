@@ -257,3 +257,45 @@ func TestImportRefusesAnotherClientsParentAndID(t *testing.T) {
 		t.Errorf("bob's thread after the attempts: %+v, %v", got, err)
 	}
 }
+
+// Times before 1970 are refused: a store keeps a thread's times as Unix
+// nanoseconds, which wrap before 1678, and a thread dated 1500 was listed
+// as of 2084, its page's cursor pointing back at itself: paging never
+// ended, and an export never answered.
+func TestAnImportDatedBefore1970IsRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 50)
+	old := time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC)
+	for name, th := range map[string]*memory.Thread{
+		"updated": {ID: uuid.NewString(), ToolName: "chat", CreatedAt: time.Now(), UpdatedAt: old},
+		"created": {ID: uuid.NewString(), ToolName: "chat", CreatedAt: old, UpdatedAt: time.Now()},
+	} {
+		if _, err := svc.Import(ctx, "me", []*memory.Thread{th}, false); !errors.Is(err, memory.ErrInvalid) ||
+			!strings.Contains(err.Error(), "1970") {
+			t.Errorf("a thread %s in 1500: %v; want it refused, naming 1970", name, err)
+		}
+	}
+}
+
+// Times an export gives ahead of this clock are now: a thread last updated
+// ahead of it sorts as updated now, not as when it was created.
+func TestAnImportsTimesAheadOfTheClockAreNow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := memstore.New()
+	svc := memory.NewService(store, time.Hour, 50)
+	before := time.Now()
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: before.Add(-30 * 24 * time.Hour),
+		UpdatedAt: before.Add(2 * time.Hour)}
+	if _, err := svc.Import(ctx, "me", []*memory.Thread{th}, false); err != nil {
+		t.Fatal(err)
+	}
+	got, err := store.Get(ctx, th.ID, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.UpdatedAt.Before(before) || got.UpdatedAt.After(time.Now()) {
+		t.Errorf("a thread last updated 2 hours ahead is stored as updated at %v; want now (%v)", got.UpdatedAt, before)
+	}
+}
