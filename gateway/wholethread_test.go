@@ -332,7 +332,7 @@ func TestAnExportWaitsForRoomWithoutAsking(t *testing.T) {
 // always the one it gave.
 type circularMemory struct{ fakeMemory }
 
-func (circularMemory) ListThreads(context.Context, *memoryv1.ListThreadsRequest) (*memoryv1.ListThreadsResponse,
+func (*circularMemory) ListThreads(context.Context, *memoryv1.ListThreadsRequest) (*memoryv1.ListThreadsResponse,
 	error) {
 	return &memoryv1.ListThreadsResponse{Threads: []*memoryv1.ThreadSummary{{ThreadId: "0b7c7f2e-5d0c-4c1e-9a57-" +
 		"2d4c0c1b2a11"}}, NextPageToken: "the-same-page"}, nil

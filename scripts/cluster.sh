@@ -149,6 +149,18 @@ redis_password() {
 	cat "$f"
 }
 
+# private makes $DIR and what the script keeps in it the user's alone,
+# whatever an older version or another umask made them; not the rest of
+# what $DIR may hold (ZEN_CLUSTER_DIR may name a directory of the user's).
+private() {
+	chmod go= "$DIR"
+	local f
+	for f in pids logs redis service-token redis-password gomaxprocs; do
+		[[ -e $DIR/$f ]] && chmod -R go= "$DIR/$f"
+	done
+	return 0
+}
+
 # run_zen runs $ZEN_BIN in place of this shell with the role $2, its
 # environment the cluster's (env, start's) and $1. The variables are
 # exported by the shell itself: every user may read a process's arguments,
@@ -259,8 +271,7 @@ up)
 	[[ -x $ZEN_BIN ]] || die "$ZEN_BIN is not built (make build)"
 	PROCS=$(share_cores)
 	mkdir -p "$DIR/pids" "$DIR/logs" "$DIR/redis"
-	# A directory an older version made, or another umask: the user's alone.
-	chmod -R go= "$DIR"
+	private
 	echo "$PROCS" >"$DIR/gomaxprocs"
 	for name in "${ORDER[@]}"; do start "$name"; done
 	echo "cluster: up. MCP on http://$(addr edge-1)/mcp and http://$(addr edge-2)/mcp, gateway on http://$(addr gateway); logs in $DIR/logs"
@@ -286,7 +297,7 @@ status)
 restart)
 	[[ -n ${2:-} ]] || die "restart needs a member name"
 	if [[ -s $DIR/gomaxprocs ]]; then PROCS=$(cat "$DIR/gomaxprocs"); else PROCS=$(share_cores); fi
-	chmod -R go= "$DIR" # as up does: a directory an older version made
+	private
 	stop "$2"
 	start "$2"
 	;;

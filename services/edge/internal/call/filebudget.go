@@ -76,22 +76,23 @@ func (r *Runner) readFiles(tool string, model *routerv1.Model, paths []string, n
 	return set, nil
 }
 
-// skippedFiles are the files left out, for the executor to tell the model.
-// maxSkippedListed bounds the files a call goes without that are listed
-// one by one; the rest are counted in one more entry.
+// maxSkippedListed bounds the files a call goes without that are listed,
+// each by the path the call gave; the last listed counts the rest.
 const maxSkippedListed = 50
 
-// skippedFiles are the files a call goes without, as the executor and the
-// reply list them: the first maxSkippedListed, then how many more.
+// skippedFiles are the files a call goes without, as the executor tells
+// the model and the reply the agent: the first maxSkippedListed, the last
+// of which says how many more there are.
 func skippedFiles(skipped []files.Skipped) []*executorv1.SkippedFile {
 	listed := skipped[:min(len(skipped), maxSkippedListed)]
-	out := make([]*executorv1.SkippedFile, len(listed), len(listed)+1)
+	out := make([]*executorv1.SkippedFile, len(listed))
 	for i, s := range listed {
 		out[i] = &executorv1.SkippedFile{Path: s.Path, Reason: s.Reason}
 	}
 	if more := len(skipped) - len(listed); more > 0 {
-		out = append(out, &executorv1.SkippedFile{Path: fmt.Sprintf("(%d more)", more),
-			Reason: fmt.Sprintf("%d more files the call named were left out too; name fewer files at once", more)})
+		last := out[len(out)-1]
+		last.Reason += fmt.Sprintf("; and %d more files the call named were left out, not listed: name fewer "+
+			"files at once", more)
 	}
 	return out
 }

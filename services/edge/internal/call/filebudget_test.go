@@ -73,7 +73,7 @@ func TestAFinalStepSkipsWhatOverflowsOnceRead(t *testing.T) {
 	}
 }
 
-// The files a call goes without are listed a few at a time, then counted:
+// The files a call goes without are listed a few, then counted:
 // the model reads a line for each and the agent finds them in the reply's
 // metadata, and 18,000 paths made a reply of 9 MB past the client's output
 // limit.
@@ -85,10 +85,11 @@ func TestSkippedFilesAreListedAFewThenCounted(t *testing.T) {
 			Reason: "not found"})
 	}
 	got := skippedFiles(skipped)
-	if len(got) != maxSkippedListed+1 || got[0].GetPath() != skipped[0].Path ||
-		!strings.Contains(got[maxSkippedListed].GetPath()+got[maxSkippedListed].GetReason(), "450 more") {
-		t.Errorf("500 files skipped are listed as %d entries, the last %v; want %d, then one counting the rest",
-			len(got), got[len(got)-1], maxSkippedListed)
+	last := got[len(got)-1]
+	if len(got) != maxSkippedListed || got[0].GetPath() != skipped[0].Path ||
+		last.GetPath() != skipped[maxSkippedListed-1].Path || !strings.Contains(last.GetReason(), "450 more") {
+		t.Errorf("500 files skipped are listed as %d entries, the last %v; want %d, each by its path, the last "+
+			"counting the rest", len(got), last, maxSkippedListed)
 	}
 	if few := skippedFiles(skipped[:3]); len(few) != 3 {
 		t.Errorf("3 files skipped are listed as %d entries", len(few))

@@ -89,10 +89,14 @@ func (s *Store) listedReply(ctx context.Context, cmd *redis.Cmd, id string, now 
 		t.Turns = nil
 		return listed{thread: t, turns: count, prompt: prompt}, nil
 	}
+	bad := fmt.Errorf("thread %s: the listing's script answered %v, not a thread's card", id, reply)
+	if len(reply) != 3 || reply[0] != int64(0) {
+		return listed{}, bad
+	}
 	fields, ok1 := reply[1].([]any)
 	count, ok2 := reply[2].(int64)
-	if len(reply) != 3 || reply[0] != int64(0) || !ok1 || !ok2 || len(fields) != 5 {
-		return listed{}, fmt.Errorf("thread %s: the listing's script answered %v, not a thread's card", id, reply)
+	if !ok1 || !ok2 || len(fields) != 5 {
+		return listed{}, bad
 	}
 	field := func(i int) string { v, _ := fields[i].(string); return v }
 	expires, _ := strconv.ParseInt(field(3), 10, 64)
