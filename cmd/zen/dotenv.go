@@ -1,6 +1,8 @@
 package main
 
 import (
+	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,6 +31,24 @@ func dotEnvFiles(getenv config.Getenv, role string) []string {
 		files = append(files, user)
 	}
 	return files
+}
+
+// noteUnreadDotEnv tells, once, that stdio left the working directory's
+// .env unread: settings kept there before were read, and are gone without
+// a word otherwise.
+func noteUnreadDotEnv(logger *slog.Logger, role string, read []string) {
+	if role != "stdio" {
+		return
+	}
+	if _, err := os.Stat(dotEnvFile); err != nil {
+		return
+	}
+	user := "$XDG_CONFIG_HOME/zen/.env"
+	if len(read) > 0 {
+		user = read[0]
+	}
+	logger.Warn("zen stdio does not read the working directory's .env, a project's: put zen's settings in "+user+
+		" or in the agent's configuration", "ignored", dotEnvFile)
 }
 
 // userDotEnv is the user-level .env, where the XDG base directory

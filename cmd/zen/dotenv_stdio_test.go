@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,6 +40,8 @@ func TestAProjectsDotEnvDoesNotConfigureStdio(t *testing.T) {
 	cmd := exec.Command(zenBin, "stdio")
 	cmd.Env = baseEnv(t, map[string]string{"XDG_CONFIG_HOME": config})
 	cmd.Dir = project
+	var logged syncBuffer
+	cmd.Stderr = &logged
 	st := stdioStackFrom(t, cmd)
 	res, err := st.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "chat", Arguments: map[string]any{
 		"prompt": "review my project", "working_directory_absolute_path": project, "model": "local-llama"}})
@@ -49,5 +54,51 @@ func TestAProjectsDotEnvDoesNotConfigureStdio(t *testing.T) {
 	}
 	if got := users.Requests(); len(got) != 1 || got[0].Header.Get("Authorization") != "Bearer "+key {
 		t.Errorf("the user's provider got %d requests; want the call, with the user's key", len(got))
+	}
+	// Whoever kept zen's settings there is told where they go now.
+	if log := logged.String(); !strings.Contains(log, "does not read the working directory's .env") ||
+		!strings.Contains(log, filepath.Join(config, "zen", ".env")) {
+		t.Errorf("stdio's log does not say it left ./.env unread, naming the user's file:\n%s", log)
+	}
+}
+
+// syncBuffer is a buffer a process's output goes to while the test reads
+// it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestServesDotEnvWinsOverTheUsers: zen serve, started by whoever chose
+// its directory, reads that directory's .env before the user's.
+func TestServesDotEnvWinsOverTheUsers(t *testing.T) {
+	t.Parallel()
+	answer := func(who string) *fakemodel.Server {
+		fake := fakemodel.New(t)
+		fake.SetReply(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Content: "from " + who} })
+		return fake
+	}
+	project, users := answer("project"), answer("users")
+	dir, xdg := t.TempDir(), t.TempDir()
+	writeEnvFile(t, filepath.Join(dir, ".env"), "CUSTOM_API_URL="+project.URL())
+	writeEnvFile(t, filepath.Join(xdg, "zen", ".env"), "CUSTOM_API_URL="+users.URL())
+	p := startZenIn(t, dir, map[string]string{"XDG_CONFIG_HOME": xdg}, []string{"mcp"}, serveArgs()...)
+	cs := connectHTTP(t, "http://"+p.addr("mcp")+"/mcp")
+	res, got := callTool(t, cs, "chat", map[string]any{"prompt": "who answers?",
+		"working_directory_absolute_path": t.TempDir(), "model": "local-llama"})
+	if content, _ := got["content"].(string); res.IsError || !strings.HasPrefix(content, "from project") {
+		t.Errorf("chat: %s; want the answer of the working directory's .env's server", text(res))
 	}
 }

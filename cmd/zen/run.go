@@ -100,6 +100,7 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 		grpcLog.Use(logger)
 	}
 	sink.report(logger)
+	noteUnreadDotEnv(logger, role, envFiles)
 	_, shutdown, err := telemetry.Setup(ctx, "zen-"+role, version, getenv, logger)
 	if err != nil {
 		return err

@@ -111,3 +111,26 @@ func TestAFileThatGrowsPastTheLimitAfterItsCheckIsNotReadWhole(t *testing.T) {
 			img.Size, err)
 	}
 }
+
+// A file that grows after its descriptor was checked is read no further
+// than the limit: its size, read first, no longer says how long it is.
+func TestAFileIsReadNoFurtherThanTheLimit(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "log.txt")
+	write(t, path, strings.Repeat("x", 100))
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	raw, err := readAtMost(f, "log.txt", 99)
+	if len(raw) != 0 || !IsSkipped(err) || !strings.Contains(err.Error(), "grew past") {
+		t.Errorf("reading 100 bytes within 99: %d bytes, %v; want none, skipped as grown", len(raw), err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if raw, err := readAtMost(f, "log.txt", 100); err != nil || len(raw) != 100 {
+		t.Errorf("reading 100 bytes within 100: %d bytes, %v", len(raw), err)
+	}
+}
