@@ -152,10 +152,17 @@ return {redis.call('HGETALL', KEYS[1]), redis.call('LLEN', KEYS[2]),
 // comes without the meta when the meta's revision is ARGV[3], which the
 // reader holds decoded (metaCache.held): the meta holds the first call's
 // arguments, and the thread is written anew whenever it changes. The hash
-// then holds only what a read takes from it (Store.headHeld). Scripts
-// that only read run in a full Redis too. KEYS: metaKey, turnsKey.
+// then holds only what a read takes from it (Store.headHeld). It answers
+// too the digest of turn ARGV[4] (none for -1): the last the reader's cache
+// holds (tails.go). Scripts that only read run in a full Redis too. KEYS:
+// metaKey, turnsKey.
 var withinScript = redis.NewScript(`
 local turns = {}
+local last = false
+if tonumber(ARGV[4]) >= 0 then
+  local t = redis.call('LINDEX', KEYS[2], ARGV[4])
+  if t then last = redis.sha1hex(t) end
+end
 if tonumber(redis.call('HGET', KEYS[1], 'weight') or '0') <= tonumber(ARGV[2]) then
   turns = redis.call('LRANGE', KEYS[2], ARGV[1], -1)
 end
@@ -173,8 +180,24 @@ if ARGV[3] ~= '' and redis.call('HGET', KEYS[1], 'rev') == ARGV[3] then
 else
   hash = redis.call('HGETALL', KEYS[1])
 end
-return {hash, redis.call('LLEN', KEYS[2]), turns}
+return {hash, redis.call('LLEN', KEYS[2]), turns, last}
 `)
+
+// withinReply takes withinScript's reply apart: threadScript's, and the
+// digest of the turn it was asked for ("" for none).
+func withinReply(cmd *redis.Cmd) (meta map[string]string, count int64, turns []string, last string, err error) {
+	reply, err := cmd.Slice()
+	if err != nil {
+		return nil, 0, nil, "", failure(err)
+	}
+	if len(reply) != 4 {
+		return nil, 0, nil, "", fmt.Errorf("the thread's script answered %v, not a thread's hash, count, turns "+
+			"and a digest", reply)
+	}
+	last, _ = reply[3].(string) // nil: no such turn
+	meta, count, turns, err = threadReply(redis.NewCmdResult(reply[:3], nil))
+	return meta, count, turns, last, err
+}
 
 // threadReply takes threadScript's reply apart. A reply of another shape
 // is an error, never an empty thread: a listing drops the threads it finds

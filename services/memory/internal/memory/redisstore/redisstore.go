@@ -64,6 +64,7 @@ type Store struct {
 	lostAt     time.Time // the last loss noticed or read
 
 	cache  *memory.TurnCache
+	tails  *tailDigests // of the cache's last turns (tails.go)
 	metas  *metaCache
 	health *Health // the last check's result
 
@@ -79,7 +80,8 @@ func New(rdb redis.UniversalClient, prefix string, compress bool) *Store {
 	}
 	_, oneServer := rdb.(*redis.Client)
 	return &Store{rdb: rdb, prefix: prefix, compress: compress, oneServer: oneServer, lossWindow: defaultLossWindow,
-		cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes), metas: newMetaCache(memory.DefaultHeadBytes),
+		cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes), tails: newTailDigests(),
+		metas:  newMetaCache(memory.DefaultHeadBytes),
 		logger: slog.New(slog.DiscardHandler)}
 }
 
@@ -220,21 +222,27 @@ const scriptedReads = 4 << 20
 // its head alone.
 func (s *Store) get(ctx context.Context, id string, now time.Time, max int64) (*memory.Thread, error) {
 	rev, seen := s.cache.Peek(id)
-	t, m, stored, raw, err := s.readFrom(ctx, id, seen, now, max)
+	want, known := s.tails.get(id, rev, seen)
+	if seen > 0 && !known {
+		s.cache.Forget(id) // its turns cannot be checked against Redis's
+		seen = 0
+	}
+	t, m, stored, raw, last, err := s.readFrom(ctx, id, seen, now, max)
 	if err != nil || t.Weight > max {
 		return t, err
 	}
-	if seen > 0 && (m.Rev != rev || stored < seen) {
+	if seen > 0 && (m.Rev != rev || stored < seen || last != want) {
 		// Written anew since the cache saw it, or holding fewer turns than
-		// the cache at its revision: a Redis back without its last writes
-		// (killed between fsyncs, a replica that lagged) lost them, and the
-		// cache's are not the thread's. Either way the turns after seen are
-		// not the ones to read.
+		// the cache at its revision, or another last cached turn: a Redis
+		// back without its last writes (killed between fsyncs, a replica
+		// that lagged) lost them, and the cache's are not the thread's,
+		// whoever appended since. Either way the turns after seen are not
+		// the ones to read.
 		if m.Rev == rev {
 			s.cache.Forget(id)
 		}
 		seen = 0
-		if t, m, _, raw, err = s.readFrom(ctx, id, 0, now, max); err != nil || t.Weight > max {
+		if t, m, _, raw, _, err = s.readFrom(ctx, id, 0, now, max); err != nil || t.Weight > max {
 			return t, err
 		}
 	}
@@ -245,7 +253,7 @@ func (s *Store) get(ctx context.Context, id string, now time.Time, max int64) (*
 		}
 		// Another read cached fewer turns meanwhile: read them again, at
 		// the revision of the rest.
-		_, again, _, more, err := s.readFrom(ctx, id, from, now, max)
+		_, again, _, more, _, err := s.readFrom(ctx, id, from, now, max)
 		if err != nil {
 			return nil, err
 		}
@@ -256,6 +264,9 @@ func (s *Store) get(ctx context.Context, id string, now time.Time, max int64) (*
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(raw) > 0 {
+		s.tails.put(id, m.Rev, count, raw[len(raw)-1])
 	}
 	return t, nil
 }
@@ -284,15 +295,16 @@ func (s *Store) Head(ctx context.Context, id string, now time.Time) (*memory.Thr
 }
 
 // readFrom reads, in one step, the thread's head, how many turns it holds
-// (stored), and its turns from index from on (raw): none when the head
-// says it weighs more than max. Within a
+// (stored), its turns from index from on (raw), none when the head says it
+// weighs more than max, and the digest of turn from-1 (last; "" for
+// none), the last of those a cache holds (tails.go). Within a
 // bound below scriptedReads, a script (withinScript) that reads the
 // thread's weight before its turns; else a transaction, whose turns are
 // let go undecoded when the thread weighs more than max (written anew
 // since it was weighed): Lua holds a large reply twice, and a read of
 // 20 MiB took half as long again.
 func (s *Store) readFrom(ctx context.Context, id string, from int, now time.Time, max int64) (t *memory.Thread,
-	m meta, stored int, raw []string, err error) {
+	m meta, stored int, raw []string, last string, err error) {
 	keys := []string{s.metaKey(id), s.turnsKey(id)}
 	var hash map[string]string
 	var count int64
@@ -302,36 +314,43 @@ func (s *Store) readFrom(ctx context.Context, id string, from int, now time.Time
 		if m, ok := s.metas.held(id); ok {
 			held, rev = &m, m.Rev
 		}
-		hash, count, raw, err = threadReply(withinScript.Run(ctx, s.rdb, keys, from, max, rev))
+		hash, count, raw, last, err = withinReply(withinScript.Run(ctx, s.rdb, keys, from, max, rev, from-1))
 		if err != nil {
-			return nil, meta{}, 0, nil, err
+			return nil, meta{}, 0, nil, "", err
 		}
 	} else {
 		tx := s.rdb.TxPipeline()
 		hashCmd := tx.HGetAll(ctx, keys[0])
 		countCmd := tx.LLen(ctx, keys[1])
 		turnsCmd := tx.LRange(ctx, keys[1], int64(from), -1)
+		lastCmd := tx.Eval(ctx, digestLua, keys[1:], from-1)
 		_, err = tx.Exec(ctx)
 		hash, count, raw = hashCmd.Val(), countCmd.Val(), turnsCmd.Val()
+		last, _ = lastCmd.Val().(string) // nil: no such turn
 		if transactionRefused(err) {
-			if hash, count, raw, err = threadReply(threadScript.Run(ctx, s.rdb, keys, from, -1)); err != nil {
-				return nil, meta{}, 0, nil, err
+			// From the turn before from, whose digest is last.
+			start := from - min(from, 1)
+			if hash, count, raw, err = threadReply(threadScript.Run(ctx, s.rdb, keys, start, -1)); err != nil {
+				return nil, meta{}, 0, nil, "", err
+			}
+			if last = ""; from > 0 && len(raw) > 0 {
+				last, raw = digest(raw[0]), raw[1:]
 			}
 		}
 		if err != nil && !errors.Is(err, redis.Nil) {
-			return nil, meta{}, 0, nil, failure(err)
+			return nil, meta{}, 0, nil, "", failure(err)
 		}
 	}
 	if len(hash) == 0 {
-		return nil, meta{}, 0, nil, s.missing(ctx, now) // absent: perhaps lost with Redis's data
+		return nil, meta{}, 0, nil, "", s.missing(ctx, now) // absent: perhaps lost with Redis's data
 	}
 	if t, m, err = s.headHeld(id, hash, now, held); err != nil {
-		return nil, meta{}, 0, nil, err
+		return nil, meta{}, 0, nil, "", err
 	}
 	if t.Weight > max {
 		raw = nil
 	}
-	return t, m, int(count), raw, nil
+	return t, m, int(count), raw, last, nil
 }
 
 // transactionRefused tells a transaction Redis refused to run because it

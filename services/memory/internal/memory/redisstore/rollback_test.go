@@ -118,3 +118,65 @@ func contents(turns []memory.Turn) []string {
 	}
 	return out
 }
+
+// Another memory process may append where the lost turns were, before
+// this one reads again: Redis then holds as many turns as this process's
+// cache, or more, of the same revision, and the cache's last turn is not
+// Redis's. What this process reads is still what Redis holds.
+func TestTurnsRedisLostAreNotServedWhenAnotherProcessAppendedFirst(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	exchange := func(n int) []memory.Turn {
+		return []memory.Turn{{Role: memory.RoleUser, Content: fmt.Sprint("q", n)},
+			{Role: memory.RoleAssistant, Content: fmt.Sprint("a", n)}}
+	}
+	for _, tc := range []struct {
+		name        string
+		appended    []int // the exchanges the other process appends after the loss
+		readsWithin int64
+		want        []string
+	}{
+		{"as many turns, by script", []int{3}, 1 << 20, []string{"q1", "a1", "q3", "a3"}},
+		{"as many turns, by transaction", []int{3}, math.MaxInt64, []string{"q1", "a1", "q3", "a3"}},
+		{"more turns, by script", []int{3, 4}, 1 << 20, []string{"q1", "a1", "q3", "a3", "q4", "a4"}},
+		{"more turns, by transaction", []int{3, 4}, math.MaxInt64, []string{"q1", "a1", "q3", "a3", "q4", "a4"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			open := func() *Store {
+				s, err := Open(srv.URL(), "replicas:", false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Close() })
+				return s
+			}
+			this, other := open(), open()
+			now := time.Now()
+			th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
+				ExpiresAt: now.Add(time.Hour), Turns: exchange(1)}
+			if err := this.Create(ctx, th); err != nil {
+				t.Fatal(err)
+			}
+			read := func() []string {
+				t.Helper()
+				got, _, err := this.GetWithin(ctx, th.ID, time.Now(), tc.readsWithin)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return contents(got.Turns)
+			}
+			read()
+			restore := snapshot(t, srv, this.threadKeys(th.ID))
+			appendExchange(t, this, th.ID, "ex-2", exchange(2))
+			read() // this process caches exchange 2
+			restore()
+			for _, n := range tc.appended {
+				appendExchange(t, other, th.ID, fmt.Sprint("ex-", n), exchange(n))
+			}
+			if got := read(); !cmp.Equal(got, tc.want) {
+				t.Errorf("this process reads %v; Redis holds %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -146,7 +146,7 @@ func (c *turnsRead) count(cmd redis.Cmder) {
 	case *redis.MapStringStringCmd:
 		c.metaBytes.Add(int64(len(reply.Val()["meta"])))
 	case *redis.Cmd:
-		if parts, ok := reply.Val().([]any); ok && len(parts) == 3 && (cmd.Name() == "evalsha" || cmd.Name() == "eval") {
+		if parts, ok := reply.Val().([]any); ok && len(parts) >= 3 && (cmd.Name() == "evalsha" || cmd.Name() == "eval") {
 			if turns, ok := parts[2].([]any); ok {
 				c.n.Add(int64(len(turns)))
 			}

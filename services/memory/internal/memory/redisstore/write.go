@@ -152,6 +152,9 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 		s.index(ctx, pipe, clientID, id, time.Unix(0, updated), time.UnixMilli(expires), now)
 	default:
 		s.cache.Appended(id, rev, int(count)-len(turns), turns)
+		if cached, n := s.cache.Peek(id); cached == rev && n == int(count) && len(turns) > 0 {
+			s.tails.put(id, rev, n, args[len(args)-1].(string)) // the last turn as Redis stored it
+		}
 		keepLife := ttl(now, keepUntil)
 		for _, sha := range res[2:] {
 			blobScript.Eval(ctx, pipe, []string{s.blobKey(str(sha))}, keepLife, keepUntil.UnixMilli(), "0", "", "")
