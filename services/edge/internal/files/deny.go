@@ -62,7 +62,7 @@ func (p Policy) denied(path string) string {
 		return "is your home directory root"
 	}
 	if p.ownFile(path, folded) {
-		return "is one of the files zen reads its own configuration or secrets from"
+		return ownReason
 	}
 	return secretReason(folded)
 }
@@ -74,24 +74,21 @@ func (p Policy) deniedByName(path string) string {
 	return p.denied(path)
 }
 
+// ownReason is why one of zen's own files is denied.
+const ownReason = "is one of the files zen reads its own configuration or secrets from"
+
 // ownFile tells whether path is one of zen's own files or below one of its
 // directories: by name as configured and as it resolves now, and by
 // identity, so a hard link or another spelling of the path does not reach
 // it either.
 func (p Policy) ownFile(path, folded string) bool {
-	info, statErr := os.Stat(path)
 	for _, o := range p.own {
 		if within(folded, strings.ToLower(o)) || within(folded, strings.ToLower(resolveExisting(o))) {
 			return true
 		}
-		if statErr != nil || info.IsDir() {
-			continue
-		}
-		if oi, err := os.Stat(o); err == nil && os.SameFile(info, oi) {
-			return true
-		}
 	}
-	return false
+	info, err := os.Stat(path)
+	return err == nil && !info.IsDir() && p.ownIdentity(info)
 }
 
 // secretReason says why a path names keys or credentials, or "".

@@ -77,17 +77,14 @@ func notASmallImage(ref string) error {
 	return fmt.Errorf("image %s is not a regular file of at most %d MB; pass a smaller image", ref, MaxImageBytes>>20)
 }
 
-// imageFailure is why the image at ref was not read, in ReadImage's words:
-// what openChecked and readAtMost skip a file for, or zen's own file.
+// imageFailure is why the image at ref, which passed its checks, was not
+// read: it changed since (openChecked, readAtMost say how), or is one of
+// zen's own files.
 func imageFailure(ref string, err error) error {
-	s, ok := asSkipped(err)
-	switch {
-	case !ok:
-		return err
-	case s.Reason == notAFile(ref).Reason || strings.Contains(s.Reason, "limit"):
-		return notASmallImage(ref)
+	if s, ok := asSkipped(err); ok {
+		return fmt.Errorf("cannot read image %s: %s", ref, s.Reason)
 	}
-	return fmt.Errorf("cannot read image %s: %s", ref, s.Reason)
+	return err
 }
 
 func knownMime(m string) bool {

@@ -46,8 +46,7 @@ func (pol Policy) openChecked(label, resolved string, limit int64) (*os.File, fs
 	case info.Size() > limit:
 		err = tooLargeFor(label, info.Size(), limit)
 	case pol.ownIdentity(info):
-		err = fmt.Errorf("%w: %s is one of the files zen reads its own configuration or secrets from", ErrDenied,
-			label)
+		err = fmt.Errorf("%w: %s %s", ErrDenied, label, ownReason)
 	}
 	if err != nil {
 		_ = f.Close()

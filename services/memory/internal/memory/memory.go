@@ -219,6 +219,17 @@ func FirstPrompt(turns []Turn) string {
 	return ""
 }
 
+// FirstPromptAfter is the FirstPrompt of a thread of one turn that is not
+// the user's once turns are appended to it: the first of those, if the
+// user's. (One of no turns takes FirstPrompt(turns); one whose first turn
+// is the user's keeps its own.)
+func FirstPromptAfter(turns []Turn) string {
+	if len(turns) > 0 && turns[0].Role == RoleUser {
+		return Preview(turns[0].Content)
+	}
+	return ""
+}
+
 // PreviewRunes is how much of a thread's first prompt a listing shows.
 // Stores keep that much beside the thread, so that a listing reads a
 // constant amount of each thread, whatever its turns hold.

@@ -49,15 +49,6 @@ func firstRole(turns []memory.Turn) string {
 	return strconv.Itoa(int(turns[0].Role))
 }
 
-// secondPrompt is the first prompt of a thread whose one turn is not the
-// user's once turns follow it.
-func secondPrompt(turns []memory.Turn) string {
-	if len(turns) > 0 && turns[0].Role == memory.RoleUser {
-		return memory.Preview(turns[0].Content)
-	}
-	return ""
-}
-
 // listScript reads what a listing shows of a thread: {0, its card, prompt,
 // updated_ns, expires_ms and weight, its turn count}, or for a thread
 // without a card {1, its hash, its turn count, its first two turns}.
@@ -99,18 +90,14 @@ func (s *Store) listedReply(ctx context.Context, cmd *redis.Cmd, id string, now 
 		return listed{}, bad
 	}
 	field := func(i int) string { v, _ := fields[i].(string); return v }
-	expires, _ := strconv.ParseInt(field(3), 10, 64)
-	if expires <= now.UnixMilli() {
+	hf := hashFields{updatedNs: field(2), expiresMs: field(3), weight: field(4)}
+	if hf.expired(now) {
 		return listed{}, memory.ErrNotFound
 	}
 	var m meta // not the meta cache's: a card is not the meta reads hold
 	if err := json.Unmarshal([]byte(field(0)), &m); err != nil {
 		return listed{}, fmt.Errorf("thread %s: decode its card: %w", id, err)
 	}
-	t := m.thread()
-	updated, _ := strconv.ParseInt(field(2), 10, 64)
-	t.Weight, _ = strconv.ParseInt(field(4), 10, 64)
-	t.CreatedAt = m.CreatedAt.UTC()
-	t.UpdatedAt, t.ExpiresAt = time.Unix(0, updated).UTC(), time.UnixMilli(expires).UTC()
+	t := hf.thread(m)
 	return listed{thread: &t, turns: count, prompt: field(1)}, nil
 }

@@ -260,7 +260,8 @@ func TestAReplaceClearsEveryFieldOfTheOldHash(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(got)
-	if diff := cmp.Diff([]string{"card", "client", "expires_ms", "first", "meta", "prompt", "rev", "updated_ns", "weight"}, got); diff != "" {
+	want := []string{"card", "client", "expires_ms", "first", "meta", "prompt", "rev", "updated_ns", "weight"}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the replaced thread's hash (-want +got):\n%s", diff)
 	}
 }

@@ -202,11 +202,8 @@ func (s *Store) head(id string, h map[string]string, now time.Time) (*memory.Thr
 func (s *Store) headHeld(id string, h map[string]string, now time.Time, held *meta) (*memory.Thread, meta,
 	error) {
 	var m meta
-	if len(h) == 0 {
-		return nil, m, memory.ErrNotFound
-	}
-	expires, _ := strconv.ParseInt(h["expires_ms"], 10, 64)
-	if expires <= now.UnixMilli() {
+	hf := hashFields{h["updated_ns"], h["expires_ms"], h["weight"]}
+	if len(h) == 0 || hf.expired(now) {
 		return nil, m, memory.ErrNotFound
 	}
 	if raw, sent := h["meta"]; !sent && held != nil && h["rev"] == held.Rev {
@@ -217,12 +214,29 @@ func (s *Store) headHeld(id string, h map[string]string, now time.Time, held *me
 			return nil, m, err
 		}
 	}
-	updated, _ := strconv.ParseInt(h["updated_ns"], 10, 64)
+	t := hf.thread(m)
+	return &t, m, nil
+}
+
+// hashFields are what a thread's hash keeps beside its meta: when it was
+// last updated (ns), when it expires (ms), and its weight (none before
+// weights were kept).
+type hashFields struct{ updatedNs, expiresMs, weight string }
+
+func (f hashFields) expired(now time.Time) bool {
+	expires, _ := strconv.ParseInt(f.expiresMs, 10, 64)
+	return expires <= now.UnixMilli()
+}
+
+// thread is the thread m and f describe, without its turns.
+func (f hashFields) thread(m meta) memory.Thread {
+	updated, _ := strconv.ParseInt(f.updatedNs, 10, 64)
+	expires, _ := strconv.ParseInt(f.expiresMs, 10, 64)
 	t := m.thread()
-	t.Weight, _ = strconv.ParseInt(h["weight"], 10, 64) // none before weights were kept
+	t.Weight, _ = strconv.ParseInt(f.weight, 10, 64)
 	t.CreatedAt = m.CreatedAt.UTC()
 	t.UpdatedAt, t.ExpiresAt = time.Unix(0, updated).UTC(), time.UnixMilli(expires).UTC()
-	return &t, m, nil
+	return t
 }
 
 // thread is the thread m describes, without its turns and the times the

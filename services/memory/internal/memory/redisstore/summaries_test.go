@@ -35,10 +35,11 @@ func TestAListingReadsNoTurns(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	var read atomic.Int64
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
 		return countedConn{conn, &read}, err
-	}})
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Dialer: dial})
 	s := New(rdb, "listed:", false)
 	defer s.Close()
 	ctx := t.Context()

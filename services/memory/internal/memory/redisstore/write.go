@@ -114,7 +114,7 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 	shas := fileSHAs(turns)
 	args := []any{maxTurns, now.UnixMilli(), strconv.FormatInt(now.UnixNano(), 10), expiresAt.UnixMilli(), life,
 		clientID, keepUntil.UnixMilli(), exchangeID, score(now), id, len(shas), ex.Weight, memory.MaxThreadWeight,
-		memory.FirstPrompt(turns), firstRole(turns), secondPrompt(turns)}
+		memory.FirstPrompt(turns), firstRole(turns), memory.FirstPromptAfter(turns)}
 	args, err := s.encodeTurns(append(args, shas...), turns)
 	if err != nil {
 		return 0, err

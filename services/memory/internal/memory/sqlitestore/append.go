@@ -97,12 +97,9 @@ func (s *Store) advance(ctx context.Context, id, clientID string, weight int64, 
 	keepUntil := nanos(expiresAt.Add(expiresAt.Sub(now) / 4))
 	var moved advanced
 	var filesKept, weighs int64
-	second := "" // the thread's first prompt when its one turn is not the user's
-	if len(turns) > 0 && turns[0].Role == memory.RoleUser {
-		second = memory.Preview(turns[0].Content)
-	}
 	err := s.writes.advance.QueryRowContext(ctx, len(turns), nanos(now), nanos(expiresAt), files, keepUntil,
-		id, clientID, maxTurns, weight, memory.MaxThreadWeight, memory.FirstPrompt(turns), second).
+		id, clientID, maxTurns, weight, memory.MaxThreadWeight, memory.FirstPrompt(turns),
+		memory.FirstPromptAfter(turns)).
 		Scan(&moved.count, &filesKept, &moved.rev, &weighs)
 	if errors.Is(err, sql.ErrNoRows) {
 		return advanced{}, err
