@@ -82,12 +82,14 @@ func countedMemory(t *testing.T, calls *memoryCalls) string {
 }
 
 // runRole runs one of zen's gRPC roles as its own process until the test
-// ends, and returns once it listens on addr (its --grpc-addr): the next
+// ends, and returns the address it listens on, once it listens: the next
 // role may call it at once, before its connection would have backed off.
 // A process, not run() in a goroutine: run sets process-wide settings once.
-func runRole(t *testing.T, env map[string]string, addr string, args ...string) {
+func runRole(t *testing.T, env map[string]string, args ...string) string {
 	t.Helper()
-	startZen(t, env, []string{"grpc"}, append(args, "--grpc-addr", addr)...)
+	// On a port of its own choosing: one chosen free beforehand may be
+	// another test's by the time the role listens.
+	return startZen(t, env, []string{"grpc"}, append(args, "--grpc-addr", "127.0.0.1:0")...).addr("grpc")
 }
 
 // edgeSession serves an edge over the three roles' addresses and connects
@@ -127,9 +129,8 @@ func TestAContinuedCallAsksMemoryOnceToPrepareAndOnceToStore(t *testing.T) {
 	calls := &memoryCalls{n: map[string]int{}}
 	memory := countedMemory(t, calls)
 	env := map[string]string{"CUSTOM_API_URL": fake.URL()}
-	router, executor := freeAddr(t), freeAddr(t)
-	runRole(t, env, router, "router")
-	runRole(t, mergeEnv(env, map[string]string{"ZEN_ROUTER_ADDR": router}), executor, "executor")
+	router := runRole(t, env, "router")
+	executor := runRole(t, mergeEnv(env, map[string]string{"ZEN_ROUTER_ADDR": router}), "executor")
 	session := edgeSession(t, memory, router, executor)
 	wd := t.TempDir()
 
