@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -141,42 +142,51 @@ func TestTurnsRedisLostAreNotServedWhenAnotherProcessAppendedFirst(t *testing.T)
 		{"more turns, by script", []int{3, 4}, 1 << 20, []string{"q1", "a1", "q3", "a3", "q4", "a4"}},
 		{"more turns, by transaction", []int{3, 4}, math.MaxInt64, []string{"q1", "a1", "q3", "a3", "q4", "a4"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := t.Context()
-			open := func() *Store {
-				s, err := Open(srv.URL(), "replicas:", false)
-				if err != nil {
+		// thisAppends: this process appends exchange 4 itself, onto what
+		// it caches, before it reads.
+		for _, thisAppends := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, this process appending %v", tc.name, thisAppends), func(t *testing.T) {
+				ctx := t.Context()
+				open := func() *Store {
+					s, err := Open(srv.URL(), "replicas:", false)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { s.Close() })
+					return s
+				}
+				this, other := open(), open()
+				now := time.Now()
+				th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
+					ExpiresAt: now.Add(time.Hour), Turns: exchange(1)}
+				if err := this.Create(ctx, th); err != nil {
 					t.Fatal(err)
 				}
-				t.Cleanup(func() { s.Close() })
-				return s
-			}
-			this, other := open(), open()
-			now := time.Now()
-			th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
-				ExpiresAt: now.Add(time.Hour), Turns: exchange(1)}
-			if err := this.Create(ctx, th); err != nil {
-				t.Fatal(err)
-			}
-			read := func() []string {
-				t.Helper()
-				got, _, err := this.GetWithin(ctx, th.ID, time.Now(), tc.readsWithin)
-				if err != nil {
-					t.Fatal(err)
+				read := func() []string {
+					t.Helper()
+					got, _, err := this.GetWithin(ctx, th.ID, time.Now(), tc.readsWithin)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return contents(got.Turns)
 				}
-				return contents(got.Turns)
-			}
-			read()
-			restore := snapshot(t, srv, this.threadKeys(th.ID))
-			appendExchange(t, this, th.ID, "ex-2", exchange(2))
-			read() // this process caches exchange 2
-			restore()
-			for _, n := range tc.appended {
-				appendExchange(t, other, th.ID, fmt.Sprint("ex-", n), exchange(n))
-			}
-			if got := read(); !cmp.Equal(got, tc.want) {
-				t.Errorf("this process reads %v; Redis holds %v", got, tc.want)
-			}
-		})
+				read()
+				restore := snapshot(t, srv, this.threadKeys(th.ID))
+				appendExchange(t, this, th.ID, "ex-2", exchange(2))
+				read() // this process caches exchange 2
+				restore()
+				for _, n := range tc.appended {
+					appendExchange(t, other, th.ID, fmt.Sprint("ex-", n), exchange(n))
+				}
+				want := tc.want
+				if thisAppends {
+					appendExchange(t, this, th.ID, "ex-9", exchange(9))
+					want = append(slices.Clone(want), "q9", "a9")
+				}
+				if got := read(); !cmp.Equal(got, want) {
+					t.Errorf("this process reads %v; Redis holds %v", got, want)
+				}
+			})
+		}
 	}
 }

@@ -107,7 +107,8 @@ return 1
 // another client's, -2 over the turn limit, -4 over the weight, 1 a
 // retry of a stored exchange (then updated_ns and expires_ms follow, to
 // index it by when the index is the caller's to update), 0 stored (then
-// file shas follow). The shas are the thread's files when they need
+// the digest of the turn before the new ones, empty for none, and file shas
+// follow). The shas are the thread's files when they need
 // keeping alive past expires_ms: files_ms records how far they already
 // are, so most appends return none and the caller skips that work.
 var appendScript = redis.NewScript(indexLua + chunksLua + `
@@ -135,7 +136,10 @@ redis.call('PEXPIRE', KEYS[2], ARGV[5])
 if ARGV[8] ~= '' then redis.call('SADD', KEYS[4], ARGV[8]) end
 if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('PEXPIRE', KEYS[4], ARGV[5]) end
 if #KEYS > 4 then index(KEYS[5], KEYS[6], ARGV[9], ARGV[10], ARGV[4], ARGV[2], ARGV[5]) end
-local out = {0, n + add}
+-- What the turn before the new ones is, for the caller's cache (tails.go).
+local prev = ''
+if n > 0 then prev = redis.sha1hex(redis.call('LINDEX', KEYS[2], n - 1)) end
+local out = {0, n + add, prev}
 if nf > 0 then
   inChunks('SADD', KEYS[3], 17, 16 + nf)
   redis.call('HDEL', KEYS[1], 'files_ms')
@@ -145,7 +149,7 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
   redis.call('PEXPIRE', KEYS[3], ARGV[5])
   if not h[3] or tonumber(h[3]) < tonumber(ARGV[4]) then
     redis.call('HSET', KEYS[1], 'files_ms', ARGV[7])
-    for i, f in ipairs(redis.call('SMEMBERS', KEYS[3])) do out[i + 2] = f end
+    for i, f in ipairs(redis.call('SMEMBERS', KEYS[3])) do out[i + 3] = f end
   end
 end
 return out

@@ -151,12 +151,9 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 		expires, _ := strconv.ParseInt(str(res[3]), 10, 64)
 		s.index(ctx, pipe, clientID, id, time.Unix(0, updated), time.UnixMilli(expires), now)
 	default:
-		s.cache.Appended(id, rev, int(count)-len(turns), turns)
-		if cached, n := s.cache.Peek(id); cached == rev && n == int(count) && len(turns) > 0 {
-			s.tails.put(id, rev, n, args[len(args)-1].(string)) // the last turn as Redis stored it
-		}
+		s.cached(id, rev, int(count)-len(turns), str(res[2]), turns, args[len(args)-1].(string))
 		keepLife := ttl(now, keepUntil)
-		for _, sha := range res[2:] {
+		for _, sha := range res[3:] {
 			blobScript.Eval(ctx, pipe, []string{s.blobKey(str(sha))}, keepLife, keepUntil.UnixMilli(), "0", "", "")
 		}
 		if !s.oneServer {
@@ -249,4 +246,22 @@ func (s *Store) Import(ctx context.Context, threads []*memory.Thread, replace bo
 		}
 	}
 	return nil
+}
+
+// cached adds turns, appended at from after a turn whose digest Redis gave
+// as prev, to those the cache holds of the thread, and last, the last of
+// them as Redis stored it, to the tails. Only onto cached turns whose last
+// is prev: another process may have appended where turns a Redis lost
+// were, and this process's were then not the thread's (tails.go).
+func (s *Store) cached(id, rev string, from int, prev string, turns []memory.Turn, last string) {
+	if from > 0 {
+		if want, ok := s.tails.get(id, rev, from); !ok || want != prev {
+			s.cache.Forget(id)
+			return
+		}
+	}
+	s.cache.Appended(id, rev, from, turns)
+	if cachedRev, n := s.cache.Peek(id); cachedRev == rev && n == from+len(turns) && len(turns) > 0 {
+		s.tails.put(id, rev, n, last)
+	}
 }
