@@ -39,6 +39,9 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 			return nil, ptr(toolError(name, "Error: prompt.txt: "+err.Error(), nil)), nil
 		}
 	}
+	if out := checkModelNames(name, args); out != nil {
+		return nil, out, nil
+	}
 	id, _ := args["continuation_id"].(string)
 	if id == "" {
 		// Its thread would keep them, and memory would refuse it once the
@@ -346,4 +349,25 @@ func stringList(v any) []string {
 		}
 	}
 	return out
+}
+
+// checkModelNames refuses a model name longer than any model's
+// (maxResolvedName), without quoting it, wherever the call names one: its
+// model, and consensus's models. A tool repeats a name in its reply.
+func checkModelNames(tool string, args map[string]any) *Outcome {
+	names := []any{args["model"]}
+	if models, ok := args["models"].([]any); ok {
+		for _, m := range models {
+			if m, ok := m.(map[string]any); ok {
+				names = append(names, m["model"])
+			}
+		}
+	}
+	for _, n := range names {
+		if n, ok := n.(string); ok && len(n) > maxResolvedName {
+			return ptr(toolError(tool, fmt.Sprintf("Error: a model name of %d bytes is longer than any model's "+
+				"(%d bytes): name the model as listmodels lists it", len(n), maxResolvedName), nil))
+		}
+	}
+	return nil
 }

@@ -190,3 +190,24 @@ func TestAWorkingDirectoryLongerThanAnyPathIsNotQuoted(t *testing.T) {
 		}
 	}
 }
+
+// A model name longer than any model's is refused without being quoted,
+// wherever a call names one: consensus repeated a name of 1 MB some twenty
+// times in its reply, past the client's output limit.
+func TestAModelNameLongerThanAnyIsNotQuoted(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("\u00ad", 1<<19)
+	for name, args := range map[string]map[string]any{
+		"model":     {"model": long},
+		"consensus": {"models": []any{map[string]any{"model": "o3"}, map[string]any{"model": long}}},
+	} {
+		out := checkModelNames("consensus", args)
+		if out == nil || !out.IsError || len(out.Reply.Content) > 1<<10 ||
+			!strings.Contains(out.Reply.Content, "longer") {
+			t.Errorf("%s of %d bytes: %v; want a refusal under 1 KiB saying it is too long", name, len(long), out)
+		}
+	}
+	if out := checkModelNames("chat", map[string]any{"model": "gpt-5", "models": []any{"o3"}}); out != nil {
+		t.Errorf("short names refused: %+v", out.Reply)
+	}
+}
