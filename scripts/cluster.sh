@@ -149,11 +149,11 @@ redis_password() {
 	cat "$f"
 }
 
-# private makes $DIR and what the script keeps in it the user's alone,
-# whatever an older version or another umask made them; not the rest of
-# what $DIR may hold (ZEN_CLUSTER_DIR may name a directory of the user's).
+# private makes what the script keeps in $DIR the user's alone, whatever
+# an older version or another umask made it; not $DIR itself, nor the
+# rest of what it holds: ZEN_CLUSTER_DIR may name a directory of the
+# user's, such as their home. One the script makes is made private.
 private() {
-	chmod go= "$DIR"
 	local f
 	for f in pids logs redis service-token redis-password gomaxprocs; do
 		[[ -e $DIR/$f ]] && chmod -R go= "$DIR/$f"
