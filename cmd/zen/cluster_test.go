@@ -164,7 +164,7 @@ func TestLocalCluster(t *testing.T) {
 		t.Fatal("redis-server is not installed: run make deps")
 	}
 	fake := fakemodel.New(t)
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "cluster") // made by up, as .cluster is
 	c := &cluster{t: t, base: freeBase(t)}
 	cores := fakeCores(t, 12) // so that the share is a division, not the floor of 1
 	argsSeen := recordEnvArgs(t, cores.dir)
