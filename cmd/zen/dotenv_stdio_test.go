@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,5 +101,27 @@ func TestServesDotEnvWinsOverTheUsers(t *testing.T) {
 		"working_directory_absolute_path": t.TempDir(), "model": "local-llama"})
 	if content, _ := got["content"].(string); res.IsError || !strings.HasPrefix(content, "from project") {
 		t.Errorf("chat: %s; want the answer of the working directory's .env's server", text(res))
+	}
+}
+
+// A call of a tool whose name is longer than any tool's is answered as an
+// unknown tool, quoting the start of its name: the SDK quoted it whole,
+// and a name of 4 MB made an error of 14 MB, over stdio and HTTP alike.
+func TestAnUnknownToolsLongNameIsNotQuotedWhole(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("\u0085", 1<<19)
+	for _, s := range []struct {
+		name  string
+		start func(*testing.T, map[string]string) stack
+	}{{"stdio", stdioStack}, {"serve", serveStack}} {
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			st := s.start(t, nil)
+			_, err := st.session.CallTool(t.Context(), &mcp.CallToolParams{Name: long, Arguments: map[string]any{}})
+			if err == nil || len(err.Error()) > 2<<10 || !strings.Contains(err.Error(), "unknown tool") {
+				t.Errorf("calling a tool named with %d bytes: an error of %d bytes (%.200v); want one under 2 KiB "+
+					"naming an unknown tool", len(long), len(fmt.Sprint(err)), err)
+			}
+		})
 	}
 }

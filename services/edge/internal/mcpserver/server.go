@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"slices"
 	"time"
+	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/edge/internal/call"
@@ -74,7 +76,7 @@ func New(tools []*call.Tool, runner *call.Runner, o Options) *Server {
 	metrics := telemetry.NewInstruments()
 	// Receiving middleware does not see the calls fastcall answers: one
 	// that touches tools/call must make fastcall leave them to the SDK.
-	s.AddReceivingMiddleware(fixedToolOrder(tools))
+	s.AddReceivingMiddleware(fixedToolOrder(tools), unknownLongToolNames)
 	if o.Memory != nil {
 		addThreadResources(s, o.Memory)
 	}
@@ -231,6 +233,30 @@ func fixedToolOrder(tools []*call.Tool) mcp.Middleware {
 			}
 			return res, err
 		}
+	}
+}
+
+// maxToolNameBytes is the longest tool name the SDK's own answer quotes
+// whole: MCP's tool names have at most 128 characters.
+const maxToolNameBytes = 128
+
+// unknownLongToolNames answers a call of a tool whose name is longer than
+// any tool's as the SDK answers an unknown tool, quoting the name's start:
+// the SDK quotes it whole, and one of 4 MB made an error of 14 MB. Known
+// tools are fastcall's, which it never sees.
+func unknownLongToolNames(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if r, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && r.Params != nil &&
+			len(r.Params.Name) > maxToolNameBytes {
+			cut := maxToolNameBytes
+			for cut > 0 && !utf8.RuneStart(r.Params.Name[cut]) {
+				cut--
+			}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q… "+
+				"(a name of %d bytes: MCP's tool names have at most %d characters)", r.Params.Name[:cut],
+				len(r.Params.Name), maxToolNameBytes)}
+		}
+		return next(ctx, method, req)
 	}
 }
 
