@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zenmcp/zen/services/platform/httperr"
+	"github.com/zenmcp/zen/services/platform/textcut"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -93,5 +94,5 @@ func quoteStart(s string) string {
 	if len(s) <= most {
 		return strconv.Quote(s)
 	}
-	return strconv.Quote(s[:most]) + "…"
+	return strconv.Quote(textcut.Prefix(s, most)) + "…"
 }

@@ -1,18 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/zenmcp/zen/services/platform/fakemodel"
+	"github.com/zenmcp/zen/services/platform/logtest"
 )
 
 // TestAProjectsDotEnvDoesNotConfigureStdio: an agent starts zen stdio in
@@ -41,7 +40,7 @@ func TestAProjectsDotEnvDoesNotConfigureStdio(t *testing.T) {
 	cmd := exec.Command(zenBin, "stdio")
 	cmd.Env = baseEnv(t, map[string]string{"XDG_CONFIG_HOME": config})
 	cmd.Dir = project
-	var logged syncBuffer
+	var logged logtest.Buffer
 	cmd.Stderr = &logged
 	st := stdioStackFrom(t, cmd)
 	res, err := st.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "chat", Arguments: map[string]any{
@@ -61,25 +60,6 @@ func TestAProjectsDotEnvDoesNotConfigureStdio(t *testing.T) {
 		!strings.Contains(log, filepath.Join(config, "zen", ".env")) {
 		t.Errorf("stdio's log does not say it left ./.env unread, naming the user's file:\n%s", log)
 	}
-}
-
-// syncBuffer is a buffer a process's output goes to while the test reads
-// it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestServesDotEnvWinsOverTheUsers: zen serve, started by whoever chose

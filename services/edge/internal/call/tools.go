@@ -7,10 +7,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
+	"github.com/zenmcp/zen/services/platform/textcut"
 )
 
 // Tool is a tool as the executor describes it, with its schema compiled.
@@ -118,9 +118,6 @@ func quoteLittle(msg string) string {
 	if len(msg) <= maxQuoted {
 		return msg
 	}
-	cut := maxQuoted
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d more bytes)", msg[:cut], len(msg)-cut)
+	cut := textcut.Prefix(msg, maxQuoted)
+	return fmt.Sprintf("%s… (%d more bytes)", cut, len(msg)-len(cut))
 }

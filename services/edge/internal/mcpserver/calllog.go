@@ -5,12 +5,12 @@ import (
 	"errors"
 	"log/slog"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zenmcp/zen/services/edge/internal/call"
 	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/origin"
+	"github.com/zenmcp/zen/services/platform/textcut"
 	"google.golang.org/grpc/status"
 )
 
@@ -131,9 +131,5 @@ func shortName(s string) string {
 	if len(s) <= maxNameBytes {
 		return s
 	}
-	end := maxNameBytes
-	for end > 0 && !utf8.RuneStart(s[end]) {
-		end--
-	}
-	return s[:end] + "…"
+	return textcut.Prefix(s, maxNameBytes) + "…"
 }

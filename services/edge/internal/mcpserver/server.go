@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"slices"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,6 +19,7 @@ import (
 	"github.com/zenmcp/zen/services/platform/modelrule"
 	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/telemetry"
+	"github.com/zenmcp/zen/services/platform/textcut"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -248,13 +248,9 @@ func unknownLongToolNames(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if r, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && r.Params != nil &&
 			len(r.Params.Name) > maxToolNameBytes {
-			cut := maxToolNameBytes
-			for cut > 0 && !utf8.RuneStart(r.Params.Name[cut]) {
-				cut--
-			}
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q… "+
-				"(a name of %d bytes: MCP's tool names have at most %d characters)", r.Params.Name[:cut],
-				len(r.Params.Name), maxToolNameBytes)}
+				"(a name of %d bytes: MCP's tool names have at most %d characters)",
+				textcut.Prefix(r.Params.Name, maxToolNameBytes), len(r.Params.Name), maxToolNameBytes)}
 		}
 		return next(ctx, method, req)
 	}
