@@ -43,7 +43,12 @@ type TurnCache struct {
 type cachedTurns struct {
 	id, rev string
 	turns   []Turn
-	bytes   int64
+	// tail is what the store that cached the turns says the last of them
+	// is as it stores them (Redis: a digest), which it checks against its
+	// own at its next read; "" for a store that checks by count alone
+	// (SQLite), or for turns no store checked.
+	tail  string
+	bytes int64
 }
 
 // NewTurnCache keeps up to maxBytes of turn text; 0 or less keeps nothing.
@@ -95,11 +100,59 @@ func (c *TurnCache) Peek(id string) (rev string, turns int) {
 	return "", 0
 }
 
+// Last is Peek with the tail the cached turns end in (cachedTurns.tail).
+func (c *TurnCache) Last(id string) (rev string, turns int, tail string) {
+	if c == nil {
+		return "", 0, ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.byKey[id]; ok {
+		ct := e.Value.(*cachedTurns)
+		return ct.rev, len(ct.turns), ct.tail
+	}
+	return "", 0, ""
+}
+
 // Read answers a thread's turns from the cache and decodes only the rest:
 // count is the stored turn count read with rev, and rest reads the turns
 // from index from up to count. It returns a slice the caller owns.
 func (c *TurnCache) Read(id, rev string, count int, rest func(from int) ([]Turn, error)) ([]Turn, error) {
-	known := c.Known(id, rev, count)
+	return c.read(id, rev, c.Known(id, rev, count), count, "", rest)
+}
+
+// ReadChecked is Read for a store that checked the seen turns the cache
+// held, ending in tail (Last), against its own: it takes them only while
+// the cache holds those very turns, for another read may have put others
+// since, and keeps the turns it answers with last, their tail.
+func (c *TurnCache) ReadChecked(id, rev string, seen int, tail string, count int, last string,
+	rest func(from int) ([]Turn, error)) ([]Turn, error) {
+	return c.read(id, rev, c.checked(id, rev, seen, tail), count, last, rest)
+}
+
+// checked is the seen turns cached at rev, when they still end in tail.
+func (c *TurnCache) checked(id, rev string, seen int, tail string) []Turn {
+	if c == nil || seen == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byKey[id]
+	if !ok {
+		return nil
+	}
+	ct := e.Value.(*cachedTurns)
+	if ct.rev != rev || len(ct.turns) != seen || ct.tail != tail {
+		return nil
+	}
+	c.lru.MoveToFront(e)
+	return ct.turns
+}
+
+// read answers count turns: known, then what rest reads from there; the
+// turns are kept, ending in tail, when rest read any.
+func (c *TurnCache) read(id, rev string, known []Turn, count int, tail string,
+	rest func(from int) ([]Turn, error)) ([]Turn, error) {
 	if len(known) == count {
 		return append([]Turn(nil), known...), nil
 	}
@@ -109,7 +162,7 @@ func (c *TurnCache) Read(id, rev string, count int, rest func(from int) ([]Turn,
 	}
 	all := make([]Turn, 0, len(known)+len(fresh))
 	all = append(append(all, known...), fresh...)
-	c.put(id, rev, all)
+	c.put(id, rev, all, tail)
 	return append([]Turn(nil), all...), nil
 }
 
@@ -119,10 +172,15 @@ func (c *TurnCache) Read(id, rev string, count int, rest func(from int) ([]Turn,
 // used again once it is written anew, so a stale one only ever names turns
 // no read asks for. When the cache holds the thread's first from turns at
 // rev, it extends them, and the next read decodes none; otherwise it
-// leaves the thread as it is. The cache owns turns, which must read as the
-// store would decode them.
-func (c *TurnCache) appended(id, rev string, from int, turns []Turn) {
-	if c == nil || rev == "" || len(turns) == 0 {
+// leaves the thread as it is, but for turns at rev the store appended
+// before: past from, or ending in another tail than prev, the one the
+// store found before its new turns, they are not the thread's (a Redis
+// back without its last writes lost them, and another process may have
+// appended where they were), and it drops them. The cache owns turns,
+// which must read as the store would decode them; none leaves it to check
+// the thread's turns alone.
+func (c *TurnCache) appended(id, rev string, from int, prev string, turns []Turn, last string) {
+	if c == nil || rev == "" {
 		return
 	}
 	n := turnBytes(turns)
@@ -133,7 +191,13 @@ func (c *TurnCache) appended(id, rev string, from int, turns []Turn) {
 		return
 	}
 	ct := e.Value.(*cachedTurns)
-	if ct.rev != rev || len(ct.turns) != from {
+	switch {
+	case ct.rev != rev || len(ct.turns) < from:
+		return
+	case len(ct.turns) > from || ct.tail != prev:
+		c.removeLocked(id)
+		return
+	case len(turns) == 0:
 		return
 	}
 	if ct.bytes+n > c.max/4 {
@@ -143,6 +207,7 @@ func (c *TurnCache) appended(id, rev string, from int, turns []Turn) {
 	// In place: readers hold at most the first from turns, which this
 	// leaves as they are.
 	ct.turns = append(ct.turns, turns...)
+	ct.tail = last
 	ct.bytes += n
 	c.size += n
 	c.lru.MoveToFront(e)
@@ -150,19 +215,13 @@ func (c *TurnCache) appended(id, rev string, from int, turns []Turn) {
 }
 
 // Appended records turns a store has just committed, as the store wrote
-// them, from index from on (see appended). Each is kept as the store
-// would decode it, and only when the cache would keep them; the cache then
-// owns them, and those who gave them change them no more.
-func (c *TurnCache) Appended(id, rev string, from int, turns []Turn) {
-	cached, n := c.Peek(id)
-	if cached == rev && rev != "" && n > from {
-		// The store appended before turns the cache holds at rev: it lost
-		// them (a Redis back without its last writes), and they are not
-		// the thread's.
-		c.Forget(id)
-		return
-	}
-	if cached != rev || n != from || rev == "" {
+// them, from index from on, after a turn that ends in prev, the last
+// ending in last (see appended; both "" for a store that checks no tail).
+// Each is kept as the store would decode it, and only when the cache would
+// keep them; the cache then owns them, and those who gave them change them
+// no more.
+func (c *TurnCache) Appended(id, rev string, from int, prev string, turns []Turn, last string) {
+	if cached, n, _ := c.Last(id); cached != rev || n < from || rev == "" {
 		return
 	}
 	stored := make([]Turn, len(turns))
@@ -172,10 +231,13 @@ func (c *TurnCache) Appended(id, rev string, from int, turns []Turn) {
 			continue
 		}
 		if stored[i], ok = roundTrip(t); !ok {
-			return // the store encoded it; the next read decodes it, and says what is wrong
+			// The store encoded it; the next read decodes it, and says
+			// what is wrong. Turns the cache holds past from still go.
+			c.appended(id, rev, from, prev, nil, "")
+			return
 		}
 	}
-	c.appended(id, rev, from, stored)
+	c.appended(id, rev, from, prev, stored, last)
 }
 
 // turnBytes is what turns cost the cache: their text, images, files and
@@ -226,8 +288,9 @@ func valueBytes(v any) int64 {
 	return 16
 }
 
-// put caches turns, which the cache then owns, as the thread's at rev.
-func (c *TurnCache) put(id, rev string, turns []Turn) {
+// put caches turns, which the cache then owns, as the thread's at rev,
+// ending in tail.
+func (c *TurnCache) put(id, rev string, turns []Turn, tail string) {
 	if c == nil || rev == "" {
 		return
 	}
@@ -245,7 +308,7 @@ func (c *TurnCache) put(id, rev string, turns []Turn) {
 	if n > c.max/4 {
 		return // one thread never takes over the cache
 	}
-	c.byKey[id] = c.lru.PushFront(&cachedTurns{id: id, rev: rev, turns: turns, bytes: n})
+	c.byKey[id] = c.lru.PushFront(&cachedTurns{id: id, rev: rev, turns: turns, tail: tail, bytes: n})
 	c.size += n
 	c.evictLocked()
 }

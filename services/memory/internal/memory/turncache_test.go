@@ -57,7 +57,9 @@ func TestTurnCacheLeavesOutOneHugeThread(t *testing.T) {
 }
 
 // appended extends a thread's turns only when the cache holds the ones
-// before them, at the revision they were appended to.
+// before them, at the revision they were appended to, ending in the tail
+// the store found before them; turns it holds that the store appended
+// before, or that end in another tail, it drops.
 func TestTurnCacheAppendedExtendsOnlyWhatItContinues(t *testing.T) {
 	t.Parallel()
 	turn := func(s string) Turn { return Turn{Content: s} }
@@ -65,12 +67,14 @@ func TestTurnCacheAppendedExtendsOnlyWhatItContinues(t *testing.T) {
 		name    string
 		rev     string
 		from    int
-		decodes int // turns the read after the append decodes
+		prev    string // the tail the store found before them
+		decodes int    // turns the read after the append decodes
 	}{
-		{"the turns before them at their revision", "r1", 2, 0},
-		{"another revision", "r0", 2, 2},
-		{"a gap before them", "r1", 3, 2},
-		{"turns already held", "r1", 1, 2},
+		{"the turns before them at their revision", "r1", 2, "", 0},
+		{"another revision", "r0", 2, "", 2},
+		{"a gap before them", "r1", 3, "", 2},
+		{"turns held past them", "r1", 1, "", 4},
+		{"turns ending in another tail", "r1", 2, "another", 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -89,7 +93,7 @@ func TestTurnCacheAppendedExtendsOnlyWhatItContinues(t *testing.T) {
 				return got
 			}
 			read(2)
-			c.appended("t", tc.rev, tc.from, []Turn{turn("q2"), turn("a2")})
+			c.appended("t", tc.rev, tc.from, tc.prev, []Turn{turn("q2"), turn("a2")}, "")
 			decoded = 0
 			got := read(4)
 			if diff := cmp.Diff(stored, got); diff != "" {
@@ -108,7 +112,7 @@ func TestTurnCacheAppendedStaysWithinItsBound(t *testing.T) {
 	if _, err := c.Read("t", "r", 1, func(int) ([]Turn, error) { return []Turn{{Content: "q"}}, nil }); err != nil {
 		t.Fatal(err)
 	}
-	c.appended("t", "r", 1, []Turn{{Content: strings.Repeat("a", 200)}})
+	c.appended("t", "r", 1, "", []Turn{{Content: strings.Repeat("a", 200)}}, "")
 	if c.size != 0 || len(c.byKey) != 0 {
 		t.Errorf("a thread grown over a quarter of the bound stays cached: %d bytes", c.size)
 	}

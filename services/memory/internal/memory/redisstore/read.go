@@ -39,17 +39,16 @@ const scriptedReads = 4 << 20
 // get is one attempt of GetWithin: a thread that weighs more than max is
 // its head alone.
 func (s *Store) get(ctx context.Context, id string, now time.Time, max int64) (*memory.Thread, error) {
-	rev, seen := s.cache.Peek(id)
-	want, known := s.tails.get(id, rev, seen)
-	if seen > 0 && !known {
-		s.cache.Forget(id) // its turns cannot be checked against Redis's
+	rev, seen, want := s.cache.Last(id)
+	if seen > 0 && want == "" {
+		s.cache.Forget(id) // turns no read checked, which cannot be against Redis's
 		seen = 0
 	}
-	t, m, stored, raw, last, err := s.readFrom(ctx, id, seen, now, max)
+	t, m, stored, raw, found, err := s.readFrom(ctx, id, seen, now, max)
 	if err != nil || t.Weight > max {
 		return t, err
 	}
-	if seen > 0 && (m.Rev != rev || stored < seen || last != want) {
+	if seen > 0 && (m.Rev != rev || stored < seen || found != want) {
 		// Written anew since the cache saw it, or holding fewer turns than
 		// the cache at its revision, or another last cached turn: a Redis
 		// back without its last writes (killed between fsyncs, a replica
@@ -65,12 +64,17 @@ func (s *Store) get(ctx context.Context, id string, now time.Time, max int64) (*
 		}
 	}
 	count := seen + len(raw)
-	t.Turns, err = s.cache.Read(id, m.Rev, count, func(from int) ([]memory.Turn, error) {
+	tail := want // the digest of the last turn the read answers
+	if len(raw) > 0 {
+		tail = digest(raw[len(raw)-1])
+	}
+	t.Turns, err = s.cache.ReadChecked(id, m.Rev, seen, want, count, tail, func(from int) ([]memory.Turn, error) {
 		if from >= seen {
 			return decodeTurns(ctx, id, raw[from-seen:])
 		}
-		// Another read cached fewer turns meanwhile: read them again, at
-		// the revision of the rest.
+		// The cache holds the turns checked no more (another read or an
+		// append changed them meanwhile): read them again, at the
+		// revision of the rest.
 		_, again, _, more, _, err := s.readFrom(ctx, id, from, now, max)
 		if err != nil {
 			return nil, err
@@ -82,9 +86,6 @@ func (s *Store) get(ctx context.Context, id string, now time.Time, max int64) (*
 	})
 	if err != nil {
 		return nil, err
-	}
-	if len(raw) > 0 {
-		s.tails.put(id, m.Rev, count, raw[len(raw)-1])
 	}
 	return t, nil
 }

@@ -61,8 +61,7 @@ type Store struct {
 	onLoss     func(at time.Time)
 	lostAt     time.Time // the last loss noticed or read
 
-	cache  *memory.TurnCache
-	tails  *tailDigests // of the cache's last turns (tails.go)
+	cache  *memory.TurnCache // with the digest of each thread's last turn (tails.go)
 	metas  *metaCache
 	health *Health // the last check's result
 
@@ -78,8 +77,7 @@ func New(rdb redis.UniversalClient, prefix string, compress bool) *Store {
 	}
 	_, oneServer := rdb.(*redis.Client)
 	return &Store{rdb: rdb, prefix: prefix, compress: compress, oneServer: oneServer, lossWindow: defaultLossWindow,
-		cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes), tails: newTailDigests(),
-		metas:  newMetaCache(memory.DefaultHeadBytes),
+		cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes), metas: newMetaCache(memory.DefaultHeadBytes),
 		logger: slog.New(slog.DiscardHandler)}
 }
 

@@ -190,3 +190,45 @@ func TestTurnsRedisLostAreNotServedWhenAnotherProcessAppendedFirst(t *testing.T)
 		}
 	}
 }
+
+// A read that began before Redis lost writes may put its turns in the
+// cache after a later read checked others: what the cache then holds is
+// checked at the next read as any other turns are, never taken on the
+// word of a check made of other turns.
+func TestTurnsCachedLateByAnEarlierReadAreCheckedToo(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := t.Context()
+	s, err := Open(srv.URL(), "late:", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{{Role: memory.RoleUser, Content: "q1"},
+			{Role: memory.RoleAssistant, Content: "a1"}}}
+	if err := s.Create(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	for _, within := range []int64{1 << 20, math.MaxInt64} {
+		if _, _, err := s.GetWithin(ctx, th.ID, time.Now(), within); err != nil { // checked, and cached
+			t.Fatal(err)
+		}
+		rev, n := s.cache.Peek(th.ID)
+		// The earlier read's turns, as Redis held them before it lost a
+		// write, put after the check: as many, at the same revision.
+		s.cache.Forget(th.ID)
+		stale := []memory.Turn{{Role: memory.RoleUser, Content: "q1"}, {Role: memory.RoleAssistant, Content: "lost"}}
+		if _, err := s.cache.Read(th.ID, rev, n, func(int) ([]memory.Turn, error) { return stale, nil }); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := s.GetWithin(ctx, th.ID, time.Now(), within)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"q1", "a1"}; !cmp.Equal(contents(got.Turns), want) {
+			t.Errorf("within %d: the store reads %v; Redis holds %v", within, contents(got.Turns), want)
+		}
+	}
+}

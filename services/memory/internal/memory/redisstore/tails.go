@@ -3,59 +3,19 @@ package redisstore
 import (
 	"crypto/sha1"
 	"encoding/hex"
-	"sync"
 )
 
 // A Redis that comes back without its last writes (killed between fsyncs,
 // a failover to a replica that lagged) keeps a thread's revision: the turn
 // count alone cannot tell this process's cached turns from the thread's,
 // once another process (a replica of memory) has appended where the lost
-// turns were. So the store keeps, for each thread whose turns its cache
-// holds, a digest of the last cached turn as Redis stored it, and each
-// read has Redis digest the turn at that index (withinScript) or reads it
-// (a transaction): turns lost are a suffix, and a different last turn
-// means the cache's are not the thread's.
-
-// maxTails bounds the threads whose last turn's digest is kept: a thread
-// without one is read whole, its cached turns forgotten.
-const maxTails = 100_000
-
-// tailDigests are the digests of the last turn the cache holds of each
-// thread, at a revision and a count.
-type tailDigests struct {
-	mu    sync.Mutex
-	tails map[string]tail
-}
-
-type tail struct {
-	rev    string
-	count  int
-	digest string
-}
-
-func newTailDigests() *tailDigests { return &tailDigests{tails: map[string]tail{}} }
-
-// get is the digest of the thread's turn count-1 when the cache holds
-// count turns of it at rev.
-func (d *tailDigests) get(id, rev string, count int) (string, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t, ok := d.tails[id]
-	if !ok || t.rev != rev || t.count != count {
-		return "", false
-	}
-	return t.digest, true
-}
-
-// put records that the thread's turn count-1, at rev, is stored as raw.
-func (d *tailDigests) put(id, rev string, count int, raw string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if len(d.tails) >= maxTails {
-		clear(d.tails) // the threads read again whole once, then kept again
-	}
-	d.tails[id] = tail{rev: rev, count: count, digest: digest(raw)}
-}
+// turns were. So the turn cache keeps, with each thread's turns, the digest
+// of the last as Redis stored it (memory.TurnCache's tail), set by the
+// same read or append that cached them; each read has Redis digest the
+// turn at that index (withinScript, or digestLua in a transaction) and
+// each append the turn before its own (appendScript). Turns lost are a
+// suffix: a different last turn means the cache's are not the thread's,
+// and it drops them.
 
 // digest is what Redis's redis.sha1hex answers for raw.
 func digest(raw string) string {

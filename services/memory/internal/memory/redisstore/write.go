@@ -121,7 +121,7 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 	}
 	// The revision this process saw the thread at before the script: the
 	// script does not say which it appended to (see TurnCache.Appended).
-	rev, _ := s.cache.Peek(id)
+	rev, _, _ := s.cache.Last(id)
 	res, err := appendScript.Run(ctx, s.rdb, s.keys(id, clientID), args...).Slice()
 	if err != nil {
 		return 0, failure(err)
@@ -249,19 +249,9 @@ func (s *Store) Import(ctx context.Context, threads []*memory.Thread, replace bo
 }
 
 // cached adds turns, appended at from after a turn whose digest Redis gave
-// as prev, to those the cache holds of the thread, and last, the last of
-// them as Redis stored it, to the tails. Only onto cached turns whose last
-// is prev: another process may have appended where turns a Redis lost
-// were, and this process's were then not the thread's (tails.go).
+// as prev, to those the cache holds of the thread, the last of them stored
+// as last: only onto cached turns that end in prev, for another process
+// may have appended where turns a Redis lost were (tails.go).
 func (s *Store) cached(id, rev string, from int, prev string, turns []memory.Turn, last string) {
-	if from > 0 {
-		if want, ok := s.tails.get(id, rev, from); !ok || want != prev {
-			s.cache.Forget(id)
-			return
-		}
-	}
-	s.cache.Appended(id, rev, from, turns)
-	if cachedRev, n := s.cache.Peek(id); cachedRev == rev && n == from+len(turns) && len(turns) > 0 {
-		s.tails.put(id, rev, n, last)
-	}
+	s.cache.Appended(id, rev, from, prev, turns, digest(last))
 }

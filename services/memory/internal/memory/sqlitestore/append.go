@@ -68,7 +68,7 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 		return count, nil
 	}
 	if err == nil && stored {
-		s.cache.Appended(id, rev, count-len(turns), turns)
+		s.cache.Appended(id, rev, count-len(turns), "", turns, "") // counted by the row: no tail to check
 	}
 	return count, err
 }
