@@ -79,7 +79,9 @@ func (s *Store) get(ctx context.Context, id string, now time.Time, max int64) (*
 		if err != nil {
 			return nil, err
 		}
-		if again.Rev != m.Rev || len(more) < count-from {
+		// The turn the read's tail digests must still be there: Redis may
+		// have lost it since, and another process appended where it was.
+		if again.Rev != m.Rev || len(more) < count-from || digest(more[count-from-1]) != tail {
 			return nil, fmt.Errorf("thread %s: %w", id, memory.ErrWrittenAnew)
 		}
 		return decodeTurns(ctx, id, more[:count-from])

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -230,5 +231,104 @@ func TestTurnsCachedLateByAnEarlierReadAreCheckedToo(t *testing.T) {
 		if want := []string{"q1", "a1"}; !cmp.Equal(contents(got.Turns), want) {
 			t.Errorf("within %d: the store reads %v; Redis holds %v", within, contents(got.Turns), want)
 		}
+	}
+}
+
+// afterFirstCommand runs act once, after the first command or pipeline its
+// client sends once armed: a process's Redis changing between a read's
+// round trips.
+type afterFirstCommand struct {
+	armed atomic.Bool
+	act   func()
+}
+
+func (h *afterFirstCommand) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *afterFirstCommand) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if h.armed.CompareAndSwap(true, false) {
+			h.act()
+		}
+		return err
+	}
+}
+
+func (h *afterFirstCommand) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if h.armed.CompareAndSwap(true, false) {
+			h.act()
+		}
+		return err
+	}
+}
+
+// A read whose cached turns changed under it reads the thread again: what
+// it then caches ends in the digest of its own last turn, though Redis lost
+// the turn the first round trip read and another process appended where
+// it was. Cached under the first round trip's digest, the turns passed a
+// later check against a Redis that held the first turns again.
+func TestAReadReadAgainCachesItsOwnTail(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	exchange := func(n int) []memory.Turn {
+		return []memory.Turn{{Role: memory.RoleUser, Content: fmt.Sprint("q", n)},
+			{Role: memory.RoleAssistant, Content: fmt.Sprint("a", n)}}
+	}
+	raw := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer raw.Close()
+	for _, within := range []int64{1 << 20, math.MaxInt64} {
+		t.Run(fmt.Sprint(within), func(t *testing.T) {
+			ctx := t.Context()
+			open := func() *Store {
+				s, err := Open(srv.URL(), "reread:", false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Close() })
+				return s
+			}
+			this, other := open(), open()
+			hook := &afterFirstCommand{}
+			this.rdb.(*redis.Client).AddHook(hook)
+			now := time.Now()
+			th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
+				ExpiresAt: now.Add(time.Hour), Turns: exchange(1)}
+			if err := this.Create(ctx, th); err != nil {
+				t.Fatal(err)
+			}
+			read := func() []string {
+				t.Helper()
+				got, _, err := this.GetWithin(ctx, th.ID, time.Now(), within)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return contents(got.Turns)
+			}
+			read()
+			beforeTwo := snapshot(t, srv, this.threadKeys(th.ID))
+			appendExchange(t, other, th.ID, "ex-2", exchange(2))
+			withTwo := snapshot(t, srv, this.threadKeys(th.ID))
+			hook.act = func() {
+				this.cache.Forget(th.ID) // another read's, meanwhile
+				beforeTwo()
+				appendExchange(t, other, th.ID, "ex-3", exchange(3))
+			}
+			hook.armed.Store(true)
+			read()
+			_, n, tail := this.cache.Last(th.ID)
+			if n > 0 {
+				last, _ := raw.LIndex(ctx, this.turnsKey(th.ID), int64(n-1)).Result()
+				if tail != digest(last) {
+					t.Errorf("the cache holds %d turns ending in %.8s; Redis's turn %d is %.8s", n, tail, n-1,
+						digest(last))
+				}
+			}
+			withTwo()
+			if got, want := read(), []string{"q1", "a1", "q2", "a2"}; !cmp.Equal(got, want) {
+				t.Errorf("the store reads %v; Redis holds %v", got, want)
+			}
+		})
 	}
 }
