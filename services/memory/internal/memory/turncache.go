@@ -72,35 +72,27 @@ func (c *TurnCache) Known(id, rev string, count int) []Turn {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.byKey[id]
-	if !ok {
+	ct := c.usedLocked(id, func(ct *cachedTurns) bool { return ct.rev == rev })
+	if ct == nil {
 		return nil
 	}
-	ct := e.Value.(*cachedTurns)
-	if ct.rev != rev {
-		return nil
-	}
-	c.lru.MoveToFront(e)
 	return ct.turns[:min(count, len(ct.turns))]
 }
 
-// Peek says which revision of the thread is cached and how many of its
-// turns: a store that reads the head and the turns in one round trip asks
-// for the turns after those.
-func (c *TurnCache) Peek(id string) (rev string, turns int) {
-	if c == nil {
-		return "", 0
+// usedLocked is the thread's cached turns when ok takes them, marked used;
+// nil otherwise. The caller holds mu.
+func (c *TurnCache) usedLocked(id string, ok func(*cachedTurns) bool) *cachedTurns {
+	e, found := c.byKey[id]
+	if !found || !ok(e.Value.(*cachedTurns)) {
+		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.byKey[id]; ok {
-		ct := e.Value.(*cachedTurns)
-		return ct.rev, len(ct.turns)
-	}
-	return "", 0
+	c.lru.MoveToFront(e)
+	return e.Value.(*cachedTurns)
 }
 
-// Last is Peek with the tail the cached turns end in (cachedTurns.tail).
+// Last says which revision of the thread is cached, how many of its turns,
+// and the tail they end in (cachedTurns.tail): a store that reads the head
+// and the turns in one round trip asks for the turns after those.
 func (c *TurnCache) Last(id string) (rev string, turns int, tail string) {
 	if c == nil {
 		return "", 0, ""
@@ -137,15 +129,12 @@ func (c *TurnCache) checked(id, rev string, seen int, tail string) []Turn {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.byKey[id]
-	if !ok {
+	ct := c.usedLocked(id, func(ct *cachedTurns) bool {
+		return ct.rev == rev && len(ct.turns) == seen && ct.tail == tail
+	})
+	if ct == nil {
 		return nil
 	}
-	ct := e.Value.(*cachedTurns)
-	if ct.rev != rev || len(ct.turns) != seen || ct.tail != tail {
-		return nil
-	}
-	c.lru.MoveToFront(e)
 	return ct.turns
 }
 
@@ -168,7 +157,7 @@ func (c *TurnCache) read(id, rev string, known []Turn, count int, tail string,
 
 // appended records turns a store has just committed as the thread's from
 // index from on, at rev, which the store read in the same write or, when
-// it cannot, from Peek before the write: the revision of a thread is never
+// it cannot, from Last before the write: the revision of a thread is never
 // used again once it is written anew, so a stale one only ever names turns
 // no read asks for. When the cache holds the thread's first from turns at
 // rev, it extends them, and the next read decodes none; otherwise it

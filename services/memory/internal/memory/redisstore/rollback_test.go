@@ -26,10 +26,6 @@ import (
 func TestTurnsRedisLostAreNotServedFromTheCache(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	exchange := func(n int) []memory.Turn {
-		return []memory.Turn{{Role: memory.RoleUser, Content: fmt.Sprint("q", n)},
-			{Role: memory.RoleAssistant, Content: fmt.Sprint("a", n)}}
-	}
 	for _, tc := range []struct {
 		name        string
 		readFirst   bool  // a read meets the loss before the next append
@@ -41,29 +37,11 @@ func TestTurnsRedisLostAreNotServedFromTheCache(t *testing.T) {
 		{"an append first, by transaction", false, math.MaxInt64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := t.Context()
-			s, err := Open(srv.URL(), "lost:", false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			now := time.Now()
-			th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
-				ExpiresAt: now.Add(time.Hour), Turns: exchange(1)}
-			if err := s.Create(ctx, th); err != nil {
-				t.Fatal(err)
-			}
-			read := func() []string {
-				t.Helper()
-				got, _, err := s.GetWithin(ctx, th.ID, time.Now(), tc.readsWithin)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return contents(got.Turns)
-			}
+			s := openStore(t, srv, "lost:")
+			th, read := threadOfOne(t, s, tc.readsWithin)
 			read() // the cache holds exchange 1
 			restore := snapshot(t, srv, s.threadKeys(th.ID))
-			appendExchange(t, s, th.ID, "ex-2", exchange(2))
+			appendExchange(t, s, th.ID, "ex-2", numbered(2))
 			read() // and exchange 2
 			restore()
 			if tc.readFirst {
@@ -71,7 +49,7 @@ func TestTurnsRedisLostAreNotServedFromTheCache(t *testing.T) {
 					t.Errorf("after Redis lost exchange 2, the store reads %v; Redis holds %v", got, want)
 				}
 			}
-			appendExchange(t, s, th.ID, "ex-3", exchange(3))
+			appendExchange(t, s, th.ID, "ex-3", numbered(3))
 			if got, want := read(), []string{"q1", "a1", "q3", "a3"}; !cmp.Equal(got, want) {
 				t.Errorf("after exchange 3 went where Redis had room, the store reads %v; Redis holds %v", got, want)
 			}
@@ -121,6 +99,43 @@ func contents(turns []memory.Turn) []string {
 	return out
 }
 
+// numbered is exchange n: question qn, answered an.
+func numbered(n int) []memory.Turn {
+	return []memory.Turn{{Role: memory.RoleUser, Content: fmt.Sprint("q", n)},
+		{Role: memory.RoleAssistant, Content: fmt.Sprint("a", n)}}
+}
+
+// openStore is a store of srv's, prefixed, closed when the test ends.
+func openStore(t *testing.T, srv *redistest.Server, prefix string) *Store {
+	t.Helper()
+	s, err := Open(srv.URL(), prefix, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// threadOfOne creates, through s, a thread of exchange 1, and returns it
+// with a read of its turns' contents through s within a weight.
+func threadOfOne(t *testing.T, s *Store, within int64) (*memory.Thread, func() []string) {
+	t.Helper()
+	now := time.Now()
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
+		ExpiresAt: now.Add(time.Hour), Turns: numbered(1)}
+	if err := s.Create(t.Context(), th); err != nil {
+		t.Fatal(err)
+	}
+	return th, func() []string {
+		t.Helper()
+		got, _, err := s.GetWithin(t.Context(), th.ID, time.Now(), within)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return contents(got.Turns)
+	}
+}
+
 // Another memory process may append where the lost turns were, before
 // this one reads again: Redis then holds as many turns as this process's
 // cache, or more, of the same revision, and the cache's last turn is not
@@ -128,10 +143,6 @@ func contents(turns []memory.Turn) []string {
 func TestTurnsRedisLostAreNotServedWhenAnotherProcessAppendedFirst(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	exchange := func(n int) []memory.Turn {
-		return []memory.Turn{{Role: memory.RoleUser, Content: fmt.Sprint("q", n)},
-			{Role: memory.RoleAssistant, Content: fmt.Sprint("a", n)}}
-	}
 	for _, tc := range []struct {
 		name        string
 		appended    []int // the exchanges the other process appends after the loss
@@ -147,41 +158,19 @@ func TestTurnsRedisLostAreNotServedWhenAnotherProcessAppendedFirst(t *testing.T)
 		// it caches, before it reads.
 		for _, thisAppends := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s, this process appending %v", tc.name, thisAppends), func(t *testing.T) {
-				ctx := t.Context()
-				open := func() *Store {
-					s, err := Open(srv.URL(), "replicas:", false)
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { s.Close() })
-					return s
-				}
-				this, other := open(), open()
-				now := time.Now()
-				th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
-					ExpiresAt: now.Add(time.Hour), Turns: exchange(1)}
-				if err := this.Create(ctx, th); err != nil {
-					t.Fatal(err)
-				}
-				read := func() []string {
-					t.Helper()
-					got, _, err := this.GetWithin(ctx, th.ID, time.Now(), tc.readsWithin)
-					if err != nil {
-						t.Fatal(err)
-					}
-					return contents(got.Turns)
-				}
+				this, other := openStore(t, srv, "replicas:"), openStore(t, srv, "replicas:")
+				th, read := threadOfOne(t, this, tc.readsWithin)
 				read()
 				restore := snapshot(t, srv, this.threadKeys(th.ID))
-				appendExchange(t, this, th.ID, "ex-2", exchange(2))
+				appendExchange(t, this, th.ID, "ex-2", numbered(2))
 				read() // this process caches exchange 2
 				restore()
 				for _, n := range tc.appended {
-					appendExchange(t, other, th.ID, fmt.Sprint("ex-", n), exchange(n))
+					appendExchange(t, other, th.ID, fmt.Sprint("ex-", n), numbered(n))
 				}
 				want := tc.want
 				if thisAppends {
-					appendExchange(t, this, th.ID, "ex-9", exchange(9))
+					appendExchange(t, this, th.ID, "ex-9", numbered(9))
 					want = append(slices.Clone(want), "q9", "a9")
 				}
 				if got := read(); !cmp.Equal(got, want) {
@@ -200,11 +189,7 @@ func TestTurnsCachedLateByAnEarlierReadAreCheckedToo(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := t.Context()
-	s, err := Open(srv.URL(), "late:", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, srv, "late:")
 	now := time.Now()
 	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
 		ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{{Role: memory.RoleUser, Content: "q1"},
@@ -216,7 +201,7 @@ func TestTurnsCachedLateByAnEarlierReadAreCheckedToo(t *testing.T) {
 		if _, _, err := s.GetWithin(ctx, th.ID, time.Now(), within); err != nil { // checked, and cached
 			t.Fatal(err)
 		}
-		rev, n := s.cache.Peek(th.ID)
+		rev, n, _ := s.cache.Last(th.ID)
 		// The earlier read's turns, as Redis held them before it lost a
 		// write, put after the check: as many, at the same revision.
 		s.cache.Forget(th.ID)
@@ -272,48 +257,23 @@ func (h *afterFirstCommand) ProcessPipelineHook(next redis.ProcessPipelineHook) 
 func TestAReadReadAgainCachesItsOwnTail(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	exchange := func(n int) []memory.Turn {
-		return []memory.Turn{{Role: memory.RoleUser, Content: fmt.Sprint("q", n)},
-			{Role: memory.RoleAssistant, Content: fmt.Sprint("a", n)}}
-	}
 	raw := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer raw.Close()
 	for _, within := range []int64{1 << 20, math.MaxInt64} {
 		t.Run(fmt.Sprint(within), func(t *testing.T) {
 			ctx := t.Context()
-			open := func() *Store {
-				s, err := Open(srv.URL(), "reread:", false)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { s.Close() })
-				return s
-			}
-			this, other := open(), open()
+			this, other := openStore(t, srv, "reread:"), openStore(t, srv, "reread:")
 			hook := &afterFirstCommand{}
 			this.rdb.(*redis.Client).AddHook(hook)
-			now := time.Now()
-			th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
-				ExpiresAt: now.Add(time.Hour), Turns: exchange(1)}
-			if err := this.Create(ctx, th); err != nil {
-				t.Fatal(err)
-			}
-			read := func() []string {
-				t.Helper()
-				got, _, err := this.GetWithin(ctx, th.ID, time.Now(), within)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return contents(got.Turns)
-			}
+			th, read := threadOfOne(t, this, within)
 			read()
 			beforeTwo := snapshot(t, srv, this.threadKeys(th.ID))
-			appendExchange(t, other, th.ID, "ex-2", exchange(2))
+			appendExchange(t, other, th.ID, "ex-2", numbered(2))
 			withTwo := snapshot(t, srv, this.threadKeys(th.ID))
 			hook.act = func() {
 				this.cache.Forget(th.ID) // another read's, meanwhile
 				beforeTwo()
-				appendExchange(t, other, th.ID, "ex-3", exchange(3))
+				appendExchange(t, other, th.ID, "ex-3", numbered(3))
 			}
 			hook.armed.Store(true)
 			read()

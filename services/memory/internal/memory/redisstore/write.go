@@ -151,7 +151,10 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 		expires, _ := strconv.ParseInt(str(res[3]), 10, 64)
 		s.index(ctx, pipe, clientID, id, time.Unix(0, updated), time.UnixMilli(expires), now)
 	default:
-		s.cached(id, rev, int(count)-len(turns), str(res[2]), turns, args[len(args)-1].(string))
+		// Onto cached turns that end in the turn Redis found before these
+		// alone: another process may have appended where turns a Redis lost
+		// were (tails.go). The last argument is the last turn as pushed.
+		s.cache.Appended(id, rev, int(count)-len(turns), str(res[2]), turns, digest(args[len(args)-1].(string)))
 		keepLife := ttl(now, keepUntil)
 		for _, sha := range res[3:] {
 			blobScript.Eval(ctx, pipe, []string{s.blobKey(str(sha))}, keepLife, keepUntil.UnixMilli(), "0", "", "")
@@ -246,12 +249,4 @@ func (s *Store) Import(ctx context.Context, threads []*memory.Thread, replace bo
 		}
 	}
 	return nil
-}
-
-// cached adds turns, appended at from after a turn whose digest Redis gave
-// as prev, to those the cache holds of the thread, the last of them stored
-// as last: only onto cached turns that end in prev, for another process
-// may have appended where turns a Redis lost were (tails.go).
-func (s *Store) cached(id, rev string, from int, prev string, turns []memory.Turn, last string) {
-	s.cache.Appended(id, rev, from, prev, turns, digest(last))
 }
