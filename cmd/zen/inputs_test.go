@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,5 +115,38 @@ func TestArgumentsNoThreadCouldKeepAreRefusedBeforeTheModel(t *testing.T) {
 	}
 	if n := len(fake.Requests()); n != 0 {
 		t.Errorf("the call reached the model %d times", n)
+	}
+}
+
+// A workflow step whose state (every step's findings so far) memory could
+// not keep is refused before its expert runs: the expert ran, was billed,
+// and then the step was refused with memory's error, its answer lost.
+func TestAWorkflowStateNoThreadCouldKeepIsRefusedBeforeTheExpert(t *testing.T) {
+	t.Parallel()
+	fake := fakemodel.New(t)
+	st := serveStack(t, fakeEnv(fake))
+	step := func(n int, next bool, cont string) (map[string]any, bool) {
+		args := map[string]any{"step": fmt.Sprintf("look again, %d", n), "step_number": n, "total_steps": 2,
+			"next_step_required": next, "findings": strings.Repeat("the lock is taken twice. ", 24_000),
+			"hypothesis": "a double lock", "confidence": "high", "model": "llama3.2"}
+		if cont != "" {
+			args["continuation_id"] = cont
+		}
+		res, got := callTool(t, st.session, "debug", args)
+		return got, res.IsError
+	}
+	first, failed := step(1, true, "")
+	cont, _ := first["continuation_id"].(string)
+	if failed || cont == "" {
+		t.Fatalf("step 1 (576 KB of findings): %.300v", first)
+	}
+	got, failed := step(2, false, cont)
+	if text, _ := json.Marshal(got); !failed || !strings.Contains(string(text), "findings") ||
+		!strings.Contains(string(text), "new thread") {
+		t.Errorf("step 2, its state past 1 MiB: IsError %v, %.400s; want it refused, saying why and what to do",
+			failed, text)
+	}
+	if n := len(fake.Requests()); n != 0 {
+		t.Errorf("the step reached the expert %d times", n)
 	}
 }

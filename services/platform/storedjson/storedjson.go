@@ -21,6 +21,12 @@ const MaxNesting = 64
 // MaxContextBytes bounds a thread's initial context as JSON (Size).
 const MaxContextBytes = 2 << 20
 
+// MaxWorkflowStateBytes bounds what a workflow tool's step keeps for its
+// next step, as JSON (Size). A workflow's state carries the findings of
+// every step before it, so without a bound a thread's steps grew with the
+// square of their number.
+const MaxWorkflowStateBytes = 1 << 20
+
 // Shape counts the values v holds, itself included, and reports whether
 // it stays within MaxNesting levels of maps and lists and MaxValues values.
 // Past them it stops counting.
@@ -81,16 +87,24 @@ func (c *counter) Write(b []byte) (int, error) {
 
 // FitsAThread says why arguments, a call's, could not be kept as a new
 // thread's initial context, or "" when they could.
-func FitsAThread(args map[string]any) string {
-	if _, ok := Shape(args); !ok {
-		return fmt.Sprintf("they nest deeper than %d levels or hold more than %d values", MaxNesting, MaxValues)
+func FitsAThread(args map[string]any) string { return fits(args, MaxContextBytes) }
+
+// FitsAWorkflowState says why a workflow's state could not be kept for its
+// next step, or "" when it could.
+func FitsAWorkflowState(state map[string]any) string { return fits(state, MaxWorkflowStateBytes) }
+
+// fits says why v is past the shape values are kept in or past limit bytes
+// as JSON, or "".
+func fits(v map[string]any, limit int) string {
+	if _, ok := Shape(v); !ok {
+		return fmt.Sprintf("nested deeper than %d levels or with more than %d values", MaxNesting, MaxValues)
 	}
-	n, err := Size(args)
+	n, err := Size(v)
 	if err != nil {
-		return "they are no JSON: " + err.Error()
+		return "not JSON: " + err.Error()
 	}
-	if n > MaxContextBytes {
-		return fmt.Sprintf("they are %d bytes as JSON, over the %d-byte limit", n, MaxContextBytes)
+	if n > limit {
+		return fmt.Sprintf("%d bytes as JSON, over the %d-byte limit", n, limit)
 	}
 	return ""
 }

@@ -1,11 +1,14 @@
 package storedjson
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
+
+var number = regexp.MustCompile(`[0-9]+`)
 
 func TestFitsAThread(t *testing.T) {
 	t.Parallel()
@@ -39,13 +42,30 @@ func TestFitsAThread(t *testing.T) {
 		"not a JSON": FitsAThread(map[string]any{"c": make(chan int)}),
 	}
 	for k, v := range got {
-		if i := strings.IndexAny(v, ":0123456789"); i > 0 {
-			got[k] = v[:i] // the reason's words, not its numbers
-		}
+		got[k], _, _ = strings.Cut(number.ReplaceAllString(v, "N"), ":") // the reason, not the encoder's words
 	}
-	want := map[string]string{"a call": "", "too deep": "they nest deeper than ",
-		"too wide": "they nest deeper than ", "too long": "they are ", "just fits": "", "widest": "", "deepest": "", "not a JSON": "they are no JSON"}
+	past := "nested deeper than N levels or with more than N values"
+	want := map[string]string{"a call": "", "too deep": past, "too wide": past,
+		"too long": "N bytes as JSON, over the N-byte limit", "just fits": "", "widest": "", "deepest": "",
+		"not a JSON": "not JSON"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("FitsAThread (-want +got):\n%s", diff)
+	}
+}
+
+func TestFitsAWorkflowState(t *testing.T) {
+	t.Parallel()
+	findings := func(n int) map[string]any {
+		return map[string]any{"findings": strings.Repeat("<", n-len(`{"findings":""}`))}
+	}
+	got := map[string]string{
+		"at the limit": FitsAWorkflowState(findings(MaxWorkflowStateBytes)),
+		"past it":      FitsAWorkflowState(findings(MaxWorkflowStateBytes + 1)),
+		"too wide":     FitsAWorkflowState(map[string]any{"files": make([]any, MaxValues)}),
+	}
+	want := map[string]string{"at the limit": "", "past it": "1048577 bytes as JSON, over the 1048576-byte limit",
+		"too wide": "nested deeper than 64 levels or with more than 20000 values"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("FitsAWorkflowState (-want +got):\n%s", diff)
 	}
 }

@@ -54,6 +54,9 @@ func runTracer(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, erro
 	st := stateFor("tracer", c, a.StepNumber)
 	st.TraceMode = mode
 	st.record(a)
+	if failed := st.unkept("tracer", a.StepNumber); failed != nil {
+		return failed, nil
+	}
 	resp := map[string]any{
 		"step_number": a.StepNumber, "total_steps": a.TotalSteps, "next_step_required": a.NextStepRequired,
 		"tracer_status": map[string]any{"files_checked": len(st.FilesChecked), "relevant_files": len(st.RelevantFiles),
@@ -129,6 +132,9 @@ func runDocgen(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, erro
 	done, total := args.NumFilesDocumented, args.TotalFilesToDocument
 	st := stateFor("docgen", c, a.StepNumber)
 	st.record(a)
+	if failed := st.unkept("docgen", a.StepNumber); failed != nil {
+		return failed, nil
+	}
 	resp := map[string]any{
 		"step_number": a.StepNumber, "total_steps": max(a.TotalSteps, 1+total), "next_step_required": a.NextStepRequired,
 		"documentation_analysis_status": map[string]any{"files_checked": len(st.FilesChecked), "relevant_files": len(st.RelevantFiles),

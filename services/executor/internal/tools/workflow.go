@@ -86,6 +86,9 @@ func runWorkflow(ctx context.Context, env *Env, c *Call, w workflowSpec) (*execu
 	}
 	st := stateFor(w.name, c, a.StepNumber)
 	st.record(a.stepArgs)
+	if failed := st.unkept(w.name, a.StepNumber); failed != nil {
+		return failed, nil
+	}
 	if c.Progress != nil {
 		c.Progress(fmt.Sprintf("%s step %d of %d", w.name, a.StepNumber, a.TotalSteps), 0)
 	}

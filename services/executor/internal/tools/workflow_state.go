@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
+	"github.com/zenmcp/zen/services/platform/storedjson"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -89,6 +91,20 @@ func restoreState(tool string, s *structpb.Struct) *workflowState {
 		return st
 	}
 	return &got
+}
+
+// unkept is the failure a step gets, before any model runs, when the
+// thread could not keep its state (every step's findings so far) for the
+// next step; nil when it could. Found by memory after the expert had run,
+// the step lost its answer and the thread its state.
+func (s *workflowState) unkept(tool string, step int) *executorv1.ToolResult {
+	why := storedjson.FitsAWorkflowState(s.toStruct().AsMap())
+	if why == "" {
+		return nil
+	}
+	return workflowFailure(tool, step, fmt.Sprintf("This step's findings and those of the steps before it are more "+
+		"than the conversation keeps for the next step (%s). Send shorter findings, or go on in a new thread: "+
+		"step_number 1, without continuation_id.", why))
 }
 
 // toStruct is the state as the thread stores it: the step's last turn's

@@ -49,10 +49,9 @@ const (
 	MaxTurnBytes = 2 << 20
 	MaxBlobBytes = 2 << 20
 	// MaxWorkflowStateBytes caps what a turn keeps for its tool's next
-	// step, as JSON. A workflow's state carries the findings of every step
-	// before it, so without a cap a thread's steps grew with the square of
-	// their number; a step's own text is capped by MaxTurnBytes.
-	MaxWorkflowStateBytes = 1 << 20
+	// step (storedjson, whose rule the executor applies before a step's
+	// model runs); a step's own text is capped by MaxTurnBytes.
+	MaxWorkflowStateBytes = storedjson.MaxWorkflowStateBytes
 )
 
 // MaxFilesPerWrite bounds the distinct files the turns of one write (a

@@ -1,0 +1,61 @@
+package tools
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
+	"github.com/zenmcp/zen/services/platform/storedjson"
+)
+
+// TestAStepWhoseStateTheThreadCouldNotKeepIsRefused: every tool that keeps
+// a state between steps refuses, before it asks any model, a step whose
+// state would be past what memory keeps; memory refused it after the
+// step's model had run, the answer lost and the thread's state with it.
+func TestAStepWhoseStateTheThreadCouldNotKeepIsRefused(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("the lock is taken twice. ", storedjson.MaxWorkflowStateBytes/24)
+	final := map[string]any{"step_number": 1, "total_steps": 1, "next_step_required": false, "confidence": "high"}
+	with := func(more map[string]any) map[string]any {
+		args := map[string]any{}
+		for k, v := range final {
+			args[k] = v
+		}
+		for k, v := range more {
+			args[k] = v
+		}
+		return args
+	}
+	for name, args := range map[string]map[string]any{
+		"debug":     with(map[string]any{"step": "look", "findings": long, "hypothesis": "a double lock"}),
+		"thinkdeep": with(map[string]any{"step": "think", "findings": long}),
+		"consensus": with(map[string]any{"step": "should we?", "findings": long, "total_steps": 2,
+			"models": []any{map[string]any{"model": "a"}, map[string]any{"model": "b"}}}),
+		"planner": with(map[string]any{"step": long}),
+		"tracer":  with(map[string]any{"step": "trace", "findings": long, "trace_mode": "precision"}),
+		"docgen": with(map[string]any{"step": "document", "findings": long, "num_files_documented": 0,
+			"total_files_to_document": 0}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tool, ok := Find(name, nil)
+			if !ok {
+				t.Fatalf("no %s tool", name)
+			}
+			router := &fakeRouter{reply: `{"status": "analysis_complete", "summary": "agreed"}`}
+			res, err := tool.Run(context.Background(), newEnv(t, router), &Call{Args: args,
+				Model: &routerv1.Model{Name: "llama3.2", Provider: "custom"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(res.GetReply()); !res.GetIsError() || !strings.Contains(got, "more than the conversation "+
+				"keeps") || !strings.Contains(got, "new thread") {
+				t.Errorf("IsError %v, %.300s; want it refused, saying why and what to do", res.GetIsError(), got)
+			}
+			if len(router.got) != 0 {
+				t.Errorf("the step asked a model %d times", len(router.got))
+			}
+		})
+	}
+}
