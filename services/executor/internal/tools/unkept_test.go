@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -57,5 +58,32 @@ func TestAStepWhoseStateTheThreadCouldNotKeepIsRefused(t *testing.T) {
 				t.Errorf("the step asked a model %d times", len(router.got))
 			}
 		})
+	}
+}
+
+// TestACompletedInvestigationWithoutIssuesListsNone: issues_found is a
+// list, empty when no step found any; it was null.
+func TestACompletedInvestigationWithoutIssuesListsNone(t *testing.T) {
+	t.Parallel()
+	debug, ok := Find("debug", nil)
+	if !ok {
+		t.Fatal("no debug tool")
+	}
+	res, err := debug.Run(context.Background(), newEnv(t, &fakeRouter{}), &Call{Args: map[string]any{
+		"step": "look", "step_number": 1, "total_steps": 1, "next_step_required": false, "findings": "none",
+		"confidence": "high", "use_assistant_model": false}})
+	if err != nil || res.GetIsError() {
+		t.Fatalf("%v %s", err, res.GetReply())
+	}
+	var reply struct {
+		Complete struct {
+			Issues json.RawMessage `json:"issues_found"`
+		} `json:"complete_investigation"`
+	}
+	if err := json.Unmarshal(res.GetReply(), &reply); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(reply.Complete.Issues); got != "[]" {
+		t.Errorf("issues_found = %s, want []", got)
 	}
 }

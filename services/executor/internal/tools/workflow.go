@@ -212,8 +212,8 @@ func completion(st *workflowState, w workflowSpec, a stepArgs) map[string]any {
 		"relevant_context": anyList(st.RelevantContext), "issues_found": st.Issues,
 		"work_summary": workSummary(st, w.name),
 	}
-	if out["issues_found"] == nil {
-		out["issues_found"] = []any{}
+	if st.Issues == nil {
+		out["issues_found"] = []any{} // a list, never null
 	}
 	if w.skip != nil {
 		out["final_analysis"] = a.Hypothesis
