@@ -15,6 +15,10 @@ import (
 // maxStream caps what is kept of a CLI's stdout and stderr each.
 const maxStream = 10 << 20
 
+// outputGrace is how long a run reads the output of a CLI that has exited
+// (or was killed) while a process it left behind still holds it.
+const outputGrace = time.Second
+
 // Run is one finished CLI run.
 type Run struct {
 	Command    []string
@@ -76,6 +80,10 @@ func Execute(ctx context.Context, c Client, args []string, stdin, dir string) (*
 	}
 	cmd.Env = Environment(c, os.Environ())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A process the CLI leaves in a session of its own (a daemon, a
+	// language server) keeps its output open and is out of the group's
+	// reach: the run waited for it, past the CLI's exit and the timeout.
+	cmd.WaitDelay = outputGrace
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("CLI '%s' could not start: %w", c.Name, err)
@@ -97,7 +105,7 @@ func Execute(ctx context.Context, c Client, args []string, stdin, dir string) (*
 	var exit *exec.ExitError
 	if errors.As(waitErr, &exit) {
 		run.ReturnCode = exit.ExitCode()
-	} else if waitErr != nil {
+	} else if waitErr != nil && !errors.Is(waitErr, exec.ErrWaitDelay) {
 		return nil, fmt.Errorf("CLI '%s': %w", c.Name, waitErr)
 	}
 	return run, nil

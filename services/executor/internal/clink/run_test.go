@@ -1,0 +1,60 @@
+package clink
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestAProcessLeftHoldingTheOutputDoesNotHoldTheRun: a CLI that leaves a
+// process of its own session behind (a daemon, a language server) with
+// its stdout open made the run wait for that process, past the CLI's exit
+// and past the timeout, which it then blamed; its answer was lost.
+func TestAProcessLeftHoldingTheOutputDoesNotHoldTheRun(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		then    string // what the CLI does once it has left the daemon
+		timeout int
+		want    error
+	}{
+		"the CLI answers and exits":  {then: "echo 'the answer'; exit 0", timeout: 30},
+		"the CLI outlives its limit": {then: "exec sleep 30", timeout: 1, want: ErrTimeout},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			pidFile := filepath.Join(dir, "daemon.pid")
+			doneFile := filepath.Join(dir, "daemon.done")
+			script := "#!/bin/sh\ncat >/dev/null\nsetsid sh -c 'echo $$ > " + pidFile + ".new; mv " + pidFile + ".new " +
+				pidFile + "; sleep 20; touch " + doneFile + "' &\nwhile [ ! -s " + pidFile + " ]; do sleep 0.01; done\n" +
+				tc.then + "\n"
+			cli := filepath.Join(dir, "daemoncli")
+			if err := os.WriteFile(cli, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			run, err := Execute(context.Background(), Client{Name: "daemoncli", TimeoutSeconds: tc.timeout},
+				[]string{cli}, "hi", dir)
+			raw, readErr := os.ReadFile(pidFile)
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+			if readErr != nil || pid <= 0 {
+				t.Fatalf("the daemon's pid: %q %v", raw, readErr)
+			}
+			_, statErr := os.Stat(doneFile)
+			_ = syscall.Kill(-pid, syscall.SIGKILL) // the daemon's session, its sleep with it
+			if statErr == nil {
+				t.Error("the run ended only once the daemon had")
+			}
+			switch {
+			case tc.want != nil && !errors.Is(err, tc.want):
+				t.Errorf("err = %v, want %v", err, tc.want)
+			case tc.want == nil && (err != nil || strings.TrimSpace(run.Stdout) != "the answer"):
+				t.Errorf("run %+v, err %v; want the answer", run, err)
+			}
+		})
+	}
+}
