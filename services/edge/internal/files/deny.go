@@ -24,13 +24,23 @@ var secretDirs = [][]string{
 	// the agent CLIs' and other tools' logins
 	{".config", "gh"}, {".codex", "auth.json"}, {".claude", ".credentials.json"}, {".config", "containers", "auth.json"},
 	{".cargo", "credentials"}, {".cargo", "credentials.toml"}, {".terraform.d", "credentials.tfrc.json"},
+	{".config", "git", "credentials"}, {".gemini", "oauth_creds.json"}, {".huggingface", "token"},
+	{".cache", "huggingface", "token"}, {".gem", "credentials"}, {".m2", "settings.xml"},
+	{".gradle", "gradle.properties"}, {".config", "rclone"}, {".password-store"}, {".local", "share", "keyrings"},
+	{".pulumi", "credentials.json"}, {".oci"},
 }
 
 // secretFiles are credential files and private keys, by name.
 var secretFiles = []string{".netrc", "_netrc", ".git-credentials", ".npmrc", ".pypirc", ".pgpass",
-	"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".vault-token", ".envrc",
+	"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".vault-token", ".envrc", ".my.cnf", ".mylogin.cnf", ".yarnrc.yml",
+	".s3cfg", ".boto",
 	// shell histories hold the secrets typed on command lines
 	".bash_history", ".zsh_history", ".history", ".python_history", ".psql_history", ".mysql_history"}
+
+// keyExtensions name private keys and the stores that hold them, by the
+// end of a file's name. A certificate in a .pem is denied too: which of
+// the two a .pem holds is only known by reading it.
+var keyExtensions = []string{".key", ".pem", ".p12", ".pfx", ".jks", ".keystore"}
 
 // envTemplates are .env variants meant to be committed, with placeholders
 // instead of values; every other .env file is taken to hold secrets.
@@ -104,6 +114,9 @@ func secretReason(path string) string {
 	base := filepath.Base(path)
 	if slices.Contains(secretFiles, base) {
 		return "is " + base + ", a credentials file"
+	}
+	if slices.Contains(keyExtensions, filepath.Ext(base)) {
+		return "is " + base + ", a private key or a store of them"
 	}
 	if envFile(base) && !slices.Contains(envTemplates, base) {
 		return "is a .env file, which holds secrets"

@@ -96,6 +96,47 @@ func TestMoreCredentialStores(t *testing.T) {
 	})
 }
 
+// TestTheOtherToolsCredentialStores: logins and tokens of the tools an
+// agent's user has, and private keys by their extensions, wherever the
+// file sits. Each was read, and sent to the model, on a server whose root
+// is the home.
+func TestTheOtherToolsCredentialStores(t *testing.T) {
+	t.Parallel()
+	h := newSecretHome(t)
+	cases := []resolveCase{
+		{"git's XDG credential store", ".config/git/credentials", "is in .config/git/credentials"},
+		{"gemini's login", ".gemini/oauth_creds.json", "is in .gemini/oauth_creds.json"},
+		{"mysql's password", ".my.cnf", "a credentials file"},
+		{"mysql's login path", ".mylogin.cnf", "a credentials file"},
+		{"hugging face's token", ".huggingface/token", "is in .huggingface/token"},
+		{"hugging face's cached token", ".cache/huggingface/token", "is in .cache/huggingface/token"},
+		{"rubygems' key", ".gem/credentials", "is in .gem/credentials"},
+		{"yarn's token", ".yarnrc.yml", "a credentials file"},
+		{"maven's passwords", ".m2/settings.xml", "is in .m2/settings.xml"},
+		{"gradle's tokens", ".gradle/gradle.properties", "is in .gradle/gradle.properties"},
+		{"rclone's remotes", ".config/rclone/rclone.conf", "is in .config/rclone"},
+		{"s3cmd's keys", ".s3cfg", "a credentials file"},
+		{"boto's keys", ".boto", "a credentials file"},
+		{"pass's store", ".password-store/bank.gpg", "is in .password-store"},
+		{"the desktop keyring", ".local/share/keyrings/login.keyring", "is in .local/share/keyrings"},
+		{"pulumi's token", ".pulumi/credentials.json", "is in .pulumi/credentials.json"},
+		{"oracle cloud's keys", ".oci/config", "is in .oci"},
+		{"a private key by its extension", "proj/server.key", "a private key"},
+		{"a PEM file", "proj/tls/key.pem", "a private key"},
+		{"a PKCS #12 store", "proj/signing.p12", "a private key"},
+		{"a PFX store", "proj/signing.PFX", "a private key"},
+		{"a Java keystore", "proj/release.jks", "a private key"},
+		{"gemini's settings", ".gemini/settings.json", ""},
+		{"a file that merely ends in key", "proj/monkey", ""},
+		{"a Go file about keys", "proj/key.go", ""},
+	}
+	for i := range cases {
+		write(t, filepath.Join(h.home, cases[i].path), "secret")
+		cases[i].path = filepath.Join(h.home, cases[i].path)
+	}
+	checkResolve(t, h.policy(Config{}), cases)
+}
+
 func TestImagesMustBeSmallRegularFiles(t *testing.T) {
 	t.Parallel()
 	h := newSecretHome(t)
