@@ -172,8 +172,8 @@ func gatewayOverFor(t testing.TB, memory memoryv1.MemoryServiceServer, tokens au
 		t.Fatal(err)
 	}
 	hosts, _ := hostguard.Load(func(string) string { return "" })
-	h, err := newGateway(t.Context(), Conns{Memory: conn, Router: conn, Executor: conn}, tokens, hosts, testVersion, tu,
-		bodies)
+	h, err := newGateway(t.Context(), Conns{Memory: conn, Router: conn, Executor: conn}, Settings{Tokens: tokens,
+		Hosts: hosts, Version: testVersion, Trace: tu}, bodies)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/hostguard"
 	"github.com/zenmcp/zen/services/platform/httperr"
+	"github.com/zenmcp/zen/services/platform/secrets"
 	"github.com/zenmcp/zen/services/platform/serve"
 	"github.com/zenmcp/zen/services/platform/slots"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -41,22 +42,31 @@ type Conns struct {
 	Memory, Router, Executor grpc.ClientConnInterface
 }
 
-// New returns the gateway's HTTP handler. With tokens set, every path but
-// the health probes needs a bearer token, and shows that token's client's
-// threads only. Requests naming a Host that is neither loopback nor in
-// hosts, cross-origin browser requests that change something, and
-// changes whose body is not declared JSON are refused (hostguard,
-// jsonOnly), whatever the listener. version is zen's build version, which
-// /openapi.json gives as the API's. GET / serves the thread browser, whose
-// thread view links each turn's trace through trace.
-func New(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguard.Hosts,
-	version string, trace TraceURL) (http.Handler, error) {
-	return newGateway(ctx, c, tokens, hosts, version, trace, servedBodies)
+// Settings are what the gateway is told beside its connections. With
+// Tokens set, every path but the health probes needs a bearer token, and
+// shows that token's client's threads only. Requests naming a Host that is
+// neither loopback nor in Hosts, cross-origin browser requests that change
+// something, and changes whose body is not declared JSON are refused
+// (hostguard, jsonOnly), whatever the listener. Version is zen's build
+// version, which /openapi.json gives as the API's. The thread browser's
+// view links each turn's trace through Trace. Secrets are zen's own, which
+// an answer showing what a model reads (a thread's history) redacts.
+type Settings struct {
+	Tokens  auth.Tokens
+	Hosts   hostguard.Hosts
+	Version string
+	Trace   TraceURL
+	Secrets *secrets.Scrubber
+}
+
+// New returns the gateway's HTTP handler; GET / serves the thread browser.
+func New(ctx context.Context, c Conns, s Settings) (http.Handler, error) {
+	return newGateway(ctx, c, s, servedBodies)
 }
 
 // newGateway is New with its request bodies held to bodies.
-func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguard.Hosts,
-	version string, trace TraceURL, bodies bodyBounds) (http.Handler, error) {
+func newGateway(ctx context.Context, c Conns, s Settings, bodies bodyBounds) (http.Handler, error) {
+	tokens, hosts, version, trace := s.Tokens, s.Hosts, s.Version, s.Trace
 	doc, err := versionedDoc(version)
 	if err != nil {
 		return nil, err
@@ -89,6 +99,7 @@ func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguar
 		memory:     memoryv1.NewMemoryServiceClient(c.Memory),
 		router:     routerv1.NewRouterServiceClient(c.Router),
 		trace:      trace,
+		secrets:    s.Secrets,
 		imports:    newImportSlots(),
 		importTime: bodies.importTime,
 		room:       slots.NewBudget(bodies.threadRoom),
@@ -121,10 +132,19 @@ func newGateway(ctx context.Context, c Conns, tokens auth.Tokens, hosts hostguar
 	// Probes send the pod's IP as Host and get no addresses: they skip the
 	// Host check and the token.
 	// A body's time to arrive (bodies.time) is serve.HTTP's, outside this.
-	h := serve.Paced(bodies.sendTime, hosts.Protect(top, probes...))
+	h := serve.Paced(bodies.sendTime, hosts.Protect(nosniff(top), probes...))
 	return otelhttp.NewHandler(h, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 		return "gateway " + r.Method + " " + r.URL.Path
 	})), nil
+}
+
+// nosniff has every answer read as the type it declares, never sniffed:
+// the generated routes' answers said nothing.
+func nosniff(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
 }
 
 // forwardNoHeader keeps every HTTP header out of the gRPC metadata: the

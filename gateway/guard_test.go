@@ -41,7 +41,8 @@ func newTestGateway(t *testing.T, tokens auth.Tokens) (http.Handler, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(t.Context(), Conns{Memory: conn, Router: conn, Executor: conn}, tokens, hosts, testVersion, TraceURL{})
+	h, err := New(t.Context(), Conns{Memory: conn, Router: conn, Executor: conn}, Settings{Tokens: tokens, Hosts: hosts,
+		Version: testVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

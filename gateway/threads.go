@@ -11,6 +11,7 @@ import (
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/httperr"
 	"github.com/zenmcp/zen/services/platform/origin"
+	"github.com/zenmcp/zen/services/platform/secrets"
 	"github.com/zenmcp/zen/services/platform/slots"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -26,6 +27,7 @@ type threadPaths struct {
 	memory     memoryv1.MemoryServiceClient
 	router     routerv1.RouterServiceClient
 	trace      TraceURL // links a turn's trace id in the thread view
+	secrets    *secrets.Scrubber
 	imports    *requestSlots
 	importTime time.Duration // how long an import's body may take to arrive
 	// room bounds what the threads held whole weigh, and roomWait how long
@@ -232,6 +234,9 @@ func (p threadPaths) history(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, err)
 		return
 	}
+	// The files a call read are shown as its model read them, but for
+	// zen's own secrets, which every answer redacts.
+	p.secrets.Message(sel)
 	body, err := lineJSON.Marshal(sel)
 	if err != nil {
 		writeStatus(w, err)

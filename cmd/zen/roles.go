@@ -123,7 +123,8 @@ func newGateway(ctx context.Context, s *settings, conns gateway.Conns) (http.Han
 	if err != nil {
 		return nil, err
 	}
-	return gateway.New(ctx, conns, tokens, hosts, version, trace)
+	return gateway.New(ctx, conns, gateway.Settings{Tokens: tokens, Hosts: hosts, Version: version, Trace: trace,
+		Secrets: s.secrets})
 }
 
 // edgeMux serves MCP at /mcp beside liveness and readiness probes.

@@ -67,3 +67,43 @@ func TestSecurityImportedFilesShowNoOnesContents(t *testing.T) {
 		t.Errorf("the imported thread should keep its files' paths and no hashes:\n%.600s", thread)
 	}
 }
+
+// TestSecurityTheHistoryShowsNoneOfZensSecrets: a file a client's call
+// read is shown by the history route as the model would see it, and zen's
+// own secrets (a provider key, a client's token) in it are redacted there
+// as in every other answer; the history showed them.
+func TestSecurityTheHistoryShowsNoneOfZensSecrets(t *testing.T) {
+	t.Parallel()
+	roots := t.TempDir()
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("alice "+aliceToken+"\nbob "+bobToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const key = "sk-custom-SECRET-4242"
+	env := mergeEnv(fakeEnv(fakemodel.New(t)), map[string]string{"ZEN_AUTH_TOKENS_FILE": tokens,
+		"ZEN_FILE_ROOTS": roots, "CUSTOM_API_KEY": key})
+	p := startZen(t, env, []string{"mcp", "gateway", "grpc"}, serveArgs()...)
+	bob, err := connectAs(t, "http://"+p.addr("mcp")+"/mcp", bobToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(roots, "config.py")
+	if err := os.WriteFile(config, []byte("KEY = '"+key+"'\nTOKEN = '"+aliceToken+"'\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, got := callTool(t, bob, "chat", map[string]any{"prompt": "look at my config", "model": "llama3.2",
+		"working_directory_absolute_path": roots, "absolute_file_paths": []string{config}})
+	offer, _ := got["continuation_offer"].(map[string]any)
+	id, _ := offer["continuation_id"].(string)
+	if id == "" {
+		t.Fatalf("no thread: %.600v", got)
+	}
+	code, history := request(t, "GET", "http://"+p.addr("gateway")+"/v1/threads/"+id+"/history", bobToken, "")
+	if code != http.StatusOK || !strings.Contains(history, "config.py") {
+		t.Fatalf("history: %d %.600s", code, history)
+	}
+	if strings.Contains(history, key) || strings.Contains(history, aliceToken) ||
+		!strings.Contains(history, "KEY = '[redacted]'") {
+		t.Errorf("the history shows zen's secrets, or not the file:\n%.1000s", history)
+	}
+}
