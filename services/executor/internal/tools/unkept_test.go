@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"github.com/google/go-cmp/cmp"
 	"strings"
 	"testing"
 
@@ -85,5 +86,34 @@ func TestACompletedInvestigationWithoutIssuesListsNone(t *testing.T) {
 	}
 	if got := string(reply.Complete.Issues); got != "[]" {
 		t.Errorf("issues_found = %s, want []", got)
+	}
+}
+
+// TestAStepSentAgainReplacesWhatItFound: a step sent again (a client's
+// retry after a timeout) replaces its issues and hypothesis as it replaces
+// its findings; they were added twice, and the final report listed each
+// issue twice.
+func TestAStepSentAgainReplacesWhatItFound(t *testing.T) {
+	t.Parallel()
+	step := func(n int, issue, hypothesis string) stepArgs {
+		return stepArgs{StepNumber: n, Step: "look", Findings: "found", Confidence: "medium", Hypothesis: hypothesis,
+			Issues: []map[string]any{{"severity": "high", "description": issue}}}
+	}
+	st := &workflowState{Tool: "codereview"}
+	st.record(step(1, "a race in foo", "a race"))
+	st = restoreState("codereview", st.toStruct())
+	st.record(step(2, "sql injection in bar", "unescaped input"))
+	st = restoreState("codereview", st.toStruct())
+	st.record(step(2, "sql injection in bar, twice", "unescaped input, twice"))
+	st = restoreState("codereview", st.toStruct())
+	got := map[string]any{"issues": st.Issues, "hypotheses": st.Hypotheses}
+	want := map[string]any{
+		"issues": []any{map[string]any{"severity": "high", "description": "a race in foo"},
+			map[string]any{"severity": "high", "description": "sql injection in bar, twice"}},
+		"hypotheses": []map[string]any{{"step": 1.0, "hypothesis": "a race", "confidence": "medium"},
+			{"step": 2.0, "hypothesis": "unescaped input, twice", "confidence": "medium"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the state after step 2 sent twice (-want +got):\n%s", diff)
 	}
 }

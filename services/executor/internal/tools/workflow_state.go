@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
@@ -19,6 +20,10 @@ type stepRecord struct {
 	Confidence string   `json:"confidence,omitempty"`
 	Hypothesis string   `json:"hypothesis,omitempty"`
 	Files      []string `json:"relevant_files,omitempty"`
+	// Issues are the step's own, which the state's list holds too: a step
+	// sent again takes them out of it. Steps recorded before it was kept
+	// have none, and theirs stay.
+	Issues []any `json:"issues_found,omitempty"`
 	// Planner: which branch the step belongs to, when any.
 	Branch string `json:"branch_id,omitempty"`
 }
@@ -120,14 +125,16 @@ func (s *workflowState) toStruct() *structpb.Struct {
 }
 
 // record adds a step to the state and consolidates what it found. A step
-// sent again (the same number) replaces the earlier one.
+// sent again (the same number: a client's retry) replaces the earlier one,
+// its issues and hypothesis with it; the files it named stay named.
 func (s *workflowState) record(a stepArgs) {
 	if a.StepNumber == 1 && s.InitialRequest == "" {
 		s.InitialRequest = a.Step
 	}
 	rec := stepRecord{Number: a.StepNumber, Step: a.Step, Findings: a.Findings, Confidence: a.Confidence,
-		Hypothesis: a.Hypothesis, Files: a.RelevantFiles}
+		Hypothesis: a.Hypothesis, Files: a.RelevantFiles, Issues: anyList(a.Issues)}
 	if i := slices.IndexFunc(s.History, func(r stepRecord) bool { return r.Number == a.StepNumber }); i >= 0 {
+		s.forget(s.History[i])
 		s.History[i] = rec
 	} else {
 		s.History = append(s.History, rec)
@@ -136,11 +143,26 @@ func (s *workflowState) record(a stepArgs) {
 	s.RelevantFiles = union(s.RelevantFiles, a.RelevantFiles)
 	s.RelevantContext = union(s.RelevantContext, a.RelevantContext)
 	s.Images = union(s.Images, a.Images)
-	s.Issues = append(s.Issues, anyList(a.Issues)...)
+	s.Issues = append(s.Issues, rec.Issues...)
 	if a.Hypothesis != "" {
 		s.Hypotheses = append(s.Hypotheses, map[string]any{"step": a.StepNumber, "hypothesis": a.Hypothesis, "confidence": a.Confidence})
 	}
 	s.Confidence = a.Confidence
+}
+
+// forget takes what an earlier recording of a step added out of the
+// state's issues and hypotheses.
+func (s *workflowState) forget(r stepRecord) {
+	for _, issue := range r.Issues {
+		if i := slices.IndexFunc(s.Issues, func(x any) bool { return reflect.DeepEqual(x, issue) }); i >= 0 {
+			s.Issues = slices.Delete(s.Issues, i, i+1)
+		}
+	}
+	s.Hypotheses = slices.DeleteFunc(s.Hypotheses, func(h map[string]any) bool {
+		step, _ := h["step"].(float64) // as a restored state holds it
+		n, ok := h["step"].(int)       // as this call recorded it
+		return step == float64(r.Number) || ok && n == r.Number
+	})
 }
 
 // findings lists each step's findings as "Step N: ...".
