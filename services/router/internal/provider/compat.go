@@ -166,9 +166,17 @@ func (c *Compat) stream(ctx context.Context, req Request, onDelta func(string)) 
 		// ended early: the endpoint does not speak this protocol.
 		return Result{}, &Error{Provider: c.label, Model: req.Model, Msg: "the provider's response could not be read: it was not a chat completion stream"}
 	}
+	if !events.done && res.FinishReason == "" {
+		// Its end is a choice's finish reason or [DONE]: a body that ends
+		// before either was cut (a proxy's timeout, a crash between chunks).
+		return Result{}, &Error{Provider: c.label, Model: req.Model, Retryable: true, Msg: streamCut}
+	}
 	res.Content = text.String()
 	return res, nil
 }
+
+// streamCut says a stream ended before the provider ended it.
+const streamCut = "the stream ended before the reply was complete"
 
 // wrap turns a client error into an Error a person can act on.
 func (c *Compat) wrap(ctx context.Context, model string, err error) error {
@@ -183,6 +191,9 @@ func (c *Compat) wrap(ctx context.Context, model string, err error) error {
 	case errors.As(err, &apiErr):
 		e.Status = apiErr.HTTPStatusCode
 		e.Msg = fmt.Sprintf("HTTP %d: %s", apiErr.HTTPStatusCode, apiErr.Message)
+		if e.Status == 0 { // an error event in a stream that began well
+			e.Msg = "the provider reported an error in the middle of the reply: " + apiErr.Message
+		}
 		e.Fault = statusFault(e.Status, apiErr.Message, model)
 		if e.Status == http.StatusTooManyRequests && !retryable429(apiErr) {
 			return e // quota or request size: waiting will not help

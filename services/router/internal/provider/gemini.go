@@ -116,6 +116,9 @@ func (g *Gemini) generate(ctx context.Context, req Request, onDelta func(string)
 				return Result{}, err
 			}
 		}
+		if res.FinishReason == "" { // its last candidate says why it finished
+			return Result{}, &Error{Provider: geminiLabel, Model: req.Model, Retryable: true, Msg: streamCut}
+		}
 	}
 	res.Content = text.String()
 	return res, nil

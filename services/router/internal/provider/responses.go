@@ -71,7 +71,7 @@ func (c *Compat) respond(ctx context.Context, req Request, onDelta func(string))
 	defer stream.Close()
 	var text strings.Builder
 	var res Result
-	events := 0
+	events, ended := 0, false
 	for {
 		ev, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -91,6 +91,7 @@ func (c *Compat) respond(ctx context.Context, req Request, onDelta func(string))
 				onDelta(ev.Delta)
 			}
 		case openai.ResponseStreamEventCompleted, openai.ResponseStreamEventIncomplete:
+			ended = true
 			if ev.Response != nil {
 				final := responseResult(ev.Response)
 				res.FinishReason, res.Usage = final.FinishReason, final.Usage
@@ -105,6 +106,9 @@ func (c *Compat) respond(ctx context.Context, req Request, onDelta func(string))
 	}
 	if events == 0 {
 		return Result{}, &Error{Provider: c.label, Model: req.Model, Msg: "the provider's response could not be read: it was not a responses API stream"}
+	}
+	if !ended { // the provider ends it with its completed or incomplete event
+		return Result{}, &Error{Provider: c.label, Model: req.Model, Retryable: true, Msg: streamCut}
 	}
 	res.Content = text.String()
 	return res, nil
