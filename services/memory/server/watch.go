@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zenmcp/zen/services/memory/internal/memory/redisstore"
+	"github.com/zenmcp/zen/services/memory/internal/memory/sqlitestore"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -133,9 +134,12 @@ func (s *Server) Watch(ctx context.Context, setServing func(bool)) {
 			known, healthy = true, ok
 			setServing(ok)
 			var refused *notDurableError
+			var gone *sqlitestore.GoneError
 			switch {
 			case errors.As(err, &refused):
 				s.logger.Error("memory refuses its store", "err", err)
+			case errors.As(err, &gone):
+				s.logger.Error("memory's database file is gone; calls fail until zen restarts", "err", err)
 			case err != nil:
 				s.logger.Warn("memory store unreachable", "err", err)
 			default:

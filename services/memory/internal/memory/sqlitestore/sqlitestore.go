@@ -124,6 +124,12 @@ type Store struct {
 
 	mu        sync.Mutex
 	lastSweep time.Time
+
+	// path is the database's, and opened the file it named when the store
+	// opened it; gone is set once it names another, or none (identity.go).
+	path   string
+	opened fileID
+	gone   atomic.Bool
 }
 
 var _ memory.Store = (*Store)(nil)
@@ -157,11 +163,14 @@ func OpenWithTimeout(path string, busyTimeout time.Duration) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{w: w, r: r, reads: newReadStmts(r, readers), cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes),
-		rows: newRowCache(), writer: make(chan struct{}, 1)}
+		rows: newRowCache(), writer: make(chan struct{}, 1), path: path}
 	if err := s.init(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	// The file as the store's connections opened it: init has written to
+	// it, so it exists.
+	s.opened, _ = idOf(path)
 	return s, nil
 }
 

@@ -89,6 +89,9 @@ func (s *Store) writeLong(ctx context.Context, fn func(ctx context.Context) erro
 }
 
 func (s *Store) enqueue(j *writeJob) error {
+	if err := s.refuseWhenGone(); err != nil {
+		return err
+	}
 	ctx := j.ctx
 	if err := ctx.Err(); err != nil {
 		return err

@@ -1,0 +1,66 @@
+package sqlitestore
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+)
+
+// TestADatabaseRemovedOrReplacedIsNoLongerWritten: a database file removed
+// or replaced while zen runs took every later exchange into the file zen
+// still had open, which no one could open again: calls were answered as
+// stored, health said serving, and a restart found none of them. Now the
+// store's check fails naming the file, it warns, and it refuses writes.
+func TestADatabaseRemovedOrReplacedIsNoLongerWritten(t *testing.T) {
+	t.Parallel()
+	for name, change := range map[string]func(t *testing.T, path string){
+		"removed": func(t *testing.T, path string) {
+			for _, p := range []string{path, path + "-wal", path + "-shm"} {
+				if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+					t.Fatal(err)
+				}
+			}
+		},
+		"replaced": func(t *testing.T, path string) {
+			other := filepath.Join(filepath.Dir(path), "restored.db")
+			if err := os.WriteFile(other, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(other, path); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, now := context.Background(), time.Now()
+			path := filepath.Join(t.TempDir(), "memory.db")
+			s := open(t, path)
+			th := create(t, s, chatThread(now))
+			if err := s.Ping(ctx); err != nil {
+				t.Fatalf("the file as opened: %v", err)
+			}
+			change(t, path)
+			err := s.Ping(ctx)
+			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "restart") {
+				t.Errorf("check: %v; want it to fail, naming the file and what to do", err)
+			}
+			if w := s.Warnings(); len(w) != 1 || !strings.Contains(w[0], path) {
+				t.Errorf("warnings %q, want the file named", w)
+			}
+			_, err = s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, qa(), 10, now, now.Add(time.Hour))
+			if !errors.Is(err, memory.ErrUnavailable) || !strings.Contains(err.Error(), path) {
+				t.Errorf("append: %v; want it refused as unavailable, naming the file", err)
+			}
+			if err := s.Create(ctx, chatThread(now)); !errors.Is(err, memory.ErrUnavailable) {
+				t.Errorf("create: %v; want it refused", err)
+			}
+		})
+	}
+}

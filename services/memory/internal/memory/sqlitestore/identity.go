@@ -1,0 +1,67 @@
+package sqlitestore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+)
+
+// fileID is which file a path names: its device and inode.
+type fileID struct{ dev, ino uint64 }
+
+// idOf is the file at path now, or ok false when there is none.
+func idOf(path string) (id fileID, ok bool) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return fileID{}, false
+	}
+	st, isUnix := info.Sys().(*syscall.Stat_t)
+	if !isUnix {
+		return fileID{}, false
+	}
+	return fileID{dev: uint64(st.Dev), ino: st.Ino}, true // Dev is narrower on some systems
+}
+
+// GoneError is a database file removed or replaced while the store had it
+// open: what the store wrote would go to a file no one can open again.
+type GoneError struct{ Path string }
+
+func (e *GoneError) Error() string {
+	return "the database file " + e.Path + " was removed or replaced while zen ran: what zen wrote now would be " +
+		"lost, so it writes nothing more; restart zen to open the file at that path"
+}
+
+// Ping checks that the database is still the file at its path, as opened
+// (the memory role runs it every few seconds). Once it is not, the store
+// refuses every write and says so in its warnings: the path may have been
+// removed (a reset) or replaced (a restored copy), and either way the
+// threads written since would vanish at the next start.
+func (s *Store) Ping(context.Context) error {
+	if s.gone.Load() {
+		return &GoneError{Path: s.path}
+	}
+	if id, ok := idOf(s.path); ok && id == s.opened {
+		return nil
+	}
+	s.gone.Store(true)
+	return &GoneError{Path: s.path}
+}
+
+// Warnings says what puts threads at risk: the database file gone.
+func (s *Store) Warnings() []string {
+	if !s.gone.Load() {
+		return nil
+	}
+	return []string{(&GoneError{Path: s.path}).Error()}
+}
+
+// refuseWhenGone is the error a write gets once the file is gone, or nil.
+func (s *Store) refuseWhenGone() error {
+	if !s.gone.Load() {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", memory.ErrUnavailable, &GoneError{Path: s.path})
+}
