@@ -330,7 +330,8 @@ func (r *Runner) store(ctx context.Context, tool *Tool, req *executorv1.ExecuteT
 		// One exchange id for every attempt: memory stores a retried
 		// append whose first attempt got through only once.
 		add := &memoryv1.AppendTurnsRequest{ThreadId: c.GetThreadId(), Turns: res.GetTurns(), Blobs: blobs,
-			ExchangeId: uuid.NewString(), ModelWindow: window, TurnCountSeen: turnCount}
+			ExchangeId: uuid.NewString(), ModelWindow: window, TurnCountSeen: turnCount,
+			RequireUnchanged: carriesState(res.GetTurns())}
 		var resp *memoryv1.AppendTurnsResponse
 		err := r.retryMemory(ctx, "AppendTurns", func(ctx context.Context, opts ...grpc.CallOption) (err error) {
 			resp, err = r.b.Memory.AppendTurns(ctx, add, opts...)
@@ -355,9 +356,21 @@ func (r *Runner) store(ctx context.Context, tool *Tool, req *executorv1.ExecuteT
 	return resp.GetThread().GetThreadId(), true, int(resp.GetRemainingTurns()), nil
 }
 
+// carriesState reports whether turns keep a workflow's state: such a step
+// builds on the state of the step before it, and is stored only on the
+// thread its call was prepared with.
+func carriesState(turns []*memoryv1.Turn) bool {
+	return len(turns) > 0 && turns[len(turns)-1].GetWorkflowState() != nil
+}
+
 // saveFailure says why an answer could not be saved, as far as it helps.
 func saveFailure(err error) string {
 	const lost = "this answer could not be saved, so the conversation cannot be continued"
+	if status.Code(err) == codes.Aborted {
+		return "this step was not saved: another step of this workflow was stored in its thread while this one " +
+			"ran, and each step builds on the one before it. Send this step again with the same continuation_id " +
+			"to record it after that one"
+	}
 	if reason, _ := origin.Of(err); reason == origin.StoreFull {
 		return lost + ": zen's memory store is full, and stores nothing more until its operator makes room"
 	}

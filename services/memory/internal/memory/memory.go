@@ -28,6 +28,10 @@ var (
 	// ErrThreadFull is an append that would take its thread past
 	// MaxThreadWeight; nothing of it was stored.
 	ErrThreadFull = errors.New("thread full")
+	// ErrMoved is an append that was to follow the thread's turn count as
+	// its call saw it (Exchange.Unchanged), after another was stored;
+	// nothing of it was stored.
+	ErrMoved = errors.New("thread moved on")
 )
 
 // LostError is a thread that is missing after its store lost data (a Redis
@@ -118,6 +122,11 @@ type Exchange struct {
 	// weight grows by it, and an append that would take it past
 	// MaxThreadWeight is ErrThreadFull.
 	Weight int64
+	// Unchanged, when set, stores the turns only right after the After
+	// turns the call saw: a thread that holds more (another exchange was
+	// stored meanwhile) is ErrMoved, unless it holds this exchange (a
+	// retry). A workflow's step builds on the state of the step before.
+	Unchanged bool
 }
 
 // Thread is a conversation named by its id.

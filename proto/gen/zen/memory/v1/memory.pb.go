@@ -1015,8 +1015,15 @@ type AppendTurnsRequest struct {
 	// appends. 0 (unset) means the whole thread; a count above the one
 	// memory answered can make a retry be stored again.
 	TurnCountSeen int32 `protobuf:"varint,7,opt,name=turn_count_seen,json=turnCountSeen,proto3" json:"turn_count_seen,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// require_unchanged stores the turns only right after the
+	// turn_count_seen turns the call was prepared with: a thread that holds
+	// more (another exchange was stored meanwhile) is ABORTED and nothing is
+	// stored, unless it holds this exchange (a retry). A workflow's step sets
+	// it: its state builds on the step before, and a step stored after
+	// another prepared beside it would hide that one's findings.
+	RequireUnchanged bool `protobuf:"varint,8,opt,name=require_unchanged,json=requireUnchanged,proto3" json:"require_unchanged,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *AppendTurnsRequest) Reset() {
@@ -1089,6 +1096,13 @@ func (x *AppendTurnsRequest) GetTurnCountSeen() int32 {
 		return x.TurnCountSeen
 	}
 	return 0
+}
+
+func (x *AppendTurnsRequest) GetRequireUnchanged() bool {
+	if x != nil {
+		return x.RequireUnchanged
+	}
+	return false
 }
 
 type AppendTurnsResponse struct {
@@ -2411,7 +2425,7 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"last_model\x18\x02 \x01(\tR\tlastModel\x12\x1d\n" +
 	"\n" +
 	"turn_count\x18\x03 \x01(\x05R\tturnCount\x12\x16\n" +
-	"\x06weight\x18\x04 \x01(\x03R\x06weight\"\xa4\x02\n" +
+	"\x06weight\x18\x04 \x01(\x03R\x06weight\"\xd1\x02\n" +
 	"\x12AppendTurnsRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12)\n" +
 	"\x05turns\x18\x02 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12-\n" +
@@ -2419,7 +2433,8 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\vexchange_id\x18\x05 \x01(\tR\n" +
 	"exchangeId\x12=\n" +
 	"\fmodel_window\x18\x06 \x01(\v2\x1a.zen.memory.v1.ModelWindowR\vmodelWindow\x12&\n" +
-	"\x0fturn_count_seen\x18\a \x01(\x05R\rturnCountSeenJ\x04\b\x03\x10\x04R\tclient_id\"y\n" +
+	"\x0fturn_count_seen\x18\a \x01(\x05R\rturnCountSeen\x12+\n" +
+	"\x11require_unchanged\x18\b \x01(\bR\x10requireUnchangedJ\x04\b\x03\x10\x04R\tclient_id\"y\n" +
 	"\x13AppendTurnsResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x1d\n" +
 	"\n" +

@@ -134,7 +134,7 @@ func (s *Store) drop(id string) {
 
 func (s *Store) Append(_ context.Context, id, clientID string, ex memory.Exchange, turns []memory.Turn, maxTurns int,
 	now, expiresAt time.Time) (int, error) {
-	exchangeID := ex.ID // a set per thread: ex.After is not needed
+	exchangeID := ex.ID // a set per thread: ex.After is needed only for Unchanged
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.threads[id]
@@ -143,6 +143,9 @@ func (s *Store) Append(_ context.Context, id, clientID string, ex memory.Exchang
 	}
 	if exchangeID != "" && s.exchanges[id][exchangeID] {
 		return len(t.Turns), nil
+	}
+	if ex.Unchanged && len(t.Turns) > ex.After {
+		return len(t.Turns), memory.ErrMoved
 	}
 	if len(t.Turns)+len(turns) > maxTurns {
 		return len(t.Turns), memory.ErrTurnLimit

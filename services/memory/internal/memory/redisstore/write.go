@@ -106,7 +106,11 @@ func (s *Store) Create(ctx context.Context, t *memory.Thread) error {
 
 func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Exchange, turns []memory.Turn, maxTurns int,
 	now, expiresAt time.Time) (int, error) {
-	exchangeID := ex.ID // a set per thread: ex.After is not needed
+	exchangeID := ex.ID // a set per thread: ex.After is needed only for Unchanged
+	unchanged := ""     // the turns the call saw, when the append is to follow them alone
+	if ex.Unchanged {
+		unchanged = strconv.Itoa(ex.After)
+	}
 	life := ttl(now, expiresAt)
 	// Files are kept a quarter TTL past the thread, so the appends in that
 	// window need not touch them again.
@@ -114,7 +118,7 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 	shas := fileSHAs(turns)
 	args := []any{maxTurns, now.UnixMilli(), strconv.FormatInt(now.UnixNano(), 10), expiresAt.UnixMilli(), life,
 		clientID, keepUntil.UnixMilli(), exchangeID, score(now), id, len(shas), ex.Weight, memory.MaxThreadWeight,
-		memory.FirstPrompt(turns), firstRole(turns), memory.FirstPromptAfter(turns)}
+		memory.FirstPrompt(turns), firstRole(turns), memory.FirstPromptAfter(turns), unchanged}
 	args, err := s.encodeTurns(append(args, shas...), turns)
 	if err != nil {
 		return 0, err
@@ -141,6 +145,8 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 		return int(count), memory.ErrTurnLimit
 	case -4:
 		return int(count), memory.ErrThreadFull
+	case -5:
+		return int(count), memory.ErrMoved
 	case 1:
 		if s.oneServer {
 			return int(count), nil // the first attempt's script indexed it

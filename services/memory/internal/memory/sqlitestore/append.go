@@ -53,6 +53,10 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 			count = first // what the thread holds once the UPDATE is undone
 			return errRetry
 		}
+		if ex.Unchanged && first > ex.After {
+			count = first
+			return memory.ErrMoved
+		}
 		if err := s.insertTurns(ctx, id, first, ex.ID, turns); err != nil {
 			return err
 		}

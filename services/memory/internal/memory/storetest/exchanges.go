@@ -290,3 +290,45 @@ func runExchanges(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		}
 	})
 }
+
+// runUnchanged checks an append that is to follow the turns its call saw
+// (Exchange.Unchanged): refused whole once another exchange came first,
+// stored when none did, and a retry of itself still a retry.
+func runUnchanged(t *testing.T, newStore func(t *testing.T) memory.Store) {
+	ctx := context.Background()
+	hour := base.Add(time.Hour)
+	t.Run("an append that was to follow the turns it saw is refused once another came first", func(t *testing.T) {
+		s := newStore(t)
+		th := newThread("")
+		if err := s.Create(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		step := func(id string, after int) (int, error) {
+			return s.Append(ctx, th.ID, "", memory.Exchange{ID: id, After: after, Unchanged: true},
+				exchange("step "+id, "answer "+id), 10, base, hour)
+		}
+		if n, err := step("s1", 0); err != nil || n != 2 {
+			t.Fatalf("the first step = %d, %v; want 2, nil", n, err)
+		}
+		// Two steps prepared on the thread of two turns: the second to
+		// be stored finds four.
+		if n, err := step("s2a", 2); err != nil || n != 4 {
+			t.Fatalf("the first of two steps = %d, %v; want 4, nil", n, err)
+		}
+		if _, err := step("s2b", 2); !errors.Is(err, memory.ErrMoved) {
+			t.Errorf("the second of two steps: err = %v, want ErrMoved", err)
+		}
+		if n, err := step("s2a", 2); err != nil || n != 4 {
+			t.Errorf("a retry of the step stored = %d, %v; want 4, nil", n, err)
+		}
+		// Without Unchanged, an exchange follows whatever came first.
+		if n, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "c", After: 2}, exchange("q", "a"), 10, base,
+			hour); err != nil || n != 6 {
+			t.Errorf("a chat's exchange = %d, %v; want 6, nil", n, err)
+		}
+		want := []string{"step s1", "answer s1", "step s2a", "answer s2a", "q", "a"}
+		if diff := cmp.Diff(want, contents(t, s, th.ID)); diff != "" {
+			t.Errorf("turns (-want +got):\n%s", diff)
+		}
+	})
+}

@@ -343,6 +343,7 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 	})
 
 	runExchanges(t, newStore)
+	runUnchanged(t, newStore)
 	runSummaries(t, newStore)
 	runReads(t, newStore)
 	runContent(t, newStore)
