@@ -104,6 +104,7 @@ func runConsensus(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResul
 		return nil, err
 	}
 	st.Responses = append(st.Responses, answer)
+	st.fitLastVerdict()
 	last := a.StepNumber >= total
 	resp := map[string]any{
 		"status": "model_consulted", "step_number": a.StepNumber, "total_steps": total, "next_step_required": !last,

@@ -3,7 +3,9 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/types/known/structpb"
 	"strings"
 	"testing"
 
@@ -116,4 +118,53 @@ func TestAStepSentAgainReplacesWhatItFound(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the state after step 2 sent twice (-want +got):\n%s", diff)
 	}
+}
+
+// TestConsensusKeepsAStateThatFitsWhateverTheModelsSay: each model's
+// answer joins the state, and two long ones took it past what the thread
+// keeps once the second model had answered (and been paid for): the step
+// was then refused. The state keeps the start of an answer that does not
+// fit; the answer itself is the step's, whole, and its turn's.
+func TestConsensusKeepsAStateThatFitsWhateverTheModelsSay(t *testing.T) {
+	t.Parallel()
+	consensus, ok := Find("consensus", nil)
+	if !ok {
+		t.Fatal("no consensus tool")
+	}
+	long := strings.Repeat("I agree, and here is why. ", storedjson.MaxWorkflowStateBytes*7/10/26)
+	env := newEnv(t, &resolvingRouter{fakeRouter{reply: long}})
+	args := func(n int) map[string]any {
+		return map[string]any{"step": "should we?", "step_number": n, "total_steps": 2, "next_step_required": n < 2,
+			"findings": "we should", "models": []any{map[string]any{"model": "a"}, map[string]any{"model": "b"}}}
+	}
+	var state *structpb.Struct
+	for n := 1; n <= 2; n++ {
+		res, err := consensus.Run(context.Background(), env, &Call{Args: args(n), WorkflowState: state})
+		if err != nil || res.GetIsError() {
+			t.Fatalf("step %d: %v %.300s", n, err, res.GetReply())
+		}
+		turns := res.GetTurns()
+		state = turns[len(turns)-1].GetWorkflowState()
+		if why := storedjson.FitsAWorkflowState(state.AsMap()); why != "" {
+			t.Fatalf("step %d's state would be refused: %s", n, why)
+		}
+		var reply struct {
+			Response map[string]any `json:"model_response"`
+		}
+		if err := json.Unmarshal(res.GetReply(), &reply); err != nil {
+			t.Fatal(err)
+		}
+		if reply.Response["verdict"] != long {
+			t.Errorf("step %d's answer is not whole: %d bytes", n, len(fmt.Sprint(reply.Response["verdict"])))
+		}
+	}
+}
+
+// resolvingRouter is fakeRouter resolving every model name to itself.
+type resolvingRouter struct{ fakeRouter }
+
+func (r *resolvingRouter) ResolveModel(_ context.Context, req *routerv1.ResolveModelRequest) (
+	*routerv1.ResolveModelResponse, error) {
+	return &routerv1.ResolveModelResponse{Model: &routerv1.Model{Name: req.GetModel(), Provider: "custom",
+		ContextWindow: 1 << 20}}, nil
 }

@@ -3,12 +3,14 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/platform/storedjson"
+	"github.com/zenmcp/zen/services/platform/textcut"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -110,6 +112,34 @@ func (s *workflowState) unkept(tool string, step int) *executorv1.ToolResult {
 	return workflowFailure(tool, step, fmt.Sprintf("This step's findings and those of the steps before it are more "+
 		"than the conversation keeps for the next step (%s). Send shorter findings, or go on in a new thread: "+
 		"step_number 1, without continuation_id.", why))
+}
+
+// shortenedVerdict ends the start of a consensus answer the state keeps
+// in place of the whole.
+const shortenedVerdict = " [...] (shortened here, to keep the conversation within its bound; the whole answer " +
+	"is this model's turn in the thread)"
+
+// fitLastVerdict cuts the verdict of the state's last consensus answer
+// until the state fits what a thread keeps for the next step. Answers come
+// from models, after they are paid for: two long ones took the state past
+// it, and the step was refused. The answer reaches the agent whole, and
+// its turn keeps it.
+func (s *workflowState) fitLastVerdict() {
+	last := s.Responses[len(s.Responses)-1]
+	verdict, _ := last["verdict"].(string)
+	for verdict != "" {
+		n, err := storedjson.Size(s.toStruct().AsMap())
+		over := n - storedjson.MaxWorkflowStateBytes
+		if err != nil || over <= 0 {
+			return
+		}
+		// A byte of text is a byte or more of JSON: cutting as many bytes
+		// as the state is over, and the note's, brings it within.
+		verdict = textcut.Prefix(verdict, max(0, len(verdict)-over-len(shortenedVerdict)))
+		kept := maps.Clone(last)
+		kept["verdict"] = verdict + shortenedVerdict
+		s.Responses[len(s.Responses)-1] = kept
+	}
 }
 
 // toStruct is the state as the thread stores it: the step's last turn's
