@@ -2,8 +2,10 @@ package call
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/zenmcp/zen/services/platform/reply"
+	"github.com/zenmcp/zen/services/platform/textcut"
 	"github.com/zenmcp/zen/services/platform/tokens"
 )
 
@@ -11,35 +13,104 @@ import (
 const DefaultOutputTokens = 25_000
 
 // capOutput keeps a result's JSON within the client's output budget by
-// shortening its content, and says where the whole answer is: the thread
-// keeps it, so zen://threads/{id} or GET /v1/threads/{id} returns it. It
-// returns the JSON it measured, which is what the client reads, or nil
-// when the reply does not encode.
+// shortening its longest strings, the content and the tool's own fields
+// alike (a workflow step's answer is in its fields: a consensus's answers,
+// an investigation's summary), to one length, each then saying where the
+// whole answer is: the thread keeps it, so zen://threads/{id} or
+// GET /v1/threads/{id} returns it. It returns the JSON it measured, which
+// is what the client reads, or nil when the reply does not encode.
 func capOutput(out *reply.Reply, maxTokens int, threadID string) []byte {
 	if maxTokens <= 0 {
 		maxTokens = DefaultOutputTokens
 	}
-	content := out.Content
 	raw, err := out.MarshalJSON()
 	if err != nil || tokens.EstimateBytes(int64(len(raw))) <= int64(maxTokens) {
 		return raw
-	}
-	// Keep 10% of the budget for the envelope and the notice.
-	over := tokens.EstimateBytes(int64(len(raw))) - int64(maxTokens)*9/10
-	keep := len(content) - int(float64(over)*3.3)
-	if keep < 0 {
-		keep = 0
-	}
-	for keep > 0 && keep < len(content) && content[keep]&0xC0 == 0x80 {
-		keep-- // never cut a UTF-8 character in half
 	}
 	where := "the full answer was not saved (no continuation was stored)"
 	if threadID != "" {
 		where = fmt.Sprintf("the full answer is in the conversation: read the MCP resource zen://threads/%s, or GET /v1/threads/%s on the gateway", threadID, threadID)
 	}
-	out.Content = content[:keep] + fmt.Sprintf("\n\n[zen: this answer was cut to fit the client's limit of %d tokens "+
-		"(MAX_MCP_OUTPUT_TOKENS); %s]", maxTokens, where)
-	out.Metadata.OutputTruncated, out.Metadata.FullContentChars = true, len(content)
-	raw, _ = out.MarshalJSON() // encodes, as before the cut: only strings and numbers changed
+	note := fmt.Sprintf("[zen: this answer was cut to fit the client's limit of %d tokens (MAX_MCP_OUTPUT_TOKENS); %s]",
+		maxTokens, where)
+	content := len(out.Content)
+	strs := []leaf{{s: out.Content, sep: "\n\n", set: func(s string) { out.Content = s }}}
+	stringsIn(out.Fields, &strs)
+	out.Metadata.OutputTruncated = true
+	for range 4 { // JSON's escapes can leave it over after a cut
+		// Keep 10% of the budget for the envelope and the notices.
+		over := int(float64(tokens.EstimateBytes(int64(len(raw)))-int64(maxTokens)*9/10) * 3.3)
+		if over <= 0 {
+			break
+		}
+		longest := lengthToCut(strs, over+len(strs)*(len(note)+2))
+		if longest < 0 {
+			break // too little text to cut: the reply goes as it is
+		}
+		for i, l := range strs {
+			if len(l.s) > longest+len(note)+len(l.sep) {
+				strs[i].s = textcut.Prefix(l.s, longest) + l.sep + note
+				l.set(strs[i].s)
+			}
+		}
+		if len(out.Content) < content { // a few bytes, within the budget's margin
+			out.Metadata.FullContentChars = content
+		}
+		raw, _ = out.MarshalJSON() // encodes, as before the cut: only strings and numbers changed
+	}
 	return raw
+}
+
+// leaf is a string within a reply, what comes before a note put after
+// its start, and how to replace it.
+type leaf struct {
+	s, sep string
+	set    func(string)
+}
+
+// stringsIn collects the strings within v, a decoded JSON value.
+func stringsIn(v any, out *[]leaf) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if s, ok := x.(string); ok {
+				*out = append(*out, leaf{s: s, sep: " ", set: func(s string) { v[k] = s }})
+				continue
+			}
+			stringsIn(x, out)
+		}
+	case []any:
+		for i, x := range v {
+			if s, ok := x.(string); ok {
+				*out = append(*out, leaf{s: s, sep: " ", set: func(s string) { v[i] = s }})
+				continue
+			}
+			stringsIn(x, out)
+		}
+	}
+}
+
+// lengthToCut is the greatest length that cutting every string longer to
+// saves at least want bytes, or -1 when cutting all of them would not.
+func lengthToCut(strs []leaf, want int) int {
+	saved := func(n int) int {
+		total := 0
+		for _, l := range strs {
+			total += max(0, len(l.s)-n)
+		}
+		return total
+	}
+	if saved(0) < want {
+		return -1
+	}
+	// saved falls as n grows: the greatest n that still saves enough.
+	return sort.Search(maxLen(strs)+1, func(n int) bool { return saved(n) < want }) - 1
+}
+
+func maxLen(strs []leaf) int {
+	n := 0
+	for _, l := range strs {
+		n = max(n, len(l.s))
+	}
+	return n
 }

@@ -32,3 +32,39 @@ func TestCapOutputFitsTheBudgetAndSaysWhereTheRestIs(t *testing.T) {
 		t.Errorf("a short result changed: %+v", short)
 	}
 }
+
+// TestCapOutputShortensAWorkflowsOwnFields: a workflow step's answer is in
+// its own fields (a consensus's accumulated answers, an investigation's
+// summary), which the cap left whole: the client got the whole oversize
+// result, and Claude Code refuses one past its limit. Their longest
+// strings are cut now, each saying so and where the whole step is.
+func TestCapOutputShortensAWorkflowsOwnFields(t *testing.T) {
+	t.Parallel()
+	verdict := strings.Repeat("I agree, because… ", 12_000) // ~240 KB each
+	payload := &reply.Reply{Status: "consensus_workflow_complete", Metadata: reply.Metadata{ToolName: "consensus"},
+		Fields: map[string]any{
+			"step_number": 2.0, "model_consulted": "b",
+			"model_response":        map[string]any{"model": "b", "verdict": verdict},
+			"accumulated_responses": []any{map[string]any{"model": "a", "verdict": verdict}, map[string]any{"model": "b", "verdict": verdict}},
+			"next_steps":            "Synthesize for the user.",
+		}}
+	raw := capOutput(payload, 25_000, "t-1")
+	if got := tokens.EstimateBytes(int64(len(raw))); got > 25_000 {
+		t.Errorf("capped result is ~%d tokens, over 25,000", got)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	first := back["accumulated_responses"].([]any)[0].(map[string]any)["verdict"].(string)
+	if !utf8.ValidString(first) || !strings.Contains(first, "zen://threads/t-1") || len(first) >= len(verdict) {
+		t.Errorf("a cut field should end saying where the whole step is; it is %d bytes, ending %q", len(first),
+			first[max(0, len(first)-200):])
+	}
+	if back["next_steps"] != "Synthesize for the user." || back["model_consulted"] != "b" {
+		t.Errorf("short fields changed: %v %v", back["next_steps"], back["model_consulted"])
+	}
+	if meta, _ := back["metadata"].(map[string]any); meta["output_truncated"] != true {
+		t.Errorf("metadata = %v, want output_truncated", meta)
+	}
+}
