@@ -93,6 +93,10 @@ func Execute(ctx context.Context, c Client, args []string, stdin, dir string) (*
 	var waitErr error
 	select {
 	case waitErr = <-done:
+		// What the CLI left in its group ends with it, as at a timeout. The
+		// group outlives its leader while any member does, so its id is
+		// not another's yet.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	case <-ctx.Done():
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done

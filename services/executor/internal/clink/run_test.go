@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestAProcessLeftHoldingTheOutputDoesNotHoldTheRun: a CLI that leaves a
@@ -17,6 +19,9 @@ import (
 // and past the timeout, which it then blamed; its answer was lost.
 func TestAProcessLeftHoldingTheOutputDoesNotHoldTheRun(t *testing.T) {
 	t.Parallel()
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("setsid is not installed: it starts the daemon this test needs")
+	}
 	for name, tc := range map[string]struct {
 		then    string // what the CLI does once it has left the daemon
 		timeout int
@@ -57,4 +62,52 @@ func TestAProcessLeftHoldingTheOutputDoesNotHoldTheRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWhatTheCLILeftInItsGroupEndsWithIt: a process the CLI started in its
+// own group and left behind (a background job, a server it spawned) is
+// killed once the CLI exits, as at a timeout; with the run no longer held
+// by its output, it was left running.
+func TestWhatTheCLILeftInItsGroupEndsWithIt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	script := "#!/bin/sh\ncat >/dev/null\nsleep 20 &\necho $! > " + pidFile + "\necho 'the answer'\n"
+	cli := filepath.Join(dir, "cli")
+	if err := os.WriteFile(cli, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run, err := Execute(context.Background(), Client{Name: "cli", TimeoutSeconds: 30}, []string{cli}, "hi", dir)
+	if err != nil || strings.TrimSpace(run.Stdout) != "the answer" {
+		t.Fatalf("run %+v, err %v; want the answer", run, err)
+	}
+	raw, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+	// A signal takes effect a moment after it is sent.
+	deadline := time.NewTimer(5 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for running(pid) {
+		select {
+		case <-deadline.C:
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatal("the CLI's background job runs on after it")
+		case <-tick.C:
+		}
+	}
+}
+
+// running reports whether process pid runs: not gone, nor a zombie no one
+// has reaped (a container's first process may reap none).
+func running(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return rest != "" && rest[0] != 'Z' && rest[0] != 'X'
 }
