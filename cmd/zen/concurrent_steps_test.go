@@ -47,8 +47,10 @@ func TestConcurrentStepsOfAWorkflowLoseNone(t *testing.T) {
 			meta, _ := got["metadata"].(map[string]any)
 			failure, _ := meta["continuation_error"].(string)
 			saved[n] = failure == ""
-			if !saved[n] && !strings.Contains(failure, "another step") {
-				t.Errorf("step %d was not saved, saying %q; want it to say another step came first", n, failure)
+			next, _ := got["next_steps"].(string)
+			if !saved[n] && (!strings.Contains(failure, "another step") || next != failure) {
+				t.Errorf("step %d was not saved, saying %q, next steps %q; want both to say another step came "+
+					"first", n, failure, next)
 			}
 		})
 	}
@@ -64,8 +66,9 @@ func TestConcurrentStepsOfAWorkflowLoseNone(t *testing.T) {
 			t.Errorf("step %d was answered as saved, and the step after knows nothing of it", n)
 		}
 	}
-	t.Logf("saved %v", saved)
-	if stored == 0 {
-		t.Error("no step of the five was saved")
+	if stored != 1 {
+		// Side by side, one is stored and the others overtaken; none
+		// refused would mean the steps did not run side by side.
+		t.Errorf("steps saved %v; want one of the five", saved[2:7])
 	}
 }

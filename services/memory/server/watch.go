@@ -132,7 +132,6 @@ func (s *Server) Watch(ctx context.Context, setServing func(bool)) {
 		cancel()
 		if ok := err == nil; !known || ok != healthy {
 			known, healthy = true, ok
-			setServing(ok)
 			var refused *notDurableError
 			var gone *sqlitestore.GoneError
 			switch {
@@ -145,6 +144,7 @@ func (s *Server) Watch(ctx context.Context, setServing func(bool)) {
 			default:
 				s.logger.Info("memory store reachable")
 			}
+			setServing(ok) // once it is logged: whoever it tells may look for why
 		}
 		wait := watchEvery
 		if !healthy {

@@ -266,6 +266,11 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 		// than throw the answer away.
 		r.logger.ErrorContext(ctx, "store exchange", "tool", tool.GetName(), "err", err)
 		out.Metadata.ContinuationError = saveFailure(err)
+		if _, ok := out.Fields["next_steps"]; ok && status.Code(err) == codes.Aborted {
+			// A step another overtook: what the agent does next is send
+			// it again, not the step after it.
+			out.Fields["next_steps"] = out.Metadata.ContinuationError
+		}
 		return r.deliver(out, false, ""), nil
 	}
 	// An offer needs room for one more exchange: two turns.
@@ -331,7 +336,7 @@ func (r *Runner) store(ctx context.Context, tool *Tool, req *executorv1.ExecuteT
 		// append whose first attempt got through only once.
 		add := &memoryv1.AppendTurnsRequest{ThreadId: c.GetThreadId(), Turns: res.GetTurns(), Blobs: blobs,
 			ExchangeId: uuid.NewString(), ModelWindow: window, TurnCountSeen: turnCount,
-			RequireUnchanged: carriesState(res.GetTurns())}
+			RequireStateUnchanged: carriesState(res.GetTurns())}
 		var resp *memoryv1.AppendTurnsResponse
 		err := r.retryMemory(ctx, "AppendTurns", func(ctx context.Context, opts ...grpc.CallOption) (err error) {
 			resp, err = r.b.Memory.AppendTurns(ctx, add, opts...)
@@ -366,10 +371,8 @@ func carriesState(turns []*memoryv1.Turn) bool {
 // saveFailure says why an answer could not be saved, as far as it helps.
 func saveFailure(err error) string {
 	const lost = "this answer could not be saved, so the conversation cannot be continued"
-	if status.Code(err) == codes.Aborted {
-		return "this step was not saved: another step of this workflow was stored in its thread while this one " +
-			"ran, and each step builds on the one before it. Send this step again with the same continuation_id " +
-			"to record it after that one"
+	if st := status.Convert(err); st.Code() == codes.Aborted {
+		return st.Message() // a step another overtook: memory's words say what to do
 	}
 	if reason, _ := origin.Of(err); reason == origin.StoreFull {
 		return lost + ": zen's memory store is full, and stores nothing more until its operator makes room"

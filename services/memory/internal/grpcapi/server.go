@@ -87,7 +87,7 @@ func (s *Server) GetThread(ctx context.Context, req *memoryv1.GetThreadRequest) 
 func (s *Server) AppendTurns(ctx context.Context, req *memoryv1.AppendTurnsRequest) (*memoryv1.AppendTurnsResponse, error) {
 	turns := memory.Served(fromProtoTurns(req.GetTurns()), fromProtoWindow(req.GetModelWindow()))
 	ex := memory.Exchange{ID: req.GetExchangeId(), After: int(req.GetTurnCountSeen()),
-		Unchanged: req.GetRequireUnchanged()}
+		Unchanged: req.GetRequireStateUnchanged()}
 	n, err := s.svc.Append(ctx, req.GetThreadId(), auth.Client(ctx), ex, turns, fromProtoBlobs(req.GetBlobs()))
 	resp := &memoryv1.AppendTurnsResponse{Accepted: true, TurnCount: int32(n),
 		RemainingTurns: int32(s.svc.MaxTurns() - n)}
@@ -304,8 +304,9 @@ func (s *Server) toStatus(ctx context.Context, op string, err error) error {
 		// a new thread.
 		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, memory.ErrMoved):
-		return status.Error(codes.Aborted, "the thread moved on while this call ran: another exchange was stored "+
-			"after the turns this one was prepared with, and this one was to follow them alone; nothing was stored")
+		return status.Error(codes.Aborted, "this step was not saved: another step of this workflow was stored in "+
+			"its thread while this one ran, and each step builds on the one before it. Send this step again with "+
+			"the same continuation_id to record it after that one")
 	case errors.Is(err, memory.ErrOwned):
 		return status.Error(codes.AlreadyExists, "a thread of the import has the id of another client's thread, "+
 			"which an import never replaces: give yours a new thread_id")

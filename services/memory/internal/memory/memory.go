@@ -28,9 +28,9 @@ var (
 	// ErrThreadFull is an append that would take its thread past
 	// MaxThreadWeight; nothing of it was stored.
 	ErrThreadFull = errors.New("thread full")
-	// ErrMoved is an append that was to follow the thread's turn count as
-	// its call saw it (Exchange.Unchanged), after another was stored;
-	// nothing of it was stored.
+	// ErrMoved is a workflow's step that was to follow the state its call
+	// saw (Exchange.Unchanged), after another state of the tool was
+	// stored; nothing of it was stored.
 	ErrMoved = errors.New("thread moved on")
 )
 
@@ -122,10 +122,12 @@ type Exchange struct {
 	// weight grows by it, and an append that would take it past
 	// MaxThreadWeight is ErrThreadFull.
 	Weight int64
-	// Unchanged, when set, stores the turns only right after the After
-	// turns the call saw: a thread that holds more (another exchange was
-	// stored meanwhile) is ErrMoved, unless it holds this exchange (a
-	// retry). A workflow's step builds on the state of the step before.
+	// StateOf is the tool whose workflow state the turns keep, "" for none
+	// (Service.Append sets it). With Unchanged set, an append of a state
+	// is ErrMoved when another state of the same tool was stored after the
+	// After turns the call saw, unless the thread holds this exchange (a
+	// retry): a workflow's step builds on the state of the step before.
+	StateOf   string
 	Unchanged bool
 }
 

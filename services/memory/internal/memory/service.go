@@ -153,11 +153,22 @@ func (s *Service) Append(ctx context.Context, id, clientID string, ex Exchange, 
 		return 0, fmt.Errorf("save files: %w", err)
 	}
 	ex.Weight = weight
+	ex.StateOf = stateOf(turns)
 	n, err := s.store.Append(ctx, id, clientID, ex, count(stamp(turns, now)), s.maxTurns, now, now.Add(s.ttl))
 	if errors.Is(err, ErrThreadFull) {
 		err = noRoom(weight)
 	}
 	return n, err
+}
+
+// stateOf is the tool whose workflow state turns keep, "" for none.
+func stateOf(turns []Turn) string {
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].WorkflowState != nil {
+			return turns[i].ToolName
+		}
+	}
+	return ""
 }
 
 // Warnings are conditions that put the store's threads at risk, such as a

@@ -1015,15 +1015,17 @@ type AppendTurnsRequest struct {
 	// appends. 0 (unset) means the whole thread; a count above the one
 	// memory answered can make a retry be stored again.
 	TurnCountSeen int32 `protobuf:"varint,7,opt,name=turn_count_seen,json=turnCountSeen,proto3" json:"turn_count_seen,omitempty"`
-	// require_unchanged stores the turns only right after the
-	// turn_count_seen turns the call was prepared with: a thread that holds
-	// more (another exchange was stored meanwhile) is ABORTED and nothing is
-	// stored, unless it holds this exchange (a retry). A workflow's step sets
-	// it: its state builds on the step before, and a step stored after
-	// another prepared beside it would hide that one's findings.
-	RequireUnchanged bool `protobuf:"varint,8,opt,name=require_unchanged,json=requireUnchanged,proto3" json:"require_unchanged,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// require_state_unchanged, on turns that keep a workflow's state (a
+	// step's), stores them only when no other state of the same tool was
+	// stored after the turn_count_seen turns the call was prepared with:
+	// otherwise the append is ABORTED and nothing is stored, unless the
+	// thread holds this exchange (a retry). A step builds on the state of the
+	// step before, and one stored after another prepared beside it would
+	// hide that one's findings. Other exchanges stored meanwhile (a chat, a
+	// step of another tool) do not count.
+	RequireStateUnchanged bool `protobuf:"varint,8,opt,name=require_state_unchanged,json=requireStateUnchanged,proto3" json:"require_state_unchanged,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *AppendTurnsRequest) Reset() {
@@ -1098,9 +1100,9 @@ func (x *AppendTurnsRequest) GetTurnCountSeen() int32 {
 	return 0
 }
 
-func (x *AppendTurnsRequest) GetRequireUnchanged() bool {
+func (x *AppendTurnsRequest) GetRequireStateUnchanged() bool {
 	if x != nil {
-		return x.RequireUnchanged
+		return x.RequireStateUnchanged
 	}
 	return false
 }
@@ -2425,7 +2427,7 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"last_model\x18\x02 \x01(\tR\tlastModel\x12\x1d\n" +
 	"\n" +
 	"turn_count\x18\x03 \x01(\x05R\tturnCount\x12\x16\n" +
-	"\x06weight\x18\x04 \x01(\x03R\x06weight\"\xd1\x02\n" +
+	"\x06weight\x18\x04 \x01(\x03R\x06weight\"\xdc\x02\n" +
 	"\x12AppendTurnsRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12)\n" +
 	"\x05turns\x18\x02 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12-\n" +
@@ -2433,8 +2435,8 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\vexchange_id\x18\x05 \x01(\tR\n" +
 	"exchangeId\x12=\n" +
 	"\fmodel_window\x18\x06 \x01(\v2\x1a.zen.memory.v1.ModelWindowR\vmodelWindow\x12&\n" +
-	"\x0fturn_count_seen\x18\a \x01(\x05R\rturnCountSeen\x12+\n" +
-	"\x11require_unchanged\x18\b \x01(\bR\x10requireUnchangedJ\x04\b\x03\x10\x04R\tclient_id\"y\n" +
+	"\x0fturn_count_seen\x18\a \x01(\x05R\rturnCountSeen\x126\n" +
+	"\x17require_state_unchanged\x18\b \x01(\bR\x15requireStateUnchangedJ\x04\b\x03\x10\x04R\tclient_id\"y\n" +
 	"\x13AppendTurnsResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x1d\n" +
 	"\n" +

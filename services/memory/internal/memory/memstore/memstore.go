@@ -144,14 +144,14 @@ func (s *Store) Append(_ context.Context, id, clientID string, ex memory.Exchang
 	if exchangeID != "" && s.exchanges[id][exchangeID] {
 		return len(t.Turns), nil
 	}
-	if ex.Unchanged && len(t.Turns) > ex.After {
-		return len(t.Turns), memory.ErrMoved
-	}
 	if len(t.Turns)+len(turns) > maxTurns {
 		return len(t.Turns), memory.ErrTurnLimit
 	}
 	if t.Weight+ex.Weight > memory.MaxThreadWeight {
 		return len(t.Turns), memory.ErrThreadFull
+	}
+	if ex.Unchanged && ex.StateOf != "" && stateAfter(t.Turns, ex.After, ex.StateOf) {
+		return len(t.Turns), memory.ErrMoved
 	}
 	if exchangeID != "" {
 		if s.exchanges[id] == nil {
@@ -171,6 +171,17 @@ func (s *Store) Append(_ context.Context, id, clientID string, ex memory.Exchang
 		}
 	}
 	return len(t.Turns), nil
+}
+
+// stateAfter reports whether a turn from turns[after] on keeps a state of
+// tool's.
+func stateAfter(turns []memory.Turn, after int, tool string) bool {
+	for _, t := range turns[min(max(after, 0), len(turns)):] {
+		if t.WorkflowState != nil && t.ToolName == tool {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Store) Summaries(ctx context.Context, p memory.ListParams, now time.Time) ([]memory.Summary, error) {

@@ -102,12 +102,13 @@ return 1
 // keep-until ms, exchange id (empty for none), update score, id, file
 // count, the turns' weight, the thread's most, the first prompt of a
 // thread without turns, the first new turn's role, the first prompt of a
-// thread whose one turn is not the user's, the turn count the append is to
-// follow alone (empty for any: memory.Exchange.Unchanged), new file
-// shas..., turns...
+// thread whose one turn is not the user's, the turn count after which no
+// other state of the tool may be (empty for no check:
+// memory.Exchange.Unchanged), the tool whose workflow state the turns keep
+// (empty for none), new file shas..., turns...
 // It returns {status, turn count, ...}: status -3 absent, -1 expired or
-// another client's, -2 over the turn limit, -4 over the weight, -5 past
-// the turns it was to follow, 1 a
+// another client's, -2 over the turn limit, -4 over the weight, -5 a
+// state of the tool stored after the turns the call saw, 1 a
 // retry of a stored exchange (then updated_ns and expires_ms follow, to
 // index it by when the index is the caller's to update), 0 stored (then
 // the digest of the turn before the new ones, empty for none, and file shas
@@ -120,14 +121,18 @@ if not h[1] then return {-3, 0} end
 if tonumber(h[1]) <= tonumber(ARGV[2]) or (h[2] or '') ~= ARGV[6] then return {-1, 0} end
 local n = redis.call('LLEN', KEYS[2])
 if ARGV[8] ~= '' and redis.call('SISMEMBER', KEYS[4], ARGV[8]) == 1 then return {1, n, h[4], h[1]} end
-if ARGV[17] ~= '' and n > tonumber(ARGV[17]) then return {-5, n} end
 local nf = tonumber(ARGV[11])
-local add = #ARGV - 17 - nf
+local add = #ARGV - 18 - nf
 if n + add > tonumber(ARGV[1]) then return {-2, n} end
 local weight = tonumber(h[5] or '0') + tonumber(ARGV[12])
 if weight > tonumber(ARGV[13]) then return {-4, n} end
-inChunks('RPUSH', KEYS[2], 18 + nf, #ARGV)
+-- A tool's state field is the turn count its last state was stored with.
+if ARGV[17] ~= '' and tonumber(redis.call('HGET', KEYS[1], 'state:' .. ARGV[18]) or '0') > tonumber(ARGV[17]) then
+  return {-5, n}
+end
+inChunks('RPUSH', KEYS[2], 19 + nf, #ARGV)
 redis.call('HSET', KEYS[1], 'updated_ns', ARGV[3], 'expires_ms', ARGV[4], 'weight', weight)
+if ARGV[18] ~= '' then redis.call('HSET', KEYS[1], 'state:' .. ARGV[18], n + add) end
 if n < 2 and redis.call('HEXISTS', KEYS[1], 'card') == 1 then
   if n == 0 then
     redis.call('HSET', KEYS[1], 'prompt', ARGV[14], 'first', ARGV[15])
@@ -145,7 +150,7 @@ local prev = ''
 if n > 0 then prev = redis.sha1hex(redis.call('LINDEX', KEYS[2], n - 1)) end
 local out = {0, n + add, prev}
 if nf > 0 then
-  inChunks('SADD', KEYS[3], 18, 17 + nf)
+  inChunks('SADD', KEYS[3], 19, 18 + nf)
   redis.call('HDEL', KEYS[1], 'files_ms')
   h[3] = false
 end

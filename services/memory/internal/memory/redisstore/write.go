@@ -107,8 +107,9 @@ func (s *Store) Create(ctx context.Context, t *memory.Thread) error {
 func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Exchange, turns []memory.Turn, maxTurns int,
 	now, expiresAt time.Time) (int, error) {
 	exchangeID := ex.ID // a set per thread: ex.After is needed only for Unchanged
-	unchanged := ""     // the turns the call saw, when the append is to follow them alone
-	if ex.Unchanged {
+	// The turns the call saw, when no other state of the tool may follow.
+	unchanged := ""
+	if ex.Unchanged && ex.StateOf != "" {
 		unchanged = strconv.Itoa(ex.After)
 	}
 	life := ttl(now, expiresAt)
@@ -118,7 +119,7 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 	shas := fileSHAs(turns)
 	args := []any{maxTurns, now.UnixMilli(), strconv.FormatInt(now.UnixNano(), 10), expiresAt.UnixMilli(), life,
 		clientID, keepUntil.UnixMilli(), exchangeID, score(now), id, len(shas), ex.Weight, memory.MaxThreadWeight,
-		memory.FirstPrompt(turns), firstRole(turns), memory.FirstPromptAfter(turns), unchanged}
+		memory.FirstPrompt(turns), firstRole(turns), memory.FirstPromptAfter(turns), unchanged, ex.StateOf}
 	args, err := s.encodeTurns(append(args, shas...), turns)
 	if err != nil {
 		return 0, err

@@ -1,6 +1,7 @@
 package sqlitestore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -53,9 +54,9 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 			count = first // what the thread holds once the UPDATE is undone
 			return errRetry
 		}
-		if ex.Unchanged && first > ex.After {
+		if moved, err := s.stateMoved(ctx, id, ex, first); err != nil || moved {
 			count = first
-			return memory.ErrMoved
+			return cmp.Or(err, memory.ErrMoved)
 		}
 		if err := s.insertTurns(ctx, id, first, ex.ID, turns); err != nil {
 			return err
@@ -132,6 +133,19 @@ func (s *Store) holds(ctx context.Context, id string, ex memory.Exchange, count 
 	var held bool
 	err := s.writes.holds.QueryRowContext(ctx, id, ex.ID, ex.After, count).Scan(&held)
 	return held, describe(err)
+}
+
+// stateMoved reports whether a workflow's step that was to follow the
+// state its call saw (ex.Unchanged) finds another state of its tool among
+// the thread's first count turns, after the ex.After its call saw. Only
+// when turns came after those is anything read.
+func (s *Store) stateMoved(ctx context.Context, id string, ex memory.Exchange, count int) (bool, error) {
+	if !ex.Unchanged || ex.StateOf == "" || count <= ex.After {
+		return false, nil
+	}
+	var moved bool
+	err := s.writes.stateAfter.QueryRowContext(ctx, id, ex.After, count, ex.StateOf).Scan(&moved)
+	return moved, describe(err)
 }
 
 // why is the outcome of an append of added turns whose thread did not

@@ -18,7 +18,7 @@ import (
 type writeStmts struct {
 	begin, commit, rollback, savepoint, rollbackTo, release *sql.Stmt
 	owner, drop, insertThread, insertTurn, insertTwoTurns   *sql.Stmt
-	insertFile, head, advance, holds                        *sql.Stmt
+	insertFile, head, advance, holds, stateAfter            *sql.Stmt
 	keepFiles, getThread, getTurns, dataVersion             *sql.Stmt
 	saveBlob, saveContent, sweepThreads, sweepBlobs         *sql.Stmt
 	insertContext                                           *sql.Stmt
@@ -69,6 +69,9 @@ func (w *writeStmts) rows() []stmtText {
 		{&w.holds, `SELECT EXISTS (SELECT 1 FROM turns
 				WHERE thread_id = ?1 AND seq >= ?3 AND seq < ?4 AND exchange_id = ?2)
 			OR EXISTS (SELECT 1 FROM exchanges WHERE thread_id = ?1 AND exchange_id = ?2)`},
+		// Whether a turn of ?2 to ?3 keeps a workflow state of tool ?4.
+		{&w.stateAfter, `SELECT EXISTS (SELECT 1 FROM turns WHERE thread_id = ?1 AND seq >= ?2 AND seq < ?3
+				AND json_extract(body, '$.tool_name') = ?4 AND json_type(body, '$.workflow_state') = 'object')`},
 		{&w.keepFiles, `UPDATE blobs SET expires_at = ?1
 			WHERE sha256 IN (SELECT sha256 FROM thread_files WHERE thread_id = ?2) AND expires_at < ?1`},
 		{&w.saveBlob, `INSERT INTO blobs (sha256, content, tokens, expires_at, bytes) VALUES (?1, '', ?2, ?3, ?4)

@@ -291,42 +291,61 @@ func runExchanges(t *testing.T, newStore func(t *testing.T) memory.Store) {
 	})
 }
 
-// runUnchanged checks an append that is to follow the turns its call saw
-// (Exchange.Unchanged): refused whole once another exchange came first,
-// stored when none did, and a retry of itself still a retry.
+// runUnchanged checks a workflow's step that is to follow the state its
+// call saw (Exchange.Unchanged): refused whole once another state of the
+// same tool came first, stored when none did (other exchanges do not
+// count), and a retry of itself still a retry.
 func runUnchanged(t *testing.T, newStore func(t *testing.T) memory.Store) {
 	ctx := context.Background()
 	hour := base.Add(time.Hour)
-	t.Run("an append that was to follow the turns it saw is refused once another came first", func(t *testing.T) {
+	t.Run("a step is refused once another state of its tool came first", func(t *testing.T) {
 		s := newStore(t)
 		th := newThread("")
 		if err := s.Create(ctx, th); err != nil {
 			t.Fatal(err)
 		}
-		step := func(id string, after int) (int, error) {
-			return s.Append(ctx, th.ID, "", memory.Exchange{ID: id, After: after, Unchanged: true},
-				exchange("step "+id, "answer "+id), 10, base, hour)
+		step := func(tool, id string, after int) (int, error) {
+			turns := exchange("step "+id, "answer "+id)
+			for i := range turns {
+				turns[i].ToolName = tool
+			}
+			turns[1].WorkflowState = map[string]any{"step": id}
+			return s.Append(ctx, th.ID, "", memory.Exchange{ID: id, After: after, StateOf: tool, Unchanged: true},
+				turns, 10, base, hour)
 		}
-		if n, err := step("s1", 0); err != nil || n != 2 {
+		if n, err := step("debug", "s1", 0); err != nil || n != 2 {
 			t.Fatalf("the first step = %d, %v; want 2, nil", n, err)
 		}
 		// Two steps prepared on the thread of two turns: the second to
-		// be stored finds four.
-		if n, err := step("s2a", 2); err != nil || n != 4 {
+		// be stored finds the first's state after them.
+		if n, err := step("debug", "s2a", 2); err != nil || n != 4 {
 			t.Fatalf("the first of two steps = %d, %v; want 4, nil", n, err)
 		}
-		if _, err := step("s2b", 2); !errors.Is(err, memory.ErrMoved) {
+		if _, err := step("debug", "s2b", 2); !errors.Is(err, memory.ErrMoved) {
 			t.Errorf("the second of two steps: err = %v, want ErrMoved", err)
 		}
-		if n, err := step("s2a", 2); err != nil || n != 4 {
+		if n, err := step("debug", "s2a", 2); err != nil || n != 4 {
 			t.Errorf("a retry of the step stored = %d, %v; want 4, nil", n, err)
 		}
-		// Without Unchanged, an exchange follows whatever came first.
-		if n, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "c", After: 2}, exchange("q", "a"), 10, base,
+		// A chat's exchange, and another tool's step, stored meanwhile
+		// leave the step's state as it saw it.
+		if n, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "c", After: 4}, exchange("q", "a"), 10, base,
 			hour); err != nil || n != 6 {
 			t.Errorf("a chat's exchange = %d, %v; want 6, nil", n, err)
 		}
-		want := []string{"step s1", "answer s1", "step s2a", "answer s2a", "q", "a"}
+		if n, err := step("planner", "p1", 4); err != nil || n != 8 {
+			t.Errorf("another tool's step = %d, %v; want 8, nil", n, err)
+		}
+		if n, err := step("debug", "s3", 4); err != nil || n != 10 {
+			t.Errorf("a step after other tools' exchanges = %d, %v; want 10, nil", n, err)
+		}
+		// At the limit, the limit is what refuses it: sent again, it would
+		// be refused again.
+		if _, err := step("debug", "s4", 4); !errors.Is(err, memory.ErrTurnLimit) {
+			t.Errorf("a step overtaken at the turn limit: err = %v, want ErrTurnLimit", err)
+		}
+		want := []string{"step s1", "answer s1", "step s2a", "answer s2a", "q", "a", "step p1", "answer p1",
+			"step s3", "answer s3"}
 		if diff := cmp.Diff(want, contents(t, s, th.ID)); diff != "" {
 			t.Errorf("turns (-want +got):\n%s", diff)
 		}
