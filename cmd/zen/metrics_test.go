@@ -76,3 +76,42 @@ func TestMetricsAndProfilesRefuseARebindingPage(t *testing.T) {
 		}
 	}
 }
+
+// TestAClientsHostNamesNoSeries: the MCP and gateway listeners' HTTP
+// metrics took the server's address from each request's Host header,
+// before its host and token were checked: a client without a token made a
+// series, kept for the process's life, of every name it sent (500 KB
+// each, to 360 MB of the edge's memory in 200 refused requests).
+func TestAClientsHostNamesNoSeries(t *testing.T) {
+	t.Parallel()
+	p := startZen(t, mergeEnv(fakeEnv(fakemodel.New(t)), map[string]string{"ZEN_METRICS_ADDR": "127.0.0.1:0"}),
+		[]string{"mcp", "gateway", "metrics"}, serveArgs()...)
+	for _, addr := range []string{p.addr("mcp") + "/mcp", p.addr("gateway") + "/v1/threads"} {
+		for _, host := range []string{"chosen-by-a-client.example", "another-one.example", "localhost"} {
+			req, err := http.NewRequest("GET", "http://"+addr, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Host = host
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+		}
+	}
+	res, err := http.Get("http://" + p.addr("metrics") + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if !strings.Contains(string(body), "http_server_request_") {
+		t.Fatalf("no HTTP server metrics:\n%.2000s", body)
+	}
+	for _, name := range []string{"chosen-by-a-client", "another-one", "server_address", "server_port"} {
+		if strings.Contains(string(body), name) {
+			t.Errorf("/metrics holds %q, a label a client chose", name)
+		}
+	}
+}

@@ -35,6 +35,7 @@ func servePprof(addr string, hosts hostguard.Hosts, logger *slog.Logger) (stop f
 		// every request is given here.
 		Handler:           serve.BodyDeadline(serve.BodyTime, hosts.Protect(hostguard.NotFromPages(mux))),
 		ReadHeaderTimeout: serve.HeaderTime,
+		MaxHeaderBytes:    serve.MaxHeaderBytes,
 		IdleTimeout:       serve.IdleTime,
 	}
 	done := make(chan struct{})

@@ -30,6 +30,11 @@ const HeaderTime = 10 * time.Second
 // be freed when it is cut, rather than the kernel's.
 const UnsentBytes = 128 << 10
 
+// MaxHeaderBytes bounds a request's headers: an agent's, a browser's or a
+// probe's take a few KiB, and net/http's default, a megabyte, is read
+// before any check of who sent them.
+const MaxHeaderBytes = 64 << 10
+
 // HTTP serves handler on lis until ctx is done, then shuts down gracefully,
 // letting in-flight requests finish for up to DrainTimeout. Every request's
 // body has BodyTime to arrive (BodyDeadline).
@@ -50,6 +55,7 @@ func HTTP(ctx context.Context, lis net.Listener, handler http.Handler) error {
 		// it for as long as its client sent a byte now and then.
 		Handler:           BodyDeadline(BodyTime, handler),
 		ReadHeaderTimeout: HeaderTime,
+		MaxHeaderBytes:    MaxHeaderBytes,
 		IdleTimeout:       IdleTime,
 		ConnState:         unused.track,
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -201,4 +202,29 @@ func TestAnIdleConnectionIsClosed(t *testing.T) {
 				took, IdleTime)
 		}
 	})
+}
+
+// TestHeadersPastTheBoundAreRefused: net/http's default let a request's
+// headers run to a megabyte, each read before any check of who sent it.
+func TestHeadersPastTheBoundAreRefused(t *testing.T) {
+	t.Parallel()
+	addr := serveLoopback(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	got := map[string]int{}
+	for name, size := range map[string]int{"an agent's": 4 << 10, "past the bound": MaxHeaderBytes + 8<<10} {
+		req, err := http.NewRequest("GET", "http://"+addr+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Padding", strings.Repeat("a", size))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		got[name] = res.StatusCode
+	}
+	want := map[string]int{"an agent's": 200, "past the bound": http.StatusRequestHeaderFieldsTooLarge}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("status by header size (-want +got):\n%s", diff)
+	}
 }

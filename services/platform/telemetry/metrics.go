@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,9 +27,18 @@ func SetupMetrics(service, version string) (http.Handler, error) {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	res := resource.NewSchemaless(semconv.ServiceName(service), semconv.ServiceVersion(version))
-	otel.SetMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res)))
+	otel.SetMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res),
+		sdkmetric.WithView(sdkmetric.NewView(sdkmetric.Instrument{Name: "*"},
+			sdkmetric.Stream{AttributeFilter: attribute.NewDenyKeysFilter(clientChosen...)}))))
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), nil
 }
+
+// clientChosen are the attributes instrumentation records that a client
+// chooses the values of: otelhttp takes the server's address and port
+// from each request's Host header, before the host or token is checked.
+// Each value would be a series kept for the process's life.
+var clientChosen = []attribute.Key{"server.address", "server.port", "client.address", "client.port",
+	"user_agent.original", "url.full", "url.path", "url.query"}
 
 // Meter is zen's meter for its own instruments; until SetupMetrics runs it
 // records nothing.
