@@ -159,6 +159,7 @@ func TestOverlays(t *testing.T) {
 			checkServices(t, o)
 			checkScaling(t, o)
 			checkPolicies(t, o)
+			checkMetricsReach(t, o)
 			edge := o.services["zen-edge"]
 			if edge == nil || edge.Spec.Type != corev1.ServiceTypeLoadBalancer || edge.Annotations["networking.gke.io/load-balancer-type"] != "Internal" {
 				t.Errorf("the edge Service should be an internal LoadBalancer: %+v", edge)
@@ -360,6 +361,42 @@ func checkPolicies(t *testing.T, o objects) {
 		slices.Sort(got)
 		if !slices.Equal(got, allowed) {
 			t.Errorf("%s admits gRPC from %v, want %v", role, got, allowed)
+		}
+	}
+}
+
+// checkMetricsReach: every role's metrics are read by Prometheus alone. The
+// edge's and gateway's had no policy, and the edge's internal load
+// balancer published them: anything in the network read them.
+func checkMetricsReach(t *testing.T, o objects) {
+	t.Helper()
+	for _, role := range []string{"memory", "router", "executor", "edge", "gateway"} {
+		p := o.policies["zen-"+role]
+		if p == nil || p.Spec.PodSelector.MatchLabels["app.kubernetes.io/component"] != role {
+			t.Errorf("no NetworkPolicy selects the %s pods", role)
+			continue
+		}
+		for _, rule := range p.Spec.Ingress {
+			if len(rule.Ports) > 0 && !slices.ContainsFunc(rule.Ports, func(np networkingv1.NetworkPolicyPort) bool {
+				return np.Port.String() == "metrics"
+			}) {
+				continue // a rule without ports admits every one
+			}
+			for _, peer := range rule.From {
+				if peer.PodSelector == nil || peer.PodSelector.MatchLabels["app.kubernetes.io/name"] != "prometheus" {
+					t.Errorf("%s: a rule admits its metrics from beyond Prometheus: %+v", role, peer)
+				}
+			}
+			if len(rule.From) == 0 {
+				t.Errorf("%s: a rule admits its metrics from anywhere", role)
+			}
+		}
+	}
+	for name, svc := range o.services {
+		for _, p := range svc.Spec.Ports {
+			if svc.Spec.Type == corev1.ServiceTypeLoadBalancer && p.Name == "metrics" {
+				t.Errorf("the load balancer %s publishes the metrics port", name)
+			}
 		}
 	}
 }
