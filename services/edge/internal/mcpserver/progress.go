@@ -107,14 +107,15 @@ func progressReporter(ctx context.Context, req *mcp.CallToolRequest) func(string
 const maxProgressToken = 1 << 10
 
 // validProgressToken tells whether a call asked for progress with a token
-// MCP allows, a string or an integer, of a sensible size. Another gets no
-// notifications, whichever path answers the call.
+// MCP allows, a string or an integer, of a sensible size: an integer past
+// 2^53 decodes as another, and its notifications would name that one.
+// Another gets no notifications, whichever path answers the call.
 func validProgressToken(token any) bool {
 	switch t := token.(type) {
 	case string:
 		return len(t) <= maxProgressToken
-	case float64: // as JSON decodes a number
-		return t == math.Trunc(t) && !math.IsInf(t, 0)
+	case float64: // as JSON decodes a number, exact to 2^53
+		return t == math.Trunc(t) && math.Abs(t) <= 1<<53
 	case int, int32, int64:
 		return true
 	}

@@ -21,7 +21,11 @@ func TestProgressNeedsATokenMCPAllows(t *testing.T) {
 	}{
 		{"a string", "p1", true},
 		{"an integer, as JSON decodes it", 7.0, true},
-		{"a huge integer", 9007199254740993.0, true},
+		{"the largest integer a float holds exactly", 9007199254740992.0, true},
+		// Past 2^53 the token as decoded is not the one sent: its
+		// notifications would name another, maybe another call's.
+		{"a huge integer", 12345678901234567890.0, false},
+		{"1e300", 1e300, false},
 		{"a negative integer", -3.0, true},
 		{"an int", 5, true},
 		{"a string at the bound", strings.Repeat("x", maxProgressToken), true},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/zenmcp/zen/services/edge/internal/envelope"
 	"github.com/zenmcp/zen/services/edge/internal/mcpserver"
 )
 
@@ -196,18 +197,12 @@ func (t *Transport) WaitAnswered(ctx context.Context) {
 	}
 }
 
-// envelope is what tells a request from a response.
-type envelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-}
-
 func isRequest(msg []byte) bool {
-	var e envelope
-	return json.Unmarshal(msg, &e) == nil && e.Method != "" && len(e.ID) > 0 && string(e.ID) != "null"
+	m, ok := envelope.Read(msg)
+	return ok && m.IsRequest()
 }
 
 func isResponse(msg []byte) bool {
-	var e envelope
-	return json.Unmarshal(msg, &e) == nil && e.Method == "" && len(e.ID) > 0
+	m, ok := envelope.Read(msg)
+	return ok && m.IsResponse()
 }

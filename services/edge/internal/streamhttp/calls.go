@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/zenmcp/zen/services/edge/internal/envelope"
 )
 
 // ErrClientCancelled is the cause a call's lifetime ends with when the
@@ -57,15 +58,6 @@ type callKey struct {
 	session, client, id string
 }
 
-// rpcMessage is the part of a JSON-RPC message Calls looks at.
-type rpcMessage struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		RequestID json.RawMessage `json:"requestId"`
-	} `json:"params"`
-}
-
 type lifetimeKey struct{}
 
 // Lifetime is the context that ends with the tools/call carrying ctx's
@@ -75,41 +67,45 @@ func Lifetime(ctx context.Context) context.Context {
 	return life
 }
 
-// Wrap tracks calls through next.
+// Wrap tracks calls through next. The calls of a batch (a 2025-03-26
+// client may send one) share the batch's lifetime: the SDK runs them with
+// the request's context, so a cancellation of any ends them all.
 func (c *Calls) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		msg, ok := peek(r)
-		if !ok {
-			next.ServeHTTP(w, r)
-			return
+		var life context.Context
+		var cancel context.CancelCauseFunc
+		for _, msg := range peek(r) {
+			switch {
+			case msg.Method == "initialize" && len(msg.ID) > 0:
+				w.Header().Set(SessionHeader, newSessionID())
+			case msg.Method == "notifications/cancelled" && len(msg.RequestID) > 0:
+				if key, ok := keyOf(r, msg.RequestID); ok {
+					c.cancel(key)
+				}
+			case msg.Method == "tools/call" && len(msg.ID) > 0:
+				if life == nil {
+					life, cancel = context.WithCancelCause(r.Context())
+					defer cancel(nil)
+				}
+				if key, ok := keyOf(r, msg.ID); ok {
+					call := &inFlightCall{cancel: cancel}
+					c.add(key, call)
+					defer c.remove(key, call)
+				}
+			}
 		}
-		switch {
-		case msg.Method == "initialize" && len(msg.ID) > 0:
-			w.Header().Set(SessionHeader, newSessionID())
-		case msg.Method == "notifications/cancelled" && len(msg.Params.RequestID) > 0:
-			if key, ok := keyOf(r, msg.Params.RequestID); ok {
-				c.cancel(key)
-			}
-		case msg.Method == "tools/call" && len(msg.ID) > 0:
-			life, cancel := context.WithCancelCause(r.Context())
-			defer cancel(nil)
-			if key, ok := keyOf(r, msg.ID); ok {
-				call := &inFlightCall{cancel: cancel}
-				c.add(key, call)
-				defer c.remove(key, call)
-			}
+		if life != nil {
 			r = r.WithContext(context.WithValue(r.Context(), lifetimeKey{}, life))
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// peek decodes a single JSON-RPC message from the body and puts the body
-// back for the handler, as a *Peeked.
-func peek(r *http.Request) (rpcMessage, bool) {
-	var msg rpcMessage
+// peek decodes the JSON-RPC messages of the body (one, or a batch's) and
+// puts the body back for the handler, as a *Peeked.
+func peek(r *http.Request) []envelope.Message {
 	if r.Method != http.MethodPost || r.Body == nil {
-		return msg, false
+		return nil
 	}
 	head, err := readHead(r.Body, r.ContentLength)
 	// What follows the head: nothing, for a body read whole (the server
@@ -130,13 +126,26 @@ func peek(r *http.Request) (rpcMessage, bool) {
 	p.Reader = io.MultiReader(bytes.NewReader(head), rest)
 	r.Body = p
 	if err != nil || len(head) > maxPeek {
-		return msg, false
+		return nil
 	}
 	trimmed := bytes.TrimLeft(head, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(trimmed, &msg) != nil {
-		return msg, false // batches and garbage are the SDK's to answer
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(trimmed, &batch) != nil {
+			return nil
+		}
+		msgs := make([]envelope.Message, 0, len(batch))
+		for _, raw := range batch {
+			if msg, ok := envelope.Read(raw); ok {
+				msgs = append(msgs, msg)
+			}
+		}
+		return msgs
 	}
-	return msg, true
+	if msg, ok := envelope.Read(trimmed); ok {
+		return []envelope.Message{msg}
+	}
+	return nil // garbage is the SDK's to answer
 }
 
 // Peeked is a request body Calls read ahead of the handler, put back.

@@ -186,8 +186,9 @@ func TestOtherBodiesPassUntouched(t *testing.T) {
 	defer srv.Close()
 	bodies := []string{
 		`not json`,
-		`[{"jsonrpc":"2.0","id":1,"method":"tools/call"}]`,
+		`[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"Method":"tools/call"}`, // no method to the SDK, which reads names exactly
 		strings.Repeat("x", maxPeek+10),
 	}
 	for _, b := range bodies {
@@ -199,6 +200,48 @@ func TestOtherBodiesPassUntouched(t *testing.T) {
 		if rec.bodies[i] != b {
 			t.Errorf("body %d changed (len %d, want %d)", i, len(rec.bodies[i]), len(b))
 		}
+	}
+}
+
+// TestACallIsACallWhateverElseTheBodyHolds: a call whose body also held a
+// member named "method" in other letters (which the SDK, reading names
+// exactly, leaves alone) was read here as that member's method, and ran
+// on after its client had gone.
+func TestACallIsACallWhateverElseTheBodyHolds(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	srv := httptest.NewServer(NewCalls().Wrap(rec))
+	defer srv.Close()
+	body := strings.TrimSuffix(callOne, "}") + `,"METHOD":"ping","Id":7}`
+	ctx, cancel := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = http.DefaultClient.Do(req) }()
+	life := wait(t, rec.started)
+	cancel()
+	wait(t, life.Done())
+}
+
+// TestABatchsCallsEndWithTheirExchange: the calls of a batch (which a
+// 2025-03-26 client may send) had no lifetime: they ran on after their
+// client left, and its cancellations reached none of them. They share the
+// batch's: a cancellation of any of them ends them all.
+func TestABatchsCallsEndWithTheirExchange(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	srv := httptest.NewServer(NewCalls().Wrap(rec))
+	defer srv.Close()
+	batch := "[" + callOne + "," + strings.Replace(callOne, `"id":1`, `"id":2`, 1) + "]"
+	session := map[string]string{SessionHeader: newSessionID()}
+	life, got := startCall(t, rec, srv.URL, batch, session)
+	post(t, srv.URL, strings.Replace(cancelOne, `"requestId":1`, `"requestId":2`, 1), session)
+	if cause := context.Cause(life); !errors.Is(cause, ErrClientCancelled) {
+		t.Errorf("the batch's lifetime ended with %v, want %v", cause, ErrClientCancelled)
+	}
+	if r := wait(t, got); r.Body != "cancelled" {
+		t.Errorf("reply %+v, want the cancelled batch's", r)
 	}
 }
 
@@ -227,7 +270,7 @@ func TestAPeekedBodyOutlivesTheOriginal(t *testing.T) {
 	orig := &closingBody{r: strings.NewReader(callOne)}
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
 	r.Body = orig
-	if _, ok := peek(r); !ok {
+	if msgs := peek(r); len(msgs) != 1 {
 		t.Fatal("the call was not recognised")
 	}
 	_ = orig.Close()
