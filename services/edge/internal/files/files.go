@@ -113,8 +113,10 @@ func (pol Policy) walk(dir string, found func(path string, size int64) bool) err
 		name := d.Name()
 		// Everything the walk finds passes the deny rules too: a project
 		// may hold zen's tokens file or a key under a plain name.
+		// A name that is not UTF-8 cannot travel between zen's roles (a
+		// path is text there), and no client could name it either.
 		skip := path != dir && (strings.HasPrefix(name, ".") || d.IsDir() && slices.Contains(excludedDirs, name)) ||
-			d.IsDir() && pol.insideInstall(path) || path != dir && pol.denied(path) != ""
+			d.IsDir() && pol.insideInstall(path) || path != dir && pol.denied(path) != "" || !utf8.ValidString(name)
 		if skip {
 			if d.IsDir() {
 				return filepath.SkipDir
@@ -130,7 +132,7 @@ func (pol Policy) walk(dir string, found func(path string, size int64) bool) err
 			// A link inside a project may point anywhere: follow it only
 			// to a file the policy allows.
 			target, err := pol.Resolve(path)
-			if err != nil {
+			if err != nil || !utf8.ValidString(target) {
 				return nil
 			}
 			if info, err = os.Stat(target); err != nil || !info.Mode().IsRegular() {

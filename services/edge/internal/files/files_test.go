@@ -178,3 +178,25 @@ func TestAPathLongerThanAnyPathIsNotQuoted(t *testing.T) {
 		}
 	}
 }
+
+// TestAWalkSkipsNamesThatAreNotUTF8: a file or directory whose name is not
+// UTF-8 (Linux allows any bytes) made every call naming its directory
+// fail: a path travels between zen's roles as text, which must be UTF-8.
+// Such a file cannot be named by a client either, so the walk leaves it.
+func TestAWalkSkipsNamesThatAreNotUTF8(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "good.py"), "x = 1")
+	write(t, filepath.Join(dir, "bad\xffname.py"), "x = 2")
+	write(t, filepath.Join(dir, "d\xfe", "inside.py"), "x = 3")
+	if err := os.Symlink(filepath.Join(dir, "bad\xffname.py"), filepath.Join(dir, "link.py")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := rootedAt(dir).Expand([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(dir, "good.py")}; strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
