@@ -303,6 +303,12 @@ func (s *Server) toStatus(ctx context.Context, op string, err error) error {
 		// The thread's state, not the request's: the same exchange fits in
 		// a new thread.
 		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, memory.ErrGone):
+		// Not Unavailable: trying again does not help until zen restarts.
+		// The file's path is the operator's to read, in the log.
+		s.logger.ErrorContext(ctx, "memory store's file is gone", "op", op, "err", err)
+		return status.Error(codes.FailedPrecondition, "memory: its database file was removed or replaced while "+
+			"zen ran, so it stores nothing more until zen restarts (its log names the file)")
 	case errors.Is(err, memory.ErrMoved):
 		return status.Error(codes.Aborted, "this step was not saved: another step of this workflow was stored in "+
 			"its thread while this one ran, and each step builds on the one before it. Send this step again with "+

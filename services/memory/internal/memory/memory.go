@@ -32,6 +32,9 @@ var (
 	// saw (Exchange.Unchanged), after another state of the tool was
 	// stored; nothing of it was stored.
 	ErrMoved = errors.New("thread moved on")
+	// ErrGone is a store whose file was removed or replaced while it ran:
+	// it stores nothing more until it is opened again.
+	ErrGone = errors.New("memory store's file is gone")
 )
 
 // LostError is a thread that is missing after its store lost data (a Redis

@@ -3,9 +3,11 @@ package sqlitestore
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,12 +57,33 @@ func TestADatabaseRemovedOrReplacedIsNoLongerWritten(t *testing.T) {
 				t.Errorf("warnings %q, want the file named", w)
 			}
 			_, err = s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, qa(), 10, now, now.Add(time.Hour))
-			if !errors.Is(err, memory.ErrUnavailable) || !strings.Contains(err.Error(), path) {
-				t.Errorf("append: %v; want it refused as unavailable, naming the file", err)
+			if !errors.Is(err, memory.ErrGone) || !strings.Contains(err.Error(), path) {
+				t.Errorf("append: %v; want it refused as gone, naming the file", err)
 			}
-			if err := s.Create(ctx, chatThread(now)); !errors.Is(err, memory.ErrUnavailable) {
+			if err := s.Create(ctx, chatThread(now)); !errors.Is(err, memory.ErrGone) {
 				t.Errorf("create: %v; want it refused", err)
 			}
 		})
+	}
+}
+
+// TestACheckThatCannotTellLeavesTheStoreAsItWas: a stat that fails
+// otherwise than for a missing file (an I/O error, a permission) fails the
+// check, and writes go on: it switched the store off until zen restarted.
+func TestACheckThatCannotTellLeavesTheStoreAsItWas(t *testing.T) {
+	t.Parallel()
+	ctx, now := context.Background(), time.Now()
+	s := open(t, filepath.Join(t.TempDir(), "memory.db"))
+	s.stat = func(string) (fs.FileInfo, error) { return nil, syscall.EIO }
+	if err := s.Ping(ctx); err == nil || errors.As(err, new(*GoneError)) {
+		t.Errorf("check with the disk failing: %v; want an error, not a verdict", err)
+	}
+	s.stat = os.Stat
+	if err := s.Ping(ctx); err != nil {
+		t.Errorf("the next check: %v", err)
+	}
+	th := create(t, s, chatThread(now))
+	if _, err := s.Append(ctx, th.ID, "", memory.Exchange{ID: "x-1"}, qa(), 10, now, now.Add(time.Hour)); err != nil {
+		t.Errorf("append after the disk answered again: %v", err)
 	}
 }

@@ -2,8 +2,9 @@ package sqlitestore
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"syscall"
 
 	"github.com/zenmcp/zen/services/memory/internal/memory"
@@ -12,17 +13,18 @@ import (
 // fileID is which file a path names: its device and inode.
 type fileID struct{ dev, ino uint64 }
 
-// idOf is the file at path now, or ok false when there is none.
-func idOf(path string) (id fileID, ok bool) {
-	info, err := os.Stat(path)
+// idOf is the file at path now (fs.ErrNotExist when there is none), as
+// stat tells it.
+func idOf(stat func(string) (fs.FileInfo, error), path string) (fileID, error) {
+	info, err := stat(path)
 	if err != nil {
-		return fileID{}, false
+		return fileID{}, err
 	}
-	st, isUnix := info.Sys().(*syscall.Stat_t)
-	if !isUnix {
-		return fileID{}, false
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{}, errors.New("this system gives no file identity")
 	}
-	return fileID{dev: uint64(st.Dev), ino: st.Ino}, true // Dev is narrower on some systems
+	return fileID{dev: uint64(st.Dev), ino: st.Ino}, nil // Dev is narrower on some systems
 }
 
 // GoneError is a database file removed or replaced while the store had it
@@ -39,15 +41,23 @@ func (e *GoneError) Error() string {
 // refuses every write and says so in its warnings: the path may have been
 // removed (a reset) or replaced (a restored copy), and either way the
 // threads written since would vanish at the next start.
+//
+// A check that cannot tell (a stat that fails otherwise than for a missing
+// file: an I/O error, a permission) fails without that verdict, and the
+// next may pass.
 func (s *Store) Ping(context.Context) error {
 	if s.gone.Load() {
 		return &GoneError{Path: s.path}
 	}
-	if id, ok := idOf(s.path); ok && id == s.opened {
-		return nil
+	id, err := idOf(s.stat, s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || err == nil && id != s.opened:
+		s.gone.Store(true)
+		return &GoneError{Path: s.path}
+	case err != nil:
+		return fmt.Errorf("check the database file %s: %w", s.path, err)
 	}
-	s.gone.Store(true)
-	return &GoneError{Path: s.path}
+	return nil
 }
 
 // Warnings says what puts threads at risk: the database file gone.
@@ -63,5 +73,5 @@ func (s *Store) refuseWhenGone() error {
 	if !s.gone.Load() {
 		return nil
 	}
-	return fmt.Errorf("%w: %w", memory.ErrUnavailable, &GoneError{Path: s.path})
+	return fmt.Errorf("%w: %w", memory.ErrGone, &GoneError{Path: s.path})
 }

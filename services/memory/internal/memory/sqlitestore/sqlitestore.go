@@ -130,6 +130,7 @@ type Store struct {
 	path   string
 	opened fileID
 	gone   atomic.Bool
+	stat   func(string) (fs.FileInfo, error) // os.Stat; a test's may fail
 }
 
 var _ memory.Store = (*Store)(nil)
@@ -163,14 +164,17 @@ func OpenWithTimeout(path string, busyTimeout time.Duration) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{w: w, r: r, reads: newReadStmts(r, readers), cache: memory.NewTurnCache(memory.DefaultTurnCacheBytes),
-		rows: newRowCache(), writer: make(chan struct{}, 1), path: path}
+		rows: newRowCache(), writer: make(chan struct{}, 1), path: path, stat: os.Stat}
 	if err := s.init(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	// The file as the store's connections opened it: init has written to
 	// it, so it exists.
-	s.opened, _ = idOf(path)
+	if s.opened, err = idOf(s.stat, path); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	return s, nil
 }
 
