@@ -1,8 +1,10 @@
 package files
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -37,10 +39,20 @@ var secretFiles = []string{".netrc", "_netrc", ".git-credentials", ".npmrc", ".p
 	// shell histories hold the secrets typed on command lines
 	".bash_history", ".zsh_history", ".history", ".python_history", ".psql_history", ".mysql_history"}
 
-// keyExtensions name private keys and the stores that hold them, by the
-// end of a file's name. A certificate in a .pem is denied too: which of
-// the two a .pem holds is only known by reading it.
-var keyExtensions = []string{".key", ".pem", ".p12", ".pfx", ".jks", ".keystore"}
+// keyExtensions name the stores of private keys, by the end of a file's
+// name. A .pem or .key may hold a certificate (or be a slide deck): a
+// private key in one, or in any file, is found by reading it
+// (holdsPrivateKey).
+var keyExtensions = []string{".p12", ".pfx", ".jks", ".keystore"}
+
+// privateKeyBlock begins a private key in PEM: PKCS #8 and the older
+// RSA, EC and DSA forms, OpenSSH's, an encrypted one, OpenPGP's.
+var privateKeyBlock = regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)
+
+// holdsPrivateKey reports whether a file's content holds a private key.
+func holdsPrivateKey(content []byte) bool {
+	return bytes.Contains(content, []byte("PRIVATE KEY")) && privateKeyBlock.Match(content)
+}
 
 // envTemplates are .env variants meant to be committed, with placeholders
 // instead of values; every other .env file is taken to hold secrets.
@@ -116,7 +128,7 @@ func secretReason(path string) string {
 		return "is " + base + ", a credentials file"
 	}
 	if slices.Contains(keyExtensions, filepath.Ext(base)) {
-		return "is " + base + ", a private key or a store of them"
+		return "is " + base + ", a store of private keys"
 	}
 	if envFile(base) && !slices.Contains(envTemplates, base) {
 		return "is a .env file, which holds secrets"

@@ -121,13 +121,15 @@ func TestTheOtherToolsCredentialStores(t *testing.T) {
 		{"the desktop keyring", ".local/share/keyrings/login.keyring", "is in .local/share/keyrings"},
 		{"pulumi's token", ".pulumi/credentials.json", "is in .pulumi/credentials.json"},
 		{"oracle cloud's keys", ".oci/config", "is in .oci"},
-		{"a private key by its extension", "proj/server.key", "a private key"},
-		{"a PEM file", "proj/tls/key.pem", "a private key"},
-		{"a PKCS #12 store", "proj/signing.p12", "a private key"},
-		{"a PFX store", "proj/signing.PFX", "a private key"},
-		{"a Java keystore", "proj/release.jks", "a private key"},
+		{"a PKCS #12 store", "proj/signing.p12", "a store of private keys"},
+		{"a PFX store", "proj/signing.PFX", "a store of private keys"},
+		{"a Java keystore", "proj/release.jks", "a store of private keys"},
 		{"gemini's settings", ".gemini/settings.json", ""},
 		{"a file that merely ends in key", "proj/monkey", ""},
+		// Which a .pem or .key holds, a certificate, a key or a slide
+		// deck, is known by reading it (TestAPrivateKeyIsNotRead).
+		{"a .pem by its name", "proj/tls/ca.pem", ""},
+		{"a .key by its name", "proj/talk.key", ""},
 		{"a Go file about keys", "proj/key.go", ""},
 	}
 	for i := range cases {

@@ -176,6 +176,9 @@ func (pol Policy) Read(path string) (File, error) {
 	if err != nil {
 		return File{}, err
 	}
+	if holdsPrivateKey(raw) {
+		return File{}, &Skipped{Path: path, Reason: "holds a private key, which zen never sends to a model"}
+	}
 	text := strings.ReplaceAll(strings.ReplaceAll(string(raw), "\r\n", "\n"), "\r", "\n")
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")

@@ -200,3 +200,40 @@ func TestAWalkSkipsNamesThatAreNotUTF8(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestAPrivateKeyIsNotRead: a file that holds a private key, in PEM (a
+// .pem, a .key, a key pasted into code), is left out, saying why; a
+// certificate is read. By its name alone, every .pem and .key was refused,
+// certificates and slide decks too.
+func TestAPrivateKeyIsNotRead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files := map[string]string{
+		"tls/key.pem":  "-----BEGIN PRIVATE KEY-----\nMIIEvQ\n-----END PRIVATE KEY-----\n",
+		"tls/rsa.key":  "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n",
+		"ssh.txt":      "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl\n-----END OPENSSH PRIVATE KEY-----\n",
+		"pgp.asc":      "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQ\n-----END PGP PRIVATE KEY BLOCK-----\n",
+		"sign.go":      "package sign\n\nconst key = `-----BEGIN EC PRIVATE KEY-----\nMHcC\n-----END EC PRIVATE KEY-----`\n",
+		"tls/ca.pem":   "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+		"docs/keys.md": "Never commit a file holding BEGIN PRIVATE KEY.\n",
+		"tls/pub.pem":  "-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----\n",
+	}
+	got := map[string]string{}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		write(t, p, content)
+		_, err := rootedAt(dir).Read(p)
+		got[name] = ""
+		if s, ok := asSkipped(err); ok {
+			got[name] = s.Reason
+		} else if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	const key = "holds a private key, which zen never sends to a model"
+	want := map[string]string{"tls/key.pem": key, "tls/rsa.key": key, "ssh.txt": key, "pgp.asc": key, "sign.go": key,
+		"tls/ca.pem": "", "docs/keys.md": "", "tls/pub.pem": ""}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("reasons (-want +got):\n%s", diff)
+	}
+}

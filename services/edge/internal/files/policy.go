@@ -125,7 +125,7 @@ func (p Policy) Resolve(path string) (string, error) {
 		// Nor of what lies outside the roots: no link is followed, so the
 		// message cannot tell where one leads.
 		if reason := p.deniedByName(cleaned); reason != "" {
-			return "", fmt.Errorf("%w: %s %s; pass files inside your project instead", ErrDenied, cleaned, reason)
+			return "", fmt.Errorf("%w: %s %s; zen never reads such a file: leave it out of the call", ErrDenied, cleaned, reason)
 		}
 		return "", p.outsideRoots(path)
 	}
@@ -147,13 +147,13 @@ func (p Policy) Resolve(path string) (string, error) {
 			// looked up), so nothing is read; a name the policy denies is
 			// still refused, not merely skipped.
 			if reason := p.denied(filepath.Clean(expanded)); reason != "" {
-				return "", fmt.Errorf("%w: %s %s; pass files inside your project instead", ErrDenied, path, reason)
+				return "", fmt.Errorf("%w: %s %s; zen never reads such a file: leave it out of the call", ErrDenied, path, reason)
 			}
 			return "", statFailure(path, err)
 		}
 	}
 	if reason := p.denied(resolved); reason != "" {
-		return "", fmt.Errorf("%w: %s %s; pass files inside your project instead", ErrDenied,
+		return "", fmt.Errorf("%w: %s %s; zen never reads such a file: leave it out of the call", ErrDenied,
 			describePath(path, resolved), reason)
 	}
 	if !p.inRoots(resolved) {
