@@ -96,15 +96,24 @@ func FitsAWorkflowState(state map[string]any) string { return fits(state, MaxWor
 // fits says why v is past the shape values are kept in or past limit bytes
 // as JSON, or "".
 func fits(v map[string]any, limit int) string {
-	if _, ok := Shape(v); !ok {
-		return fmt.Sprintf("nested deeper than %d levels or with more than %d values", MaxNesting, MaxValues)
+	_, _, why := Measure(v, limit)
+	return why
+}
+
+// Measure counts the values v holds and its bytes as JSON (Size), and says
+// why it is past the shape values are kept in or past limit bytes, or "":
+// the one rule memory and the roles before it apply.
+func Measure(v map[string]any, limit int) (values, bytes int, why string) {
+	values, ok := Shape(v)
+	if !ok {
+		return values, 0, fmt.Sprintf("nested deeper than %d levels or with more than %d values", MaxNesting, MaxValues)
 	}
-	n, err := Size(v)
+	bytes, err := Size(v)
 	if err != nil {
-		return "not JSON: " + err.Error()
+		return values, 0, "not JSON: " + err.Error()
 	}
-	if n > limit {
-		return fmt.Sprintf("%d bytes as JSON, over the %d-byte limit", n, limit)
+	if bytes > limit {
+		return values, bytes, fmt.Sprintf("%d bytes as JSON, over the %d-byte limit", bytes, limit)
 	}
-	return ""
+	return values, bytes, ""
 }

@@ -44,9 +44,10 @@ func TestCapOutputShortensAWorkflowsOwnFields(t *testing.T) {
 	payload := &reply.Reply{Status: "consensus_workflow_complete", Metadata: reply.Metadata{ToolName: "consensus"},
 		Fields: map[string]any{
 			"step_number": 2.0, "model_consulted": "b",
-			"model_response":        map[string]any{"model": "b", "verdict": verdict},
-			"accumulated_responses": []any{map[string]any{"model": "a", "verdict": verdict}, map[string]any{"model": "b", "verdict": verdict}},
-			"next_steps":            "Synthesize for the user.",
+			"model_response": map[string]any{"model": "b", "verdict": verdict},
+			"accumulated_responses": []any{map[string]any{"model": "a", "verdict": verdict},
+				map[string]any{"model": "b", "verdict": verdict}},
+			"next_steps": "Synthesize for the user.",
 		}}
 	raw := capOutput(payload, 25_000, "t-1")
 	if got := tokens.EstimateBytes(int64(len(raw))); got > 25_000 {

@@ -300,27 +300,18 @@ const (
 	MaxNesting = storedjson.MaxNesting
 )
 
-// jsonWithin refuses v when its JSON is over limit bytes, or is none, or
-// it nests past MaxNesting or holds more than MaxValues values; what names
-// it in the error, and fix, when set, says what to do. It returns v's
-// weight (see MaxThreadWeight).
+// jsonWithin refuses v when it is past storedjson's rule (its shape, and
+// limit bytes as JSON); what names it in the error, and fix, when set,
+// says what to do. It returns v's weight (see MaxThreadWeight).
 func jsonWithin(v map[string]any, limit int, what, fix string) (int64, error) {
 	if v == nil {
 		return 0, nil
 	}
-	values, ok := storedjson.Shape(v)
-	if !ok {
-		return 0, fmt.Errorf("%w: %s nests deeper than %d levels or holds more than %d values%s", ErrInvalid, what,
-			MaxNesting, MaxValues, fix)
+	values, bytes, why := storedjson.Measure(v, limit)
+	if why != "" {
+		return 0, fmt.Errorf("%w: %s is %s%s", ErrInvalid, what, why, fix)
 	}
-	b, err := Encode(v)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %s is no JSON: %v", ErrInvalid, what, err)
-	}
-	if len(b) > limit {
-		return 0, fmt.Errorf("%w: %s is %d bytes, over the %d-byte limit%s", ErrInvalid, what, len(b), limit, fix)
-	}
-	return int64(len(b)) + int64(values)*ValueWeight, nil
+	return int64(bytes) + int64(values)*ValueWeight, nil
 }
 
 // stamp gives turns without a timestamp the write time.

@@ -175,8 +175,11 @@ func (c *Compat) stream(ctx context.Context, req Request, onDelta func(string)) 
 	return res, nil
 }
 
-// streamCut says a stream ended before the provider ended it.
-const streamCut = "the stream ended before the reply was complete"
+// streamCut says a stream ended before the provider ended it, and what to
+// do about a provider that never ends its streams.
+const streamCut = "the stream ended before the reply was complete (a provider that never ends its streams with " +
+	"a finish reason or [DONE] can be asked without one: set \"supports_streaming\": false for the model in its " +
+	"models file)"
 
 // wrap turns a client error into an Error a person can act on.
 func (c *Compat) wrap(ctx context.Context, model string, err error) error {

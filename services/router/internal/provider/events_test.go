@@ -207,7 +207,8 @@ func TestCompatReadsStreamsWithItsOwnReader(t *testing.T) {
 		{"with status 203", fakemodel.Reply{Raw: hello, Status: 203}, want},
 		{"unused fields of other types", fakemodel.Reply{Raw: `data: {"id":5,"choices":[{"index":"0",` +
 			`"delta":{"content":"Hi","role":7}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":"2"}}` +
-			"\n\ndata: [DONE]\n\n", ContentType: "text/event-stream"}, Result{Content: "Hi", Usage: Usage{InputTokens: 1, OutputTokens: 1}}},
+			"\n\ndata: [DONE]\n\n", ContentType: "text/event-stream"},
+			Result{Content: "Hi", Usage: Usage{InputTokens: 1, OutputTokens: 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

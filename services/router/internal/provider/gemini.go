@@ -116,7 +116,7 @@ func (g *Gemini) generate(ctx context.Context, req Request, onDelta func(string)
 				return Result{}, err
 			}
 		}
-		if res.FinishReason == "" { // its last candidate says why it finished
+		if res.FinishReason == "" { // a candidate, the last, says why it finished
 			return Result{}, &Error{Provider: geminiLabel, Model: req.Model, Retryable: true, Msg: streamCut}
 		}
 	}

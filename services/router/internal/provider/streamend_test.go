@@ -38,7 +38,7 @@ func TestAStreamThatStopsBeforeItsEndIsNoAnswer(t *testing.T) {
 				Request{Model: "m", Stream: true})
 			if tt.want.Content == "" {
 				var e *Error
-				if !errors.As(err, &e) || !e.Retryable || e.Msg != "the stream ended before the reply was complete" {
+				if !errors.As(err, &e) || !e.Retryable || e.Msg != streamCut {
 					t.Errorf("got %+v, %v; want a retryable error saying the stream ended early", res, err)
 				}
 				return
@@ -117,7 +117,8 @@ func TestAnErrorInTheMiddleOfAStreamNamesNoStatus(t *testing.T) {
 	_, _, err := ask(t, NewCompat("Custom API", fake.URL(), "k", NewHTTPClient(5*time.Second)),
 		Request{Model: "m", Stream: true})
 	var e *Error
-	if !errors.As(err, &e) || e.Msg != "the provider reported an error in the middle of the reply: the model is overloaded" {
+	want := "the provider reported an error in the middle of the reply: the model is overloaded"
+	if !errors.As(err, &e) || e.Msg != want {
 		t.Errorf("got %v; want the provider's message, said to come mid-reply", err)
 	}
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/google/go-cmp/cmp"
-	"google.golang.org/protobuf/types/known/structpb"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/platform/storedjson"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // TestAStepWhoseStateTheThreadCouldNotKeepIsRefused: every tool that keeps
