@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/zenmcp/zen/services/platform/reply"
-	"github.com/zenmcp/zen/services/platform/textcut"
 	"github.com/zenmcp/zen/services/platform/tokens"
 )
 
@@ -36,35 +35,36 @@ func capOutput(out *reply.Reply, maxTokens int, threadID string) []byte {
 	content := len(out.Content)
 	strs := []leaf{{s: out.Content, sep: "\n\n", set: func(s string) { out.Content = s }}}
 	stringsIn(out.Fields, &strs)
-	out.Metadata.OutputTruncated = true
-	for range 4 { // JSON's escapes can leave it over after a cut
-		// Keep 10% of the budget for the envelope and the notices.
-		over := int(float64(tokens.EstimateBytes(int64(len(raw)))-int64(maxTokens)*9/10) * 3.3)
-		if over <= 0 {
-			break
-		}
-		longest := lengthToCut(strs, over+len(strs)*(len(note)+2))
-		if longest < 0 {
-			break // too little text to cut: the reply goes as it is
-		}
-		for i, l := range strs {
-			if len(l.s) > longest+len(note)+len(l.sep) {
-				strs[i].s = textcut.Prefix(l.s, longest) + l.sep + note
-				l.set(strs[i].s)
-			}
-		}
-		if len(out.Content) < content { // a few bytes, within the budget's margin
-			out.Metadata.FullContentChars = content
-		}
-		raw, _ = out.MarshalJSON() // encodes, as before the cut: only strings and numbers changed
+	for i := range strs {
+		strs[i].json = reply.JSONLen(strs[i].s)
 	}
+	// Each string is weighed as the reply's JSON writes it (code escapes
+	// many of its bytes), and keeps 10% of the budget for the envelope.
+	over := len(raw) - int(tokens.BytesWithin(int64(maxTokens)*9/10))
+	longest := lengthToCut(strs, over, reply.JSONLen(note))
+	cut := false
+	for _, l := range strs {
+		if l.json > longest+reply.JSONLen(l.sep+note) {
+			l.set(reply.PrefixWithin(l.s, longest) + l.sep + note)
+			cut = true
+		}
+	}
+	if !cut {
+		return raw // nothing to cut: the reply goes as it is
+	}
+	out.Metadata.OutputTruncated = true
+	if len(out.Content) < content {
+		out.Metadata.FullContentChars = content
+	}
+	raw, _ = out.MarshalJSON() // encodes, as before the cut: only strings and numbers changed
 	return raw
 }
 
-// leaf is a string within a reply, what comes before a note put after
-// its start, and how to replace it.
+// leaf is a string within a reply, its length as JSON, what comes before
+// a note put after its start, and how to replace it.
 type leaf struct {
 	s, sep string
+	json   int
 	set    func(string)
 }
 
@@ -90,27 +90,26 @@ func stringsIn(v any, out *[]leaf) {
 	}
 }
 
-// lengthToCut is the greatest length that cutting every string longer to
-// saves at least want bytes, or -1 when cutting all of them would not.
-func lengthToCut(strs []leaf, want int) int {
+// lengthToCut is the greatest length (as JSON) that cutting every string
+// longer to, and noting the cut (note more bytes, with the string's
+// separator), saves at least want bytes; 0 when none does: then every
+// string that a note makes shorter is cut to it.
+func lengthToCut(strs []leaf, want, note int) int {
 	saved := func(n int) int {
 		total := 0
 		for _, l := range strs {
-			total += max(0, len(l.s)-n)
+			total += max(0, l.json-n-note-reply.JSONLen(l.sep))
 		}
 		return total
 	}
-	if saved(0) < want {
-		return -1
-	}
 	// saved falls as n grows: the greatest n that still saves enough.
-	return sort.Search(maxLen(strs)+1, func(n int) bool { return saved(n) < want }) - 1
+	return max(0, sort.Search(maxLen(strs)+1, func(n int) bool { return saved(n) < want })-1)
 }
 
 func maxLen(strs []leaf) int {
 	n := 0
 	for _, l := range strs {
-		n = max(n, len(l.s))
+		n = max(n, l.json)
 	}
 	return n
 }

@@ -2,6 +2,7 @@ package call
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -67,5 +68,49 @@ func TestCapOutputShortensAWorkflowsOwnFields(t *testing.T) {
 	}
 	if meta, _ := back["metadata"].(map[string]any); meta["output_truncated"] != true {
 		t.Errorf("metadata = %v, want output_truncated", meta)
+	}
+}
+
+// TestCapOutputWeighsTextAsJSONWritesIt: code escapes many of its bytes in
+// JSON (<, > and & take six each), and the cap weighed raw bytes: an
+// answer of code went out whole at four times the budget, or was cut to a
+// fifth of it. Short strings beside the content (a step's file list) are
+// left as they are, and a reply with nothing long enough to cut goes as
+// it is, not marked as cut.
+func TestCapOutputWeighsTextAsJSONWritesIt(t *testing.T) {
+	t.Parallel()
+	code := strings.Repeat("if a < b && c > d { x <<= 1 } // \"quoted\"\n", 5000) // ~215 KB
+	paths := make([]any, 800)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("/repo/src/pkg%03d/file.go", i)
+	}
+	short := make([]any, 20_000)
+	for i := range short {
+		short[i] = "x"
+	}
+	for name, tc := range map[string]struct {
+		r        *reply.Reply
+		cut      bool
+		fillMost bool // the cut answer uses most of the budget
+	}{
+		"code": {r: &reply.Reply{Status: "success", Content: code}, cut: true, fillMost: true},
+		"code and a list": {r: &reply.Reply{Status: "success", Content: code, Fields: map[string]any{"files": paths}},
+			cut: true},
+		"nothing long enough": {r: &reply.Reply{Status: "success", Fields: map[string]any{"many": short}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			raw := capOutput(tc.r, 25_000, "t-1")
+			got := tokens.EstimateBytes(int64(len(raw)))
+			if tc.cut && (got > 25_000 || tc.fillMost && got < 15_000) {
+				t.Errorf("capped result is ~%d tokens; want within 25,000, and most of it", got)
+			}
+			if tc.r.Metadata.OutputTruncated != tc.cut {
+				t.Errorf("output_truncated = %v, want %v", tc.r.Metadata.OutputTruncated, tc.cut)
+			}
+			if files, ok := tc.r.Fields["files"].([]any); ok && fmt.Sprint(files) != fmt.Sprint(paths) {
+				t.Error("the short paths were cut")
+			}
+		})
 	}
 }
