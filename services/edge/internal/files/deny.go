@@ -2,11 +2,13 @@ package files
 
 import (
 	"bytes"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // systemDirs are denied with everything below them: the system's
@@ -43,15 +45,52 @@ var secretFiles = []string{".netrc", "_netrc", ".git-credentials", ".npmrc", ".p
 // name. A .pem or .key may hold a certificate (or be a slide deck): a
 // private key in one, or in any file, is found by reading it
 // (holdsPrivateKey).
-var keyExtensions = []string{".p12", ".pfx", ".jks", ".keystore"}
+var keyExtensions = []string{".p12", ".pfx", ".jks", ".keystore", ".ppk"}
 
-// privateKeyBlock begins a private key in PEM: PKCS #8 and the older
-// RSA, EC and DSA forms, OpenSSH's, an encrypted one, OpenPGP's.
-var privateKeyBlock = regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)
+// privateKeyBlock begins a private key as text: in PEM (PKCS #8 and the
+// older RSA, EC, DSA and DH forms, OpenSSH's, an encrypted one, OpenPGP's)
+// or SSH2's, in any case, or PuTTY's file.
+var privateKeyBlock = regexp.MustCompile(`(?i)-{4,5} ?BEGIN [A-Z0-9 .\-]*PRIVATE KEY(?: BLOCK)? ?-{4,5}|` +
+	`PuTTY-User-Key-File-`)
 
-// holdsPrivateKey reports whether a file's content holds a private key.
+// pemInBase64 is the start of "-----BEGIN" in base64, as a Kubernetes
+// Secret or a config holds a PEM file, and the base64 that follows it.
+var pemInBase64 = regexp.MustCompile(`LS0tLS1CRUdJTi[A-Za-z0-9+/]{0,120}`)
+
+// holdsPrivateKey reports whether a file's content holds a private key as
+// text, or a PEM one in base64. What it does not know (a key in JSON Web
+// Key form, split across string literals, in an encoding of its own) it
+// lets through: the deny list by name is the first rule.
 func holdsPrivateKey(content []byte) bool {
-	return bytes.Contains(content, []byte("PRIVATE KEY")) && privateKeyBlock.Match(content)
+	// The searches for plain words first: every file read passes here.
+	if (bytes.Contains(content, []byte("BEGIN")) || bytes.Contains(content, []byte("begin")) ||
+		bytes.Contains(content, []byte("Begin")) || bytes.Contains(content, []byte("PuTTY-User-Key-File-"))) &&
+		privateKeyBlock.Match(content) {
+		return true
+	}
+	if !bytes.Contains(content, []byte("LS0tLS1CRUdJTi")) {
+		return false
+	}
+	for _, b64 := range pemInBase64.FindAll(content, -1) {
+		b64 = b64[:len(b64)/4*4]
+		head := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
+		if n, err := base64.StdEncoding.Decode(head, b64); err == nil && privateKeyBlock.Match(head[:n]) {
+			return true
+		}
+	}
+	return false
+}
+
+// keyNames are the extensions of files that hold a key or a certificate,
+// as text (PEM) or not (DER): one that is not text is not read, since
+// holdsPrivateKey reads text alone.
+var keyNames = []string{".key", ".pem", ".der", ".p8", ".pk8"}
+
+// binaryKey reports whether a file named path, holding content, is one of
+// keyNames's that is not text.
+func binaryKey(path string, content []byte) bool {
+	return slices.Contains(keyNames, strings.ToLower(filepath.Ext(path))) &&
+		(!utf8.Valid(content) || bytes.IndexByte(content, 0) >= 0)
 }
 
 // envTemplates are .env variants meant to be committed, with placeholders

@@ -176,8 +176,12 @@ func (pol Policy) Read(path string) (File, error) {
 	if err != nil {
 		return File{}, err
 	}
-	if holdsPrivateKey(raw) {
+	switch {
+	case holdsPrivateKey(raw):
 		return File{}, &Skipped{Path: path, Reason: "holds a private key, which zen never sends to a model"}
+	case binaryKey(path, raw):
+		return File{}, &Skipped{Path: path, Reason: "is not text, and a file of that name may hold a private key, " +
+			"which zen never sends to a model"}
 	}
 	text := strings.ReplaceAll(strings.ReplaceAll(string(raw), "\r\n", "\n"), "\r", "\n")
 	if !utf8.ValidString(text) {

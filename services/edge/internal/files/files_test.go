@@ -2,6 +2,7 @@ package files
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -201,10 +202,11 @@ func TestAWalkSkipsNamesThatAreNotUTF8(t *testing.T) {
 	}
 }
 
-// TestAPrivateKeyIsNotRead: a file that holds a private key, in PEM (a
-// .pem, a .key, a key pasted into code), is left out, saying why; a
-// certificate is read. By its name alone, every .pem and .key was refused,
-// certificates and slide decks too.
+// TestAPrivateKeyIsNotRead: a file that holds a private key (in PEM in
+// any case, in base64 as a Kubernetes Secret holds one, in PuTTY's or
+// SSH2's form, pasted into code) is left out, saying why; a certificate is
+// read. A .key, .pem, .der or .p8 that is not text (DER, a slide deck) is
+// left out too: a DER key is binary, and its bytes went to the model.
 func TestAPrivateKeyIsNotRead(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -214,9 +216,17 @@ func TestAPrivateKeyIsNotRead(t *testing.T) {
 		"ssh.txt":      "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl\n-----END OPENSSH PRIVATE KEY-----\n",
 		"pgp.asc":      "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQ\n-----END PGP PRIVATE KEY BLOCK-----\n",
 		"sign.go":      "package sign\n\nconst key = `-----BEGIN EC PRIVATE KEY-----\nMHcC\n-----END EC PRIVATE KEY-----`\n",
+		"lower.txt":    "-----begin private key-----\nMIIE\n-----end private key-----\n",
+		"dh.pem":       "-----BEGIN X9.42 DH PRIVATE KEY-----\nMIIC\n-----END X9.42 DH PRIVATE KEY-----\n",
+		"ssh2.txt":     "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nP2/56w\n---- END SSH2 ENCRYPTED PRIVATE KEY ----\n",
+		"putty.txt":    "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\n",
+		"secret.yaml":  "data:\n  tls.key: " + base64.StdEncoding.EncodeToString([]byte("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n")) + "\n",
+		"server.key":   "0\x82\x04\xa4\x02\x01\x00\x02\x82\x01\x01\x00\xc3", // DER
+		"talk.key":     "PK\x03\x04\x14\x00\x00\x00\x08\x00",                // a Keynote deck: a zip
 		"tls/ca.pem":   "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
 		"docs/keys.md": "Never commit a file holding BEGIN PRIVATE KEY.\n",
 		"tls/pub.pem":  "-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----\n",
+		"cert.yaml":    "data:\n  tls.crt: " + base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nMIIB\n")) + "\n",
 	}
 	got := map[string]string{}
 	for name, content := range files {
@@ -230,9 +240,11 @@ func TestAPrivateKeyIsNotRead(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	const key = "holds a private key, which zen never sends to a model"
+	const key, binary = "holds a private key, which zen never sends to a model",
+		"is not text, and a file of that name may hold a private key, which zen never sends to a model"
 	want := map[string]string{"tls/key.pem": key, "tls/rsa.key": key, "ssh.txt": key, "pgp.asc": key, "sign.go": key,
-		"tls/ca.pem": "", "docs/keys.md": "", "tls/pub.pem": ""}
+		"lower.txt": key, "dh.pem": key, "ssh2.txt": key, "putty.txt": key, "secret.yaml": key, "server.key": binary,
+		"talk.key": binary, "tls/ca.pem": "", "docs/keys.md": "", "tls/pub.pem": "", "cert.yaml": ""}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("reasons (-want +got):\n%s", diff)
 	}

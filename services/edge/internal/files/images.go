@@ -68,6 +68,9 @@ func (pol Policy) ReadImage(ref string) (Image, error) {
 	if err != nil {
 		return Image{}, imageFailure(ref, err)
 	}
+	if holdsPrivateKey(raw) {
+		return Image{}, fmt.Errorf("image %s holds a private key, which zen never sends to a model", ref)
+	}
 	return Image{URL: "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(raw), Size: int64(len(raw))}, nil
 }
 
