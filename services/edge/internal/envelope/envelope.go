@@ -1,6 +1,9 @@
 package envelope
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // Message is the part of a JSON-RPC message zen's transports look at.
 type Message struct {
@@ -10,11 +13,12 @@ type Message struct {
 	RequestID json.RawMessage
 }
 
-// Read reads raw's envelope by its members' exact names; false for
-// anything but a JSON object.
+// Read reads raw's envelope by its members' exact names, from the first
+// JSON value in raw, as the SDK reads a message: what follows it is not
+// read. False for anything but a JSON object.
 func Read(raw []byte) (Message, bool) {
 	var members map[string]json.RawMessage
-	if json.Unmarshal(raw, &members) != nil || members == nil {
+	if First(raw, &members) != nil || members == nil {
 		return Message{}, false
 	}
 	msg := Message{ID: members["id"]}
@@ -32,3 +36,8 @@ func (m Message) IsRequest() bool { return m.Method != "" && len(m.ID) > 0 && st
 
 // IsResponse reports whether m answers a request: an id and no method.
 func (m Message) IsResponse() bool { return m.Method == "" && len(m.ID) > 0 }
+
+// First decodes the first JSON value in raw into v, leaving what follows
+// it, as the SDK's decoder does; json.Unmarshal refuses a value with
+// anything after it.
+func First(raw []byte, v any) error { return json.NewDecoder(bytes.NewReader(raw)).Decode(v) }

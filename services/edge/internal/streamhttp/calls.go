@@ -131,7 +131,7 @@ func peek(r *http.Request) []envelope.Message {
 	trimmed := bytes.TrimLeft(head, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		var batch []json.RawMessage
-		if json.Unmarshal(trimmed, &batch) != nil {
+		if envelope.First(trimmed, &batch) != nil {
 			return nil
 		}
 		msgs := make([]envelope.Message, 0, len(batch))

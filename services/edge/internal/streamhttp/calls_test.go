@@ -205,23 +205,27 @@ func TestOtherBodiesPassUntouched(t *testing.T) {
 
 // TestACallIsACallWhateverElseTheBodyHolds: a call whose body also held a
 // member named "method" in other letters (which the SDK, reading names
-// exactly, leaves alone) was read here as that member's method, and ran
-// on after its client had gone.
+// exactly, leaves alone), or anything after its JSON (which the SDK does
+// not read), was read here as another message or none, and ran on after
+// its client had gone.
 func TestACallIsACallWhateverElseTheBodyHolds(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder()
 	srv := httptest.NewServer(NewCalls().Wrap(rec))
 	defer srv.Close()
-	body := strings.TrimSuffix(callOne, "}") + `,"METHOD":"ping","Id":7}`
-	ctx, cancel := context.WithCancel(t.Context())
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	// The SDK reads a body's first value and leaves what follows it.
+	for _, body := range []string{strings.TrimSuffix(callOne, "}") + `,"METHOD":"ping","Id":7}`, callOne + " x",
+		callOne + "{}", callOne + "\x00", "[" + callOne + "] x"} {
+		ctx, cancel := context.WithCancel(t.Context())
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { _, _ = http.DefaultClient.Do(req) }()
+		life := wait(t, rec.started)
+		cancel()
+		wait(t, life.Done())
 	}
-	go func() { _, _ = http.DefaultClient.Do(req) }()
-	life := wait(t, rec.started)
-	cancel()
-	wait(t, life.Done())
 }
 
 // TestABatchsCallsEndWithTheirExchange: the calls of a batch (which a
