@@ -29,6 +29,16 @@ func TestADatabaseRemovedOrReplacedIsNoLongerWritten(t *testing.T) {
 				}
 			}
 		},
+		// The log holds every write since the last checkpoint: gone, a
+		// crash loses them, and the writes after it go where no start
+		// reads them.
+		"its log removed": func(t *testing.T, path string) {
+			for _, p := range []string{path + "-wal", path + "-shm"} {
+				if err := os.Remove(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+		},
 		"replaced": func(t *testing.T, path string) {
 			other := filepath.Join(filepath.Dir(path), "restored.db")
 			if err := os.WriteFile(other, nil, 0o600); err != nil {
@@ -51,6 +61,7 @@ func TestADatabaseRemovedOrReplacedIsNoLongerWritten(t *testing.T) {
 			change(t, path)
 			err := s.Ping(ctx)
 			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "restart") {
+				// path names the log too: it is path-wal.
 				t.Errorf("check: %v; want it to fail, naming the file and what to do", err)
 			}
 			if w := s.Warnings(); len(w) != 1 || !strings.Contains(w[0], path) {

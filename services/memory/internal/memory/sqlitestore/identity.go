@@ -47,15 +47,38 @@ func (e *GoneError) Error() string {
 // next may pass.
 func (s *Store) Ping(context.Context) error {
 	if s.gone.Load() {
-		return &GoneError{Path: s.path}
+		return &GoneError{Path: s.goneName()}
 	}
-	id, err := idOf(s.stat, s.path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist) || err == nil && id != s.opened:
-		s.gone.Store(true)
-		return &GoneError{Path: s.path}
-	case err != nil:
-		return fmt.Errorf("check the database file %s: %w", s.path, err)
+	for i, name := range s.files() {
+		id, err := idOf(s.stat, name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || err == nil && id != s.opened[i]:
+			s.goneFile.Store(int32(i))
+			s.gone.Store(true)
+			return &GoneError{Path: name}
+		case err != nil:
+			return fmt.Errorf("check the database file %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// files are the database's files whose identity Ping checks: the file, and
+// its write-ahead log, which holds every write since the last checkpoint
+// and which SQLite keeps while the store has the file open.
+func (s *Store) files() [2]string { return [2]string{s.path, s.path + "-wal"} }
+
+// goneName is the file Ping found gone.
+func (s *Store) goneName() string { return s.files()[s.goneFile.Load()] }
+
+// openedFiles records which files the store opened.
+func (s *Store) openedFiles() error {
+	for i, name := range s.files() {
+		id, err := idOf(s.stat, name)
+		if err != nil {
+			return err
+		}
+		s.opened[i] = id
 	}
 	return nil
 }
@@ -65,7 +88,7 @@ func (s *Store) Warnings() []string {
 	if !s.gone.Load() {
 		return nil
 	}
-	return []string{(&GoneError{Path: s.path}).Error()}
+	return []string{(&GoneError{Path: s.goneName()}).Error()}
 }
 
 // refuseWhenGone is the error a write gets once the file is gone, or nil.
@@ -73,5 +96,5 @@ func (s *Store) refuseWhenGone() error {
 	if !s.gone.Load() {
 		return nil
 	}
-	return fmt.Errorf("%w: %w", memory.ErrGone, &GoneError{Path: s.path})
+	return fmt.Errorf("%w: %w", memory.ErrGone, &GoneError{Path: s.goneName()})
 }

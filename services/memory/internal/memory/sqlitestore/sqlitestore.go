@@ -125,12 +125,14 @@ type Store struct {
 	mu        sync.Mutex
 	lastSweep time.Time
 
-	// path is the database's, and opened the file it named when the store
-	// opened it; gone is set once it names another, or none (identity.go).
-	path   string
-	opened fileID
-	gone   atomic.Bool
-	stat   func(string) (fs.FileInfo, error) // os.Stat; a test's may fail
+	// path is the database's, and opened the files it and its log named
+	// when the store opened them; gone is set once one names another, or
+	// none, and goneFile says which (identity.go).
+	path     string
+	opened   [2]fileID
+	gone     atomic.Bool
+	goneFile atomic.Int32
+	stat     func(string) (fs.FileInfo, error) // os.Stat; a test's may fail
 }
 
 var _ memory.Store = (*Store)(nil)
@@ -171,7 +173,7 @@ func OpenWithTimeout(path string, busyTimeout time.Duration) (*Store, error) {
 	}
 	// The file as the store's connections opened it: init has written to
 	// it, so it exists.
-	if s.opened, err = idOf(s.stat, path); err != nil {
+	if err := s.openedFiles(); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
