@@ -2,13 +2,13 @@ package telemetry
 
 import (
 	"fmt"
-	"go.opentelemetry.io/otel/attribute"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -28,15 +28,17 @@ func SetupMetrics(service, version string) (http.Handler, error) {
 	}
 	res := resource.NewSchemaless(semconv.ServiceName(service), semconv.ServiceVersion(version))
 	otel.SetMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res),
-		sdkmetric.WithView(sdkmetric.NewView(sdkmetric.Instrument{Name: "*"},
+		sdkmetric.WithView(sdkmetric.NewView(sdkmetric.Instrument{Name: "http.server.*"},
 			sdkmetric.Stream{AttributeFilter: attribute.NewDenyKeysFilter(clientChosen...)}))))
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), nil
 }
 
-// clientChosen are the attributes instrumentation records that a client
-// chooses the values of: otelhttp takes the server's address and port
-// from each request's Host header, before the host or token is checked.
-// Each value would be a series kept for the process's life.
+// clientChosen are the attributes of the HTTP server instruments that a
+// client chooses the values of: otelhttp takes the server's address and
+// port from each request's Host header, before the host or token is
+// checked. Each value would be a series kept for the process's life.
+// Clients' instruments (the router's calls of providers) keep theirs: the
+// operator chose those hosts.
 var clientChosen = []attribute.Key{"server.address", "server.port", "client.address", "client.port",
 	"user_agent.original", "url.full", "url.path", "url.query"}
 

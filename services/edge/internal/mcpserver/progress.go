@@ -114,8 +114,8 @@ func validProgressToken(token any) bool {
 	switch t := token.(type) {
 	case string:
 		return len(t) <= maxProgressToken
-	case float64: // as JSON decodes a number, exact to 2^53
-		return t == math.Trunc(t) && math.Abs(t) <= 1<<53
+	case float64: // as JSON decodes a number, exact below 2^53
+		return t == math.Trunc(t) && math.Abs(t) < 1<<53
 	case int, int32, int64:
 		return true
 	}
