@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,5 +149,35 @@ func TestAWorkflowStateNoThreadCouldKeepIsRefusedBeforeTheExpert(t *testing.T) {
 	}
 	if n := len(fake.Requests()); n != 0 {
 		t.Errorf("the step reached the expert %d times", n)
+	}
+}
+
+// TestAnAnswerLongerThanATurnIsKeptByItsStart: a model allowed more output
+// than a conversation keeps of one turn (2 MiB) answered, was billed, and
+// its exchange was refused whole: the answer went without a continuation,
+// and the rest of it, past the client's cut, existed nowhere. The thread
+// keeps its start now, saying so.
+func TestAnAnswerLongerThanATurnIsKeptByItsStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	catalogue := filepath.Join(dir, "custom.json")
+	if err := os.WriteFile(catalogue, []byte(`{"models":[{"model_name":"verbose","context_window":1000000,`+
+		`"max_output_tokens":300000}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := fakemodel.New(t)
+	long := strings.Repeat("a long answer. ", (2<<20)/15+1000) // past 2 MiB
+	fake.SetReply(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Reply{Content: long} })
+	st := serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"CUSTOM_MODELS_CONFIG_PATH": catalogue}))
+	_, got := callTool(t, st.session, "chat", map[string]any{"prompt": "say a lot", "model": "verbose",
+		"working_directory_absolute_path": dir})
+	offer, _ := got["continuation_offer"].(map[string]any)
+	id, _ := offer["continuation_id"].(string)
+	if id == "" {
+		t.Fatalf("no continuation: %.600v", got["metadata"])
+	}
+	code, thread := request(t, "GET", st.gateway+"/v1/threads/"+id, "", "")
+	if code != http.StatusOK || !strings.Contains(thread, "not kept") {
+		t.Errorf("thread: %d, %d bytes; want the answer's start, saying the rest was not kept", code, len(thread))
 	}
 }

@@ -21,6 +21,10 @@ const MaxNesting = 64
 // MaxContextBytes bounds a thread's initial context as JSON (Size).
 const MaxContextBytes = 2 << 20
 
+// MaxTurnBytes bounds a turn's text: the edge keeps the start of an answer
+// longer than that, saying so, as memory refuses a longer turn.
+const MaxTurnBytes = 2 << 20
+
 // MaxWorkflowStateBytes bounds what a workflow tool's step keeps for its
 // next step, as JSON (Size). A workflow's state carries the findings of
 // every step before it, so without a bound a thread's steps grew with the

@@ -16,7 +16,9 @@ import (
 	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/secrets"
 	"github.com/zenmcp/zen/services/platform/serve"
+	"github.com/zenmcp/zen/services/platform/storedjson"
 	"github.com/zenmcp/zen/services/platform/telemetry"
+	"github.com/zenmcp/zen/services/platform/textcut"
 	"github.com/zenmcp/zen/services/platform/turnmeta"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -331,6 +333,7 @@ func (r *Runner) store(ctx context.Context, tool *Tool, req *executorv1.ExecuteT
 	if m := req.GetModel(); m != nil {
 		window = modelWindow(m)
 	}
+	fitTurns(res.GetTurns())
 	if c := req.GetConversation(); c != nil {
 		// One exchange id for every attempt: memory stores a retried
 		// append whose first attempt got through only once.
@@ -359,6 +362,21 @@ func (r *Runner) store(ctx context.Context, tool *Tool, req *executorv1.ExecuteT
 		return "", false, 0, err
 	}
 	return resp.GetThread().GetThreadId(), true, int(resp.GetRemainingTurns()), nil
+}
+
+// notKept ends the start of an answer longer than a turn keeps.
+const notKept = "\n\n[zen: the rest of this answer, past what a conversation keeps of one turn, was not kept]"
+
+// fitTurns keeps the start of a turn's text longer than memory keeps (a
+// model allowed more output than that), saying so: memory refused the
+// whole exchange once the model had answered and been billed, and the
+// rest of the answer, past the client's cut, existed nowhere.
+func fitTurns(turns []*memoryv1.Turn) {
+	for _, t := range turns {
+		if len(t.GetContent()) > storedjson.MaxTurnBytes {
+			t.Content = textcut.Prefix(t.GetContent(), storedjson.MaxTurnBytes-len(notKept)) + notKept
+		}
+	}
 }
 
 // carriesState reports whether turns keep a workflow's state: such a step

@@ -46,7 +46,7 @@ type CreateParams struct {
 // Size caps: a turn's text and a file's contents. Files come from the
 // edge, which reads at most 1 MB of each.
 const (
-	MaxTurnBytes = 2 << 20
+	MaxTurnBytes = storedjson.MaxTurnBytes
 	MaxBlobBytes = 2 << 20
 	// MaxWorkflowStateBytes caps what a turn keeps for its tool's next
 	// step (storedjson, whose rule the executor applies before a step's
