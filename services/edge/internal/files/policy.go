@@ -125,7 +125,7 @@ func (p Policy) Resolve(path string) (string, error) {
 		// Nor of what lies outside the roots: no link is followed, so the
 		// message cannot tell where one leads.
 		if reason := p.deniedByName(cleaned); reason != "" {
-			return "", fmt.Errorf("%w: %s %s; zen never reads such a file: leave it out of the call", ErrDenied, cleaned, reason)
+			return "", fmt.Errorf("%w: %s %s; %s", ErrDenied, cleaned, reason, leaveOut)
 		}
 		return "", p.outsideRoots(path)
 	}
@@ -147,20 +147,22 @@ func (p Policy) Resolve(path string) (string, error) {
 			// looked up), so nothing is read; a name the policy denies is
 			// still refused, not merely skipped.
 			if reason := p.denied(filepath.Clean(expanded)); reason != "" {
-				return "", fmt.Errorf("%w: %s %s; zen never reads such a file: leave it out of the call", ErrDenied, path, reason)
+				return "", fmt.Errorf("%w: %s %s; %s", ErrDenied, path, reason, leaveOut)
 			}
 			return "", statFailure(path, err)
 		}
 	}
 	if reason := p.denied(resolved); reason != "" {
-		return "", fmt.Errorf("%w: %s %s; zen never reads such a file: leave it out of the call", ErrDenied,
-			describePath(path, resolved), reason)
+		return "", fmt.Errorf("%w: %s %s; %s", ErrDenied, describePath(path, resolved), reason, leaveOut)
 	}
 	if !p.inRoots(resolved) {
 		return "", p.outsideRoots(describePath(path, resolved))
 	}
 	return resolved, nil
 }
+
+// leaveOut is what a refusal of a denied path says to do.
+const leaveOut = "zen never reads such a file: leave it out of the call"
 
 func (p Policy) outsideRoots(what string) error {
 	return fmt.Errorf("%w: %s is outside the directories zen may read (%s: %s); pass files under them, "+

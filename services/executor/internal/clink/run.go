@@ -94,8 +94,8 @@ func Execute(ctx context.Context, c Client, args []string, stdin, dir string) (*
 	select {
 	case waitErr = <-done:
 		// What the CLI left in its group ends with it, as at a timeout. The
-		// group outlives its leader while any member does, so its id is
-		// not another's yet.
+		// group outlives its leader while any member does, so while there
+		// is one to kill its id is no other's.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	case <-ctx.Done():
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
