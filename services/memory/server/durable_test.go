@@ -139,7 +139,15 @@ func TestWatchLogsAStoppedMoveOnce(t *testing.T) {
 // newLogged is memory on srv, logging in JSON to the buffer it returns.
 func newLogged(t *testing.T, srv *redistest.Server) (*Server, *logtest.Buffer) {
 	t.Helper()
-	cfg, err := Load(env(map[string]string{"REDIS_URL": srv.URL()}))
+	s, logs, _ := newLoggedWith(t, map[string]string{"REDIS_URL": srv.URL()})
+	return s, logs
+}
+
+// newLoggedWith is memory configured by vars, logging in JSON to the
+// buffer it returns, with its configuration.
+func newLoggedWith(t *testing.T, vars map[string]string) (*Server, *logtest.Buffer, Config) {
+	t.Helper()
+	cfg, err := Load(env(vars))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,5 +157,5 @@ func newLogged(t *testing.T, srv *redistest.Server) (*Server, *logtest.Buffer) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return s, logs
+	return s, logs, cfg
 }

@@ -2,14 +2,12 @@ package server
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
-	"github.com/zenmcp/zen/services/platform/logtest"
 )
 
 // TestWatchFindsTheDatabaseFileGone: memory with its SQLite file removed
@@ -18,16 +16,7 @@ import (
 // was lost at the next start.
 func TestWatchFindsTheDatabaseFileGone(t *testing.T) {
 	t.Parallel()
-	cfg, err := Load(env(map[string]string{"ZEN_DATA_DIR": t.TempDir(), "ZEN_MEMORY_STORE": "sqlite"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &logtest.Buffer{}
-	s, err := New(cfg, slog.New(slog.NewJSONHandler(logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s, logs, cfg := newLoggedWith(t, map[string]string{"ZEN_DATA_DIR": t.TempDir(), "ZEN_MEMORY_STORE": "sqlite"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	serving := make(chan bool, 10)

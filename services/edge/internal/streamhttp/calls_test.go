@@ -165,15 +165,7 @@ func TestDroppedConnectionEndsTheCall(t *testing.T) {
 	rec := newRecorder()
 	srv := httptest.NewServer(NewCalls().Wrap(rec))
 	defer srv.Close()
-	ctx, cancel := context.WithCancel(t.Context())
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(callOne))
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _, _ = http.DefaultClient.Do(req) }()
-	life := wait(t, rec.started)
-	cancel()
-	wait(t, life.Done())
+	life := dropOnceStarted(t, rec, srv.URL, callOne)
 	if errors.Is(context.Cause(life), ErrClientCancelled) {
 		t.Errorf("cause %v, want the dropped connection's", context.Cause(life))
 	}
@@ -216,16 +208,24 @@ func TestACallIsACallWhateverElseTheBodyHolds(t *testing.T) {
 	// The SDK reads a body's first value and leaves what follows it.
 	for _, body := range []string{strings.TrimSuffix(callOne, "}") + `,"METHOD":"ping","Id":7}`, callOne + " x",
 		callOne + "{}", callOne + "\x00", "[" + callOne + "] x"} {
-		ctx, cancel := context.WithCancel(t.Context())
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() { _, _ = http.DefaultClient.Do(req) }()
-		life := wait(t, rec.started)
-		cancel()
-		wait(t, life.Done())
+		dropOnceStarted(t, rec, srv.URL, body)
 	}
+}
+
+// dropOnceStarted posts body, drops the connection once the call it holds
+// has started, and returns the call's lifetime once it has ended.
+func dropOnceStarted(t *testing.T, rec *recorder, url, body string) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = http.DefaultClient.Do(req) }()
+	life := wait(t, rec.started)
+	cancel()
+	wait(t, life.Done())
+	return life
 }
 
 // TestABatchsCallsEndWithTheirExchange: the calls of a batch (which a
