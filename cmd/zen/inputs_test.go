@@ -176,6 +176,10 @@ func TestAnAnswerLongerThanATurnIsKeptByItsStart(t *testing.T) {
 	if id == "" {
 		t.Fatalf("no continuation: %.600v", got["metadata"])
 	}
+	if content, _ := got["content"].(string); !strings.Contains(content, "first 2 MiB are in the conversation") {
+		t.Errorf("the answer's cut says %q; want it to say the conversation keeps its first 2 MiB",
+			content[max(0, len(content)-300):])
+	}
 	code, thread := request(t, "GET", st.gateway+"/v1/threads/"+id, "", "")
 	if code != http.StatusOK || !strings.Contains(thread, "not kept") {
 		t.Errorf("thread: %d, %d bytes; want the answer's start, saying the rest was not kept", code, len(thread))

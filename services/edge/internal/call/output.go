@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/zenmcp/zen/services/platform/reply"
+	"github.com/zenmcp/zen/services/platform/storedjson"
 	"github.com/zenmcp/zen/services/platform/tokens"
 )
 
@@ -28,7 +29,12 @@ func capOutput(out *reply.Reply, maxTokens int, threadID string) []byte {
 	}
 	where := "the full answer was not saved (no continuation was stored)"
 	if threadID != "" {
-		where = fmt.Sprintf("the full answer is in the conversation: read the MCP resource zen://threads/%s, or GET /v1/threads/%s on the gateway", threadID, threadID)
+		kept := "the full answer is"
+		if len(out.Content) > storedjson.MaxTurnBytes { // fitTurns kept its start
+			kept = fmt.Sprintf("the answer's first %d MiB are", storedjson.MaxTurnBytes>>20)
+		}
+		where = fmt.Sprintf("%s in the conversation: read the MCP resource zen://threads/%s, or GET /v1/threads/%s "+
+			"on the gateway", kept, threadID, threadID)
 	}
 	note := fmt.Sprintf("[zen: this answer was cut to fit the client's limit of %d tokens (MAX_MCP_OUTPUT_TOKENS); %s]",
 		maxTokens, where)

@@ -49,32 +49,72 @@ var keyExtensions = []string{".p12", ".pfx", ".jks", ".keystore", ".ppk"}
 
 // privateKeyBlock begins a private key as text: in PEM (PKCS #8 and the
 // older RSA, EC, DSA and DH forms, OpenSSH's, an encrypted one, OpenPGP's)
-// or SSH2's, in any case, or PuTTY's file.
+// or SSH2's, in any case; PuTTY's file, whose first line names it; an age
+// identity.
 var privateKeyBlock = regexp.MustCompile(`(?i)-{4,5} ?BEGIN [A-Z0-9 .\-]*PRIVATE KEY(?: BLOCK)? ?-{4,5}|` +
-	`PuTTY-User-Key-File-`)
+	`(?m)^PuTTY-User-Key-File-\d+: |AGE-SECRET-KEY-1`)
 
-// pemInBase64 is the start of "-----BEGIN" in base64, as a Kubernetes
-// Secret or a config holds a PEM file, and the base64 that follows it.
-var pemInBase64 = regexp.MustCompile(`LS0tLS1CRUdJTi[A-Za-z0-9+/]{0,120}`)
+// keyWords are what a file holding one of privateKeyBlock's keys holds
+// as it is written, found before the expression runs: every file read
+// passes here, and many hold "begin".
+var keyWords = [][]byte{[]byte("PRIVATE KEY"), []byte("private key"), []byte("Private Key"),
+	[]byte("PuTTY-User-Key-File-"), []byte("AGE-SECRET-KEY-1")}
+
+// privateKeyIn64 is "PRIVATE KEY" in base64 at each of its three
+// alignments, as a Kubernetes Secret or a config holds a PEM file.
+var privateKeyIn64 = [][]byte{[]byte("UFJJVkFURSBLRVk"), []byte("QUklWQVRFIEtFW"), []byte("SVZBVEUgS0VZ")}
 
 // holdsPrivateKey reports whether a file's content holds a private key as
 // text, or a PEM one in base64. What it does not know (a key in JSON Web
-// Key form, split across string literals, in an encoding of its own) it
-// lets through: the deny list by name is the first rule.
+// Key form, a key's base64 without its header, split across string
+// literals, in UTF-16 or an encoding of its own) it lets through: the deny
+// list by name is the first rule.
 func holdsPrivateKey(content []byte) bool {
-	// The searches for plain words first: every file read passes here.
-	if (bytes.Contains(content, []byte("BEGIN")) || bytes.Contains(content, []byte("begin")) ||
-		bytes.Contains(content, []byte("Begin")) || bytes.Contains(content, []byte("PuTTY-User-Key-File-"))) &&
+	if slices.ContainsFunc(keyWords, func(w []byte) bool { return bytes.Contains(content, w) }) &&
 		privateKeyBlock.Match(content) {
 		return true
 	}
-	if !bytes.Contains(content, []byte("LS0tLS1CRUdJTi")) {
-		return false
+	for _, w := range privateKeyIn64 {
+		for rest := content; ; {
+			i := bytes.Index(rest, w)
+			if i < 0 {
+				break
+			}
+			if decodedHoldsKey(base64Run(rest, i)) {
+				return true
+			}
+			rest = rest[i+len(w):]
+		}
 	}
-	for _, b64 := range pemInBase64.FindAll(content, -1) {
+	return false
+}
+
+// base64Run is the run of base64 characters in b around b[i].
+func base64Run(b []byte, i int) []byte {
+	in := func(c byte) bool {
+		return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/'
+	}
+	start, end := i, i
+	for start > 0 && in(b[start-1]) {
+		start--
+	}
+	for end < len(b) && in(b[end]) {
+		end++
+	}
+	return b[start:end]
+}
+
+// decodedHoldsKey reports whether run, base64 that may start anywhere in
+// its encoding's blocks, decodes to a private key's header.
+func decodedHoldsKey(run []byte) bool {
+	for skip := range 4 {
+		if skip >= len(run) {
+			return false
+		}
+		b64 := run[skip:]
 		b64 = b64[:len(b64)/4*4]
-		head := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
-		if n, err := base64.StdEncoding.Decode(head, b64); err == nil && privateKeyBlock.Match(head[:n]) {
+		text := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
+		if n, err := base64.StdEncoding.Decode(text, b64); err == nil && privateKeyBlock.Match(text[:n]) {
 			return true
 		}
 	}

@@ -227,6 +227,17 @@ func TestAPrivateKeyIsNotRead(t *testing.T) {
 		"docs/keys.md": "Never commit a file holding BEGIN PRIVATE KEY.\n",
 		"tls/pub.pem":  "-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----\n",
 		"cert.yaml":    "data:\n  tls.crt: " + base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nMIIB\n")) + "\n",
+		// A certificate and its key, as HAProxy takes them, in base64: the
+		// key's header lands at any alignment.
+		"bundle.yaml": "tls.pem: " + base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nMIIB\n"+
+			"-----END CERTIFICATE-----\n\n-----BEGIN EC PRIVATE KEY-----\nMHcC\n-----END EC PRIVATE KEY-----\n")) + "\n",
+		"age.txt":   "# created: 2026-01-01\nAGE-SECRET-KEY-1QQPQ\n",
+		"putty.go":  "package putty\n\n// Files begin \"PuTTY-User-Key-File-3: \", then name the key.\n",
+		"begin.sql": "BEGIN;\nUPDATE keys SET private = true;\nCOMMIT;\n",
+	}
+	for pad := range 3 { // the key's header at each alignment of base64's blocks
+		files[fmt.Sprintf("pad%d.yaml", pad)] = "key: " + base64.StdEncoding.EncodeToString([]byte(
+			strings.Repeat("#", pad)+"\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\n")) + "\n"
 	}
 	got := map[string]string{}
 	for name, content := range files {
@@ -244,7 +255,9 @@ func TestAPrivateKeyIsNotRead(t *testing.T) {
 		"is not text, and a file of that name may hold a private key, which zen never sends to a model"
 	want := map[string]string{"tls/key.pem": key, "tls/rsa.key": key, "ssh.txt": key, "pgp.asc": key, "sign.go": key,
 		"lower.txt": key, "dh.pem": key, "ssh2.txt": key, "putty.txt": key, "secret.yaml": key, "server.key": binary,
-		"talk.key": binary, "tls/ca.pem": "", "docs/keys.md": "", "tls/pub.pem": "", "cert.yaml": ""}
+		"talk.key": binary, "tls/ca.pem": "", "docs/keys.md": "", "tls/pub.pem": "", "cert.yaml": "",
+		"bundle.yaml": key, "age.txt": key, "putty.go": "", "begin.sql": "", "pad0.yaml": key, "pad1.yaml": key,
+		"pad2.yaml": key}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("reasons (-want +got):\n%s", diff)
 	}
