@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,14 +12,35 @@ import (
 	"time"
 )
 
+// daemonDir, when set, makes this test binary the daemon a CLI of
+// TestAProcessLeftHoldingTheOutputDoesNotHoldTheRun leaves: in a session
+// of its own, holding the CLI's output, it records its pid there, lives
+// 20 s, and says when it ends. (No setsid program is needed.)
+const daemonDir = "CLINK_TEST_DAEMON_DIR"
+
+func init() {
+	dir := os.Getenv(daemonDir)
+	if dir == "" {
+		return
+	}
+	_, _ = syscall.Setsid()
+	pid := filepath.Join(dir, "daemon.pid")
+	_ = os.WriteFile(pid+".new", []byte(strconv.Itoa(os.Getpid())), 0o600)
+	_ = os.Rename(pid+".new", pid)
+	time.Sleep(20 * time.Second) // a daemon's life, not a test's wait
+	_ = os.WriteFile(filepath.Join(dir, "daemon.done"), nil, 0o600)
+	os.Exit(0)
+}
+
 // TestAProcessLeftHoldingTheOutputDoesNotHoldTheRun: a CLI that leaves a
 // process of its own session behind (a daemon, a language server) with
 // its stdout open made the run wait for that process, past the CLI's exit
 // and past the timeout, which it then blamed; its answer was lost.
 func TestAProcessLeftHoldingTheOutputDoesNotHoldTheRun(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("setsid is not installed: it starts the daemon this test needs")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
 	for name, tc := range map[string]struct {
 		then    string // what the CLI does once it has left the daemon
@@ -35,9 +55,8 @@ func TestAProcessLeftHoldingTheOutputDoesNotHoldTheRun(t *testing.T) {
 			dir := t.TempDir()
 			pidFile := filepath.Join(dir, "daemon.pid")
 			doneFile := filepath.Join(dir, "daemon.done")
-			script := "#!/bin/sh\ncat >/dev/null\nsetsid sh -c 'echo $$ > " + pidFile + ".new; mv " + pidFile + ".new " +
-				pidFile + "; sleep 20; touch " + doneFile + "' &\nwhile [ ! -s " + pidFile + " ]; do sleep 0.01; done\n" +
-				tc.then + "\n"
+			script := "#!/bin/sh\ncat >/dev/null\n" + daemonDir + "='" + dir + "' '" + self + "' &\n" +
+				"while [ ! -s " + pidFile + " ]; do sleep 0.01; done\n" + tc.then + "\n"
 			cli := filepath.Join(dir, "daemoncli")
 			if err := os.WriteFile(cli, []byte(script), 0o755); err != nil {
 				t.Fatal(err)
