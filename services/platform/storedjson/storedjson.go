@@ -91,16 +91,15 @@ func (c *counter) Write(b []byte) (int, error) {
 
 // FitsAThread says why arguments, a call's, could not be kept as a new
 // thread's initial context, or "" when they could.
-func FitsAThread(args map[string]any) string { return fits(args, MaxContextBytes) }
+func FitsAThread(args map[string]any) string {
+	_, _, why := Measure(args, MaxContextBytes)
+	return why
+}
 
 // FitsAWorkflowState says why a workflow's state could not be kept for its
 // next step, or "" when it could.
-func FitsAWorkflowState(state map[string]any) string { return fits(state, MaxWorkflowStateBytes) }
-
-// fits says why v is past the shape values are kept in or past limit bytes
-// as JSON, or "".
-func fits(v map[string]any, limit int) string {
-	_, _, why := Measure(v, limit)
+func FitsAWorkflowState(state map[string]any) string {
+	_, _, why := Measure(state, MaxWorkflowStateBytes)
 	return why
 }
 

@@ -76,22 +76,21 @@ type leaf struct {
 
 // stringsIn collects the strings within v, a decoded JSON value.
 func stringsIn(v any, out *[]leaf) {
+	each := func(x any, set func(string)) {
+		if s, ok := x.(string); ok {
+			*out = append(*out, leaf{s: s, sep: " ", set: set})
+			return
+		}
+		stringsIn(x, out)
+	}
 	switch v := v.(type) {
 	case map[string]any:
 		for k, x := range v {
-			if s, ok := x.(string); ok {
-				*out = append(*out, leaf{s: s, sep: " ", set: func(s string) { v[k] = s }})
-				continue
-			}
-			stringsIn(x, out)
+			each(x, func(s string) { v[k] = s })
 		}
 	case []any:
 		for i, x := range v {
-			if s, ok := x.(string); ok {
-				*out = append(*out, leaf{s: s, sep: " ", set: func(s string) { v[i] = s }})
-				continue
-			}
-			stringsIn(x, out)
+			each(x, func(s string) { v[i] = s })
 		}
 	}
 }

@@ -105,7 +105,7 @@ func restoreState(tool string, s *structpb.Struct) *workflowState {
 // next step; nil when it could. Found by memory after the expert had run,
 // the step lost its answer and the thread its state.
 func (s *workflowState) unkept(tool string, step int) *executorv1.ToolResult {
-	why := storedjson.FitsAWorkflowState(s.toStruct().AsMap())
+	why := storedjson.FitsAWorkflowState(s.asMap())
 	if why == "" {
 		return nil
 	}
@@ -128,7 +128,7 @@ func (s *workflowState) fitLastVerdict() {
 	last := s.Responses[len(s.Responses)-1]
 	verdict, _ := last["verdict"].(string)
 	for verdict != "" {
-		n, err := storedjson.Size(s.toStruct().AsMap())
+		n, err := storedjson.Size(s.asMap())
 		over := n - storedjson.MaxWorkflowStateBytes
 		if err != nil || over <= 0 {
 			return
@@ -144,14 +144,18 @@ func (s *workflowState) fitLastVerdict() {
 
 // toStruct is the state as the thread stores it: the step's last turn's
 // workflow_state, which only this package reads.
-func (s *workflowState) toStruct() *structpb.Struct {
+func (s *workflowState) toStruct() *structpb.Struct { return payload(s.asMap()) }
+
+// asMap is the state as JSON decodes it: what the thread stores, and what
+// memory measures.
+func (s *workflowState) asMap() map[string]any {
 	raw, err := json.Marshal(s)
 	if err != nil {
 		panic(fmt.Sprintf("tools: workflow state does not encode: %v", err))
 	}
 	var m map[string]any
 	_ = json.Unmarshal(raw, &m)
-	return payload(m)
+	return m
 }
 
 // record adds a step to the state and consolidates what it found. A step
@@ -175,7 +179,10 @@ func (s *workflowState) record(a stepArgs) {
 	s.Images = union(s.Images, a.Images)
 	s.Issues = append(s.Issues, rec.Issues...)
 	if a.Hypothesis != "" {
-		s.Hypotheses = append(s.Hypotheses, map[string]any{"step": a.StepNumber, "hypothesis": a.Hypothesis, "confidence": a.Confidence})
+		// The step as a restored state holds it, a JSON number: forget
+		// finds it so either way.
+		s.Hypotheses = append(s.Hypotheses, map[string]any{"step": float64(a.StepNumber), "hypothesis": a.Hypothesis,
+			"confidence": a.Confidence})
 	}
 	s.Confidence = a.Confidence
 }
@@ -189,9 +196,7 @@ func (s *workflowState) forget(r stepRecord) {
 		}
 	}
 	s.Hypotheses = slices.DeleteFunc(s.Hypotheses, func(h map[string]any) bool {
-		step, _ := h["step"].(float64) // as a restored state holds it
-		n, ok := h["step"].(int)       // as this call recorded it
-		return step == float64(r.Number) || ok && n == r.Number
+		return h["step"] == float64(r.Number)
 	})
 }
 

@@ -134,6 +134,10 @@ type Exchange struct {
 	Unchanged bool
 }
 
+// ChecksState reports whether an append of ex must find no other state of
+// its tool after ex.After (see StateOf).
+func (ex Exchange) ChecksState() bool { return ex.Unchanged && ex.StateOf != "" }
+
 // Thread is a conversation named by its id.
 type Thread struct {
 	ID             string         `json:"thread_id"`

@@ -150,7 +150,7 @@ func (s *Store) Append(_ context.Context, id, clientID string, ex memory.Exchang
 	if t.Weight+ex.Weight > memory.MaxThreadWeight {
 		return len(t.Turns), memory.ErrThreadFull
 	}
-	if ex.Unchanged && ex.StateOf != "" && stateAfter(t.Turns, ex.After, ex.StateOf) {
+	if ex.ChecksState() && stateAfter(t.Turns, ex.After, ex.StateOf) {
 		return len(t.Turns), memory.ErrMoved
 	}
 	if exchangeID != "" {

@@ -190,13 +190,7 @@ func TestTurnsCachedLateByAnEarlierReadAreCheckedToo(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := t.Context()
 	s := openStore(t, srv, "late:")
-	now := time.Now()
-	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", CreatedAt: now, UpdatedAt: now,
-		ExpiresAt: now.Add(time.Hour), Turns: []memory.Turn{{Role: memory.RoleUser, Content: "q1"},
-			{Role: memory.RoleAssistant, Content: "a1"}}}
-	if err := s.Create(ctx, th); err != nil {
-		t.Fatal(err)
-	}
+	th, _ := threadOfOne(t, s, 0)
 	for _, within := range []int64{1 << 20, math.MaxInt64} {
 		if _, _, err := s.GetWithin(ctx, th.ID, time.Now(), within); err != nil { // checked, and cached
 			t.Fatal(err)

@@ -109,7 +109,7 @@ func (s *Store) Append(ctx context.Context, id, clientID string, ex memory.Excha
 	exchangeID := ex.ID // a set per thread: ex.After is needed only for Unchanged
 	// The turns the call saw, when no other state of the tool may follow.
 	unchanged := ""
-	if ex.Unchanged && ex.StateOf != "" {
+	if ex.ChecksState() {
 		unchanged = strconv.Itoa(ex.After)
 	}
 	life := ttl(now, expiresAt)

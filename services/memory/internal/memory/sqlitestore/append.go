@@ -140,7 +140,7 @@ func (s *Store) holds(ctx context.Context, id string, ex memory.Exchange, count 
 // the thread's first count turns, after the ex.After its call saw. Only
 // when turns came after those is anything read.
 func (s *Store) stateMoved(ctx context.Context, id string, ex memory.Exchange, count int) (bool, error) {
-	if !ex.Unchanged || ex.StateOf == "" || count <= ex.After {
+	if !ex.ChecksState() || count <= ex.After {
 		return false, nil
 	}
 	var moved bool
