@@ -81,7 +81,9 @@ func TestAnAnswerNobodyReadsEnds(t *testing.T) {
 // (net/http lifts it once an answer has ended).
 func TestASmallAnswerAfterALargeOneGoesOut(t *testing.T) {
 	t.Parallel()
-	const d = 100 * time.Millisecond
+	// Each piece of the large answer has d to go out: 100 ms cut it on a
+	// clean clone's CI, two cores busy with other packages' tests.
+	const d = 500 * time.Millisecond
 	addr := paceLoopback(t, d, sizes(1<<20))
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
