@@ -185,3 +185,40 @@ func TestAnAnswerLongerThanATurnIsKeptByItsStart(t *testing.T) {
 		t.Errorf("thread: %d, %d bytes; want the answer's start, saying the rest was not kept", code, len(thread))
 	}
 }
+
+// TestAStepHeavierThanWhatItsThreadHasLeftIsRefusedBeforeTheExpert: a
+// thread near its bound (32 MiB) with room for an exchange, but not for
+// the step's findings, ran the expert, was billed, and then had the
+// exchange refused: the answer went without a continuation and the
+// findings were lost. The step is refused first now, saying what to do.
+func TestAStepHeavierThanWhatItsThreadHasLeftIsRefusedBeforeTheExpert(t *testing.T) {
+	t.Parallel()
+	fake := fakemodel.New(t)
+	st := serveStack(t, fakeEnv(fake))
+	const room = 300 << 10 // past the least an exchange needs (32 KiB), short of the step's findings
+	id := "6f9e3c1a-7b2d-4e8f-9a0b-1c2d3e4f5a6b"
+	var line strings.Builder
+	fmt.Fprintf(&line, `{"thread_id":%q,"tool_name":"chat","turns":[`, id)
+	for left, i := int64(32<<20-room), 0; left > 0; i++ {
+		n := min(left-200, 2_000_000) // each turn's names and value weigh a little more than its text
+		if i > 0 {
+			line.WriteString(",")
+		}
+		fmt.Fprintf(&line, `{"role":"ROLE_USER","content":%q}`, strings.Repeat("x", int(n)))
+		left -= n + 200
+	}
+	line.WriteString("]}\n")
+	if code, body := request(t, "POST", st.gateway+"/v1/threads:import", "", line.String()); code != 200 {
+		t.Fatalf("import: %d %.300s", code, body)
+	}
+	res, got := callTool(t, st.session, "thinkdeep", map[string]any{"step": "think", "step_number": 1,
+		"total_steps": 1, "next_step_required": false, "findings": strings.Repeat("the lock is taken twice. ", 24_000),
+		"confidence": "high", "model": "llama3.2", "continuation_id": id})
+	if text, _ := json.Marshal(got); !res.IsError || !strings.Contains(string(text), "new thread") {
+		t.Errorf("a step of 576 KB on a thread with %d KiB left: IsError %v, %.400s; want it refused, saying what "+
+			"to do", room>>10, res.IsError, text)
+	}
+	if n := len(fake.Requests()); n != 0 {
+		t.Errorf("the step reached the expert %d times", n)
+	}
+}
