@@ -64,12 +64,20 @@ var keyWords = [][]byte{[]byte("PRIVATE KEY"), []byte("private key"), []byte("Pr
 // alignments, as a Kubernetes Secret or a config holds a PEM file.
 var privateKeyIn64 = [][]byte{[]byte("UFJJVkFURSBLRVk"), []byte("QUklWQVRFIEtFW"), []byte("SVZBVEUgS0VZ")}
 
+// jwkSecret is the member of a JSON Web Key that makes it secret: "d", a
+// private key's (EC, RSA, OKP), or "k", a symmetric key's; one of a file
+// that names a key type ("kty") is taken for a key's.
+var jwkSecret = regexp.MustCompile(`"[dk]"\s*:\s*"[A-Za-z0-9_-]{16,}={0,2}"`)
+
 // holdsPrivateKey reports whether a file's content holds a private key as
-// text, or a PEM one in base64. What it does not know (a key in JSON Web
-// Key form, a key's base64 without its header, split across string
+// text, a PEM one in base64, or a JSON Web Key that is secret. What it does
+// not know (a key's base64 without its header, split across string
 // literals, in UTF-16 or an encoding of its own) it lets through: the deny
 // list by name is the first rule.
 func holdsPrivateKey(content []byte) bool {
+	if bytes.Contains(content, []byte(`"kty"`)) && jwkSecret.Match(content) {
+		return true
+	}
 	if slices.ContainsFunc(keyWords, func(w []byte) bool { return bytes.Contains(content, w) }) &&
 		privateKeyBlock.Match(content) {
 		return true

@@ -234,6 +234,17 @@ func TestAPrivateKeyIsNotRead(t *testing.T) {
 		"age.txt":   "# created: 2026-01-01\nAGE-SECRET-KEY-1QQPQ\n",
 		"putty.go":  "package putty\n\n// Files begin \"PuTTY-User-Key-File-3: \", then name the key.\n",
 		"begin.sql": "BEGIN;\nUPDATE keys SET private = true;\nCOMMIT;\n",
+		// JSON Web Keys: a private one has "d" (EC, RSA, OKP) or is a
+		// secret key ("k", kty "oct"); a public one has neither.
+		"jwk.json": `{"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",` +
+			`"y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0","d":"jpsQnnGQmL-YBIffH1136cLyG5-0ACXWzz1lkT0k2Ao"}`,
+		"jwks.json": "{\n  \"keys\": [\n    {\n      \"kty\": \"oct\",\n      \"k\": " +
+			"\"GawgguFyGrWKav7AX4VKUg\"\n    }\n  ]\n}\n",
+		"jwk-public.json": `{"kty":"RSA","n":"0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86z` +
+			`wu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-` +
+			`65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQF` +
+			`h6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw","e":"AQAB","alg":"RS256"}`,
+		"jwt.md": "A JWK holds \"kty\"; a private one also holds \"d\": \"...\".\n",
 	}
 	for pad := range 3 { // the key's header at each alignment of base64's blocks
 		files[fmt.Sprintf("pad%d.yaml", pad)] = "key: " + base64.StdEncoding.EncodeToString([]byte(
@@ -257,7 +268,7 @@ func TestAPrivateKeyIsNotRead(t *testing.T) {
 		"lower.txt": key, "dh.pem": key, "ssh2.txt": key, "putty.txt": key, "secret.yaml": key, "server.key": binary,
 		"talk.key": binary, "tls/ca.pem": "", "docs/keys.md": "", "tls/pub.pem": "", "cert.yaml": "",
 		"bundle.yaml": key, "age.txt": key, "putty.go": "", "begin.sql": "", "pad0.yaml": key, "pad1.yaml": key,
-		"pad2.yaml": key}
+		"pad2.yaml": key, "jwk.json": key, "jwks.json": key, "jwk-public.json": "", "jwt.md": ""}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("reasons (-want +got):\n%s", diff)
 	}
