@@ -222,3 +222,26 @@ func TestAStepHeavierThanWhatItsThreadHasLeftIsRefusedBeforeTheExpert(t *testing
 		t.Errorf("the step reached the expert %d times", n)
 	}
 }
+
+// TestAnAnswerCutAtTheModelsOutputLimitSaysSo: a model that stopped at its
+// output limit (finish reason "length") answered half, and zen passed the
+// half on as the whole answer. It says so now, and how to have the rest.
+func TestAnAnswerCutAtTheModelsOutputLimitSaysSo(t *testing.T) {
+	t.Parallel()
+	fake := fakemodel.New(t)
+	fake.SetReply(func(r fakemodel.Request) fakemodel.Reply {
+		if strings.Contains(r.AllText(), "at length") {
+			return fakemodel.Reply{Content: "The first half of an answer", FinishReason: "length"}
+		}
+		return fakemodel.Reply{Content: "A whole answer."}
+	})
+	st := serveStack(t, fakeEnv(fake))
+	for prompt, cut := range map[string]bool{"answer at length": true, "answer briefly": false} {
+		_, got := callTool(t, st.session, "chat", map[string]any{"prompt": prompt, "model": "llama3.2",
+			"working_directory_absolute_path": t.TempDir()})
+		content, _ := got["content"].(string)
+		if says := strings.Contains(content, "output limit"); says != cut {
+			t.Errorf("%q: the answer says it was cut: %v, want %v: %q", prompt, says, cut, content)
+		}
+	}
+}

@@ -19,6 +19,12 @@ import (
 // progressEvery spaces progress reports while a reply streams in.
 const progressEvery = time.Second
 
+// cutAtOutputLimit ends the answer of a model that stopped at its output
+// limit, which would otherwise read as whole: the agent is told, and how
+// to have the rest.
+const cutAtOutputLimit = "\n\n[zen: the model stopped here, at its output limit (finish reason %q): this answer " +
+	"is not finished. To have the rest, continue this conversation asking it to go on from where it stopped.]"
+
 // generation is one model call.
 type generation struct {
 	model        *routerv1.Model
@@ -80,6 +86,9 @@ func run(ctx context.Context, env *Env, c *Call, g generation) (*routerv1.Genera
 			c.used(done.GetModelName(), done.GetProvider(), done.GetUsage().GetInputTokens(),
 				done.GetUsage().GetOutputTokens())
 			endOf(stream)
+			if done.GetAtOutputLimit() {
+				done.Content += fmt.Sprintf(cutAtOutputLimit, done.GetFinishReason())
+			}
 			return done, nil
 		}
 		chars += int64(len(msg.GetDelta()))

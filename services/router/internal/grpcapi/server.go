@@ -155,7 +155,8 @@ func (s *Server) Generate(req *routerv1.GenerateRequest, stream grpc.ServerStrea
 		attribute.Int64("gen_ai.usage.input_tokens", u.InputTokens), attribute.Int64("gen_ai.usage.output_tokens", u.OutputTokens),
 		attribute.Int("zen.attempts", out.Attempts), attribute.Float64("zen.cost_usd", cost))
 	return stream.Send(&routerv1.GenerateResponse{Event: &routerv1.GenerateResponse_Done{Done: &routerv1.GenerateDone{
-		Content: out.Content, FinishReason: out.FinishReason, ModelName: out.Served.Name, Provider: out.Served.Provider.Name,
+		Content: out.Content, FinishReason: out.FinishReason, AtOutputLimit: provider.AtOutputLimit(out.FinishReason),
+		ModelName: out.Served.Name, Provider: out.Served.Provider.Name,
 		Usage: &routerv1.Usage{InputTokens: clamp(u.InputTokens), OutputTokens: clamp(u.OutputTokens),
 			TotalTokens: clamp(u.InputTokens + u.OutputTokens), CostUsd: cost},
 	}}})

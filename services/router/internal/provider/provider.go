@@ -70,3 +70,17 @@ var ErrEmpty = errors.New("empty response")
 type Generator interface {
 	Generate(ctx context.Context, req Request, onDelta func(string)) (Result, error)
 }
+
+// AtOutputLimit reports whether a generation that finished for reason (a
+// Result's FinishReason, in its wire's words) stopped at the model's
+// output limit, before its answer was done: "length" on OpenAI's chat
+// completions and the APIs like it, Gemini's MAX_TOKENS, the responses
+// API's max_output_tokens, and Anthropic's max_tokens as some proxies pass
+// it on.
+func AtOutputLimit(reason string) bool {
+	switch reason {
+	case "length", "MAX_TOKENS", "max_output_tokens", "max_tokens":
+		return true
+	}
+	return false
+}

@@ -911,8 +911,12 @@ type GenerateDone struct {
 	FinishReason string                 `protobuf:"bytes,2,opt,name=finish_reason,json=finishReason,proto3" json:"finish_reason,omitempty"`
 	Usage        *Usage                 `protobuf:"bytes,3,opt,name=usage,proto3" json:"usage,omitempty"`
 	// model_name is the canonical name that answered.
-	ModelName     string `protobuf:"bytes,4,opt,name=model_name,json=modelName,proto3" json:"model_name,omitempty"`
-	Provider      string `protobuf:"bytes,5,opt,name=provider,proto3" json:"provider,omitempty"`
+	ModelName string `protobuf:"bytes,4,opt,name=model_name,json=modelName,proto3" json:"model_name,omitempty"`
+	Provider  string `protobuf:"bytes,5,opt,name=provider,proto3" json:"provider,omitempty"`
+	// at_output_limit says the model stopped at its output limit (its
+	// finish_reason, in the provider's words, says so): content is the start
+	// of an answer it had not finished.
+	AtOutputLimit bool `protobuf:"varint,6,opt,name=at_output_limit,json=atOutputLimit,proto3" json:"at_output_limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -980,6 +984,13 @@ func (x *GenerateDone) GetProvider() string {
 		return x.Provider
 	}
 	return ""
+}
+
+func (x *GenerateDone) GetAtOutputLimit() bool {
+	if x != nil {
+		return x.AtOutputLimit
+	}
+	return false
 }
 
 var File_zen_router_v1_router_proto protoreflect.FileDescriptor
@@ -1055,14 +1066,15 @@ const file_zen_router_v1_router_proto_rawDesc = "" +
 	"\x10GenerateResponse\x12\x16\n" +
 	"\x05delta\x18\x01 \x01(\tH\x00R\x05delta\x121\n" +
 	"\x04done\x18\x02 \x01(\v2\x1b.zen.router.v1.GenerateDoneH\x00R\x04doneB\a\n" +
-	"\x05event\"\xb4\x01\n" +
+	"\x05event\"\xdc\x01\n" +
 	"\fGenerateDone\x12\x18\n" +
 	"\acontent\x18\x01 \x01(\tR\acontent\x12#\n" +
 	"\rfinish_reason\x18\x02 \x01(\tR\ffinishReason\x12*\n" +
 	"\x05usage\x18\x03 \x01(\v2\x14.zen.router.v1.UsageR\x05usage\x12\x1d\n" +
 	"\n" +
 	"model_name\x18\x04 \x01(\tR\tmodelName\x12\x1a\n" +
-	"\bprovider\x18\x05 \x01(\tR\bprovider2\xa5\x03\n" +
+	"\bprovider\x18\x05 \x01(\tR\bprovider\x12&\n" +
+	"\x0fat_output_limit\x18\x06 \x01(\bR\ratOutputLimit2\xa5\x03\n" +
 	"\rRouterService\x12e\n" +
 	"\n" +
 	"ListModels\x12 .zen.router.v1.ListModelsRequest\x1a!.zen.router.v1.ListModelsResponse\"\x12\x82\xd3\xe4\x93\x02\f\x12\n" +
