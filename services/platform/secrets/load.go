@@ -73,15 +73,41 @@ func Load(getenv config.Getenv, names []string) *Scrubber {
 			add(getenv(name))
 		}
 	}
-	if u, err := url.Parse(strings.TrimSpace(getenv("REDIS_URL"))); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok {
-			add(pw)
-		}
-	}
+	values = append(values, RedisPasswords(getenv("REDIS_URL"))...)
 	for _, name := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} {
 		values = append(values, headerValues(getenv(name))...)
 	}
 	return New(values...)
+}
+
+// RedisPasswords are the passwords a REDIS_URL carries, as written and
+// decoded: its own, between "://" and the last "@" of the part before the
+// path (read by hand, so that a URL that does not parse, which memory's
+// error then quotes, still gives it up), and a Sentinel's or a node's in
+// its query (password=, sentinel_password=).
+func RedisPasswords(raw string) []string {
+	var out []string
+	add := func(v string) {
+		out = append(out, v)
+		if dec, err := url.PathUnescape(v); err == nil && dec != v {
+			out = append(out, dec)
+		}
+	}
+	raw = strings.TrimSpace(raw)
+	rest, query, _ := strings.Cut(raw, "?")
+	if _, after, ok := strings.Cut(rest, "://"); ok {
+		if at := strings.LastIndex(after, "@"); at >= 0 {
+			if _, pw, ok := strings.Cut(after[:at], ":"); ok {
+				add(pw)
+			}
+		}
+	}
+	for _, kv := range strings.Split(query, "&") {
+		if k, v, ok := strings.Cut(kv, "="); ok && (k == "password" || k == "sentinel_password") {
+			add(v)
+		}
+	}
+	return out
 }
 
 // headerValues reads OTLP's "key=value,key=value" list (values

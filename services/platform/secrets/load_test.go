@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestLoadFindsZenSecrets(t *testing.T) {
@@ -58,5 +59,27 @@ func TestZenCredential(t *testing.T) {
 		"GEMINI_API_KEY": false, "PATH": false, "ZEN_MCP_ADDR": false}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ZenCredential (-want +got):\n%s", diff)
+	}
+}
+
+// TestARedisPasswordIsASecretHoweverItsURLIsWritten: a password with a
+// "%" that is no escape made REDIS_URL fail to parse, and then no password
+// was taken from it, though memory's error quoted the URL whole; a
+// Sentinel's password in the query was never taken.
+func TestARedisPasswordIsASecretHoweverItsURLIsWritten(t *testing.T) {
+	t.Parallel()
+	for url, want := range map[string][]string{
+		"redis://:S3cr3t%zzPassw0rd@127.0.0.1:6390/0":              {"S3cr3t%zzPassw0rd"},
+		"redis://user:pa%40ssword@host:1/0":                        {"pa%40ssword", "pa@ssword"},
+		"redis://u:p@ss#w/rd@host:1/0":                             {"p@ss#w/rd"},
+		"redis://h:1?master_name=m&password=sentinel-pw-123":       {"sentinel-pw-123"},
+		"redis://h:1?master_name=m&sentinel_password=s%2Bpassword": {"s%2Bpassword", "s+password"},
+		"redis://localhost:6379/0":                                 nil,
+	} {
+		s := Load(func(k string) string { return map[string]string{"REDIS_URL": url}[k] }, nil)
+		if diff := cmp.Diff(want, s.Values(), cmpopts.SortSlices(func(a, b string) bool { return a < b }),
+			cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: secret values (-want +got):\n%s", url, diff)
+		}
 	}
 }

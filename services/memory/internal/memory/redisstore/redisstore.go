@@ -36,12 +36,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/zenmcp/zen/services/memory/internal/memory"
+	"github.com/zenmcp/zen/services/platform/secrets"
 )
 
 // Store is a memory.Store in Redis.
@@ -121,21 +123,32 @@ func client(rawURL string) (redis.UniversalClient, error) {
 	case cluster:
 		opts, err := redis.ParseClusterURL(u)
 		if err != nil {
-			return nil, fmt.Errorf("REDIS_URL: %w", err)
+			return nil, urlError(rawURL, err)
 		}
 		return redis.NewClusterClient(opts), nil
 	case sentinel:
 		opts, err := redis.ParseFailoverURL(u)
 		if err != nil {
-			return nil, fmt.Errorf("REDIS_URL: %w", err)
+			return nil, urlError(rawURL, err)
 		}
 		return redis.NewFailoverClient(opts), nil
 	}
 	opts, err := redis.ParseURL(u)
 	if err != nil {
-		return nil, fmt.Errorf("REDIS_URL: %w", err)
+		return nil, urlError(rawURL, err)
 	}
 	return redis.NewClient(opts), nil
+}
+
+// urlError says why rawURL could not be read without quoting its
+// passwords: net/url's errors quote the URL whole, and this one reaches
+// stderr and the logs.
+func urlError(rawURL string, err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		err = ue.Err
+	}
+	msg := secrets.New(secrets.RedisPasswords(rawURL)...).String(err.Error())
+	return fmt.Errorf("REDIS_URL: %s; the form is redis://[user:password@]host:port/db", msg)
 }
 
 func (s *Store) metaKey(id string) string  { return s.prefix + "{" + id + "}:meta" }

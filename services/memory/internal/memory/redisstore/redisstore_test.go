@@ -197,9 +197,15 @@ func TestURLForms(t *testing.T) {
 		}
 		c.Close()
 	}
-	for _, bad := range []string{"http://x", "redis://h:1?colour=red"} {
-		if _, err := client(bad); err == nil || !strings.Contains(err.Error(), "REDIS_URL") {
+	for _, bad := range []string{"http://x", "redis://h:1?colour=red", "redis://:S3cr3t%zzPassw0rd@127.0.0.1:6390/0",
+		"rediss://u:S3cr3t%zzPassw0rd@h:1?master_name=m", "redis://:S3cr3t%zzPassw0rd@h:1?cluster=true"} {
+		_, err := client(bad)
+		if err == nil || !strings.Contains(err.Error(), "REDIS_URL") {
 			t.Errorf("%s: err = %v, want one naming REDIS_URL", bad, err)
+		}
+		// The error reaches stderr and logs: a password in it is out.
+		if err != nil && strings.Contains(err.Error(), "S3cr3t") {
+			t.Errorf("%s: the error quotes the password: %v", bad, err)
 		}
 	}
 }
