@@ -36,7 +36,12 @@ func (p Policy) WriteFile(dir, name string, data []byte) (string, error) {
 		return "", fmt.Errorf("open %s: %w", dir, innermost(err))
 	}
 	defer root.Close()
+	// A new file is made as editors make one (0644 less the umask); one
+	// replaced keeps its mode, so a file its owner made private stays so.
+	perm, keep := fs.FileMode(0o644), false
 	switch info, err := root.Lstat(name); {
+	case err == nil && info.Mode().IsRegular():
+		perm, keep = info.Mode().Perm(), true
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return "", fmt.Errorf("cannot check %s: %w", target, innermost(err))
@@ -47,11 +52,16 @@ func (p Policy) WriteFile(dir, name string, data []byte) (string, error) {
 		return "", fmt.Errorf("%w: %s exists and is not a regular file: remove it and call again", ErrDenied, target)
 	}
 	tmp := "." + name + "." + rand.Text() + ".tmp"
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return "", fmt.Errorf("cannot write in %s: %w", resolved, innermost(err))
 	}
-	_, err = f.Write(data)
+	if keep { // the umask may have taken bits the old file had
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		_, err = f.Write(data)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

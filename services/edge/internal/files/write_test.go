@@ -117,3 +117,27 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	}
 	return out
 }
+
+// TestAWriteKeepsTheModeOfTheFileItReplaces: the new file was made 0644
+// and renamed over the old, so a zen_generated.code its owner had made
+// 0600 became readable by every user of the machine.
+func TestAWriteKeepsTheModeOfTheFileItReplaces(t *testing.T) {
+	t.Parallel()
+	const name = "zen_generated.code"
+	for _, mode := range []os.FileMode{0o600, 0o640, 0o644} {
+		h := newSecretHome(t)
+		p := filepath.Join(h.proj, name)
+		write(t, p, "old code")
+		must(t, os.Chmod(p, mode))
+		if _, err := h.policy(Config{}).WriteFile(h.proj, name, []byte("new code\n")); err != nil {
+			t.Fatal(err)
+		}
+		info, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Mode().Perm(); got != mode {
+			t.Errorf("a %v file replaced: %v", mode, got)
+		}
+	}
+}
