@@ -55,7 +55,9 @@ func NewPolicy(c Config) Policy {
 	p := Policy{home: c.Home, install: c.InstallDir, shared: c.Shared, rootsNamed: "ZEN_FILE_ROOTS",
 		agentCLIs: c.AgentCLIs}
 	roots := c.Roots
-	if len(roots) == 0 && c.Shared == "" && c.Home != "" {
+	// A home at the disk's root (HOME=/, as service accounts and containers
+	// without a home of their own have) would make the whole disk a root.
+	if len(roots) == 0 && c.Shared == "" && c.Home != "" && resolveExisting(c.Home) != "/" {
 		roots, p.rootsNamed = []string{c.Home}, "your home directory, the default"
 	}
 	for _, r := range roots {
@@ -165,6 +167,11 @@ func (p Policy) Resolve(path string) (string, error) {
 const leaveOut = "zen never reads such a file: leave it out of the call"
 
 func (p Policy) outsideRoots(what string) error {
+	if len(p.roots) == 0 {
+		return fmt.Errorf("%w: %s is outside the directories zen may read: there are none (ZEN_FILE_ROOTS is "+
+			"unset, and the home directory, the default, is not one on a shared server or when it is the disk's "+
+			"root); set ZEN_FILE_ROOTS to the directories of your projects", ErrDenied, what)
+	}
 	return fmt.Errorf("%w: %s is outside the directories zen may read (%s: %s); pass files under them, "+
 		"or add the directory to ZEN_FILE_ROOTS", ErrDenied, what, p.rootsNamed, strings.Join(p.roots, ", "))
 }

@@ -109,3 +109,21 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestAHomeAtTheRootOfTheDiskIsNoRoot: a service account or a container
+// without a home of its own runs with HOME=/, and the default root, the
+// home, was then the whole disk: other users' projects, /tmp, /opt, /srv.
+// Files are read there only from roots named in ZEN_FILE_ROOTS.
+func TestAHomeAtTheRootOfTheDiskIsNoRoot(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "app.py")
+	write(t, file, "print('hello')\n")
+	_, err := NewPolicy(Config{Home: "/"}).Resolve(file)
+	if err == nil || !strings.Contains(err.Error(), "ZEN_FILE_ROOTS") {
+		t.Errorf("HOME=/: Resolve(%s) = %v; want it refused, naming ZEN_FILE_ROOTS", file, err)
+	}
+	if _, err := NewPolicy(Config{Home: "/", Roots: []string{dir}}).Resolve(file); err != nil {
+		t.Errorf("HOME=/ with %s a root: %v", dir, err)
+	}
+}
