@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/zenmcp/zen/services/platform/config"
+	routerserver "github.com/zenmcp/zen/services/router/server"
 )
 
 // dotEnvFiles are the .env files role reads, in precedence order: the
@@ -63,4 +65,19 @@ func userDotEnv(getenv config.Getenv) string {
 		return filepath.Join(home, ".config", "zen", ".env")
 	}
 	return ""
+}
+
+// absoluteConfigPaths refuses a relative path in the variables that name
+// zen's own files (ownFileVars, the model catalogues), for stdio: it runs
+// in whatever project the agent opens, so a relative path (the
+// reference's conf/... form) names a file of that project's, and a cloned
+// repository's clients file would run its commands under clink.
+func absoluteConfigPaths(getenv config.Getenv) error {
+	for _, v := range slices.Concat(ownFileVars, routerserver.CatalogueVars()) {
+		if p := strings.TrimSpace(getenv(v)); p != "" && !filepath.IsAbs(p) {
+			return fmt.Errorf("%s=%q is a relative path: zen stdio runs in whatever project your agent opens, so "+
+				"it would name a file of that project's; give the absolute path of your own file", v, p)
+		}
+	}
+	return nil
 }

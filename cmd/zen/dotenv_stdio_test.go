@@ -107,3 +107,25 @@ func TestAnUnknownToolsLongNameIsNotQuotedWhole(t *testing.T) {
 		})
 	}
 }
+
+// TestStdioTakesNoRelativeConfigurationPath: stdio runs in whatever
+// project the agent opens, so a relative CLI_CLIENTS_CONFIG_PATH (the
+// reference's conf/... form, kept in the user's .env) named a file of that
+// project's: a cloned repository's conf/cli_clients.json ran its own
+// command under clink. stdio refuses to start on one, saying why and what
+// to write instead; an absolute path serves.
+func TestStdioTakesNoRelativeConfigurationPath(t *testing.T) {
+	t.Parallel()
+	project := t.TempDir()
+	for _, name := range []string{"CLI_CLIENTS_CONFIG_PATH", "CUSTOM_MODELS_CONFIG_PATH"} {
+		cmd := exec.Command(zenBin, "stdio")
+		cmd.Env = baseEnv(t, map[string]string{name: "conf/clients.json"})
+		cmd.Dir = project
+		cmd.Stdin = strings.NewReader("")
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), name) || !strings.Contains(string(out), "absolute") {
+			t.Errorf("%s=conf/clients.json: %v\n%s\nwant stdio refused to start, naming it and asking for an "+
+				"absolute path", name, err, out)
+		}
+	}
+}

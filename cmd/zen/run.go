@@ -67,6 +67,11 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 	if err != nil {
 		return fmt.Errorf(".env: %w", err)
 	}
+	if role == "stdio" {
+		if err := absoluteConfigPaths(getenv); err != nil {
+			return err
+		}
+	}
 	// What the runtime and the trace SDK read is the process's own
 	// environment, whatever run was given.
 	if err := settleSDKEnvironment(telemetry.ForSDK(getenv, os.Getenv)); err != nil {
