@@ -31,15 +31,19 @@ var secretDirs = [][]string{
 	{".config", "git", "credentials"}, {".gemini", "oauth_creds.json"}, {".huggingface", "token"},
 	{".cache", "huggingface", "token"}, {".gem", "credentials"}, {".m2", "settings.xml"},
 	{".gradle", "gradle.properties"}, {".config", "rclone"}, {".password-store"}, {".local", "share", "keyrings"},
-	{".pulumi", "credentials.json"}, {".oci"},
+	{".pulumi", "credentials.json"}, {".oci"}, {".config", "hub"}, {".config", "glab-cli"}, {".config", "doctl"},
+	{".config", "hcloud"}, {".config", "op"}, {".config", "configstore"}, {".kaggle"}, {".fly"},
+	// browsers' saved logins and cookies
+	{".mozilla"}, {".config", "google-chrome"}, {".config", "chromium"},
 }
 
 // secretFiles are credential files and private keys, by name.
 var secretFiles = []string{".netrc", "_netrc", ".git-credentials", ".npmrc", ".pypirc", ".pgpass",
 	"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".vault-token", ".envrc", ".my.cnf", ".mylogin.cnf", ".yarnrc.yml",
-	".s3cfg", ".boto",
-	// shell histories hold the secrets typed on command lines
-	".bash_history", ".zsh_history", ".history", ".python_history", ".psql_history", ".mysql_history"}
+	".s3cfg", ".boto", ".databrickscfg", ".dockercfg", ".terraformrc",
+	// shells' and consoles' histories hold the secrets typed on command lines
+	".bash_history", ".zsh_history", ".history", ".python_history", ".psql_history", ".mysql_history", "fish_history",
+	".node_repl_history", ".rediscli_history", ".sqlite_history", ".dbshell", ".irb_history"}
 
 // keyExtensions name the stores of private keys, by the end of a file's
 // name. A .pem or .key may hold a certificate (or be a slide deck): a

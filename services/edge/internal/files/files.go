@@ -106,6 +106,7 @@ func (pol Policy) Expand(paths []string) ([]string, error) {
 // walk calls found with each source file under dir and its size, in walk
 // order, until found returns false.
 func (pol Policy) walk(dir string, found func(path string, size int64) bool) error {
+	resolvedDir := resolveExisting(dir)
 	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // unreadable entries are skipped, not fatal
@@ -130,9 +131,11 @@ func (pol Policy) walk(dir string, found func(path string, size int64) bool) err
 		switch {
 		case d.Type()&fs.ModeSymlink != 0:
 			// A link inside a project may point anywhere: follow it only
-			// to a file the policy allows.
+			// to a file the policy allows, and that the walk would have
+			// found itself (a cloned repository's link to ../.config/hub
+			// went to the model with the project).
 			target, err := pol.Resolve(path)
-			if err != nil || !utf8.ValidString(target) {
+			if err != nil || !utf8.ValidString(target) || !walkedTo(resolvedDir, target) {
 				return nil
 			}
 			if info, err = os.Stat(target); err != nil || !info.Mode().IsRegular() {
@@ -151,6 +154,22 @@ func (pol Policy) walk(dir string, found func(path string, size int64) bool) err
 		}
 		return nil
 	})
+}
+
+// walkedTo reports whether a walk of dir (resolved) reaches target (a
+// link's, resolved): below dir, on no hidden or excluded path.
+func walkedTo(dir, target string) bool {
+	rel, err := filepath.Rel(dir, target)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return false
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	for i, part := range parts {
+		if strings.HasPrefix(part, ".") || i < len(parts)-1 && slices.Contains(excludedDirs, part) {
+			return false
+		}
+	}
+	return true
 }
 
 // Read reads one file after checking it against the policy, normalising

@@ -163,3 +163,38 @@ func TestImagesFollowThePolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestAWalkFollowsNoLinkOutOfItsDirectory: a directory named in a call
+// is walked for its source files, and a link among them was followed to
+// any file the policy allows: a cloned repository's hub.yaml pointing at
+// ../.config/hub, or a history file under another name, went to the model
+// with the project. A walk follows a link only to a file it would have
+// found itself: inside the directory, and on no hidden or skipped path.
+func TestAWalkFollowsNoLinkOutOfItsDirectory(t *testing.T) {
+	t.Parallel()
+	h := newSecretHome(t)
+	write(t, filepath.Join(h.home, ".config", "hub"), "oauth_token: ghp_0123456789")
+	write(t, filepath.Join(h.home, "other", "notes.txt"), "another project's notes")
+	write(t, filepath.Join(h.proj, "src", "lib.go"), "package lib")
+	write(t, filepath.Join(h.proj, ".secrets", "db.yaml"), "password: hunter2")
+	write(t, filepath.Join(h.proj, "node_modules", "x", "index.js"), "module.exports = 1")
+	for link, target := range map[string]string{
+		"hub.yaml": "../.config/hub", "notes.txt": "../other/notes.txt", "lib.go": "src/lib.go",
+		"db.yaml": ".secrets/db.yaml", "dep.js": "node_modules/x/index.js",
+	} {
+		must(t, os.Symlink(target, filepath.Join(h.proj, link)))
+	}
+	got, err := h.policy(Config{}).Expand([]string{h.proj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range got {
+		got[i] = strings.TrimPrefix(p, h.proj+"/")
+	}
+	// main.go and tokens.txt (zen's own, denied) are the project's own; the
+	// link to src/lib.go is followed to the file the walk finds anyway.
+	want := []string{"src/lib.go", "main.go"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("walked (-want +got):\n%s", diff)
+	}
+}
