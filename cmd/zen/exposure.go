@@ -1,6 +1,11 @@
 package main
 
-import "github.com/zenmcp/zen/services/platform/hostguard"
+import (
+	"log/slog"
+
+	"github.com/zenmcp/zen/services/platform/auth"
+	"github.com/zenmcp/zen/services/platform/hostguard"
+)
 
 // checkExposure refuses, before anything starts, to serve HTTP beyond
 // loopback without ZEN_ALLOWED_HOSTS: such a server would answer any Host,
@@ -25,4 +30,21 @@ func checkExposure(s *settings, role string) error {
 		}
 	}
 	return nil
+}
+
+// noteOpenPorts warns, at start, a role that takes MCP or gateway calls
+// without client tokens: whoever reaches its ports (every user and process
+// of the machine, on loopback) calls it as its owner, reads the files
+// under its roots and spends its keys. On one person's machine that is
+// the point; on a shared one it is not, and nothing said so.
+func noteOpenPorts(logger *slog.Logger, s *settings, role string) {
+	if role != "serve" && role != "edge" && role != "gateway" {
+		return
+	}
+	if tokens, err := auth.Load(s.getenv); err != nil || tokens.On() {
+		return
+	}
+	logger.Warn("zen takes calls without a client token: every user and process of this machine (and of its " +
+		"network, for a port beyond loopback) may call it as you, read the files under its roots and spend its " +
+		"provider keys; unless you are the machine's only user, set ZEN_AUTH_TOKEN or ZEN_AUTH_TOKENS_FILE")
 }

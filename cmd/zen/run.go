@@ -106,6 +106,7 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 	}
 	sink.report(logger)
 	noteUnreadDotEnv(logger, role, envFiles)
+	noteOpenPorts(logger, s, role)
 	_, shutdown, err := telemetry.Setup(ctx, "zen-"+role, version, getenv, logger)
 	if err != nil {
 		return err
