@@ -31,15 +31,6 @@ const MaxTurnBytes = 2 << 20
 // square of their number.
 const MaxWorkflowStateBytes = 1 << 20
 
-// ValueWeight is what one value adds to a thread's weight (memory's
-// MaxThreadWeight) beside its bytes: decoded, a number or a map entry costs
-// a reader about as much as a hundred bytes of text.
-const ValueWeight = 100
-
-// Weight is what a value adds to its thread's weight, measured as Measure
-// counts it: values values in bytes bytes of JSON.
-func Weight(values, bytes int) int64 { return int64(bytes) + int64(values)*ValueWeight }
-
 // Shape counts the values v holds, itself included, and reports whether
 // it stays within MaxNesting levels of maps and lists and MaxValues values.
 // Past them it stops counting.

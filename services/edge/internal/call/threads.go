@@ -156,9 +156,6 @@ func (r *Runner) conversation(ctx context.Context, id string, prep *memoryv1.Pre
 		ThreadId: id, ToolName: prep.GetToolName(), Turns: h.GetTurns(), TotalTurns: h.GetTotalTurns(),
 		OmittedTurns: h.GetOmittedTurns(), MaxTurns: prep.GetLimits().GetMaxTurns(), OmittedFiles: h.GetOmittedFiles(),
 	}
-	if most := prep.GetLimits().GetMaxThreadWeight(); most > 0 {
-		conv.Room = max(1, most-prep.GetThreadWeight()) // 0 would say there is no bound
-	}
 	for _, f := range h.GetFiles() {
 		fc := &executorv1.FileContent{Path: f.GetPath(), Sha256: f.GetSha256(), Content: f.GetContent(),
 			SizeBytes: f.GetSizeBytes()}

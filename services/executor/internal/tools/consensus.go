@@ -91,7 +91,7 @@ func runConsensus(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResul
 			"for another round start again at step_number 1.", total)), nil
 	}
 	st.record(stepArgs{StepNumber: a.StepNumber, Step: a.Step, Findings: a.Findings, RelevantFiles: a.RelevantFiles, Images: a.Images})
-	if failed := st.unkept(c, "consensus", a.StepNumber); failed != nil {
+	if failed := st.unkept("consensus", a.StepNumber); failed != nil {
 		return failed, nil
 	}
 	entry := st.Models[idx]

@@ -72,7 +72,7 @@ func runPlanner(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, err
 		st.History = append(st.History, rec)
 	}
 	sort.SliceStable(st.History, func(i, j int) bool { return st.History[i].Number < st.History[j].Number })
-	if failed := st.unkept(c, "planner", a.StepNumber); failed != nil {
+	if failed := st.unkept("planner", a.StepNumber); failed != nil {
 		return failed, nil
 	}
 

@@ -54,7 +54,7 @@ func runTracer(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, erro
 	st := stateFor("tracer", c, a.StepNumber)
 	st.TraceMode = mode
 	st.record(a)
-	if failed := st.unkept(c, "tracer", a.StepNumber); failed != nil {
+	if failed := st.unkept("tracer", a.StepNumber); failed != nil {
 		return failed, nil
 	}
 	resp := map[string]any{
@@ -132,7 +132,7 @@ func runDocgen(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, erro
 	done, total := args.NumFilesDocumented, args.TotalFilesToDocument
 	st := stateFor("docgen", c, a.StepNumber)
 	st.record(a)
-	if failed := st.unkept(c, "docgen", a.StepNumber); failed != nil {
+	if failed := st.unkept("docgen", a.StepNumber); failed != nil {
 		return failed, nil
 	}
 	resp := map[string]any{

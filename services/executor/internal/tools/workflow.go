@@ -86,7 +86,7 @@ func runWorkflow(ctx context.Context, env *Env, c *Call, w workflowSpec) (*execu
 	}
 	st := stateFor(w.name, c, a.StepNumber)
 	st.record(a.stepArgs)
-	if failed := st.unkept(c, w.name, a.StepNumber); failed != nil {
+	if failed := st.unkept(w.name, a.StepNumber); failed != nil {
 		return failed, nil
 	}
 	if c.Progress != nil {

@@ -102,25 +102,16 @@ func restoreState(tool string, s *structpb.Struct) *workflowState {
 
 // unkept is the failure a step gets, before any model runs, when the
 // thread could not keep its state (every step's findings so far) for the
-// next step: past what a state may hold, or past what the thread c
-// continues has left; nil when it could. Found by memory after the expert
-// had run, the step lost its answer and the thread its state.
-func (s *workflowState) unkept(c *Call, tool string, step int) *executorv1.ToolResult {
-	values, bytes, why := storedjson.Measure(s.asMap(), storedjson.MaxWorkflowStateBytes)
-	if why != "" {
-		return workflowFailure(tool, step, fmt.Sprintf("This step's findings and those of the steps before it are "+
-			"more than the conversation keeps for the next step (%s). Send shorter findings, or go on in a new "+
-			"thread: step_number 1, without continuation_id.", why))
+// next step; nil when it could. Found by memory after the expert had run,
+// the step lost its answer and the thread its state.
+func (s *workflowState) unkept(tool string, step int) *executorv1.ToolResult {
+	why := storedjson.FitsAWorkflowState(s.asMap())
+	if why == "" {
+		return nil
 	}
-	// The exchange's turns weigh more than the state: a state past the room
-	// is sure to be refused, one within it may still be.
-	if room, weight := c.Conversation.GetRoom(), storedjson.Weight(values, bytes); room > 0 && weight > room {
-		return workflowFailure(tool, step, fmt.Sprintf("This conversation is nearly full: it has %.1f KiB left of "+
-			"what one thread may hold, and this step's findings with those of the steps before it weigh %.1f KiB, "+
-			"so they could not be kept, and no model was called. Go on in a new thread: step_number 1, without "+
-			"continuation_id, with a summary of the findings so far.", float64(room)/(1<<10), float64(weight)/(1<<10)))
-	}
-	return nil
+	return workflowFailure(tool, step, fmt.Sprintf("This step's findings and those of the steps before it are more "+
+		"than the conversation keeps for the next step (%s). Send shorter findings, or go on in a new thread: "+
+		"step_number 1, without continuation_id.", why))
 }
 
 // shortenedVerdict ends the start of a consensus answer the state keeps

@@ -311,7 +311,7 @@ func jsonWithin(v map[string]any, limit int, what, fix string) (int64, error) {
 	if why != "" {
 		return 0, fmt.Errorf("%w: %s is %s%s", ErrInvalid, what, why, fix)
 	}
-	return storedjson.Weight(values, bytes), nil
+	return int64(bytes) + int64(values)*ValueWeight, nil
 }
 
 // stamp gives turns without a timestamp the write time.

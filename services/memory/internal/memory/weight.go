@@ -1,10 +1,6 @@
 package memory
 
-import (
-	"fmt"
-
-	"github.com/zenmcp/zen/services/platform/storedjson"
-)
+import "fmt"
 
 // MaxThreadWeight bounds what one thread holds, weighed as its readers pay
 // for it: the bytes of its text, names and stored values as the stores
@@ -16,10 +12,10 @@ import (
 // turns of 60 KB prompts and 250 KB answers weigh 8 MB.
 const MaxThreadWeight int64 = 32 << 20
 
-// ValueWeight is what one value adds to a thread's weight (storedjson's,
-// which the executor weighs a workflow step's state by before its model
-// runs).
-const ValueWeight = storedjson.ValueWeight
+// ValueWeight is what one value adds to a thread's weight: decoded, a
+// number or a map entry costs a reader about as much as a hundred bytes of
+// text.
+const ValueWeight = 100
 
 // turnWeight is what turn t weighs but for its workflow state and model
 // metadata, which jsonWithin weighs as it checks them.

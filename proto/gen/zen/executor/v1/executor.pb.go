@@ -313,11 +313,7 @@ type Conversation struct {
 	// as they read now; they are embedded once, in the history.
 	Files []*FileContent `protobuf:"bytes,7,rep,name=files,proto3" json:"files,omitempty"`
 	// omitted_files counts referenced files left out for the file budget.
-	OmittedFiles int32 `protobuf:"varint,8,opt,name=omitted_files,json=omittedFiles,proto3" json:"omitted_files,omitempty"`
-	// room is the weight (memory's Limits.max_thread_weight) the thread has
-	// left for this exchange; 0 when its memory sets no bound. A workflow
-	// step whose state weighs more is refused before its model runs.
-	Room          int64 `protobuf:"varint,9,opt,name=room,proto3" json:"room,omitempty"`
+	OmittedFiles  int32 `protobuf:"varint,8,opt,name=omitted_files,json=omittedFiles,proto3" json:"omitted_files,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -404,13 +400,6 @@ func (x *Conversation) GetFiles() []*FileContent {
 func (x *Conversation) GetOmittedFiles() int32 {
 	if x != nil {
 		return x.OmittedFiles
-	}
-	return 0
-}
-
-func (x *Conversation) GetRoom() int64 {
-	if x != nil {
-		return x.Room
 	}
 	return 0
 }
@@ -1040,7 +1029,7 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\bworkflow\x18\v \x01(\bR\bworkflow\"\x12\n" +
 	"\x10ListToolsRequest\"@\n" +
 	"\x11ListToolsResponse\x12+\n" +
-	"\x05tools\x18\x01 \x03(\v2\x15.zen.executor.v1.ToolR\x05tools\"\xc3\x02\n" +
+	"\x05tools\x18\x01 \x03(\v2\x15.zen.executor.v1.ToolR\x05tools\"\xaf\x02\n" +
 	"\fConversation\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12)\n" +
@@ -1050,8 +1039,7 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\romitted_turns\x18\x05 \x01(\x05R\fomittedTurns\x12\x1b\n" +
 	"\tmax_turns\x18\x06 \x01(\x05R\bmaxTurns\x122\n" +
 	"\x05files\x18\a \x03(\v2\x1c.zen.executor.v1.FileContentR\x05files\x12#\n" +
-	"\romitted_files\x18\b \x01(\x05R\fomittedFiles\x12\x12\n" +
-	"\x04room\x18\t \x01(\x03R\x04room\"\x93\x01\n" +
+	"\romitted_files\x18\b \x01(\x05R\fomittedFiles\"\x93\x01\n" +
 	"\vFileContent\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
 	"\x06sha256\x18\x02 \x01(\tR\x06sha256\x12\x18\n" +
