@@ -226,8 +226,12 @@ func (c *loadClient) answered(o *outcome, res *mcp.CallToolResult) {
 			o.msg = text(res)
 		}
 	case meta["continuation_error"] != nil:
-		// The thread is still there: the next question continues it.
 		o.kind, o.msg = kindNotSaved, fmt.Sprint(meta["continuation_error"])
+		// The thread is still there: the next question continues it,
+		// unless it is full.
+		if strings.Contains(o.msg, "MAX_CONVERSATION_TURNS") || strings.Contains(o.msg, "one thread may hold") {
+			o.kind, c.thread = kindOK, ""
+		}
 	case offer != nil:
 		o.kind = kindOK
 		o.thread, _ = offer["continuation_id"].(string)

@@ -72,9 +72,11 @@ func TestMemoryRestartedWithOtherLimitsTakesEffectAtOnce(t *testing.T) {
 	if err != nil || res.IsError || got["status"] != "success" || got["continuation_offer"] != nil {
 		t.Errorf("the exchange that fills the thread to 4: %v %v; want success and no offer", got, err)
 	}
-	res, _, err = chat(map[string]any{"continuation_id": id})
-	if err != nil || !res.IsError || !strings.Contains(text(res), "reached its limit of 4 turns") {
-		t.Errorf("past the new limit: %v, %v; want the turn-limit refusal", text(res), err)
+	res, got, err = chat(map[string]any{"continuation_id": id})
+	meta, _ := got["metadata"].(map[string]any)
+	if why, _ := meta["continuation_error"].(string); err != nil || res.IsError ||
+		!strings.Contains(why, "limit of 4 turns") {
+		t.Errorf("past the new limit: %v, %v; want it answered, saying it was not kept at the limit of 4", got, err)
 	}
 }
 

@@ -240,6 +240,9 @@ type prepared struct {
 	// (PrepareCallResponse.turn_count): the append looks for a stored
 	// attempt of the exchange no further back.
 	turnCount int32
+	// unkept says why the exchange of a call that continues a full thread
+	// is not stored (unkeptExchange); "" when it is.
+	unkept string
 }
 
 // finish stores the exchange and adds to the tool's reply what transport
@@ -261,6 +264,14 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 	}
 	if res.GetIsError() || !res.GetOffersContinuation() || len(res.GetTurns()) == 0 {
 		return r.deliver(out, res.GetIsError(), ""), nil
+	}
+	if learnt.unkept != "" {
+		out.Metadata.ContinuationError = learnt.unkept
+		if res.GetContinuation() == executorv1.Continuation_CONTINUATION_ID {
+			// The steps before this one are in the thread the call named.
+			out.ContinuationID = req.GetConversation().GetThreadId()
+		}
+		return r.deliver(out, false, ""), nil
 	}
 	threadID, stored, remaining, err := r.store(ctx, tool, req, res, learnt.turnCount)
 	if err != nil {

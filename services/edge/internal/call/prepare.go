@@ -59,8 +59,13 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 		ModelRequested: su.requested, WorkflowState: su.prep.GetWorkflowState()}
 	if su.prep != nil {
 		// After this exchange's request and reply, as the offer will say.
-		req.RemainingTurns = su.prep.GetRemainingTurns() - 2
+		req.RemainingTurns = max(0, su.prep.GetRemainingTurns()-2)
 		learnt.turnCount = su.prep.GetTurnCount()
+		if id != "" {
+			if learnt.unkept = unkeptExchange(tool, su.prep); learnt.unkept != "" {
+				req.RemainingTurns = 0 // the model's answer is the conversation's last
+			}
+		}
 	}
 	if su.model != nil {
 		progress("using " + su.model.GetName())

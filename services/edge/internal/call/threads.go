@@ -36,9 +36,6 @@ func (r *Runner) prepareMemory(ctx context.Context, tool *Tool, id string,
 	if err != nil {
 		return nil, nil, &BackendError{"memory", err}
 	}
-	if out := fullThread(tool, id, resp); out != nil {
-		return nil, out, nil // before any model call: its exchange could not be kept
-	}
 	return resp, nil, nil
 }
 
@@ -81,12 +78,14 @@ func notFoundMessage(id string, ttlSeconds float64) string {
 		"by calling the tool again without continuation_id, and include the context it needs.", id, ttl)
 }
 
-// fullThread is the answer to a continuation of a thread with no room left
-// for the exchange (two turns; one for a workflow step, which may have no
-// expert's answer; or less weight left than minExchangeWeight): memory
-// would refuse to store it, so the call ends here rather than after a model
-// call whose answer nobody could continue.
-func fullThread(tool *Tool, id string, prep *memoryv1.PrepareCallResponse) *Outcome {
+// unkeptExchange says why a continuation's exchange cannot be kept: its
+// thread has no room left for it (two turns; one for a workflow step,
+// which may have no expert's answer; or less weight left than
+// minExchangeWeight); "" when it can. As the reference's does at the turn
+// limit, the call still runs and is answered, its exchange not stored and
+// no continuation offered: the answer is worth having. Unlike the
+// reference's, it says so (continuation_error), and how to go on.
+func unkeptExchange(tool *Tool, prep *memoryv1.PrepareCallResponse) string {
 	need := 2
 	if tool.GetWorkflow() {
 		need = 1
@@ -94,27 +93,25 @@ func fullThread(tool *Tool, id string, prep *memoryv1.PrepareCallResponse) *Outc
 	remaining, limit := int(prep.GetRemainingTurns()), int(prep.GetLimits().GetMaxTurns())
 	most, weight := prep.GetLimits().GetMaxThreadWeight(), prep.GetThreadWeight()
 	if left := most - weight; most > 0 && left < minExchangeWeight {
-		return ptr(toolError(tool.GetName(), fmt.Sprintf("Conversation thread '%s' is full: it holds %.1f of the "+
-			"%d MiB one thread may hold, too little for another exchange, so it could not be kept, and no model was "+
-			"called. Start a new conversation by calling the tool again without continuation_id, and include the "+
-			"context it needs: a summary of this conversation and the files it used.", id,
-			float64(weight)/(1<<20), most>>20), nil))
+		return fmt.Sprintf("this answer was not saved: the conversation holds %.1f of the %d MiB one thread may "+
+			"hold, too little for another exchange. Start a new conversation by calling the tool again without "+
+			"continuation_id, and include the context it needs: a summary of this conversation and the files it "+
+			"used", float64(weight)/(1<<20), most>>20)
 	}
 	if need <= remaining {
-		return nil
+		return ""
 	}
-	return ptr(toolError(tool.GetName(), fmt.Sprintf("Conversation thread '%s' has reached its limit of %d turns "+
-		"(MAX_CONVERSATION_TURNS): it holds %d and this exchange needs %d more, so it could not be kept, and no "+
-		"model was called. Start a new conversation by calling the tool again without continuation_id, and include "+
-		"the context it needs: a summary of this conversation and the files it used.",
-		id, limit, limit-remaining, need), nil))
+	return fmt.Sprintf("this answer was not saved: the conversation had reached its limit of %d turns "+
+		"(MAX_CONVERSATION_TURNS), holding %d where this exchange needed %d more. Start a new conversation by "+
+		"calling the tool again without continuation_id, and include the context it needs: a summary of this "+
+		"conversation and the files it used", limit, limit-remaining, need)
 }
 
 // minExchangeWeight is the least weight (memory's Limits.max_thread_weight)
-// a thread must have left to be continued: with less, most exchanges would
-// not fit (an agent's question and a model's answer weigh tens of
-// kilobytes). One heavier than what is left still runs its model, and its
-// answer says it was not saved.
+// a thread must have left for a continuation's exchange to be stored: with
+// less, most exchanges would not fit (an agent's question and a model's
+// answer weigh tens of kilobytes), and none is tried. One heavier than
+// what is left is tried, and its answer says it was not saved.
 const minExchangeWeight = 32 << 10
 
 // noModelWindow is the context assumed for tools that resolve no model at

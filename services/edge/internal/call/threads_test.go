@@ -2,7 +2,6 @@ package call
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -83,70 +82,47 @@ func TestConversationSelectsAgainOnlyForAnotherModel(t *testing.T) {
 	}
 }
 
-// A continuation of a thread with too little weight left for an exchange
-// is refused before any model call, as one past the turn limit is: the
-// model ran, and its answer could not be kept.
-func TestAThreadWithoutRoomIsRefusedBeforeTheModel(t *testing.T) {
+// A continuation of a thread with too little weight left for an exchange,
+// or too few turns, is run and answered, as the reference does at the turn
+// limit, and its exchange is not kept: unkeptExchange says why, and how to
+// go on.
+func TestAFullThreadsExchangeIsNotKept(t *testing.T) {
 	t.Parallel()
 	const bound = 32 << 20
 	chat := &Tool{Tool: &executorv1.Tool{Name: "chat"}}
+	debug := &Tool{Tool: &executorv1.Tool{Name: "debug", Workflow: true}}
 	for _, c := range []struct {
-		name      string
-		limit     int64 // Limits.max_thread_weight
-		weight    int64
-		refused   bool
-		saysWhich string
+		name          string
+		tool          *Tool
+		limit, weight int64 // Limits.max_thread_weight, the thread's
+		remaining     int32
+		saysWhich     string // "" when it is kept
 	}{
-		{"room left", bound, bound / 2, false, ""},
-		{"just room enough", bound, bound - minExchangeWeight, false, ""},
-		{"a byte too little", bound, bound - minExchangeWeight + 1, true, "32 MiB"},
-		{"a kilobyte left", bound, bound - 1000, true, "32 MiB"},
-		{"at the bound", bound, bound, true, "32 MiB"},
-		{"a memory that bounds none", 0, 0, false, ""},
+		{"room left", chat, bound, bound / 2, 40, ""},
+		{"just room enough", chat, bound, bound - minExchangeWeight, 40, ""},
+		{"a byte too little", chat, bound, bound - minExchangeWeight + 1, 40, "32 MiB"},
+		{"a kilobyte left", chat, bound, bound - 1000, 40, "32 MiB"},
+		{"at the bound", chat, bound, bound, 40, "32 MiB"},
+		{"a memory that bounds none", chat, 0, 0, 40, ""},
+		{"two turns left", chat, bound, 0, 2, ""},
+		{"one turn left", chat, bound, 0, 1, "limit of 50 turns"},
+		{"one turn left, for a workflow's step", debug, bound, 0, 1, ""},
+		{"no turn left", debug, bound, 0, 0, "limit of 50 turns"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			prep := &memoryv1.PrepareCallResponse{Limits: &memoryv1.Limits{MaxTurns: 50, MaxThreadWeight: c.limit},
-				RemainingTurns: 40, ThreadWeight: c.weight}
-			out := fullThread(chat, "t-1", prep)
-			if (out != nil) != c.refused {
-				t.Fatalf("refused = %v, want %v", out != nil, c.refused)
+				RemainingTurns: c.remaining, ThreadWeight: c.weight}
+			why := unkeptExchange(c.tool, prep)
+			if (why != "") != (c.saysWhich != "") {
+				t.Fatalf("unkept = %q, want it kept: %v", why, c.saysWhich == "")
 			}
-			if out == nil {
-				return
-			}
-			msg := out.Reply.Content
-			for _, want := range []string{c.saysWhich, "no model was called", "without continuation_id"} {
-				if !strings.Contains(msg, want) {
-					t.Errorf("the refusal %q does not say %q", msg, want)
+			for _, want := range []string{c.saysWhich, "not saved", "without continuation_id"} {
+				if why != "" && !strings.Contains(why, want) {
+					t.Errorf("%q does not say %q", why, want)
 				}
 			}
 		})
 	}
 }
 
-// fullMemory answers PrepareCall with a thread at its weight.
-type fullMemory struct {
-	memoryv1.UnimplementedMemoryServiceServer
-}
-
-func (fullMemory) PrepareCall(context.Context, *memoryv1.PrepareCallRequest) (*memoryv1.PrepareCallResponse, error) {
-	return &memoryv1.PrepareCallResponse{Limits: &memoryv1.Limits{MaxTurns: 50, MaxThreadWeight: 32 << 20},
-		ToolName: "chat", RemainingTurns: 40, TurnCount: 10, ThreadWeight: 32<<20 - 100}, nil
-}
-
-// The runner reads the thread's weight from what memory prepared and ends
-// the call there, before anything is executed.
-func TestAContinuationOfAFullThreadEndsAtThePrepare(t *testing.T) {
-	t.Parallel()
-	r := NewRunner(Backends{Memory: memoryClient(t, fullMemory{})}, nil, files.Policy{}, DefaultOutputTokens,
-		slog.New(slog.DiscardHandler))
-	chat := &Tool{Tool: &executorv1.Tool{Name: "chat"}}
-	prep, out, err := r.prepareMemory(t.Context(), chat, "t-1", nil)
-	if err != nil || prep != nil || out == nil || !out.IsError {
-		t.Fatalf("prepareMemory = %v, %+v, %v; want the call ended with an error reply", prep, out, err)
-	}
-	if !strings.Contains(out.Reply.Content, "is full") {
-		t.Errorf("the reply %q does not say the thread is full", out.Reply.Content)
-	}
-}
