@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
 )
 
@@ -34,12 +35,25 @@ func TestPlannerRevisesAndBranches(t *testing.T) {
 	if got["status"] != "pause_for_planning" || !strings.Contains(got["next_steps"].(string), "Continue with step 5") {
 		t.Errorf("step 4: %v %v", got["status"], got["next_steps"])
 	}
-	steps := got["plan"].([]any)
-	if len(steps) != 3 || steps[1].(map[string]any)["step"] != "Copy the data in batches of 1000" {
-		t.Errorf("the revision should replace step 2 in the plan: %v", steps)
+	// A revision is a step of its own, as the reference keeps it: step 2
+	// stays as the agent wrote it, each saying which revised which. An
+	// earlier zen put the revision in step 2's place, losing step 4 and
+	// counting one step fewer.
+	if n := got["planner_status"].(map[string]any)["step_history_length"]; n != float64(4) {
+		t.Errorf("step_history_length after a revision at step 4 = %v, want 4", n)
+	}
+	want := []any{
+		map[string]any{"step_number": 1.0, "step": "Scope the migration"},
+		map[string]any{"step_number": 2.0, "step": "Copy the data", "revised_by_step": 4.0},
+		map[string]any{"step_number": 3.0, "step": "Switch reads"},
+		map[string]any{"step_number": 4.0, "step": "Copy the data in batches of 1000", "revises_step_number": 2.0},
+	}
+	if diff := cmp.Diff(want, got["plan"]); diff != "" {
+		t.Errorf("the plan after a revision (-want +got):\n%s", diff)
 	}
 	got = plan(5, 5, false, "Alternative: dual writes", with(map[string]any{"is_branch_point": true, "branch_from_step": 3, "branch_id": "dual-writes"}))
-	if got["status"] != "planning_complete" || got["planning_complete"] != true || !strings.HasPrefix(got["plan_summary"].(string), "COMPLETE PLAN:") {
+	if got["status"] != "planning_complete" || got["planning_complete"] != true ||
+		got["plan_summary"] != "COMPLETE PLAN: Alternative: dual writes (Total 5 steps completed)" {
 		t.Errorf("final: %v", got)
 	}
 	if b := got["metadata"].(map[string]any)["branches"].([]any); len(b) != 1 || b[0] != "dual-writes" {

@@ -14,8 +14,8 @@ import (
 )
 
 // planner builds a plan one step at a time with no model: steps can revise
-// earlier ones (the revision replaces the step in the plan) and branch into
-// alternatives.
+// earlier ones and branch into alternatives. A revision is a step of its
+// own, as the reference keeps it; the plan says which revised which.
 func plannerTool() Tool {
 	return Tool{
 		Name: "planner", Title: "Plan step by step",
@@ -56,7 +56,7 @@ func runPlanner(_ context.Context, _ *Env, c *Call) (*executorv1.ToolResult, err
 	revises := args.RevisesStepNumber
 	revised := args.IsStepRevision && revises > 0
 	if revised {
-		rec.Number = revises
+		rec.Revises = revises
 	}
 	branch := args.BranchID
 	if args.IsBranchPoint && branch != "" {
@@ -130,13 +130,22 @@ var deepThinking = [3][]string{
 	{"Whether the plan covers the whole task", "The gaps and how to close them", "How to adapt when a step fails", "The first concrete actions"},
 }
 
-// planView is the plan as it now stands, revisions applied.
+// planView is the plan as it now stands: every step, a revised one naming
+// the (latest) step that revised it.
 func planView(st *workflowState) []any {
 	out := make([]any, len(st.History))
 	for i, r := range st.History {
 		step := map[string]any{"step_number": r.Number, "step": r.Step}
 		if r.Branch != "" {
 			step["branch_id"] = r.Branch
+		}
+		if r.Revises > 0 {
+			step["revises_step_number"] = r.Revises
+		}
+		for _, later := range st.History {
+			if later.Revises == r.Number && later.Branch == r.Branch && later.Number > r.Number {
+				step["revised_by_step"] = later.Number
+			}
 		}
 		out[i] = step
 	}

@@ -26,8 +26,10 @@ type stepRecord struct {
 	// sent again takes them out of it. Steps recorded before it was kept
 	// have none, and theirs stay.
 	Issues []any `json:"issues_found,omitempty"`
-	// Planner: which branch the step belongs to, when any.
-	Branch string `json:"branch_id,omitempty"`
+	// Planner: which branch the step belongs to, when any, and which
+	// earlier step it revises.
+	Branch  string `json:"branch_id,omitempty"`
+	Revises int    `json:"revises_step_number,omitempty"`
 }
 
 // workflowState is everything a workflow remembers between steps. It lives
