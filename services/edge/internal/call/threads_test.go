@@ -125,4 +125,3 @@ func TestAFullThreadsExchangeIsNotKept(t *testing.T) {
 		})
 	}
 }
-
