@@ -265,3 +265,29 @@ func TestGatewayInspection(t *testing.T) {
 		t.Errorf("models use proto field names with numbers: %v", first)
 	}
 }
+
+// TestAnUnknownModelIsTheSameRefusalForEveryTool: the reference's server
+// refuses an unknown model before any tool runs, in one shape whatever the
+// tool ({"status":"error", ..., "metadata": {tool_name, requested_model}});
+// a workflow tool's answered debug_failed.
+func TestAnUnknownModelIsTheSameRefusalForEveryTool(t *testing.T) {
+	t.Parallel()
+	fake := fakemodel.New(t)
+	st := serveStack(t, fakeEnv(fake))
+	for tool, args := range map[string]map[string]any{
+		"chat": {"prompt": "p", "working_directory_absolute_path": t.TempDir(), "model": "gpt-99"},
+		"debug": {"step": "look", "step_number": 1, "total_steps": 1, "next_step_required": false,
+			"findings": "none", "model": "gpt-99"},
+	} {
+		res, got := callTool(t, st.session, tool, args)
+		meta, _ := got["metadata"].(map[string]any)
+		content, _ := got["content"].(string)
+		if !res.IsError || got["status"] != "error" || meta["requested_model"] != "gpt-99" ||
+			meta["tool_name"] != tool || !strings.HasPrefix(content, "Model 'gpt-99' is not available") {
+			t.Errorf("%s: IsError %v, %v; want the reference's refusal of an unknown model", tool, res.IsError, got)
+		}
+	}
+	if n := len(fake.Requests()); n != 0 {
+		t.Errorf("an unknown model reached a model %d times", n)
+	}
+}

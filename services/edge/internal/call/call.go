@@ -66,6 +66,10 @@ type Outcome struct {
 	// encoded is Reply as the client reads it, once deliver has scrubbed,
 	// capped and encoded it: Reply is read-only from then on.
 	encoded []byte
+	// beforeAnyTool marks a refusal the reference's server makes before any
+	// tool runs (an unknown model), in one shape for every tool: a workflow
+	// tool's does not become its step's failure (asWorkflowError).
+	beforeAnyTool bool
 }
 
 // Encoded is the reply as the client reads it: the bytes deliver made, or,
