@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -126,5 +128,44 @@ func TestChallengeAndAPILookupCallNoModel(t *testing.T) {
 	}
 	if len(fake.Requests()) != 0 {
 		t.Error("a prompt-shaping tool called a model")
+	}
+}
+
+// TestAWorkflowKeepsTheModelItsFirstStepNamed: a step without an expert's
+// answer stored no model, so the final step, naming none, had its expert
+// picked by auto mode, not the model the agent chose at step 1, as zen's
+// own instructions promise ("a continuation without model keeps its
+// thread's model").
+func TestAWorkflowKeepsTheModelItsFirstStepNamed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	catalogue := filepath.Join(dir, "custom.json")
+	if err := os.WriteFile(catalogue, []byte(`{"models":[{"model_name":"alpha","intelligence_score":18,`+
+		`"context_window":128000},{"model_name":"beta","intelligence_score":5,"context_window":128000}]}`),
+		0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := fakemodel.New(t)
+	st := serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"CUSTOM_MODELS_CONFIG_PATH": catalogue}))
+	step := map[string]any{"step": "look", "step_number": 1, "total_steps": 2, "next_step_required": true,
+		"findings": "the lock is taken twice", "model": "beta"}
+	res, got := callTool(t, st.session, "debug", step)
+	id, _ := got["continuation_id"].(string)
+	if res.IsError || id == "" {
+		t.Fatalf("step 1: %v", got)
+	}
+	res, got = callTool(t, st.session, "debug", map[string]any{"step": "found it", "step_number": 2,
+		"total_steps": 2, "next_step_required": false, "findings": "a double lock in Close",
+		"hypothesis": "Close locks twice", "confidence": "high", "continuation_id": id})
+	if res.IsError {
+		t.Fatalf("step 2: %v", got)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 1 || reqs[0].Model != "beta" {
+		var models []string
+		for _, r := range reqs {
+			models = append(models, r.Model)
+		}
+		t.Errorf("the expert was asked of %v, want beta, the model step 1 named", models)
 	}
 }

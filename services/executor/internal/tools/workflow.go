@@ -238,9 +238,12 @@ func workSummary(st *workflowState, tool string) string {
 
 // stepResult stores the step (one user turn holding the agent's step, plus
 // the expert's answer when there was one) and the state with the last turn.
+// The step's turn names the model it was called with, which the next step
+// that names none inherits (memory's last model): without an expert's
+// answer, nothing else in the thread says which the agent chose.
 func stepResult(c *Call, st *workflowState, resp map[string]any, a stepArgs, expert *memoryv1.Turn) *executorv1.ToolResult {
 	user := &memoryv1.Turn{Role: memoryv1.Role_ROLE_USER, ToolName: st.Tool, Content: stepTurnText(a), Files: fileRefs(c.Files),
-		Images: a.Images, ModelMetadata: stepMeta(a, resp)}
+		Images: a.Images, ModelMetadata: stepMeta(a, resp), ModelName: c.Model.GetName()}
 	turns := []*memoryv1.Turn{user}
 	if expert != nil {
 		turns = append(turns, expert)

@@ -20,16 +20,18 @@ const MaxChainDepth = 20
 // of a branch of a full thread.
 const MaxChainWeight = 2 * MaxThreadWeight
 
-// LastModelOf is the model of the newest assistant turn along a chain.
-func LastModelOf(chain []*Thread) string { return lastAssistant(chain).ModelName }
+// LastModelOf is the model of the newest turn along a chain that names one.
+func LastModelOf(chain []*Thread) string { return lastModelTurn(chain).ModelName }
 
-// lastAssistant is the newest assistant turn along a chain that names its
-// model; the zero Turn when there is none.
-func lastAssistant(chain []*Thread) Turn {
+// lastModelTurn is the newest turn along a chain that names its model: an
+// assistant's, the model that answered; or a workflow step's own, the
+// model the step was called with, which a step without an expert's answer
+// has alone. The zero Turn when there is none.
+func lastModelTurn(chain []*Thread) Turn {
 	for i := len(chain) - 1; i >= 0; i-- {
 		turns := chain[i].Turns
 		for j := len(turns) - 1; j >= 0; j-- {
-			if turns[j].Role == RoleAssistant && turns[j].ModelName != "" {
+			if turns[j].ModelName != "" {
 				return turns[j]
 			}
 		}

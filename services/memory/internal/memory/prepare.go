@@ -54,7 +54,7 @@ type Prepared struct {
 func (s *Service) PrepareFrom(ctx context.Context, chain []*Thread, tool string, window *ModelWindow) (Prepared,
 	error) {
 	t := chain[len(chain)-1]
-	last := lastAssistant(chain)
+	last := lastModelTurn(chain)
 	p := Prepared{Thread: t, LastModel: last.ModelName, Remaining: s.maxTurns - len(t.Turns),
 		WorkflowState: workflowState(t.Turns, tool)}
 	switch {
@@ -83,15 +83,16 @@ func workflowState(turns []Turn, tool string) map[string]any {
 	return nil
 }
 
-// Served marks the turns that w's model wrote with its context window, for
-// Prepare to select a later call's history by when the call inherits the
-// model. Other turns (a tool that picks its own models) are left unmarked.
+// Served marks the turns that name w's model (its answers, and a workflow
+// step called with it) with its context window, for Prepare to select a
+// later call's history by when the call inherits the model. Other turns (a
+// tool that picks its own models) are left unmarked.
 func Served(turns []Turn, w ModelWindow) []Turn {
 	if w.Model == "" || w.ContextWindow <= 0 {
 		return turns
 	}
 	for i := range turns {
-		if turns[i].Role == RoleAssistant && turns[i].ModelName == w.Model {
+		if turns[i].ModelName == w.Model {
 			turns[i].ContextWindow = w.ContextWindow
 		}
 	}
