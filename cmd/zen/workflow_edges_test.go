@@ -122,3 +122,39 @@ func TestThinkdeepThinkingDefault(t *testing.T) {
 		t.Errorf("thinking budget with DEFAULT_THINKING_MODE_THINKDEEP=minimal: %d; with thinking_mode max: %d", low, high)
 	}
 }
+
+// TestInputsTheReferenceTookAreTaken: the reference advertised precommit's
+// total_steps minimum of 3 in its schema only, and took fewer (its fast
+// track on a continued conversation allows two steps); it took a file list
+// sent as one string (and dropped it). zen refused both. A list sent as a
+// string is read as the list it names now: a path, or a list in JSON, as
+// some clients send an array.
+func TestInputsTheReferenceTookAreTaken(t *testing.T) {
+	t.Parallel()
+	fake := fakemodel.New(t)
+	st := serveStack(t, fakeEnv(fake))
+	repo := t.TempDir()
+	for _, total := range []int{1, 2} {
+		res, got := callTool(t, st.session, "precommit", step(1, total, true, map[string]any{"path": repo}))
+		if res.IsError || got["status"] != "pause_for_validation" {
+			t.Errorf("precommit with total_steps %d: %.400s", total, text(res))
+		}
+	}
+	a, b := filepath.Join(repo, "a.go"), filepath.Join(repo, "b.go")
+	for _, files := range []string{a, `["` + a + `", "` + b + `"]`} {
+		res, got := callTool(t, st.session, "codereview", step(1, 2, true, map[string]any{"relevant_files": files,
+			"files_checked": files}))
+		status, _ := got["code_review_status"].(map[string]any)
+		if res.IsError || status == nil {
+			t.Errorf("codereview with files %s: %.400s", files, text(res))
+			continue
+		}
+		want := 1.0
+		if strings.HasPrefix(files, "[") {
+			want = 2
+		}
+		if status["relevant_files"] != want || status["files_checked"] != want {
+			t.Errorf("codereview with files %s: %v; want %v files each", files, status, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -45,7 +46,9 @@ func TestDecode(t *testing.T) {
 		{`{"prompt":"hi","temperature":7}`, "temperature"},
 		{`{"prompt":"hi","thinking_mode":"huge"}`, "thinking_mode"},
 		{`{"prompt":"hi","colour":"red"}`, "colour"},
-		{`{"prompt":"hi","absolute_file_paths":"/a"}`, "absolute_file_paths"},
+		{`{"prompt":"hi","absolute_file_paths":"/a"}`, ""}, // one path, as a list of one
+		{`{"prompt":"hi","absolute_file_paths":3}`, "absolute_file_paths"},
+		{`{"prompt":"hi","absolute_file_paths":{"a":1}}`, "absolute_file_paths"},
 	}
 	for _, tt := range tests {
 		_, out := tool.Decode(json.RawMessage(tt.raw))
@@ -54,6 +57,29 @@ func TestDecode(t *testing.T) {
 			t.Errorf("%s: %+v", tt.raw, out.Reply)
 		case tt.wantErr != "" && (out == nil || !out.IsError || !strings.Contains(out.Reply.Content, tt.wantErr)):
 			t.Errorf("%s: %+v, want an error containing %q", tt.raw, out, tt.wantErr)
+		}
+	}
+}
+
+// TestAListSentAsAStringIsTheListItNames: a list of strings sent as one
+// string is that string alone, or the list it holds in JSON.
+func TestAListSentAsAStringIsTheListItNames(t *testing.T) {
+	t.Parallel()
+	tool := chatLikeTool(t)
+	for raw, want := range map[string][]any{
+		`{"prompt":"hi","absolute_file_paths":"/a"}`:               {"/a"},
+		`{"prompt":"hi","absolute_file_paths":"[\"/a\", \"/b\"]"}`: {"/a", "/b"},
+		`{"prompt":"hi","absolute_file_paths":"[/a"}`:              {"[/a"},
+		`{"prompt":"hi","absolute_file_paths":"[1, 2]"}`:           {"[1, 2]"},
+		`{"prompt":"hi","absolute_file_paths":"[]"}`:               {},
+	} {
+		args, out := tool.Decode(json.RawMessage(raw))
+		if out != nil {
+			t.Errorf("%s: %+v", raw, out.Reply)
+			continue
+		}
+		if diff := cmp.Diff(want, args["absolute_file_paths"]); diff != "" {
+			t.Errorf("%s: (-want +got):\n%s", raw, diff)
 		}
 	}
 }

@@ -20,16 +20,27 @@ type Tool struct {
 	props  map[string]bool // the argument names the schema declares
 	// numbers are the bounds of the top-level numeric arguments.
 	numbers map[string]numberBounds
+	// stringLists are the top-level arguments that are lists of strings.
+	stringLists map[string]bool
 }
 
-// NewTool compiles a tool's input schema for validation. The schema
-// advertises model as required in auto mode, but a call without one is
-// still served: a continuation inherits the thread's model, and otherwise
-// auto mode picks, as the reference server does.
+// NewTool compiles a tool's input schema for validation. What the schema
+// advertises and the reference's server did not hold a call to is not
+// held here either: model is required in auto mode, but a call without one
+// is still served (a continuation inherits the thread's model, and
+// otherwise auto mode picks); precommit asks for at least 3 steps, but a
+// continued conversation's fast track takes fewer.
 func NewTool(t *executorv1.Tool) (*Tool, error) {
 	schema := t.GetInputSchema().AsMap()
 	if req, ok := schema["required"].([]any); ok {
 		schema["required"] = slices.DeleteFunc(slices.Clone(req), func(v any) bool { return v == "model" })
+	}
+	if props, ok := schema["properties"].(map[string]any); ok {
+		if total, ok := props["total_steps"].(map[string]any); ok {
+			if least, ok := total["minimum"].(float64); ok && least > 1 {
+				total["minimum"] = 1.0
+			}
+		}
 	}
 	raw, err := json.Marshal(schema)
 	if err != nil {
@@ -43,11 +54,36 @@ func NewTool(t *executorv1.Tool) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", t.GetName(), err)
 	}
-	props := map[string]bool{}
-	for name := range s.Properties {
+	props, lists := map[string]bool{}, map[string]bool{}
+	for name, p := range s.Properties {
 		props[name] = true
+		if p != nil && p.Type == "array" && p.Items != nil && p.Items.Type == "string" {
+			lists[name] = true
+		}
 	}
-	return &Tool{Tool: t, schema: resolved, props: props, numbers: numericProperties(&s)}, nil
+	return &Tool{Tool: t, schema: resolved, props: props, numbers: numericProperties(&s), stringLists: lists}, nil
+}
+
+// listsFromStrings reads a list of strings sent as one string as the list
+// it names: a list in JSON (some clients send an array so), or else the
+// one string (a path). The reference took such a string and dropped it.
+func (t *Tool) listsFromStrings(args map[string]any) {
+	for name := range t.stringLists {
+		s, ok := args[name].(string)
+		if !ok {
+			continue
+		}
+		var list []string
+		if strings.HasPrefix(strings.TrimSpace(s), "[") && json.Unmarshal([]byte(s), &list) == nil {
+			out := make([]any, len(list))
+			for i, v := range list {
+				out[i] = v
+			}
+			args[name] = out
+			continue
+		}
+		args[name] = []any{s}
+	}
 }
 
 // propertyPrefix shortens the validator's "validating /properties/x: "
@@ -78,6 +114,7 @@ func (t *Tool) Decode(raw json.RawMessage) (map[string]any, *Outcome) {
 			return nil, ptr(toolError(t.GetName(), "invalid arguments for "+t.GetName()+": they must be a JSON object", nil))
 		}
 	}
+	t.listsFromStrings(args)
 	// Numbers are checked before the schema is: its validator words a
 	// bound badly and cannot see a number too large to decode.
 	if err := t.checkNumbers(args); err != nil {
