@@ -104,6 +104,11 @@ func TestWorkflowToolsStatusPaths(t *testing.T) {
 			if tool.name == "thinkdeep" && (got["thinking_status"] == nil || got["complete_thinking"] == nil || got["thinking_complete"] != true) {
 				t.Errorf("thinkdeep's final response lacks the reference's thinking_* keys: %v", got)
 			}
+			if thinking, _ := got["thinking_status"].(map[string]any); tool.name == "thinkdeep" &&
+				(thinking["current_step"] != float64(2) || thinking["total_steps"] != float64(2)) {
+				t.Errorf("thinkdeep's thinking_status = %v, want the reference's current_step and total_steps",
+					thinking)
+			}
 			summary, _ := got[completionKey(got)].(map[string]any)
 			if summary["steps_taken"] != float64(2) {
 				t.Errorf("completion = %v, want 2 steps taken", got)

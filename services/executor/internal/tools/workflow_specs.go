@@ -94,7 +94,8 @@ func thinkdeepSpec() workflowSpec {
 			if a.FocusAreas != nil {
 				focus = anyList(a.FocusAreas)
 			}
-			return map[string]any{"thinking_confidence": s.Confidence, "analysis_focus": focus}
+			return map[string]any{"thinking_confidence": s.Confidence, "analysis_focus": focus,
+				"current_step": a.StepNumber, "total_steps": a.TotalSteps}
 		},
 	}
 }
