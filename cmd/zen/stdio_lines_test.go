@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,5 +92,41 @@ func TestStdioReadsOnPastAMalformedLine(t *testing.T) {
 	receive(&init)
 	if init.ID != 2 || init.Result.ServerInfo.Name != "zen" {
 		t.Errorf("initialize after the malformed line: %+v", init)
+	}
+}
+
+// TestStdioAnswersWhatItTookBeforeItsInputEnded: a script that writes its
+// requests and closes stdin (printf ... | zen stdio) got no answer to a
+// call still running when the input ended: the session ended with the
+// input, and the call with it. The calls taken are answered first now.
+func TestStdioAnswersWhatItTookBeforeItsInputEnded(t *testing.T) {
+	t.Parallel()
+	fake := fakemodel.New(t)
+	fake.SetReply(func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Content: "a considered answer", Delay: 500 * time.Millisecond}
+	})
+	cmd := exec.Command(zenBin, "stdio")
+	cmd.Env = baseEnv(t, fakeEnv(fake))
+	cmd.Dir = t.TempDir()
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":` +
+		`"2025-06-18","capabilities":{},"clientInfo":{"name":"script","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"chat","arguments":{"prompt":"think",` +
+		`"model":"llama3.2","working_directory_absolute_path":"` + cmd.Dir + `"}}}` + "\n")
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.Output(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("zen stdio did not exit within 60s of its input ending")
+	}
+	if err != nil {
+		t.Fatalf("zen stdio: %v", err)
+	}
+	if !strings.Contains(string(out), `"id":2`) || !strings.Contains(string(out), "a considered answer") {
+		t.Errorf("stdout has no answer to the call taken before the input ended:\n%s", out)
 	}
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // RunStdio serves MCP over stdin and stdout until the client leaves or ctx
-// ends. When ctx ends it stops taking requests (a new one is refused) and
+// ends. The client leaving (stdin's end) ends the session once the calls
+// it sent are answered, or after serve.DrainTimeout. When ctx ends it stops taking requests (a new one is refused) and
 // lets the calls in flight finish, answer and save their exchange, for up
 // to serve.DrainTimeout; then it cancels them. It serves one session, so
 // call it once.
@@ -22,7 +23,7 @@ func (s *Server) RunStdio(ctx context.Context) error {
 	life := context.WithoutCancel(ctx)
 	// stdio.Transport answers a malformed line with a JSON-RPC error and
 	// reads on; the SDK's own transport would end the session.
-	transport := &stdio.Transport{In: os.Stdin, Out: os.Stdout}
+	transport := &stdio.Transport{In: os.Stdin, Out: os.Stdout, AnswerBeforeEOF: serve.DrainTimeout}
 	ss, err := s.mcp.Connect(life, transport, nil)
 	if err != nil {
 		return err

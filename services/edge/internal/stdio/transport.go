@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,6 +27,11 @@ const MaxLine = 4 << 20
 type Transport struct {
 	In  io.ReadCloser
 	Out io.Writer
+	// AnswerBeforeEOF is how long the end of In waits for the requests
+	// read so far to be answered before the session hears of it, which
+	// cancels them: a script that writes its requests and closes stdin
+	// (printf ... | zen stdio) is answered.
+	AnswerBeforeEOF time.Duration
 
 	ledger ledger
 }
@@ -33,7 +39,11 @@ type Transport struct {
 // Connect implements mcp.Transport.
 func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	out := &lockedWriter{w: t.Out, ledger: &t.ledger}
-	in := &screen{r: bufio.NewReaderSize(t.In, 64<<10), c: t.In, out: out, ledger: &t.ledger}
+	in := &screen{r: bufio.NewReaderSize(t.In, 64<<10), c: t.In, out: out, ledger: &t.ledger, atEOF: func() {
+		ctx, cancel := context.WithTimeout(context.Background(), t.AnswerBeforeEOF)
+		defer cancel()
+		t.WaitAnswered(ctx)
+	}}
 	// The screen has bounded every line already.
 	return (&mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}).Connect(ctx)
 }
@@ -67,6 +77,7 @@ type screen struct {
 	out     io.Writer
 	pending []byte // the rest of the line being handed over
 	ledger  *ledger
+	atEOF   func() // before the end of the input is reported
 }
 
 func (s *screen) Read(p []byte) (int, error) {
@@ -104,6 +115,9 @@ func (s *screen) next() ([]byte, error) {
 				}
 				return append(msg, '\n'), nil
 			}
+		}
+		if errors.Is(err, io.EOF) {
+			s.atEOF()
 		}
 		if err != nil {
 			return nil, err
