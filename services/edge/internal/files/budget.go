@@ -133,7 +133,9 @@ func (pol Policy) ExpandWithin(paths []string, maxBytes int64, named Named) (Exp
 			}
 			continue
 		}
+		found := false
 		err := pol.walk(g.path, func(path string, size int64) bool {
+			found = true
 			_, outright := taken[path]
 			switch {
 			case seen[path]:
@@ -156,6 +158,9 @@ func (pol Policy) ExpandWithin(paths []string, maxBytes int64, named Named) (Exp
 		})
 		if err != nil {
 			return Expansion{}, fmt.Errorf("walk %s: %w", g.path, err)
+		}
+		if !found {
+			exp.Skipped = append(exp.Skipped, Skipped{Path: g.label, Reason: ReasonNothingToRead})
 		}
 		if exp.Omitted.AtLeast {
 			break

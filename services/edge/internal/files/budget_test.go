@@ -161,3 +161,29 @@ func TestExpandWithinNewestFirst(t *testing.T) {
 		t.Errorf("ExpandWithin (-want +got):\n%s", diff)
 	}
 }
+
+// TestADirectoryWithNothingToReadIsSkippedSayingSo: a directory named in a
+// call that holds no file a walk reads (empty, or hidden files and
+// dependencies only) added nothing, and neither the model nor the agent
+// heard of it; the reference said "NO FILES FOUND". It is a skipped path
+// now, saying why.
+func TestADirectoryWithNothingToReadIsSkippedSayingSo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	empty, hidden, full := filepath.Join(dir, "empty"), filepath.Join(dir, "hidden"), filepath.Join(dir, "full")
+	must(t, os.Mkdir(empty, 0o755))
+	write(t, filepath.Join(hidden, ".cache", "a.go"), "package a")
+	write(t, filepath.Join(hidden, "node_modules", "b.js"), "b")
+	write(t, filepath.Join(hidden, "photo.bin"), "\x00")
+	write(t, filepath.Join(full, "main.go"), "package main")
+	got, err := NewPolicy(Config{Roots: []string{dir}}).ExpandWithin([]string{empty, hidden, full}, 1<<20, AllNamed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Expansion{Paths: []string{filepath.Join(full, "main.go")}, Bytes: 12, Skipped: []Skipped{
+		{Path: empty, Reason: ReasonNothingToRead}, {Path: hidden, Reason: ReasonNothingToRead},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ExpandWithin (-want +got):\n%s", diff)
+	}
+}

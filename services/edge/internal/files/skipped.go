@@ -26,6 +26,11 @@ func (s *Skipped) Error() string { return s.Path + ": " + s.Reason }
 // the newer files named with it took the room (see NewestFirst).
 const ReasonOverBudget = "did not fit in the model's file budget once the newer files named were in"
 
+// ReasonNothingToRead is why a directory a call named added no file: a
+// walk found none it reads in it.
+const ReasonNothingToRead = "a directory holding no file zen reads (source and text files, outside hidden and " +
+	"dependency directories): name the files themselves"
+
 // IsSkipped tells whether err is a file to go on without rather than a
 // refusal.
 func IsSkipped(err error) bool {
