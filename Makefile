@@ -24,7 +24,9 @@ GENERATED := proto/gen/zen gateway/openapi
 # when the tree has changes, is stamped on its own, so neither repeats it.
 VERSION ?= $(shell git describe --tags --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git describe --always --dirty --exclude='*' 2>/dev/null || echo unknown)
-LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+# The commit's date, which the version tool reports as last_updated.
+UPDATED ?= $(shell git log -1 --format=%cs 2>/dev/null || echo unknown)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.updated=$(UPDATED)
 
 .PHONY: help
 help: ## list the targets

@@ -291,3 +291,18 @@ func TestAnUnknownModelIsTheSameRefusalForEveryTool(t *testing.T) {
 		t.Errorf("an unknown model reached a model %d times", n)
 	}
 }
+
+// TestVersionSaysWhenItsCodeWasLastUpdated: the reference's version tool
+// reports last_updated beside server_version; zen's did not. It is the
+// date of the commit the binary was built from ("unknown" for a build
+// without one).
+func TestVersionSaysWhenItsCodeWasLastUpdated(t *testing.T) {
+	t.Parallel()
+	st := serveStack(t, fakeEnv(fakemodel.New(t)))
+	res, got := callTool(t, st.session, "version", map[string]any{})
+	meta, _ := got["metadata"].(map[string]any)
+	when, _ := meta["last_updated"].(string)
+	if res.IsError || !regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}|unknown)$`).MatchString(when) {
+		t.Errorf("version's metadata: %v; want last_updated, a date", meta)
+	}
+}

@@ -12,12 +12,13 @@ import (
 	"github.com/zenmcp/zen/services/platform/telemetry"
 )
 
-// Set at build time with -ldflags "-X main.version=... -X main.commit=...":
-// make build stamps the release tag (or dev) and the commit, each once. A
-// plain go build says dev and unknown.
+// Set at build time with -ldflags "-X main.version=... -X main.commit=...
+// -X main.updated=...": make build stamps the release tag (or dev), the
+// commit and its date, each once. A plain go build says dev and unknown.
 var (
 	version = "dev"
 	commit  = "unknown"
+	updated = ""
 )
 
 // grpcLog is gRPC's logger in a zen process, which run points at the

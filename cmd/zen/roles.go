@@ -75,7 +75,7 @@ func buildExecutor(s *settings, router grpc.ClientConnInterface, logger *slog.Lo
 	if err != nil {
 		return nil, err
 	}
-	cfg.Version, cfg.Commit = version, commit
+	cfg.Version, cfg.Commit, cfg.LastUpdated = version, commit, lastUpdated()
 	cfg.Secrets = s.secrets
 	return executorserver.New(cfg, router, logger.With("service", "executor"))
 }

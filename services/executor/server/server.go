@@ -27,6 +27,8 @@ type Config struct {
 	Locale  string // LOCALE: the language every answer should be in
 	Version string
 	Commit  string
+	// LastUpdated is the date of the commit the binary was built from.
+	LastUpdated string
 	// Disabled are the tools DISABLED_TOOLS turns off.
 	Disabled []string
 	// CLIConfigPath (CLI_CLIENTS_CONFIG_PATH) and CLIUserDir
@@ -67,6 +69,7 @@ func New(c Config, router grpc.ClientConnInterface, logger *slog.Logger) (*Serve
 		Locale:            c.Locale,
 		Version:           c.Version,
 		Commit:            c.Commit,
+		LastUpdated:       c.LastUpdated,
 		CLIs:              clis,
 		Secrets:           c.Secrets,
 		Disabled:          tools.Disable(c.Disabled, logger),

@@ -38,6 +38,8 @@ type Env struct {
 	Locale            string
 	Version           string
 	Commit            string
+	// LastUpdated is the date of the commit the binary was built from.
+	LastUpdated string
 }
 
 // Call is one invocation, as the edge prepared it.
