@@ -132,7 +132,7 @@ func versionTool() Tool {
 				ContentType: "markdown", Metadata: reply.Metadata{ToolName: "version", Fields: map[string]any{
 					"server_version": env.Version, "commit": env.Commit, "last_updated": env.LastUpdated,
 					"go_version": runtime.Version(),
-					"platform": platform, "model_selection_mode": mode, "default_model": resp.GetDefaultModel(),
+					"platform":   platform, "model_selection_mode": mode, "default_model": resp.GetDefaultModel(),
 				}}}).Encode()}, nil
 		},
 	}
