@@ -16,9 +16,10 @@ func TestMakeStampsTheCommitOnce(t *testing.T) {
 	if err != nil {
 		t.Fatalf("make -n build: %v\n%s", err, out)
 	}
-	m := regexp.MustCompile(`-X main\.version=(\S*) -X main\.commit=(\S*)'`).FindStringSubmatch(string(out))
+	m := regexp.MustCompile(`-X main\.version=(\S*) -X main\.commit=(\S*) -X main\.updated=(\d{4}-\d{2}-\d{2}|unknown)'`).
+		FindStringSubmatch(string(out))
 	if m == nil {
-		t.Fatalf("make -n build stamps no version and commit:\n%s", out)
+		t.Fatalf("make -n build stamps no version, commit and commit date:\n%s", out)
 	}
 	if version, commit := m[1], strings.TrimSuffix(m[2], "-dirty"); strings.HasPrefix(version, commit) {
 		t.Errorf("make build stamps version %q and commit %q: the commit twice", m[1], m[2])
