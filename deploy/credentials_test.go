@@ -86,34 +86,3 @@ func checkTLSProbe(t *testing.T, name string, probe *corev1.Probe, port int32, r
 		t.Errorf("%s: with mutual TLS, probe with %q, not %+v", name, want, probe.ProbeHandler)
 	}
 }
-
-// checkMemoryHoldsNoProviderKeys: memory holds every client's threads and
-// calls no model, and scrubs nothing (the roles that answer clients do):
-// of zen-secrets it reads the service token and REDIS_URL alone, so a
-// memory pod that leaks its environment leaks no provider key.
-func checkMemoryHoldsNoProviderKeys(t *testing.T, o objects) {
-	t.Helper()
-	d := o.deployments["zen-memory"]
-	if d == nil {
-		t.Fatal("no zen-memory Deployment")
-	}
-	c := d.Spec.Template.Spec.Containers[0]
-	for _, from := range c.EnvFrom {
-		if from.SecretRef != nil {
-			t.Errorf("zen-memory takes every key of the %s Secret; want ZEN_SERVICE_TOKEN and REDIS_URL alone",
-				from.SecretRef.Name)
-		}
-	}
-	for _, e := range c.Env {
-		if ref := e.ValueFrom; ref != nil && ref.SecretKeyRef != nil &&
-			!slices.Contains([]string{"ZEN_SERVICE_TOKEN", "REDIS_URL"}, ref.SecretKeyRef.Key) {
-			t.Errorf("zen-memory reads %s from the %s Secret; want ZEN_SERVICE_TOKEN and REDIS_URL alone",
-				ref.SecretKeyRef.Key, ref.SecretKeyRef.Name)
-		}
-	}
-	if ref := envFrom(c, "REDIS_URL"); ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != "zen-secrets" ||
-		ref.SecretKeyRef.Optional == nil || !*ref.SecretKeyRef.Optional {
-		t.Error("zen-memory should read REDIS_URL from the zen-secrets Secret when it holds one (optional: " +
-			"the dev overlay's is in zen-config)")
-	}
-}

@@ -156,7 +156,6 @@ func TestOverlays(t *testing.T) {
 			checkBalancing(t, o, cm)
 			checkAllowedHosts(t, o, cm)
 			checkServiceCredentials(t, o, overlay == "prod")
-			checkMemoryHoldsNoProviderKeys(t, o)
 			checkServices(t, o)
 			checkScaling(t, o)
 			checkPolicies(t, o)
@@ -207,8 +206,7 @@ func checkDeployment(t *testing.T, o objects, name string, d *appsv1.Deployment,
 			sawSecret = true
 		}
 	}
-	// Memory reads two keys of the Secret by name (checkMemoryHoldsNoProviderKeys).
-	if !sawConfig || !sawSecret && name != "zen-memory" {
+	if !sawConfig || !sawSecret {
 		t.Errorf("%s should read the zen-config ConfigMap and the zen-secrets Secret", name)
 	}
 	if r := c.Resources; r.Requests.Cpu().IsZero() || r.Requests.Memory().IsZero() || r.Limits.Cpu().IsZero() || r.Limits.Memory().IsZero() {
