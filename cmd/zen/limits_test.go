@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
 )
 
@@ -133,5 +135,47 @@ func TestTurnLimitStopsOfferingContinuations(t *testing.T) {
 	}
 	if n := len(fake.Requests()); n != 3 {
 		t.Errorf("%d model calls, want 3: the call past the limit runs too", n)
+	}
+}
+
+// TestAWorkflowOnAFullThread: a step that pauses on a full thread calls no
+// model, and its findings could not reach the next step: it is refused,
+// saying how to go on (run and not kept, it told the agent both to start
+// again and to carry on). A final step is run and answered, as a chat is,
+// without a continuation_id: nothing of it is in the thread.
+func TestAWorkflowOnAFullThread(t *testing.T) {
+	t.Parallel()
+	fake := fakemodel.New(t)
+	st := serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"MAX_CONVERSATION_TURNS": "4"}))
+	debug := func(n int, next bool, id string) (*mcp.CallToolResult, map[string]any) {
+		args := map[string]any{"step": fmt.Sprintf("look, %d", n), "step_number": n, "total_steps": 6,
+			"next_step_required": next, "findings": fmt.Sprintf("FINDING-%d", n), "model": "llama3.2"}
+		if id != "" {
+			args["continuation_id"] = id
+		}
+		return callTool(t, st.session, "debug", args)
+	}
+	_, got := debug(1, true, "")
+	id, _ := got["continuation_id"].(string)
+	for n := 2; n <= 4; n++ {
+		if res, got := debug(n, true, id); res.IsError {
+			t.Fatalf("step %d: %v", n, got)
+		}
+	}
+	res, got := debug(5, true, id)
+	content, _ := got["content"].(string)
+	if !res.IsError || !strings.Contains(content, "MAX_CONVERSATION_TURNS") || !strings.Contains(content, "step_number 1") {
+		t.Errorf("a pausing step on the full thread: IsError %v, %v; want it refused, saying how to go on",
+			res.IsError, got)
+	}
+	res, got = debug(5, false, id)
+	meta, _ := got["metadata"].(map[string]any)
+	why, _ := meta["continuation_error"].(string)
+	if res.IsError || got["continuation_id"] != nil || !strings.Contains(why, "not saved") {
+		t.Errorf("a final step on the full thread: IsError %v, continuation_id %v, continuation_error %q; want "+
+			"it answered without an id, saying it was not saved", res.IsError, got["continuation_id"], why)
+	}
+	if reqs := fake.Requests(); len(reqs) != 1 || !strings.Contains(reqs[0].AllText(), "FINDING-4") {
+		t.Errorf("%d model calls; want one, the final step's expert, seeing every kept step's findings", len(reqs))
 	}
 }

@@ -270,11 +270,7 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 		return r.deliver(out, res.GetIsError(), ""), nil
 	}
 	if learnt.unkept != "" {
-		out.Metadata.ContinuationError = learnt.unkept
-		if res.GetContinuation() == executorv1.Continuation_CONTINUATION_ID {
-			// The steps before this one are in the thread the call named.
-			out.ContinuationID = req.GetConversation().GetThreadId()
-		}
+		out.Metadata.ContinuationError = unkeptAnswer(learnt.unkept)
 		return r.deliver(out, false, ""), nil
 	}
 	threadID, stored, remaining, err := r.store(ctx, tool, req, res, learnt.turnCount)

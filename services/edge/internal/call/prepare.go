@@ -63,6 +63,9 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 		learnt.turnCount = su.prep.GetTurnCount()
 		if id != "" {
 			if learnt.unkept = unkeptExchange(tool, su.prep); learnt.unkept != "" {
+				if next, _ := args["next_step_required"].(bool); tool.GetWorkflow() && next {
+					return nil, ptr(fullWorkflow(tool, learnt.unkept)), nil
+				}
 				req.RemainingTurns = 0 // the model's answer is the conversation's last
 			}
 		}
@@ -119,8 +122,8 @@ type setup struct {
 // model, or starts a thread, resolves the model first, so that memory's one
 // answer holds the history selected for it; one that inherits the thread's
 // model learns which from that answer, which holds the history for it too
-// (see conversation). A missing or full thread is told before an unknown
-// model, and before any model is called.
+// (see conversation). A missing thread is told before an unknown model,
+// and before any model is called.
 func (r *Runner) setUp(ctx context.Context, tool *Tool, id string, args map[string]any) (setup, *Outcome, error) {
 	var su setup
 	named, _ := args["model"].(string)

@@ -17,8 +17,8 @@ import (
 // prepareMemory is the one round trip to memory before a call runs: the
 // limits in force for a call that starts a thread, and for one that
 // continues thread id, everything about the thread the call needs (see
-// PrepareCall). A missing or full thread ends the call here, before any
-// model is asked. Memory's limits are never kept between calls: a memory
+// PrepareCall). A missing thread ends the call here, before any model is
+// asked; a full one is the caller's to weigh (unkeptExchange). Memory's limits are never kept between calls: a memory
 // restarted with other limits is heard at the next call.
 func (r *Runner) prepareMemory(ctx context.Context, tool *Tool, id string,
 	window *memoryv1.ModelWindow) (*memoryv1.PrepareCallResponse, *Outcome, error) {
@@ -82,9 +82,9 @@ func notFoundMessage(id string, ttlSeconds float64) string {
 // thread has no room left for it (two turns; one for a workflow step,
 // which may have no expert's answer; or less weight left than
 // minExchangeWeight); "" when it can. As the reference's does at the turn
-// limit, the call still runs and is answered, its exchange not stored and
-// no continuation offered: the answer is worth having. Unlike the
-// reference's, it says so (continuation_error), and how to go on.
+// limit, such a call still runs and is answered, its exchange not stored
+// and no continuation offered (unkeptAnswer says so, and how to go on),
+// but for a workflow step that pauses (fullWorkflow).
 func unkeptExchange(tool *Tool, prep *memoryv1.PrepareCallResponse) string {
 	need := 2
 	if tool.GetWorkflow() {
@@ -93,18 +93,31 @@ func unkeptExchange(tool *Tool, prep *memoryv1.PrepareCallResponse) string {
 	remaining, limit := int(prep.GetRemainingTurns()), int(prep.GetLimits().GetMaxTurns())
 	most, weight := prep.GetLimits().GetMaxThreadWeight(), prep.GetThreadWeight()
 	if left := most - weight; most > 0 && left < minExchangeWeight {
-		return fmt.Sprintf("this answer was not saved: the conversation holds %.1f of the %d MiB one thread may "+
-			"hold, too little for another exchange. Start a new conversation by calling the tool again without "+
-			"continuation_id, and include the context it needs: a summary of this conversation and the files it "+
-			"used", float64(weight)/(1<<20), most>>20)
+		return fmt.Sprintf("the conversation holds %.1f of the %d MiB one thread may hold, too little for another "+
+			"exchange", float64(weight)/(1<<20), most>>20)
 	}
 	if need <= remaining {
 		return ""
 	}
-	return fmt.Sprintf("this answer was not saved: the conversation had reached its limit of %d turns "+
-		"(MAX_CONVERSATION_TURNS), holding %d where this exchange needed %d more. Start a new conversation by "+
-		"calling the tool again without continuation_id, and include the context it needs: a summary of this "+
-		"conversation and the files it used", limit, limit-remaining, need)
+	return fmt.Sprintf("the conversation had reached its limit of %d turns (MAX_CONVERSATION_TURNS), holding %d "+
+		"where this exchange needed %d more", limit, limit-remaining, need)
+}
+
+// unkeptAnswer is the continuation_error of an answer whose exchange was
+// not kept, for why (unkeptExchange).
+func unkeptAnswer(why string) string {
+	return "this answer was not saved: " + why + ". Start a new conversation by calling the tool again without " +
+		"continuation_id, and include the context it needs: a summary of this conversation and the files it used"
+}
+
+// fullWorkflow is the refusal of a workflow step that pauses on a thread
+// that cannot keep it, for why (unkeptExchange): it calls no model, and
+// run, its findings would reach no later step, while its answer told the
+// agent to carry on.
+func fullWorkflow(tool *Tool, why string) Outcome {
+	return toolError(tool.GetName(), "This step was not run: "+why+", so neither it nor the steps after it could "+
+		"be kept. Go on in a new conversation: step_number 1, without continuation_id, with a summary of the "+
+		"findings so far.", nil)
 }
 
 // minExchangeWeight is the least weight (memory's Limits.max_thread_weight)

@@ -117,9 +117,17 @@ func TestAFullThreadsExchangeIsNotKept(t *testing.T) {
 			if (why != "") != (c.saysWhich != "") {
 				t.Fatalf("unkept = %q, want it kept: %v", why, c.saysWhich == "")
 			}
-			for _, want := range []string{c.saysWhich, "not saved", "without continuation_id"} {
-				if why != "" && !strings.Contains(why, want) {
-					t.Errorf("%q does not say %q", why, want)
+			if why == "" {
+				return
+			}
+			for msg, wants := range map[string][]string{
+				unkeptAnswer(why):                       {c.saysWhich, "not saved", "without continuation_id"},
+				fullWorkflow(c.tool, why).Reply.Content: {c.saysWhich, "not run", "step_number 1"},
+			} {
+				for _, want := range wants {
+					if !strings.Contains(msg, want) {
+						t.Errorf("%q does not say %q", msg, want)
+					}
 				}
 			}
 		})
