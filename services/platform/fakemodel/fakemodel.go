@@ -56,6 +56,12 @@ type Reply struct {
 	// as servers that label their replies wrongly do, or labels a Raw one
 	// (text/event-stream for a raw stream of events).
 	ContentType string
+	// RawPieces, when set, are sent as the body one after another, each
+	// flushed PieceDelay after the one before (the first after PieceDelay
+	// too), with status 200 and ContentType: a stream whose timing a test
+	// sets.
+	RawPieces  []string
+	PieceDelay time.Duration
 }
 
 // Message is one chat message as sent by the client.
@@ -256,6 +262,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			msg = "streaming is not supported by this server; send \"stream\": false"
 		}
 		writeError(w, http.StatusBadRequest, "invalid_request_error", msg)
+	case len(rep.RawPieces) > 0:
+		w.Header().Set("Content-Type", contentType(rep, "text/event-stream"))
+		for _, piece := range rep.RawPieces {
+			select {
+			case <-r.Context().Done():
+				cancelled()
+				return
+			case <-time.After(rep.PieceDelay):
+			}
+			_, _ = io.WriteString(w, piece)
+			http.NewResponseController(w).Flush()
+		}
 	case rep.Raw != "":
 		w.Header().Set("Content-Type", contentType(rep, "application/json"))
 		_, _ = io.WriteString(w, rep.Raw)

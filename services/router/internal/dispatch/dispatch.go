@@ -145,18 +145,15 @@ func (d *Dispatcher) tryProvider(ctx context.Context, e routing.Entry, req provi
 // errIdle ends an attempt whose provider went quiet.
 var errIdle = errors.New("idle")
 
-// once is one attempt, cut short when no bytes arrive for IdleTimeout.
+// once is one attempt, cut short when no bytes arrive for IdleTimeout:
+// any bytes of the reply, not its text alone (provider.WithActivity).
 func (d *Dispatcher) once(ctx context.Context, e routing.Entry, req provider.Request, onDelta func(string)) (provider.Result, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	idle := time.AfterFunc(d.policy.IdleTimeout, func() { cancel(errIdle) })
 	defer idle.Stop()
-	res, err := e.Provider.Client.Generate(actx, req, func(delta string) {
-		idle.Reset(d.policy.IdleTimeout)
-		if onDelta != nil {
-			onDelta(delta)
-		}
-	})
+	actx = provider.WithActivity(actx, func() { idle.Reset(d.policy.IdleTimeout) })
+	res, err := e.Provider.Client.Generate(actx, req, onDelta)
 	if err != nil && errors.Is(context.Cause(actx), errIdle) && ctx.Err() == nil {
 		return provider.Result{}, &provider.Error{Provider: e.Provider.Label, Model: req.Model, Retryable: true,
 			Fault: provider.FaultTimeout, Msg: fmt.Sprintf("the provider sent nothing for %s", d.policy.IdleTimeout)}

@@ -237,3 +237,31 @@ func TestKeysNeverReachErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestAStreamThatIsBusyWithoutTextIsNotIdle: the idle timeout counted the
+// answer's text alone, so a reasoning model streaming its reasoning, or a
+// provider sending keep-alive comments (OpenRouter's ": OPENROUTER
+// PROCESSING") while it works, was cut as silent and asked again, each
+// attempt paid for, until the attempts ran out. Any bytes count now.
+func TestAStreamThatIsBusyWithoutTextIsNotIdle(t *testing.T) {
+	p := testPolicy
+	p.IdleTimeout = 300 * time.Millisecond
+	reasoning := `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":` +
+		`{"reasoning_content":"thinking"}}]}` + "\n\n"
+	answer := `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"done"},` +
+		`"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
+	for name, busy := range map[string]string{"reasoning": reasoning, "comments": ": OPENROUTER PROCESSING\n\n"} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, p, "chat")
+			pieces := []string{busy, busy, busy, busy, busy, busy, answer} // 1.05 s in all, 150 ms apart
+			h.primary.SetReply(func(fakemodel.Request) fakemodel.Reply {
+				return fakemodel.Reply{RawPieces: pieces, PieceDelay: 150 * time.Millisecond}
+			})
+			out, err := h.generate(t)
+			if err != nil || out.Content != "done" || out.Attempts != 1 || len(h.primary.Requests()) != 1 {
+				t.Fatalf("%v %+v, %d requests; want the answer at the first attempt", err, out,
+					len(h.primary.Requests()))
+			}
+		})
+	}
+}

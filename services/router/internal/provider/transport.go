@@ -66,7 +66,7 @@ func NewHTTPClient(connect time.Duration) *http.Client {
 
 // NewHTTPClientWith is NewHTTPClient with its connections sized by o.
 func NewHTTPClientWith(o HTTPOptions) *http.Client {
-	return &http.Client{Transport: traced(retryAfterTransport{replyCapTransport{newTransport(o)}})}
+	return &http.Client{Transport: traced(retryAfterTransport{replyCapTransport{activityTransport{newTransport(o)}}})}
 }
 
 // newTransport is the connection pool: HTTP/2 where the provider offers it
