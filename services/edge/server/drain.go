@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/zenmcp/zen/services/platform/serve"
 )
 
 // drainer lets a stdio session stop taking requests while the calls it
@@ -18,14 +19,16 @@ type drainer struct {
 	draining bool
 	running  sync.WaitGroup
 	// cut ends when draining has taken too long; the requests still
-	// running are then cancelled.
+	// running are then cancelled, with serve.ErrStopping, and answer so.
 	cut    context.Context
 	cutNow context.CancelFunc
 }
 
 func newDrainer() *drainer {
 	d := &drainer{}
-	d.cut, d.cutNow = context.WithCancel(context.Background())
+	var cut context.CancelCauseFunc
+	d.cut, cut = context.WithCancelCause(context.Background())
+	d.cutNow = func() { cut(serve.ErrStopping) }
 	return d
 }
 
@@ -49,9 +52,9 @@ func (d *drainer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		d.running.Add(1)
 		d.mu.Unlock()
 		defer d.running.Done()
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		defer context.AfterFunc(d.cut, cancel)()
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		defer context.AfterFunc(d.cut, func() { cancel(context.Cause(d.cut)) })()
 		return next(ctx, method, req)
 	}
 }

@@ -35,8 +35,19 @@ const UnsentBytes = 128 << 10
 // before any check of who sent them.
 const MaxHeaderBytes = 64 << 10
 
+// ErrStopping is the cause of a request's (or a call's) context that a
+// stop cut: it ran past DrainTimeout. The handler then has StopGrace to
+// answer, saying so, before its connection closes.
+var ErrStopping = errors.New("zen is stopping")
+
+// StopGrace is how long a request a stop cut (ErrStopping) has to answer.
+const StopGrace = 2 * time.Second
+
 // HTTP serves handler on lis until ctx is done, then shuts down gracefully,
-// letting in-flight requests finish for up to DrainTimeout. Every request's
+// letting in-flight requests finish for up to DrainTimeout; those still
+// running are then cut (their contexts end with ErrStopping) and have
+// StopGrace to answer before their connections close: closed under them,
+// a client heard nothing and waited out its own timeout. Every request's
 // body has BodyTime to arrive (BodyDeadline).
 //
 // Connections that have not sent a request yet are closed as the stop
@@ -49,7 +60,10 @@ const MaxHeaderBytes = 64 << 10
 // refuses, as it refuses the connections the closed listener had queued.
 func HTTP(ctx context.Context, lis net.Listener, handler http.Handler) error {
 	unused := &unusedConns{conns: map[net.Conn]struct{}{}}
+	base, cut := context.WithCancelCause(context.Background())
+	defer cut(nil)
 	srv := &http.Server{
+		BaseContext: func(net.Listener) context.Context { return base },
 		// Every request, not only those of the handlers that ask for it:
 		// a 404 or a probe's path left a body unread too, and net/http read
 		// it for as long as its client sent a byte now and then.
@@ -71,7 +85,13 @@ func HTTP(ctx context.Context, lis net.Listener, handler http.Handler) error {
 	defer cancel()
 	err := srv.Shutdown(shutdownCtx)
 	if errors.Is(err, context.DeadlineExceeded) {
-		err = srv.Close()
+		cut(ErrStopping)
+		graceCtx, cancelGrace := context.WithTimeout(context.Background(), StopGrace)
+		err = srv.Shutdown(graceCtx)
+		cancelGrace()
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = srv.Close()
+		}
 	}
 	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return serveErr

@@ -11,6 +11,7 @@ import (
 	"github.com/zenmcp/zen/services/edge/internal/streamhttp"
 	"github.com/zenmcp/zen/services/platform/origin"
 	"github.com/zenmcp/zen/services/platform/reply"
+	"github.com/zenmcp/zen/services/platform/serve"
 	"github.com/zenmcp/zen/services/platform/telemetry"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -48,6 +49,13 @@ func describe(ctx context.Context, tool string, err error) answer {
 		return answer{Code: codeRequestCancelled, Message: "the client cancelled this call"}
 	}
 	trace := traceNote(ctx)
+	if errors.Is(context.Cause(ctx), serve.ErrStopping) {
+		// A tool error: the agent reads it, and trying again reaches a zen
+		// that is up (another replica, or this one restarted).
+		return answer{ToolError: true, Message: fmt.Sprintf("Error in %s: zen is stopping (a restart or a "+
+			"deploy), and ended this call after letting it run for %s (ZEN_DRAIN_TIMEOUT)%s. Try again in a "+
+			"moment.", tool, serve.DrainTimeout, trace)}
+	}
 	var be *call.BackendError
 	if !errors.As(err, &be) {
 		return answer{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
@@ -111,7 +119,8 @@ func roleFailure(role string, code codes.Code, tool, trace string) answer {
 // one line (logCall).
 func failureReply(ctx context.Context, tool string, err error, scrub func(string) string) (*mcp.CallToolResult, error) {
 	a := describe(ctx, tool, err)
-	if a.Code != codeRequestCancelled && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+	if a.Code != codeRequestCancelled && !a.ToolError &&
+		(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return nil, err
 	}
 	if a.ToolError {
