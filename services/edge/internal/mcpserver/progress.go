@@ -30,26 +30,33 @@ func startHeartbeat(ctx context.Context, interval time.Duration, tool string, re
 	if interval <= 0 {
 		interval = 5 * time.Second
 	}
-	h := &heartbeat{report: report, start: time.Now(), done: make(chan struct{}), last: tool + " started"}
+	now := time.Now()
+	h := &heartbeat{report: report, start: now, sent: now, done: make(chan struct{}), last: tool + " started"}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
+		// The beat is due an interval after whatever went out last, an
+		// update or a beat: a ticker's fixed beats, skipped when an update
+		// had just gone, left up to twice the interval between two.
+		beat := time.NewTimer(interval)
+		defer beat.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-h.done:
 				return
-			case now := <-tick.C:
+			case now := <-beat.C:
 				h.mu.Lock()
-				due := now.Sub(h.sent) >= interval-interval/10
+				wait := interval - now.Sub(h.sent)
 				msg := fmt.Sprintf("%s (%s elapsed)", h.last, now.Sub(h.start).Round(time.Second))
 				h.mu.Unlock()
-				if due {
-					h.send(msg)
+				if wait > 0 {
+					beat.Reset(wait)
+					continue
 				}
+				h.send(msg)
+				beat.Reset(interval)
 			}
 		}
 	}()

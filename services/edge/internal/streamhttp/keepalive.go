@@ -29,7 +29,7 @@ func KeepAlive(interval time.Duration, next http.Handler) http.Handler {
 		// A timer, not a goroutine with a ticker: most calls end before it
 		// first fires, and then cost no goroutine at all.
 		kw.mu.Lock() // the timer's function reads kw.timer
-		kw.timer = time.AfterFunc(interval/2, func() { kw.ping(interval) })
+		kw.timer = time.AfterFunc(interval, func() { kw.ping(interval) })
 		kw.mu.Unlock()
 		defer kw.stop()
 		next.ServeHTTP(kw, r)
@@ -60,7 +60,7 @@ type keepAliveWriter struct {
 	lastWrite   time.Time
 	broken      bool
 	stopped     bool        // the handler has returned: nothing more may be written
-	timer       *time.Timer // runs ping every half interval
+	timer       *time.Timer // runs ping when the next comment is due
 }
 
 func (w *keepAliveWriter) Header() http.Header { return w.header }
@@ -120,16 +120,23 @@ func (w *keepAliveWriter) stop() {
 
 // ping writes a comment if interval has passed since the last write, and
 // sets the timer for the next, until the handler returns or the client
-// has gone.
+// has gone. The next is due an interval after the last write: checked at
+// fixed beats, a stream could go silent for half an interval more.
 func (w *keepAliveWriter) ping(interval time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped || w.broken {
 		return
 	}
-	defer w.timer.Reset(interval / 2)
-	if time.Since(w.lastWrite) < interval {
+	if since := time.Since(w.lastWrite); since < interval {
+		w.timer.Reset(interval - since)
 		return
+	}
+	// Inside an event, the comment waits for its end, looked for soon.
+	next := interval
+	defer func() { w.timer.Reset(next) }()
+	if w.wroteHeader && w.streaming && !w.atBoundary {
+		next = interval / 10
 	}
 	if !w.wroteHeader && w.eager {
 		h := w.w.Header()

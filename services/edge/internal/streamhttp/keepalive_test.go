@@ -194,3 +194,40 @@ func TestNoCommentOutlivesItsCall(t *testing.T) {
 		}
 	})
 }
+
+// timedWriter records when each write came, on the bubble's clock.
+type timedWriter struct {
+	*httptest.ResponseRecorder
+	at []time.Time
+}
+
+func (w *timedWriter) Write(p []byte) (int, error) {
+	w.at = append(w.at, time.Now())
+	return w.ResponseRecorder.Write(p)
+}
+
+// TestKeepAliveNeverLeavesMoreThanAnInterval: the stream hears something
+// at least every interval, however its events fall. Checked every half
+// interval for a full one of silence, it could go one and a half.
+func TestKeepAliveNeverLeavesMoreThanAnInterval(t *testing.T) {
+	t.Parallel()
+	const interval = 5 * time.Second
+	synctest.Test(t, func(t *testing.T) {
+		events := sse(950*time.Millisecond, firstEvent, firstEvent, firstEvent, firstEvent, firstEvent, firstEvent)
+		quiet := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			events.ServeHTTP(w, r)
+			time.Sleep(30 * time.Second)
+		})
+		w := &timedWriter{ResponseRecorder: httptest.NewRecorder()}
+		start := time.Now()
+		KeepAlive(interval, quiet).ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
+		last := start
+		for _, at := range w.at {
+			if gap := at.Sub(last); gap > interval {
+				t.Errorf("%v without a write, ending %v after the start; want at most %v", gap, at.Sub(start),
+					interval)
+			}
+			last = at
+		}
+	})
+}
