@@ -124,6 +124,10 @@ func TestTurnLimitStopsOfferingContinuations(t *testing.T) {
 		t.Errorf("past the limit: IsError %v, status %v, offer %v; want success and no offer", res.IsError,
 			got["status"], got["continuation_offer"])
 	}
+	if meta["conversation_ready"] != false {
+		t.Errorf("past the limit: conversation_ready %v beside its continuation_error; want false",
+			meta["conversation_ready"])
+	}
 	for _, want := range []string{"not saved", "limit of 4 turns", "MAX_CONVERSATION_TURNS", "without continuation_id"} {
 		if !strings.Contains(why, want) {
 			t.Errorf("past the limit: continuation_error %q does not say %q", why, want)

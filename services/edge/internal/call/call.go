@@ -270,7 +270,7 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 		return r.deliver(out, res.GetIsError(), ""), nil
 	}
 	if learnt.unkept != "" {
-		out.Metadata.ContinuationError = unkeptAnswer(learnt.unkept)
+		notContinued(out, unkeptAnswer(learnt.unkept))
 		return r.deliver(out, false, ""), nil
 	}
 	threadID, stored, remaining, err := r.store(ctx, tool, req, res, learnt.turnCount)
@@ -278,7 +278,7 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 		// The answer is good; only the continuation is lost. Say so rather
 		// than throw the answer away.
 		r.logger.ErrorContext(ctx, "store exchange", "tool", tool.GetName(), "err", err)
-		out.Metadata.ContinuationError = saveFailure(err)
+		notContinued(out, saveFailure(err))
 		if _, ok := out.Fields["next_steps"]; ok && status.Code(err) == codes.Aborted {
 			// A step another overtook: what the agent does next is send
 			// it again, not the step after it.
@@ -311,13 +311,22 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 		// The thread had no room for this exchange (calls raced for its
 		// last turns, or a workflow's last step wrote two turns with one
 		// left): it would look like one that was saved.
-		out.Metadata.ContinuationError = "this answer was not saved: the conversation had reached its turn " +
-			"limit (MAX_CONVERSATION_TURNS). Start a new conversation by calling the tool again without " +
-			"continuation_id"
+		notContinued(out, "this answer was not saved: the conversation had reached its turn "+
+			"limit (MAX_CONVERSATION_TURNS). Start a new conversation by calling the tool again without "+
+			"continuation_id")
 	} else {
 		sum.ThreadID = threadID
 	}
 	return r.deliver(out, false, threadID), nil
+}
+
+// notContinued says why out's conversation cannot go on from it: its
+// continuation_error, and a conversation_ready the tool set, false.
+func notContinued(out *reply.Reply, why string) {
+	out.Metadata.ContinuationError = why
+	if _, ok := out.Metadata.Fields["conversation_ready"]; ok {
+		out.Metadata.Fields["conversation_ready"] = false
+	}
 }
 
 // deliver makes the reply what the client reads, once: scrubbed (a split
