@@ -12,7 +12,6 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	routerv1 "github.com/zenmcp/zen/proto/gen/zen/router/v1"
 	"github.com/zenmcp/zen/services/edge/internal/files"
-	"github.com/zenmcp/zen/services/platform/origin"
 	"github.com/zenmcp/zen/services/platform/reply"
 	"github.com/zenmcp/zen/services/platform/secrets"
 	"github.com/zenmcp/zen/services/platform/serve"
@@ -320,15 +319,6 @@ func (r *Runner) finish(ctx context.Context, tool *Tool, req *executorv1.Execute
 	return r.deliver(out, false, threadID), nil
 }
 
-// notContinued says why out's conversation cannot go on from it: its
-// continuation_error, and a conversation_ready the tool set, false.
-func notContinued(out *reply.Reply, why string) {
-	out.Metadata.ContinuationError = why
-	if _, ok := out.Metadata.Fields["conversation_ready"]; ok {
-		out.Metadata.Fields["conversation_ready"] = false
-	}
-}
-
 // deliver makes the reply what the client reads, once: scrubbed (a split
 // executor may not know every secret; before the cap, so a cut cannot
 // leave part of one), capped to the client's budget, and encoded.
@@ -404,43 +394,6 @@ func fitTurns(turns []*memoryv1.Turn) {
 // thread its call was prepared with.
 func carriesState(turns []*memoryv1.Turn) bool {
 	return len(turns) > 0 && turns[len(turns)-1].GetWorkflowState() != nil
-}
-
-// saveFailure says why an answer could not be saved, as far as it helps.
-func saveFailure(err error) string {
-	const lost = "this answer could not be saved, so the conversation cannot be continued"
-	if st := status.Convert(err); st.Code() == codes.Aborted {
-		return st.Message() // a step another overtook: memory's words say what to do
-	}
-	if reason, _ := origin.Of(err); reason == origin.StoreFull {
-		return lost + ": zen's memory store is full, and stores nothing more until its operator makes room"
-	}
-	switch st := status.Convert(err); st.Code() {
-	case codes.InvalidArgument, codes.FailedPrecondition: // the request, or the thread it would go in
-		return lost + ": " + st.Message()
-	case codes.Unavailable:
-		return lost + ": zen's memory is unavailable right now"
-	case codes.DeadlineExceeded:
-		return lost + ": zen's memory did not answer in time"
-	case codes.NotFound:
-		return lost + ": the thread expired or was deleted meanwhile"
-	case codes.DataLoss:
-		return lost + ": " + st.Message()
-	}
-	return lost
-}
-
-// isNotFound tells a missing thread from a failing memory service.
-func isNotFound(err error) bool { return status.Code(err) == codes.NotFound }
-
-// noProvider is the router's message when its answer is that no model
-// provider is configured, and whether it is: the router marks that answer
-// (origin.NoProvider), so no other refusal passes for setup help.
-func noProvider(err error) (string, bool) {
-	if reason, _ := origin.Of(err); reason != origin.NoProvider {
-		return "", false
-	}
-	return status.Convert(err).Message(), true
 }
 
 // UnknownToolError is a call to a tool zen does not have.

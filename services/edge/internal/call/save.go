@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/zenmcp/zen/services/platform/origin"
+	"github.com/zenmcp/zen/services/platform/reply"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -69,4 +71,50 @@ func (r *Runner) retryMemory(ctx context.Context, rpc string,
 func outOfTime(ctx context.Context) bool {
 	d, ok := ctx.Deadline()
 	return ctx.Err() != nil || ok && !time.Now().Before(d)
+}
+
+// notContinued says why out's conversation cannot go on from it: its
+// continuation_error, and a conversation_ready the tool set, false.
+func notContinued(out *reply.Reply, why string) {
+	out.Metadata.ContinuationError = why
+	if _, ok := out.Metadata.Fields["conversation_ready"]; ok {
+		out.Metadata.Fields["conversation_ready"] = false
+	}
+}
+
+// saveFailure says why an answer could not be saved, as far as it helps.
+func saveFailure(err error) string {
+	const lost = "this answer could not be saved, so the conversation cannot be continued"
+	if st := status.Convert(err); st.Code() == codes.Aborted {
+		return st.Message() // a step another overtook: memory's words say what to do
+	}
+	if reason, _ := origin.Of(err); reason == origin.StoreFull {
+		return lost + ": zen's memory store is full, and stores nothing more until its operator makes room"
+	}
+	switch st := status.Convert(err); st.Code() {
+	case codes.InvalidArgument, codes.FailedPrecondition: // the request, or the thread it would go in
+		return lost + ": " + st.Message()
+	case codes.Unavailable:
+		return lost + ": zen's memory is unavailable right now"
+	case codes.DeadlineExceeded:
+		return lost + ": zen's memory did not answer in time"
+	case codes.NotFound:
+		return lost + ": the thread expired or was deleted meanwhile"
+	case codes.DataLoss:
+		return lost + ": " + st.Message()
+	}
+	return lost
+}
+
+// isNotFound tells a missing thread from a failing memory service.
+func isNotFound(err error) bool { return status.Code(err) == codes.NotFound }
+
+// noProvider is the router's message when its answer is that no model
+// provider is configured, and whether it is: the router marks that answer
+// (origin.NoProvider), so no other refusal passes for setup help.
+func noProvider(err error) (string, bool) {
+	if reason, _ := origin.Of(err); reason != origin.NoProvider {
+		return "", false
+	}
+	return status.Convert(err).Message(), true
 }
