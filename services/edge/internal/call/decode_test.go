@@ -72,6 +72,8 @@ func TestAListSentAsAStringIsTheListItNames(t *testing.T) {
 		`{"prompt":"hi","absolute_file_paths":"[/a"}`:              {"[/a"},
 		`{"prompt":"hi","absolute_file_paths":"[1, 2]"}`:           {"[1, 2]"},
 		`{"prompt":"hi","absolute_file_paths":"[]"}`:               {},
+		`{"prompt":"hi","absolute_file_paths":""}`:                 {}, // "none", as clients send it
+		`{"prompt":"hi","absolute_file_paths":"  "}`:               {},
 	} {
 		args, out := tool.Decode(json.RawMessage(raw))
 		if out != nil {

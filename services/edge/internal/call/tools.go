@@ -65,12 +65,17 @@ func NewTool(t *executorv1.Tool) (*Tool, error) {
 }
 
 // listsFromStrings reads a list of strings sent as one string as the list
-// it names: a list in JSON (some clients send an array so), or else the
-// one string (a path). The reference took such a string and dropped it.
+// it names: none for an empty one (as clients say "none"), a list in JSON
+// (some clients send an array so), or else the one string (a path). The
+// reference took such a string and dropped it.
 func (t *Tool) listsFromStrings(args map[string]any) {
 	for name := range t.stringLists {
 		s, ok := args[name].(string)
 		if !ok {
+			continue
+		}
+		if strings.TrimSpace(s) == "" {
+			args[name] = []any{}
 			continue
 		}
 		var list []string

@@ -142,13 +142,20 @@ func client(rawURL string) (redis.UniversalClient, error) {
 
 // urlError says why rawURL could not be read without quoting its
 // passwords: net/url's errors quote the URL whole, and this one reaches
-// stderr and the logs.
+// stderr and the logs. A URL with credentials gets no detail at all: one
+// whose password holds "?", "#" or "/" is split there, and the error quotes
+// the password's start, which no scrubber knows.
 func urlError(rawURL string, err error) error {
+	const form = "the form is redis://[user:password@]host:port/db"
+	if scheme, rest, ok := strings.Cut(rawURL, "://"); ok && strings.Contains(rest, "@") {
+		return fmt.Errorf("REDIS_URL (a %s URL with credentials) does not parse; %s, with any of ? # / %% @ in "+
+			"the password percent-encoded", scheme, form)
+	}
 	if ue, ok := errors.AsType[*url.Error](err); ok {
 		err = ue.Err
 	}
 	msg := secrets.New(secrets.RedisPasswords(rawURL)...).String(err.Error())
-	return fmt.Errorf("REDIS_URL: %s; the form is redis://[user:password@]host:port/db", msg)
+	return fmt.Errorf("REDIS_URL: %s; %s", msg, form)
 }
 
 func (s *Store) metaKey(id string) string  { return s.prefix + "{" + id + "}:meta" }

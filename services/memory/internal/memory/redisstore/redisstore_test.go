@@ -198,7 +198,9 @@ func TestURLForms(t *testing.T) {
 		c.Close()
 	}
 	for _, bad := range []string{"http://x", "redis://h:1?colour=red", "redis://:S3cr3t%zzPassw0rd@127.0.0.1:6390/0",
-		"rediss://u:S3cr3t%zzPassw0rd@h:1?master_name=m", "redis://:S3cr3t%zzPassw0rd@h:1?cluster=true"} {
+		"rediss://u:S3cr3t%zzPassw0rd@h:1?master_name=m", "redis://:S3cr3t%zzPassw0rd@h:1?cluster=true",
+		// net/url splits these early, and its error quotes the password's start.
+		"redis://:S3cr3t?Passw0rd@h:1/0", "redis://:S3cr3t#Passw0rd@h:1/0", "redis://:S3cr3t/Passw0rd@h:1/0"} {
 		_, err := client(bad)
 		if err == nil || !strings.Contains(err.Error(), "REDIS_URL") {
 			t.Errorf("%s: err = %v, want one naming REDIS_URL", bad, err)
