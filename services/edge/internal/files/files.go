@@ -160,7 +160,7 @@ func (pol Policy) walk(dir string, found func(path string, size int64) bool) err
 // link's, resolved): below dir, on no hidden or excluded path.
 func walkedTo(dir, target string) bool {
 	rel, err := filepath.Rel(dir, target)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+	if err != nil || !filepath.IsLocal(rel) {
 		return false
 	}
 	parts := strings.Split(rel, string(filepath.Separator))

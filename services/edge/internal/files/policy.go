@@ -167,11 +167,6 @@ func (p Policy) Resolve(path string) (string, error) {
 const leaveOut = "zen never reads such a file: leave it out of the call"
 
 func (p Policy) outsideRoots(what string) error {
-	if len(p.roots) == 0 {
-		return fmt.Errorf("%w: %s is outside the directories zen may read: there are none (ZEN_FILE_ROOTS is "+
-			"unset, and the home directory, the default, is not one on a shared server or when it is the disk's "+
-			"root); set ZEN_FILE_ROOTS to the directories of your projects", ErrDenied, what)
-	}
 	return fmt.Errorf("%w: %s is outside the directories zen may read (%s: %s); pass files under them, "+
 		"or add the directory to ZEN_FILE_ROOTS", ErrDenied, what, p.rootsNamed, strings.Join(p.roots, ", "))
 }
@@ -191,6 +186,11 @@ func (p Policy) noRoots(path string) error {
 		return fmt.Errorf("%w: %s: zen reads no files on this server: it is shared (%s), so its disk is not "+
 			"yours, and ZEN_FILE_ROOTS is not set. Put what the model needs in the prompt instead, or ask the "+
 			"operator to set ZEN_FILE_ROOTS to the directories clients may name", ErrDenied, path, p.shared)
+	}
+	if p.home != "" {
+		return fmt.Errorf("%w: %s: zen reads no files: ZEN_FILE_ROOTS is not set, and the home directory, the "+
+			"default, is the disk's root (HOME=%s), which would let clients read the whole disk; set "+
+			"ZEN_FILE_ROOTS to the directories clients may name", ErrDenied, path, p.home)
 	}
 	return fmt.Errorf("%w: %s: zen reads no files: ZEN_FILE_ROOTS is not set and there is no home directory "+
 		"(HOME) to default to; set ZEN_FILE_ROOTS to the directories clients may name", ErrDenied, path)

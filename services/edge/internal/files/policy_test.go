@@ -120,8 +120,8 @@ func TestAHomeAtTheRootOfTheDiskIsNoRoot(t *testing.T) {
 	file := filepath.Join(dir, "app.py")
 	write(t, file, "print('hello')\n")
 	_, err := NewPolicy(Config{Home: "/"}).Resolve(file)
-	if err == nil || !strings.Contains(err.Error(), "ZEN_FILE_ROOTS") {
-		t.Errorf("HOME=/: Resolve(%s) = %v; want it refused, naming ZEN_FILE_ROOTS", file, err)
+	if err == nil || !strings.Contains(err.Error(), "ZEN_FILE_ROOTS") || !strings.Contains(err.Error(), "HOME=/") {
+		t.Errorf("HOME=/: Resolve(%s) = %v; want it refused, naming ZEN_FILE_ROOTS and saying why", file, err)
 	}
 	if _, err := NewPolicy(Config{Home: "/", Roots: []string{dir}}).Resolve(file); err != nil {
 		t.Errorf("HOME=/ with %s a root: %v", dir, err)
