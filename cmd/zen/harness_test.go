@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 	if bin := os.Getenv(builtZenEnv); bin != "" {
 		zenBin = bin // a test binary that a test started (TestNoZenOutlivesItsTestBinary)
 	} else {
-		build := exec.Command("go", "build", "-o", zenBin, ".")
+		build := exec.Command("go", "build", "-ldflags", "-X main.updated="+stampedDate, "-o", zenBin, ".")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "build zen:", err)

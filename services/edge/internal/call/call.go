@@ -65,10 +65,10 @@ type Outcome struct {
 	// encoded is Reply as the client reads it, once deliver has scrubbed,
 	// capped and encoded it: Reply is read-only from then on.
 	encoded []byte
-	// beforeAnyTool marks a refusal the reference's server makes before any
-	// tool runs (an unknown model), in one shape for every tool: a workflow
-	// tool's does not become its step's failure (asWorkflowError).
-	beforeAnyTool bool
+	// keepsToolErrorShape keeps a refusal out of a workflow step's failure
+	// shape (asWorkflowError): the reference's server makes it before any
+	// tool runs (an unknown model), in one shape for every tool.
+	keepsToolErrorShape bool
 }
 
 // Encoded is the reply as the client reads it: the bytes deliver made, or,

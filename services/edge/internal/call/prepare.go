@@ -319,7 +319,7 @@ func (r *Runner) unknownModel(ctx context.Context, tool *Tool, name string) Outc
 	}
 	out := toolError(tool.GetName(), msg, nil)
 	out.Reply.Metadata.RequestedModel = name
-	out.beforeAnyTool = true
+	out.keepsToolErrorShape = true
 	return out
 }
 

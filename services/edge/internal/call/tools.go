@@ -136,7 +136,7 @@ func (t *Tool) Decode(raw json.RawMessage) (map[string]any, *Outcome) {
 // failures (reply.ForWorkflow). Other statuses (resend_prompt,
 // code_too_large) and other tools pass unchanged.
 func (t *Tool) asWorkflowError(out Outcome, args map[string]any) Outcome {
-	if !t.GetWorkflow() || !out.IsError || out.Reply == nil || out.beforeAnyTool {
+	if !t.GetWorkflow() || !out.IsError || out.Reply == nil || out.keepsToolErrorShape {
 		return out
 	}
 	step := 0

@@ -130,9 +130,13 @@ func versionTool() Tool {
 			fmt.Fprintf(&b, "- Available models: %d\n", len(resp.GetModels()))
 			return &executorv1.ToolResult{Reply: (&reply.Reply{Status: reply.StatusSuccess, Content: b.String(),
 				ContentType: "markdown", Metadata: reply.Metadata{ToolName: "version", Fields: map[string]any{
-					"server_version": env.Version, "commit": env.Commit, "last_updated": env.LastUpdated,
-					"go_version": runtime.Version(),
-					"platform":   platform, "model_selection_mode": mode, "default_model": resp.GetDefaultModel(),
+					"server_version":       env.Version,
+					"commit":               env.Commit,
+					"last_updated":         env.LastUpdated,
+					"go_version":           runtime.Version(),
+					"platform":             platform,
+					"model_selection_mode": mode,
+					"default_model":        resp.GetDefaultModel(),
 				}}}).Encode()}, nil
 		},
 	}
