@@ -81,10 +81,9 @@ func Load(getenv config.Getenv, names []string) *Scrubber {
 }
 
 // RedisPasswords are the passwords a REDIS_URL carries, as written and
-// decoded: its own, between "://" and the last "@" of the part before the
-// path (read by hand, so that a URL that does not parse, which memory's
-// error then quotes, still gives it up), and a Sentinel's or a node's in
-// its query (password=, sentinel_password=).
+// decoded: its own, between the user's name and the last "@" (read by
+// hand, so that a URL that does not parse still gives it up), and a
+// Sentinel's or a node's in its query (password=, sentinel_password=).
 func RedisPasswords(raw string) []string {
 	var out []string
 	add := func(v string) {
@@ -93,15 +92,16 @@ func RedisPasswords(raw string) []string {
 			out = append(out, dec)
 		}
 	}
-	raw = strings.TrimSpace(raw)
-	rest, query, _ := strings.Cut(raw, "?")
-	if _, after, ok := strings.Cut(rest, "://"); ok {
-		if at := strings.LastIndex(after, "@"); at >= 0 {
-			if _, pw, ok := strings.Cut(after[:at], ":"); ok {
-				add(pw)
-			}
+	_, after, _ := strings.Cut(strings.TrimSpace(raw), "://")
+	// The credentials end at the last "@": a password may hold "?", "#" or
+	// "/" unencoded, which a parser takes for the query's or path's start.
+	if at := strings.LastIndex(after, "@"); at >= 0 {
+		if _, pw, ok := strings.Cut(after[:at], ":"); ok {
+			add(pw)
 		}
+		after = after[at+1:]
 	}
+	_, query, _ := strings.Cut(after, "?")
 	for _, kv := range strings.Split(query, "&") {
 		if k, v, ok := strings.Cut(kv, "="); ok && (k == "password" || k == "sentinel_password") {
 			add(v)

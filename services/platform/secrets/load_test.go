@@ -69,12 +69,14 @@ func TestZenCredential(t *testing.T) {
 func TestARedisPasswordIsASecretHoweverItsURLIsWritten(t *testing.T) {
 	t.Parallel()
 	for url, want := range map[string][]string{
-		"redis://:S3cr3t%zzPassw0rd@127.0.0.1:6390/0":              {"S3cr3t%zzPassw0rd"},
-		"redis://user:pa%40ssword@host:1/0":                        {"pa%40ssword", "pa@ssword"},
-		"redis://u:p@ss#w/rd@host:1/0":                             {"p@ss#w/rd"},
-		"redis://h:1?master_name=m&password=sentinel-pw-123":       {"sentinel-pw-123"},
-		"redis://h:1?master_name=m&sentinel_password=s%2Bpassword": {"s%2Bpassword", "s+password"},
-		"redis://localhost:6379/0":                                 nil,
+		"redis://:S3cr3t%zzPassw0rd@127.0.0.1:6390/0":                         {"S3cr3t%zzPassw0rd"},
+		"redis://user:pa%40ssword@host:1/0":                                   {"pa%40ssword", "pa@ssword"},
+		"redis://u:p@ss#w/rd@host:1/0":                                        {"p@ss#w/rd"},
+		"redis://h:1?master_name=m&password=sentinel-pw-123":                  {"sentinel-pw-123"},
+		"redis://h:1?master_name=m&sentinel_password=s%2Bpassword":            {"s%2Bpassword", "s+password"},
+		"redis://localhost:6379/0":                                            nil,
+		"redis://:Hunter2?xyzzy@h:1/0":                                        {"Hunter2?xyzzy"},
+		"redis://:Zm9vYmFy/c2VjcmV0@h:1/0?master_name=m&password=second-pw-1": {"Zm9vYmFy/c2VjcmV0", "second-pw-1"},
 	} {
 		s := Load(func(k string) string { return map[string]string{"REDIS_URL": url}[k] }, nil)
 		if diff := cmp.Diff(want, s.Values(), cmpopts.SortSlices(func(a, b string) bool { return a < b }),
