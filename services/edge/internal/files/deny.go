@@ -33,8 +33,14 @@ var secretDirs = [][]string{
 	{".gradle", "gradle.properties"}, {".config", "rclone"}, {".password-store"}, {".local", "share", "keyrings"},
 	{".pulumi", "credentials.json"}, {".oci"}, {".config", "hub"}, {".config", "glab-cli"}, {".config", "doctl"},
 	{".config", "hcloud"}, {".config", "op"}, {".config", "configstore"}, {".kaggle"}, {".fly"},
-	// browsers' saved logins and cookies
-	{".mozilla"}, {".config", "google-chrome"}, {".config", "chromium"},
+	{".op"}, {".config", "heroku"},
+	// browsers' saved logins and cookies, and password managers' vaults
+	// (in lower case: paths are compared folded)
+	{".mozilla"}, {".config", "google-chrome"}, {".config", "chromium"}, {".config", "bravesoftware"},
+	{".config", "microsoft-edge"}, {".config", "vivaldi"}, {"snap", "chromium"}, {"snap", "firefox"},
+	{"library", "application support", "google", "chrome"}, {"library", "application support", "firefox"},
+	{"library", "application support", "1password"}, {"library", "application support", "bravesoftware"},
+	{"library", "application support", "microsoft edge"}, {"library", "keychains"},
 }
 
 // secretFiles are credential files and private keys, by name.
@@ -42,7 +48,8 @@ var secretFiles = []string{".netrc", "_netrc", ".git-credentials", ".npmrc", ".p
 	"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".vault-token", ".envrc", ".my.cnf", ".mylogin.cnf", ".yarnrc.yml",
 	".s3cfg", ".boto", ".databrickscfg", ".dockercfg", ".terraformrc",
 	// shells' and consoles' histories hold the secrets typed on command lines
-	".bash_history", ".zsh_history", ".history", ".python_history", ".psql_history", ".mysql_history", "fish_history",
+	".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".history", ".python_history", ".psql_history",
+	".mysql_history", "fish_history",
 	".node_repl_history", ".rediscli_history", ".sqlite_history", ".dbshell", ".irb_history"}
 
 // keyExtensions name the stores of private keys, by the end of a file's

@@ -157,8 +157,12 @@ func (pol Policy) walk(dir string, found func(path string, size int64) bool) err
 }
 
 // walkedTo reports whether a walk of dir (resolved) reaches target (a
-// link's, resolved): below dir, on no hidden or excluded path.
+// link's, resolved) and reads it: below dir, on no hidden or excluded path,
+// and a source file by its own name.
 func walkedTo(dir, target string) bool {
+	if !slices.Contains(sourceExts, strings.ToLower(filepath.Ext(target))) {
+		return false
+	}
 	rel, err := filepath.Rel(dir, target)
 	if err != nil || !filepath.IsLocal(rel) {
 		return false

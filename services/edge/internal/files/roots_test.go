@@ -178,9 +178,13 @@ func TestAWalkFollowsNoLinkOutOfItsDirectory(t *testing.T) {
 	write(t, filepath.Join(h.proj, "src", "lib.go"), "package lib")
 	write(t, filepath.Join(h.proj, ".secrets", "db.yaml"), "password: hunter2")
 	write(t, filepath.Join(h.proj, "node_modules", "x", "index.js"), "module.exports = 1")
+	write(t, filepath.Join(h.proj, "terraform.tfstate"), `{"secret": "s3cr3t"}`)
+	write(t, filepath.Join(h.proj, "db.sqlite3"), "SQLite format 3")
 	for link, target := range map[string]string{
 		"hub.yaml": "../.config/hub", "notes.txt": "../other/notes.txt", "lib.go": "src/lib.go",
 		"db.yaml": ".secrets/db.yaml", "dep.js": "node_modules/x/index.js",
+		// Named as source, files a walk does not read.
+		"README.md": "terraform.tfstate", "schema.sql": "db.sqlite3",
 	} {
 		must(t, os.Symlink(target, filepath.Join(h.proj, link)))
 	}

@@ -29,7 +29,7 @@ const ReasonOverBudget = "did not fit in the model's file budget once the newer 
 // ReasonNothingToRead is why a directory a call named added no file: a
 // walk found none it reads in it.
 const ReasonNothingToRead = "a directory holding no file zen reads (source and text files, outside hidden and " +
-	"dependency directories): name the files themselves"
+	"dependency directories, and links to such files inside it): name the files themselves"
 
 // IsSkipped tells whether err is a file to go on without rather than a
 // refusal.
