@@ -130,3 +130,39 @@ func TestStdioAnswersWhatItTookBeforeItsInputEnded(t *testing.T) {
 		t.Errorf("stdout has no answer to the call taken before the input ended:\n%s", out)
 	}
 }
+
+// TestStdioEndsWhenItsReaderStopsReading: once its input ended, zen stdio
+// waited for its answers to be written, and one too large for a pipe whose
+// reader had stopped reading held it for good, past SIGTERM. It exits
+// within the drain timeout and a grace now.
+func TestStdioEndsWhenItsReaderStopsReading(t *testing.T) {
+	t.Parallel()
+	fake := fakemodel.New(t)
+	fake.SetReply(func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Content: strings.Repeat("a long answer. ", 40_000)} // 600 KB, past a pipe's buffer
+	})
+	cmd := exec.Command(zenBin, "stdio")
+	cmd.Env = baseEnv(t, mergeEnv(fakeEnv(fake), map[string]string{"ZEN_DRAIN_TIMEOUT": "1s"}))
+	cmd.Dir = t.TempDir()
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":` +
+		`"2025-06-18","capabilities":{},"clientInfo":{"name":"script","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"chat","arguments":{"prompt":"say a lot",` +
+		`"model":"llama3.2","working_directory_absolute_path":"` + cmd.Dir + `"}}}` + "\n")
+	stdout, err := cmd.StdoutPipe() // never read
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdout.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("zen stdio still ran 30s after its input ended, its reader not reading; its drain lasts 1s")
+	}
+}

@@ -44,6 +44,11 @@ func (s *Server) RunStdio(ctx context.Context) error {
 	transport.WaitAnswered(flushed)
 	cancel()
 	_ = ss.Close() // nothing runs now, so this just closes the connection
-	<-ended
+	// An answer stuck on stdout (its reader stopped reading) holds the
+	// session open: the process ends all the same.
+	select {
+	case <-ended:
+	case <-time.After(serve.StopGrace):
+	}
 	return nil
 }
