@@ -108,11 +108,7 @@ func TestStdioAnswersWhatItTookBeforeItsInputEnded(t *testing.T) {
 	cmd := exec.Command(zenBin, "stdio")
 	cmd.Env = baseEnv(t, fakeEnv(fake))
 	cmd.Dir = t.TempDir()
-	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":` +
-		`"2025-06-18","capabilities":{},"clientInfo":{"name":"script","version":"1"}}}` + "\n" +
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"chat","arguments":{"prompt":"think",` +
-		`"model":"llama3.2","working_directory_absolute_path":"` + cmd.Dir + `"}}}` + "\n")
+	cmd.Stdin = strings.NewReader(chatScript("think", cmd.Dir))
 	done := make(chan struct{})
 	var out []byte
 	var err error
@@ -144,11 +140,7 @@ func TestStdioEndsWhenItsReaderStopsReading(t *testing.T) {
 	cmd := exec.Command(zenBin, "stdio")
 	cmd.Env = baseEnv(t, mergeEnv(fakeEnv(fake), map[string]string{"ZEN_DRAIN_TIMEOUT": "1s"}))
 	cmd.Dir = t.TempDir()
-	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":` +
-		`"2025-06-18","capabilities":{},"clientInfo":{"name":"script","version":"1"}}}` + "\n" +
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"chat","arguments":{"prompt":"say a lot",` +
-		`"model":"llama3.2","working_directory_absolute_path":"` + cmd.Dir + `"}}}` + "\n")
+	cmd.Stdin = strings.NewReader(chatScript("say a lot", cmd.Dir))
 	stdout, err := cmd.StdoutPipe() // never read
 	if err != nil {
 		t.Fatal(err)
@@ -165,4 +157,15 @@ func TestStdioEndsWhenItsReaderStopsReading(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatal("zen stdio still ran 30s after its input ended, its reader not reading; its drain lasts 1s")
 	}
+}
+
+// chatScript is what a script sends zen stdio for one chat call, id 2,
+// before it closes stdin: the handshake, and the call.
+func chatScript(prompt, dir string) string {
+	args, _ := json.Marshal(map[string]any{"prompt": prompt, "model": "llama3.2",
+		"working_directory_absolute_path": dir})
+	return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",` +
+		`"capabilities":{},"clientInfo":{"name":"script","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"chat","arguments":` + string(args) + `}}` + "\n"
 }
