@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
+	"golang.org/x/sys/unix"
 )
 
 // TestStdioReadsOnPastAMalformedLine: a line that is not JSON gets a
@@ -127,20 +130,26 @@ func TestStdioAnswersWhatItTookBeforeItsInputEnded(t *testing.T) {
 	}
 }
 
-// TestStdioEndsWhenItsReaderStopsReading: once its input ended, zen stdio
-// waited for its answers to be written, and one too large for a pipe whose
-// reader had stopped reading held it for good, past SIGTERM. It exits
-// within the drain timeout and a grace now.
+// TestStdioEndsWhenItsReaderStopsReading: an answer too large for a pipe
+// whose reader had stopped reading held zen stdio past SIGTERM for good:
+// closing the session waited on the stuck write. It exits within the drain
+// timeout and a grace now.
 func TestStdioEndsWhenItsReaderStopsReading(t *testing.T) {
 	t.Parallel()
 	fake := fakemodel.New(t)
+	asked := make(chan struct{}, 1)
 	fake.SetReply(func(fakemodel.Request) fakemodel.Reply {
+		asked <- struct{}{}
 		return fakemodel.Reply{Content: strings.Repeat("a long answer. ", 40_000)} // 600 KB, past a pipe's buffer
 	})
 	cmd := exec.Command(zenBin, "stdio")
 	cmd.Env = baseEnv(t, mergeEnv(fakeEnv(fake), map[string]string{"ZEN_DRAIN_TIMEOUT": "1s"}))
 	cmd.Dir = t.TempDir()
-	cmd.Stdin = strings.NewReader(chatScript("say a lot", cmd.Dir))
+	stdin, err := cmd.StdinPipe() // left open: the client is still there, but reads nothing
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
 	stdout, err := cmd.StdoutPipe() // never read
 	if err != nil {
 		t.Fatal(err)
@@ -151,11 +160,27 @@ func TestStdioEndsWhenItsReaderStopsReading(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	if _, err := io.WriteString(stdin, chatScript("say a lot", cmd.Dir)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call never reached the model")
+	}
+	// The answer's write blocks once the pipe holds all it can.
+	waitFor(t, 30*time.Second, "stdout's pipe to fill", func() bool {
+		n, err := unix.IoctlGetInt(int(stdout.(*os.File).Fd()), unix.TIOCINQ) // FIONREAD: the bytes waiting
+		return err == nil && n >= 48<<10                                      // a page or so short of 64 KiB when full
+	})
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case <-exited:
 	case <-time.After(30 * time.Second):
 		_ = cmd.Process.Kill()
-		t.Fatal("zen stdio still ran 30s after its input ended, its reader not reading; its drain lasts 1s")
+		t.Fatal("zen stdio still ran 30s after SIGTERM, an answer stuck on its stdout; its drain lasts 1s")
 	}
 }
 

@@ -43,11 +43,17 @@ func (s *Server) RunStdio(ctx context.Context) error {
 	flushed, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	transport.WaitAnswered(flushed)
 	cancel()
-	_ = ss.Close() // nothing runs now, so this just closes the connection
-	// An answer stuck on stdout (its reader stopped reading) holds the
-	// session open: the process ends all the same.
+	// Nothing runs now, so closing just closes the connection, but for an
+	// answer stuck on stdout (its reader stopped reading), which the close
+	// waits on: the process ends all the same.
+	closed := make(chan struct{})
+	go func() {
+		_ = ss.Close()
+		<-ended
+		close(closed)
+	}()
 	select {
-	case <-ended:
+	case <-closed:
 	case <-time.After(serve.StopGrace):
 	}
 	return nil
