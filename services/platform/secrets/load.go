@@ -93,15 +93,23 @@ func RedisPasswords(raw string) []string {
 		}
 	}
 	_, after, _ := strings.Cut(strings.TrimSpace(raw), "://")
-	// The credentials end at the last "@": a password may hold "?", "#" or
-	// "/" unencoded, which a parser takes for the query's or path's start.
-	if at := strings.LastIndex(after, "@"); at >= 0 {
-		if _, pw, ok := strings.Cut(after[:at], ":"); ok {
+	password := func(userinfo string) {
+		if _, pw, ok := strings.Cut(userinfo, ":"); ok {
 			add(pw)
 		}
-		after = after[at+1:]
 	}
-	_, query, _ := strings.Cut(after, "?")
+	// As a parser reads it: the query from the first "?", the credentials
+	// up to the last "@" before it.
+	head, query, _ := strings.Cut(after, "?")
+	if at := strings.LastIndex(head, "@"); at >= 0 {
+		password(head[:at])
+	} else if at := strings.LastIndex(after, "@"); at >= 0 {
+		// None there: a password holding "?" (or "#", "/") unencoded, which
+		// a parser takes for the query's start, ends at the last "@". Read
+		// both ways, as an "@" in the query reads so too: a secret too many
+		// is scrubbed for nothing, one too few is leaked.
+		password(after[:at])
+	}
 	for _, kv := range strings.Split(query, "&") {
 		if k, v, ok := strings.Cut(kv, "="); ok && (k == "password" || k == "sentinel_password") {
 			add(v)

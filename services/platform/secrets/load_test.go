@@ -77,6 +77,10 @@ func TestARedisPasswordIsASecretHoweverItsURLIsWritten(t *testing.T) {
 		"redis://localhost:6379/0":                                            nil,
 		"redis://:Hunter2?xyzzy@h:1/0":                                        {"Hunter2?xyzzy"},
 		"redis://:Zm9vYmFy/c2VjcmV0@h:1/0?master_name=m&password=second-pw-1": {"Zm9vYmFy/c2VjcmV0", "second-pw-1"},
+		// An "@" in the query: the credentials are before the first "?" too.
+		"redis://h:1?master_name=m&sentinel_password=a@bcdefgh&password=xyz12345": {"xyz12345", "a@bcdefgh",
+			"1?master_name=m&sentinel_password=a"}, // read as a password holding "?" too: scrubbed for nothing
+		"redis://u:pw123456@h:1/0?client_name=me@host": {"pw123456"},
 	} {
 		s := Load(func(k string) string { return map[string]string{"REDIS_URL": url}[k] }, nil)
 		if diff := cmp.Diff(want, s.Values(), cmpopts.SortSlices(func(a, b string) bool { return a < b }),
