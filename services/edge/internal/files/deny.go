@@ -34,13 +34,22 @@ var secretDirs = [][]string{
 	{".pulumi", "credentials.json"}, {".oci"}, {".config", "hub"}, {".config", "glab-cli"}, {".config", "doctl"},
 	{".config", "hcloud"}, {".config", "op"}, {".config", "configstore"}, {".kaggle"}, {".fly"},
 	{".op"}, {".config", "heroku"},
-	// browsers' saved logins and cookies, and password managers' vaults
-	// (in lower case: paths are compared folded)
+	// browsers' saved logins and cookies (in lower case: paths are
+	// compared folded)
 	{".mozilla"}, {".config", "google-chrome"}, {".config", "chromium"}, {".config", "bravesoftware"},
-	{".config", "microsoft-edge"}, {".config", "vivaldi"}, {"snap", "chromium"}, {"snap", "firefox"},
-	{"library", "application support", "google", "chrome"}, {"library", "application support", "firefox"},
-	{"library", "application support", "1password"}, {"library", "application support", "bravesoftware"},
-	{"library", "application support", "microsoft edge"}, {"library", "keychains"},
+	{".config", "microsoft-edge"}, {".config", "vivaldi"},
+}
+
+// homeSecretDirs hold keys and credentials right under a home directory
+// (the user's, or any under homeParents): names a project may well use
+// for its own code below it (library/, snap/), unlike secretDirs'.
+var homeSecretDirs = [][]string{
+	{"snap", "chromium"}, {"snap", "firefox"}, {"library", "keychains"},
+	// browsers' and password managers' stores on macOS
+	{"library", "application support", "google", "chrome"}, {"library", "application support", "chromium"},
+	{"library", "application support", "firefox"}, {"library", "application support", "bravesoftware"},
+	{"library", "application support", "microsoft edge"}, {"library", "application support", "vivaldi"},
+	{"library", "application support", "1password"},
 }
 
 // secretFiles are credential files and private keys, by name.
@@ -184,7 +193,38 @@ func (p Policy) denied(path string) string {
 	if p.ownFile(path, folded) {
 		return ownReason
 	}
+	if reason := p.homeSecretReason(folded); reason != "" {
+		return reason
+	}
 	return secretReason(folded)
+}
+
+// homeSecretReason says why a path (folded) names a store of
+// homeSecretDirs, right under the user's home or another, or "".
+func (p Policy) homeSecretReason(folded string) string {
+	homes := []string{}
+	if p.home != "" && p.home != "/" {
+		homes = append(homes, strings.ToLower(filepath.Clean(p.home)))
+	}
+	for _, parent := range homeParents {
+		if rest, ok := strings.CutPrefix(folded, strings.ToLower(parent)+"/"); ok {
+			user, _, _ := strings.Cut(rest, "/")
+			homes = append(homes, strings.ToLower(parent)+"/"+user)
+		}
+	}
+	for _, home := range homes {
+		rest, ok := strings.CutPrefix(folded, home+"/")
+		if !ok {
+			continue
+		}
+		parts := strings.Split(filepath.ToSlash(rest), "/")
+		for _, d := range homeSecretDirs {
+			if len(d) <= len(parts) && slices.Equal(parts[:len(d)], d) {
+				return "is in " + strings.Join(d, "/") + ", which holds keys and credentials"
+			}
+		}
+	}
+	return ""
 }
 
 // deniedByName is denied without touching the disk, for a path that has

@@ -151,6 +151,11 @@ func TestTheOtherToolsCredentialStores(t *testing.T) {
 		{"chrome on a mac", "Library/Application Support/Google/Chrome/Default/Login Data",
 			"is in library/application support/google/chrome"},
 		{"a mac's keychains", "Library/Keychains/login.keychain-db", "is in library/keychains"},
+		{"vivaldi on a mac", "Library/Application Support/Vivaldi/Default/Cookies",
+			"is in library/application support/vivaldi"},
+		// Names a home gives its stores are a project's own below it.
+		{"a project's keychain code", "proj/library/keychains/keychain.go", ""},
+		{"a project's snap", "proj/snap/firefox/snapcraft.yaml", ""},
 		{"a PKCS #12 store", "proj/signing.p12", "a store of private keys"},
 		{"a PFX store", "proj/signing.PFX", "a store of private keys"},
 		{"a Java keystore", "proj/release.jks", "a store of private keys"},
