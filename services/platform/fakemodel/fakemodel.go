@@ -59,7 +59,8 @@ type Reply struct {
 	// RawPieces, when set, are sent as the body one after another, each
 	// flushed PieceDelay after the one before (the first after PieceDelay
 	// too), with status 200 and ContentType: a stream whose timing a test
-	// sets.
+	// sets. Chat completions only: Gemini's and the responses API's
+	// requests are answered as their own.
 	RawPieces  []string
 	PieceDelay time.Duration
 }

@@ -53,7 +53,7 @@ func describe(ctx context.Context, tool string, err error) answer {
 		// A tool error: the agent reads it, and trying again reaches a zen
 		// that is up (another replica, or this one restarted).
 		return answer{ToolError: true, Message: fmt.Sprintf("Error in %s: zen is stopping (a restart or a "+
-			"deploy), and ended this call after letting it run for %s (ZEN_DRAIN_TIMEOUT)%s. Try again in a "+
+			"deploy), and ended this call %s after the stop began (ZEN_DRAIN_TIMEOUT)%s. Try again in a "+
 			"moment.", tool, serve.DrainTimeout, trace)}
 	}
 	var be *call.BackendError

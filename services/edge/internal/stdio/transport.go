@@ -30,8 +30,8 @@ type Transport struct {
 	// AnswerBeforeEOF is how long the end of In waits for the requests
 	// read so far to be answered before the session hears of it, which
 	// cancels them: a script that writes its requests and closes stdin
-	// (printf ... | zen stdio) is answered. A call longer than that is cut,
-	// as on SIGTERM.
+	// (printf ... | zen stdio) is answered. A call longer than that is
+	// cancelled with the session.
 	AnswerBeforeEOF time.Duration
 
 	ledger ledger
