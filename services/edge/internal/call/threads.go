@@ -18,8 +18,9 @@ import (
 // limits in force for a call that starts a thread, and for one that
 // continues thread id, everything about the thread the call needs (see
 // PrepareCall). A missing thread ends the call here, before any model is
-// asked; a full one is the caller's to weigh (unkeptExchange). Memory's limits are never kept between calls: a memory
-// restarted with other limits is heard at the next call.
+// asked; a full one is the caller's to weigh (unkeptExchange). Memory's
+// limits are never kept between calls: a memory restarted with other
+// limits is heard at the next call.
 func (r *Runner) prepareMemory(ctx context.Context, tool *Tool, id string,
 	window *memoryv1.ModelWindow) (*memoryv1.PrepareCallResponse, *Outcome, error) {
 	resp, err := r.b.Memory.PrepareCall(ctx, &memoryv1.PrepareCallRequest{ThreadId: id, ToolName: tool.GetName(),
