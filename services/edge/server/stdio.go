@@ -11,10 +11,11 @@ import (
 
 // RunStdio serves MCP over stdin and stdout until the client leaves or ctx
 // ends. The client leaving (stdin's end) ends the session once the calls
-// it sent are answered, or after serve.DrainTimeout. When ctx ends it stops taking requests (a new one is refused) and
-// lets the calls in flight finish, answer and save their exchange, for up
-// to serve.DrainTimeout; then it cancels them. It serves one session, so
-// call it once.
+// it sent are answered, or after serve.DrainTimeout. When ctx ends it
+// stops taking requests (a new one is refused) and lets the calls in
+// flight finish, answer and save their exchange, for up to
+// serve.DrainTimeout; then it cancels them, and they answer that zen is
+// stopping. It serves one session, so call it once.
 func (s *Server) RunStdio(ctx context.Context) error {
 	d := newDrainer()
 	defer d.cutNow()
