@@ -107,7 +107,11 @@ func run(ctx context.Context, args []string, getenv config.Getenv) error {
 	sink.report(logger)
 	noteUnreadDotEnv(logger, role, envFiles)
 	noteOpenPorts(logger, s, role)
-	_, shutdown, err := telemetry.Setup(ctx, "zen-"+role, version, getenv, logger)
+	var scrubSpans func(string) string
+	if !s.secrets.Empty() {
+		scrubSpans = s.secrets.String
+	}
+	_, shutdown, err := telemetry.Setup(ctx, "zen-"+role, version, getenv, logger, scrubSpans)
 	if err != nil {
 		return err
 	}

@@ -146,6 +146,6 @@ func dialHopServer(b *testing.B) *grpc.ClientConn {
 // providers); the benchmark's side needs both, in place of the tests'.
 func telemetryAsZenRuns() error {
 	otel.SetMeterProvider(noop.NewMeterProvider())
-	_, _, err := telemetry.Setup(context.Background(), "hop", "", func(string) string { return "" }, nil)
+	_, _, err := telemetry.Setup(context.Background(), "hop", "", func(string) string { return "" }, nil, nil)
 	return err
 }

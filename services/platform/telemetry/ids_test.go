@@ -25,7 +25,7 @@ func setupLogged(t *testing.T, env map[string]string) (trace.TracerProvider, *by
 	var log bytes.Buffer
 	tp0, prop0 := otel.GetTracerProvider(), otel.GetTextMapPropagator()
 	tp, shutdown, err := Setup(t.Context(), "zen-test", "v0", func(k string) string { return env[k] },
-		slog.New(slog.NewTextHandler(&log, nil)))
+		slog.New(slog.NewTextHandler(&log, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

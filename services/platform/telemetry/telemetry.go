@@ -24,9 +24,10 @@ import (
 // OTEL_TRACES_SAMPLER names another sampler than the default, they carry
 // their ids and nothing else (idsOnly). OTEL_SERVICE_NAME, when set, wins
 // over service. Settings zen cannot use are reported to logger (nil: the
-// default logger) and ignored.
+// default logger) and ignored. Spans leave scrubbed by scrub, when set
+// (ScrubSpans).
 func Setup(ctx context.Context, service, version string, getenv config.Getenv,
-	logger *slog.Logger) (trace.TracerProvider, func(context.Context) error, error) {
+	logger *slog.Logger, scrub func(string) string) (trace.TracerProvider, func(context.Context) error, error) {
 	if name := getenv("OTEL_SERVICE_NAME"); name != "" {
 		service = name
 	}
@@ -54,7 +55,11 @@ func Setup(ctx context.Context, service, version string, getenv config.Getenv,
 		if err != nil {
 			return nil, nil, fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT: create OTLP exporter: %w", err)
 		}
-		opts = append(opts, sdktrace.WithBatcher(exp))
+		var batches sdktrace.SpanProcessor = sdktrace.NewBatchSpanProcessor(exp)
+		if scrub != nil {
+			batches = ScrubSpans(batches, scrub)
+		}
+		opts = append(opts, sdktrace.WithSpanProcessor(batches))
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
 	otel.SetTextMapPropagator(propagators)

@@ -177,7 +177,7 @@ func handler(name string, runner *call.Runner, tracer trace.Tracer, metrics tele
 		}
 		out, failure = runner.Run(ctx, name, req.Params.Arguments, progress)
 		if failure != nil {
-			span.SetStatus(codes.Error, runner.Secrets.String(failure.Error())) // spans leave the process
+			span.SetStatus(codes.Error, failure.Error()) // scrubbed as it leaves (telemetry.ScrubSpans)
 			return failureReply(ctx, name, failure, runner.Secrets.String)
 		}
 		if out.IsError {

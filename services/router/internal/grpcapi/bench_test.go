@@ -55,7 +55,7 @@ var directReq = provider.Request{Model: "llama3.2", Stream: true, Messages: []pr
 // costs.
 var productionTelemetry = sync.OnceValue(func() error {
 	noEnv := func(string) string { return "" }
-	if _, _, err := telemetry.Setup(context.Background(), "zen-router", "bench", noEnv, nil); err != nil {
+	if _, _, err := telemetry.Setup(context.Background(), "zen-router", "bench", noEnv, nil, nil); err != nil {
 		return err
 	}
 	_, err := telemetry.SetupMetrics("zen-router", "bench")
