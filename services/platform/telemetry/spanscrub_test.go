@@ -34,11 +34,11 @@ func TestSpansLeaveWithoutSecrets(t *testing.T) {
 	var seen []string
 	seen = append(seen, s.Status().Description)
 	for _, a := range s.Attributes() {
-		seen = append(seen, a.Value.Emit())
+		seen = append(seen, a.Value.String())
 	}
 	for _, e := range s.Events() {
 		for _, a := range e.Attributes {
-			seen = append(seen, a.Value.Emit())
+			seen = append(seen, a.Value.String())
 		}
 	}
 	for _, v := range seen {
