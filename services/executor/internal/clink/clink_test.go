@@ -59,3 +59,26 @@ func TestParsers(t *testing.T) {
 		t.Error("claude error accepted")
 	}
 }
+
+// TestClaudesArrayOfEventsIsRead: newer claude CLIs print --output-format
+// json as an array of events (system, assistant, ..., result), which zen
+// refused as not the JSON it expected (the reference's #295). The result
+// event's text is the answer, and its error flag an error.
+func TestClaudesArrayOfEventsIsRead(t *testing.T) {
+	t.Parallel()
+	events := `[{"type":"system","subtype":"init","session_id":"s"},` +
+		`{"type":"assistant","message":{"content":[{"type":"text","text":"working"}]}},` +
+		`{"type":"result","subtype":"success","is_error":false,"result":"CLAUDE-ARRAY","duration_ms":1200,` +
+		`"usage":{"input_tokens":3}}]`
+	p, err := parseClaude("Loaded.\n"+events, "")
+	if err != nil || p.Content != "CLAUDE-ARRAY" || p.Metadata["usage"] == nil || p.Metadata["latency_ms"] != 1200.0 {
+		t.Errorf("claude's array: %+v %v", p, err)
+	}
+	failed := `[{"type":"system"},{"type":"result","is_error":true,"result":"credit balance too low"}]`
+	if _, err := parseClaude(failed, ""); err == nil || !strings.Contains(err.Error(), "credit balance") {
+		t.Errorf("claude's array with an error: %v", err)
+	}
+	if _, err := parseClaude(`[{"type":"system"}]`, ""); err == nil || !strings.Contains(err.Error(), "result") {
+		t.Errorf("claude's array without a result: %v", err)
+	}
+}

@@ -3,7 +3,9 @@ package clink
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -121,15 +123,26 @@ func parseCodex(stdout, _ string) (Parsed, error) {
 	return Parsed{Content: strings.TrimSpace(strings.Join(texts, "\n\n")), Metadata: meta}, nil
 }
 
-// claude --print --output-format json prints {"type":"result","result":...}.
+// claudeResult is the result event of claude --print --output-format json.
+type claudeResult struct {
+	Type       string         `json:"type"`
+	Result     string         `json:"result"`
+	IsError    bool           `json:"is_error"`
+	Usage      map[string]any `json:"usage"`
+	DurationMs float64        `json:"duration_ms"`
+}
+
+// claude --print --output-format json prints {"type":"result","result":...},
+// or, in newer CLIs, an array of events whose result event is the same.
 func parseClaude(stdout, _ string) (Parsed, error) {
-	var out struct {
-		Result     string         `json:"result"`
-		IsError    bool           `json:"is_error"`
-		Usage      map[string]any `json:"usage"`
-		DurationMs float64        `json:"duration_ms"`
-	}
-	if err := json.Unmarshal([]byte(jsonStart(stdout)), &out); err != nil {
+	var out claudeResult
+	if events, ok := claudeEvents(stdout); ok {
+		i := slices.IndexFunc(events, func(e claudeResult) bool { return e.Type == "result" })
+		if i < 0 {
+			return Parsed{}, errors.New("claude output holds no result event")
+		}
+		out = events[i]
+	} else if err := json.Unmarshal([]byte(jsonStart(stdout)), &out); err != nil {
 		return Parsed{}, fmt.Errorf("claude output is not the expected JSON: %w", err)
 	}
 	if out.IsError {
@@ -143,6 +156,20 @@ func parseClaude(stdout, _ string) (Parsed, error) {
 		meta["latency_ms"] = out.DurationMs
 	}
 	return Parsed{Content: strings.TrimSpace(out.Result), Metadata: meta}, nil
+}
+
+// claudeEvents reads claude's output as an array of events, when it is one
+// (after whatever the CLI printed before it).
+func claudeEvents(stdout string) ([]claudeResult, bool) {
+	i := strings.IndexByte(stdout, '[')
+	if j := strings.IndexByte(stdout, '{'); i < 0 || j >= 0 && j < i {
+		return nil, false
+	}
+	var events []claudeResult
+	if json.Unmarshal([]byte(stdout[i:]), &events) != nil {
+		return nil, false
+	}
+	return events, true
 }
 
 // jsonStart skips anything a CLI prints before its JSON (banners, warnings).
