@@ -61,3 +61,26 @@ func TestSeveralProvidersThroughTheStack(t *testing.T) {
 		t.Errorf("openrouter request: model %s, title %q", rr.Model, rr.Header.Get("X-Title"))
 	}
 }
+
+// TestChatThinksAtMediumUnlessTold: the reference's simple tools default
+// to the medium thinking mode; zen's chat sent a Gemini model none, and
+// Gemini thought as it pleased (cost and latency the user did not pick).
+func TestChatThinksAtMediumUnlessTold(t *testing.T) {
+	t.Parallel()
+	gemini := fakemodel.New(t)
+	st := serveStack(t, map[string]string{"GEMINI_API_KEY": "g-key", "GEMINI_BASE_URL": gemini.GeminiURL()})
+	for mode, want := range map[string]int{"": 8110, "low": 1966} { // of gemini-2.5-flash's 24,576
+		args := map[string]any{"prompt": "think", "working_directory_absolute_path": t.TempDir(),
+			"model": "gemini-2.5-flash"}
+		if mode != "" {
+			args["thinking_mode"] = mode
+		}
+		if res, _ := callTool(t, st.session, "chat", args); res.IsError {
+			t.Fatalf("chat: %s", text(res))
+		}
+		reqs := gemini.Requests()
+		if b := reqs[len(reqs)-1].ThinkingBudget; b == nil || *b != want {
+			t.Errorf("thinking_mode %q: budget %v, want %d", mode, b, want)
+		}
+	}
+}

@@ -107,7 +107,7 @@ func (c slashCommand) arguments(models modelrule.Mode) []*mcp.PromptArgument {
 	def := "high" // every expert's
 	switch c.tool {
 	case "chat":
-		def = "the model's own"
+		def = "medium on Gemini, the model's own elsewhere"
 	case "thinkdeep":
 		def = "high, or DEFAULT_THINKING_MODE_THINKDEEP"
 	}

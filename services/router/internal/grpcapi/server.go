@@ -1,6 +1,7 @@
 package grpcapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -220,14 +221,22 @@ func request(req *routerv1.GenerateRequest, e routing.Entry) provider.Request {
 // spends, as the reference sets it.
 var thinkingShare = map[string]float64{"minimal": 0.005, "low": 0.08, "medium": 0.33, "high": 0.67, "max": 1.0}
 
+// defaultThinking is the thinking mode of a Gemini call that names none:
+// the reference's simple tools' (chat's), which only its Gemini provider
+// acted on. The tools that default otherwise (experts, thinkdeep,
+// consensus) name their mode.
+const defaultThinking = "medium"
+
 // thinking maps thinking_mode to the provider's own knob: Gemini's
 // thinking budget, or a reasoning effort for the models that take one (the
-// catalogue says which; the reference ignores thinking_mode there).
+// catalogue says which; the reference ignores thinking_mode there, and
+// without one the model's default effort holds).
 func thinking(preq *provider.Request, mode string, e routing.Entry) {
 	if e.Provider.Name != "gemini" {
 		preq.ReasoningEffort = e.ReasoningEffort(e.Provider.Name, mode)
 		return
 	}
+	mode = cmp.Or(mode, defaultThinking)
 	share, ok := thinkingShare[mode]
 	if !e.SupportsExtendedThinking || !ok || e.MaxThinkingTokens == 0 {
 		return
