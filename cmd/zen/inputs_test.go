@@ -246,3 +246,20 @@ func TestAnAnswerCutAtTheModelsOutputLimitSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// TestChallengeAndAPILookupTakeAnyPrompt: the reference holds to MCP's
+// prompt limit the prompts a model reads after a file could carry them
+// (chat's, clink's, a workflow's step). challenge and apilookup call no
+// model and take no files: zen refused their long prompts, telling the
+// agent to send prompt.txt in absolute_file_paths, which both refuse.
+func TestChallengeAndAPILookupTakeAnyPrompt(t *testing.T) {
+	t.Parallel()
+	st := serveStack(t, fakeEnv(fakemodel.New(t)))
+	long := strings.Repeat("you are wrong about this. ", 2_500) // 65,000 characters, past 60,000
+	for _, tool := range []string{"challenge", "apilookup"} {
+		res, got := callTool(t, st.session, tool, map[string]any{"prompt": long})
+		if res.IsError || got["status"] == "resend_prompt" {
+			t.Errorf("%s with a prompt of %d characters: %.300s", tool, len(long), text(res))
+		}
+	}
+}

@@ -30,11 +30,15 @@ var promptFields = []string{"prompt", "step"}
 
 // checkPromptSize answers resend_prompt when user-written text is over the
 // limit: the agent then saves it as prompt.txt and sends its path instead,
-// so the text never has to fit in one MCP message.
-func checkPromptSize(tool string, args map[string]any, limit int) *Outcome {
+// so the text never has to fit in one MCP message. A prompt is held to it
+// only by a tool that takes files, as the reference holds chat's and
+// clink's: challenge and apilookup could not take the file they would be
+// asked for.
+func checkPromptSize(t *Tool, args map[string]any, limit int) *Outcome {
+	tool := t.GetName()
 	for _, field := range promptFields {
 		text, _ := args[field].(string)
-		if len(text) <= limit {
+		if len(text) <= limit || field == "prompt" && !t.declares("absolute_file_paths") {
 			continue
 		}
 		if field == "step" {

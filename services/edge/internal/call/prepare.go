@@ -30,7 +30,7 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 	if out := r.checkPaths(name, args, tool.GetWorkflow()); out != nil {
 		return nil, out, nil
 	}
-	if out := checkPromptSize(name, args, r.promptLimit); out != nil {
+	if out := checkPromptSize(tool, args, r.promptLimit); out != nil {
 		return nil, out, nil
 	}
 	// prompt.txt is a simple tool's way round the prompt limit.
