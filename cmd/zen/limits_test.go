@@ -183,3 +183,66 @@ func TestAWorkflowOnAFullThread(t *testing.T) {
 		t.Errorf("%d model calls; want one, the final step's expert, seeing every kept step's findings", len(reqs))
 	}
 }
+
+// TestAWorkflowsExpertSeesEveryStepsImages: the reference collects a
+// workflow's images across its steps and sends them all to the expert;
+// zen's expert saw the final step's alone, so a screenshot given at step 1
+// of a debug never reached it. An earlier step's image that can no longer
+// be read is left out, saying so, rather than failing the step.
+func TestAWorkflowsExpertSeesEveryStepsImages(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	catalogue := filepath.Join(dir, "custom.json")
+	if err := os.WriteFile(catalogue, []byte(visionCatalogue), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	image := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("\x89PNG\r\n\x1a\n"+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first, second, gone := image("first.png", "FIRST"), image("second.png", "SECOND"), image("gone.png", "GONE")
+	code := filepath.Join(dir, "lock.go")
+	if err := os.WriteFile(code, []byte("package lock\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := fakemodel.New(t)
+	st := serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"CUSTOM_MODELS_CONFIG_PATH": catalogue}))
+	step := func(n int, next bool, id string, images ...string) map[string]any {
+		args := map[string]any{"step": fmt.Sprintf("look, %d", n), "step_number": n, "total_steps": 3,
+			"next_step_required": next, "findings": fmt.Sprintf("finding %d", n), "model": "llava",
+			"relevant_files": []any{code}}
+		if len(images) > 0 {
+			args["images"] = images
+		}
+		if id != "" {
+			args["continuation_id"] = id
+		}
+		res, got := callTool(t, st.session, "debug", args)
+		if res.IsError {
+			t.Fatalf("step %d: %s", n, text(res))
+		}
+		return got
+	}
+	id, _ := step(1, true, "", first, gone)["continuation_id"].(string)
+	step(2, true, id, second)
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	step(3, false, id)
+	reqs := fake.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model calls, want the expert's alone", len(reqs))
+	}
+	body := string(reqs[0].Body)
+	for name, b := range map[string]string{"first": "FIRST", "second": "SECOND"} {
+		if !strings.Contains(body, base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n"+b))) {
+			t.Errorf("the expert was not sent the %s step's image", name)
+		}
+	}
+	if !strings.Contains(body, "FILE SKIPPED: "+gone) {
+		t.Errorf("the expert was not told of the image it could not be sent")
+	}
+}

@@ -65,7 +65,7 @@ func (s *Server) ExecuteTool(req *executorv1.ExecuteToolRequest, stream grpc.Ser
 	var mu sync.Mutex
 	call := &tools.Call{
 		Args: req.GetArguments().AsMap(), Model: req.GetModel(), ModelRequested: req.GetModelRequested(),
-		Conversation: req.GetConversation(), Files: req.GetFiles(), Images: req.GetImages(), RemainingTurns: int(req.GetRemainingTurns()),
+		Conversation: req.GetConversation(), Files: req.GetFiles(), Images: req.GetImages(), ImageRefs: req.GetImageRefs(), RemainingTurns: int(req.GetRemainingTurns()),
 		WorkflowState: req.GetWorkflowState(), Skipped: req.GetSkippedFiles(),
 	}
 	if !req.GetNoProgress() {

@@ -32,7 +32,7 @@ func expertStep(ctx context.Context, env *Env, c *Call, w workflowSpec, st *work
 		// These tools put their instructions beside the code they judge.
 		user, system = system+"\n\n"+user, ""
 	}
-	g := generation{model: c.Model, system: system, user: user, images: c.Images, temperature: defaultTemperature,
+	g := generation{model: c.Model, system: system, user: user, images: st.imagesOf(c), temperature: defaultTemperature,
 		thinkingMode: w.defaultThinking, label: w.name + " expert analysis"}
 	if a.Temperature != nil {
 		g.temperature = *a.Temperature

@@ -50,8 +50,11 @@ type Call struct {
 	Conversation   *executorv1.Conversation // nil for a new conversation
 	Files          []*executorv1.FileContent
 	// Skipped are the files the call named that the edge left out.
-	Skipped        []*executorv1.SkippedFile
-	Images         []string // data URLs
+	Skipped []*executorv1.SkippedFile
+	Images  []string // data URLs
+	// ImageRefs name each of Images (a path, or the data URL itself), when
+	// the edge set them.
+	ImageRefs      []string
 	RemainingTurns int
 	// WorkflowState is what this tool stored with its last step in the
 	// thread, if any.

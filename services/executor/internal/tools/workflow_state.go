@@ -102,6 +102,23 @@ func restoreState(tool string, s *structpb.Struct) *workflowState {
 	return &got
 }
 
+// imagesOf is the images of c the workflow's steps named (st.Images): the
+// edge sends a final step the images of every turn of its tool in the
+// thread, an earlier session's among them. All of c's when the edge did
+// not say which is which.
+func (s *workflowState) imagesOf(c *Call) []string {
+	if len(c.ImageRefs) != len(c.Images) {
+		return c.Images
+	}
+	var out []string
+	for i, ref := range c.ImageRefs {
+		if slices.Contains(s.Images, ref) {
+			out = append(out, c.Images[i])
+		}
+	}
+	return out
+}
+
 // unkept is the failure a step gets, before any model runs, when the
 // thread could not keep its state (every step's findings so far) for the
 // next step; nil when it could. Found by memory after the expert had run,

@@ -168,3 +168,21 @@ func (r *resolvingRouter) ResolveModel(_ context.Context, req *routerv1.ResolveM
 	return &routerv1.ResolveModelResponse{Model: &routerv1.Model{Name: req.GetModel(), Provider: "custom",
 		ContextWindow: 1 << 20}}, nil
 }
+
+// TestAnExpertSeesItsOwnStepsImages: the edge sends a final step the
+// images of every turn of its tool in the thread, an earlier session's
+// among them; the expert takes those its own steps named.
+func TestAnExpertSeesItsOwnStepsImages(t *testing.T) {
+	t.Parallel()
+	st := &workflowState{Images: []string{"/shots/now.png", "/shots/before.png"}}
+	c := &Call{Images: []string{"data:now", "data:before", "data:old"},
+		ImageRefs: []string{"/shots/now.png", "/shots/before.png", "/shots/last-session.png"}}
+	if diff := cmp.Diff([]string{"data:now", "data:before"}, st.imagesOf(c)); diff != "" {
+		t.Errorf("images (-want +got):\n%s", diff)
+	}
+	// An edge that names none: every image the call carries.
+	c.ImageRefs = nil
+	if got := st.imagesOf(c); len(got) != 3 {
+		t.Errorf("without refs: %v, want the call's three", got)
+	}
+}

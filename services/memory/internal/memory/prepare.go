@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -38,6 +39,9 @@ type Prepared struct {
 	// WorkflowState is the newest state the calling tool left in the
 	// thread; nil when it left none.
 	WorkflowState map[string]any
+	// ToolImages are the images the tool's turns in the thread carry,
+	// newest first, each once.
+	ToolImages []string
 	// History fits Window; nil when the call inherits a model whose
 	// context window is not known (a thread written before windows were
 	// kept, or one whose model answered through another tool).
@@ -56,7 +60,7 @@ func (s *Service) PrepareFrom(ctx context.Context, chain []*Thread, tool string,
 	t := chain[len(chain)-1]
 	last := lastModelTurn(chain)
 	p := Prepared{Thread: t, LastModel: last.ModelName, Remaining: s.maxTurns - len(t.Turns),
-		WorkflowState: workflowState(t.Turns, tool)}
+		WorkflowState: workflowState(t.Turns, tool), ToolImages: toolImages(t.Turns, tool)}
 	switch {
 	case window != nil:
 		p.Window = *window
@@ -81,6 +85,22 @@ func workflowState(turns []Turn, tool string) map[string]any {
 		}
 	}
 	return nil
+}
+
+// toolImages are the images of the tool's turns, newest first, each once.
+func toolImages(turns []Turn, tool string) []string {
+	var out []string
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].ToolName != tool {
+			continue
+		}
+		for _, img := range turns[i].Images {
+			if !slices.Contains(out, img) {
+				out = append(out, img)
+			}
+		}
+	}
+	return out
 }
 
 // Served marks the turns that name w's model (its answers, and a workflow

@@ -516,7 +516,13 @@ type ExecuteToolRequest struct {
 	// no_progress says the caller reports no progress (its client asked for
 	// none): the executor then sends only the result. Unset, it sends
 	// progress as the call goes, as callers that predate the field expect.
-	NoProgress    bool `protobuf:"varint,11,opt,name=no_progress,json=noProgress,proto3" json:"no_progress,omitempty"`
+	NoProgress bool `protobuf:"varint,11,opt,name=no_progress,json=noProgress,proto3" json:"no_progress,omitempty"`
+	// image_refs name each of images, in the same order (its path, or its
+	// data URL, as a call gave it), when the edge set them. A workflow's
+	// final step carries the images of the tool's earlier turns in the
+	// thread too (PrepareCallResponse.tool_images): its expert takes those of
+	// its own steps.
+	ImageRefs     []string `protobuf:"bytes,12,rep,name=image_refs,json=imageRefs,proto3" json:"image_refs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -626,6 +632,13 @@ func (x *ExecuteToolRequest) GetNoProgress() bool {
 		return x.NoProgress
 	}
 	return false
+}
+
+func (x *ExecuteToolRequest) GetImageRefs() []string {
+	if x != nil {
+		return x.ImageRefs
+	}
+	return nil
 }
 
 // SkippedFile is a file a call goes on without, and why.
@@ -1047,7 +1060,7 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\n" +
 	"size_bytes\x18\x04 \x01(\x05R\tsizeBytes\x12\x1f\n" +
 	"\vmodified_at\x18\x05 \x01(\tR\n" +
-	"modifiedAt\"\x99\x04\n" +
+	"modifiedAt\"\xb8\x04\n" +
 	"\x12ExecuteToolRequest\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x125\n" +
 	"\targuments\x18\x02 \x01(\v2\x17.google.protobuf.StructR\targuments\x12*\n" +
@@ -1061,7 +1074,9 @@ const file_zen_executor_v1_executor_proto_rawDesc = "" +
 	"\rskipped_files\x18\n" +
 	" \x03(\v2\x1c.zen.executor.v1.SkippedFileR\fskippedFiles\x12\x1f\n" +
 	"\vno_progress\x18\v \x01(\bR\n" +
-	"noProgress\"9\n" +
+	"noProgress\x12\x1d\n" +
+	"\n" +
+	"image_refs\x18\f \x03(\tR\timageRefs\"9\n" +
 	"\vSkippedFile\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"I\n" +

@@ -143,6 +143,11 @@ func (x *ExecuteToolRequest) ValidUTF8() bool {
 			return false
 		}
 	}
+	for _, v := range x.ImageRefs {
+		if !utf8.ValidString(v) {
+			return false
+		}
+	}
 	return true
 }
 

@@ -1345,8 +1345,9 @@ type PrepareCallResponse struct {
 	ToolName string `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
 	// initial_context is the first call's arguments, minus per-call settings.
 	InitialContext *structpb.Struct `protobuf:"bytes,3,opt,name=initial_context,json=initialContext,proto3" json:"initial_context,omitempty"`
-	// last_model is the model of the newest assistant turn in the thread or
-	// its ancestors, which a call without a model inherits.
+	// last_model is the model of the newest turn in the thread or its
+	// ancestors that names one (an answer's, or a workflow step's), which a
+	// call without a model inherits.
 	LastModel string `protobuf:"bytes,4,opt,name=last_model,json=lastModel,proto3" json:"last_model,omitempty"`
 	// remaining_turns is how many more turns the thread may hold.
 	RemainingTurns int32 `protobuf:"varint,5,opt,name=remaining_turns,json=remainingTurns,proto3" json:"remaining_turns,omitempty"`
@@ -1362,7 +1363,11 @@ type PrepareCallResponse struct {
 	TurnCount int32 `protobuf:"varint,8,opt,name=turn_count,json=turnCount,proto3" json:"turn_count,omitempty"`
 	// thread_weight is what the thread weighs now (see
 	// Limits.max_thread_weight).
-	ThreadWeight  int64 `protobuf:"varint,9,opt,name=thread_weight,json=threadWeight,proto3" json:"thread_weight,omitempty"`
+	ThreadWeight int64 `protobuf:"varint,9,opt,name=thread_weight,json=threadWeight,proto3" json:"thread_weight,omitempty"`
+	// tool_images are the images the calling tool's turns in the thread
+	// carry (paths or data URLs, as their calls gave them), newest first,
+	// each once: a workflow's expert sees every step's.
+	ToolImages    []string `protobuf:"bytes,10,rep,name=tool_images,json=toolImages,proto3" json:"tool_images,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1458,6 +1463,13 @@ func (x *PrepareCallResponse) GetThreadWeight() int64 {
 		return x.ThreadWeight
 	}
 	return 0
+}
+
+func (x *PrepareCallResponse) GetToolImages() []string {
+	if x != nil {
+		return x.ToolImages
+	}
+	return nil
 }
 
 type SelectHistoryRequest struct {
@@ -2453,7 +2465,7 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"totalTurns\x12#\n" +
 	"\romitted_turns\x18\x04 \x01(\x05R\fomittedTurns\x120\n" +
 	"\x05files\x18\x05 \x03(\v2\x1a.zen.memory.v1.HistoryFileR\x05files\x12#\n" +
-	"\romitted_files\x18\x06 \x01(\x05R\fomittedFiles\"\xa1\x03\n" +
+	"\romitted_files\x18\x06 \x01(\x05R\fomittedFiles\"\xc2\x03\n" +
 	"\x13PrepareCallResponse\x12-\n" +
 	"\x06limits\x18\x01 \x01(\v2\x15.zen.memory.v1.LimitsR\x06limits\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12@\n" +
@@ -2465,7 +2477,10 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\ahistory\x18\a \x01(\v2\x16.zen.memory.v1.HistoryR\ahistory\x12\x1d\n" +
 	"\n" +
 	"turn_count\x18\b \x01(\x05R\tturnCount\x12#\n" +
-	"\rthread_weight\x18\t \x01(\x03R\fthreadWeight\"\xd9\x01\n" +
+	"\rthread_weight\x18\t \x01(\x03R\fthreadWeight\x12\x1f\n" +
+	"\vtool_images\x18\n" +
+	" \x03(\tR\n" +
+	"toolImages\"\xd9\x01\n" +
 	"\x14SelectHistoryRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12!\n" +
 	"\ftoken_budget\x18\x02 \x01(\x05R\vtokenBudget\x12%\n" +

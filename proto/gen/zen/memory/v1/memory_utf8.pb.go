@@ -307,6 +307,11 @@ func (x *PrepareCallResponse) ValidUTF8() bool {
 	if !x.History.ValidUTF8() {
 		return false
 	}
+	for _, v := range x.ToolImages {
+		if !utf8.ValidString(v) {
+			return false
+		}
+	}
 	return true
 }
 
