@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -244,5 +245,39 @@ func TestAWorkflowsExpertSeesEveryStepsImages(t *testing.T) {
 	}
 	if !strings.Contains(body, "FILE SKIPPED: "+gone) {
 		t.Errorf("the expert was not told of the image it could not be sent")
+	}
+}
+
+// TestAMissingImageIsLeftOut: the reference's providers skip an image
+// they cannot read, with a warning, and the call goes on; zen failed the
+// whole call over a stale screenshot's path. The image is left out now,
+// saying so to the model and the agent.
+func TestAMissingImageIsLeftOut(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	catalogue := filepath.Join(dir, "custom.json")
+	if err := os.WriteFile(catalogue, []byte(visionCatalogue), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	png := filepath.Join(dir, "shot.png")
+	if err := os.WriteFile(png, []byte("\x89PNG\r\n\x1a\nHERE"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "stale.png")
+	fake := fakemodel.New(t)
+	st := serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"CUSTOM_MODELS_CONFIG_PATH": catalogue}))
+	res, got := callTool(t, st.session, "chat", map[string]any{"prompt": "what changed?",
+		"working_directory_absolute_path": dir, "model": "vision", "images": []any{png, missing}})
+	if res.IsError {
+		t.Fatalf("chat with a missing image: %s", text(res))
+	}
+	body := string(fake.Requests()[0].Body)
+	if !strings.Contains(body, base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\nHERE"))) ||
+		!strings.Contains(body, "FILE SKIPPED: "+missing) {
+		t.Errorf("the model was not sent the image that is there and told of the one that is not: %.600s", body)
+	}
+	meta, _ := got["metadata"].(map[string]any)
+	if skipped, _ := json.Marshal(meta["files_skipped"]); !strings.Contains(string(skipped), missing) {
+		t.Errorf("the agent was not told the image was left out: %v", meta)
 	}
 }

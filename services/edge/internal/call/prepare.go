@@ -3,7 +3,6 @@ package call
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -89,11 +88,12 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 	refs := stringList(args["images"])
 	var imageBytes int64
 	if len(refs) > 0 {
-		images, total, out := r.readImages(name, req.GetModel(), refs)
+		set, out := r.readImages(name, req.GetModel(), refs)
 		if out != nil {
 			return nil, out, nil
 		}
-		req.Images, req.ImageRefs, imageBytes = images, refs, total
+		req.Images, req.ImageRefs, imageBytes = set.urls, set.refs, set.bytes
+		req.SkippedFiles = append(req.SkippedFiles, skippedFiles(set.skipped)...)
 	}
 	// The tools whose expert reads the files on the final step (not
 	// consensus, whose every step's model sees its own step's).
@@ -163,37 +163,6 @@ func (r *Runner) setUp(ctx context.Context, tool *Tool, id string, args map[stri
 		su.model, su.requested, modelOut, err = r.resolveModel(ctx, tool, args, su.prep.GetLastModel())
 	}
 	return su, modelOut, err
-}
-
-// readImages checks the model takes images, the count and the total size,
-// and returns the images as data URLs, and their size.
-func (r *Runner) readImages(tool string, model *routerv1.Model, refs []string) ([]string, int64, *Outcome) {
-	// Tools that pick their models later (consensus) leave the model check
-	// to the router, per model.
-	if model != nil && !model.GetSupportsImages() {
-		return nil, 0, ptr(toolError(tool, fmt.Sprintf("Image support not available: model '%s' does not support images. "+
-			"Pick a model that does (see listmodels), or call again without images.", model.GetName()),
-			map[string]any{"error_type": "validation_error"}))
-	}
-	if len(refs) > files.MaxImages {
-		return nil, 0, ptr(toolError(tool, fmt.Sprintf("Too many images: %d given, at most %d per call.", len(refs), files.MaxImages),
-			map[string]any{"error_type": "validation_error"}))
-	}
-	var urls []string
-	var total int64
-	for _, ref := range refs {
-		img, err := r.files.ReadImage(ref)
-		if err != nil {
-			return nil, 0, ptr(toolError(tool, "Error: "+err.Error(), map[string]any{"error_type": "validation_error"}))
-		}
-		total += img.Size
-		urls = append(urls, img.URL)
-	}
-	if limit := model.GetMaxImageSizeMb(); limit > 0 && float64(total) > limit*1024*1024 {
-		return nil, 0, ptr(toolError(tool, fmt.Sprintf("Images too large: %.1f MB in total, %s accepts %.0f MB.",
-			float64(total)/(1024*1024), model.GetName(), limit), map[string]any{"error_type": "validation_error"}))
-	}
-	return urls, total, nil
 }
 
 // pathArgs are the arguments that hold paths. Each must be absolute and
@@ -329,44 +298,6 @@ func (r *Runner) unknownModel(ctx context.Context, tool *Tool, name string) Outc
 	out.Reply.Metadata.RequestedModel = name
 	out.keepsToolErrorShape = true
 	return out
-}
-
-// addEarlierImages adds to a workflow's final step the images of its
-// tool's earlier turns in the thread (earlier, newest first; the executor
-// keeps those of the workflow's own steps), as the reference sends its
-// expert every step's: after the step's own (weighing already bytes),
-// while they fit the count and the model's size limit. One that can no
-// longer be read is left out, saying so: the step is not failed for a
-// file an earlier one named.
-func (r *Runner) addEarlierImages(req *executorv1.ExecuteToolRequest, earlier []string, already int64) {
-	model := req.GetModel()
-	if model == nil || !model.GetSupportsImages() {
-		return
-	}
-	limit := int64(model.GetMaxImageSizeMb() * 1024 * 1024)
-	for _, ref := range earlier {
-		if len(req.GetImages()) >= files.MaxImages {
-			return
-		}
-		if slices.Contains(req.GetImageRefs(), ref) {
-			continue
-		}
-		img, err := r.files.ReadImage(ref)
-		if err != nil {
-			label := ref
-			if strings.HasPrefix(ref, "data:") {
-				label = "an image an earlier step sent as a data URL"
-			}
-			req.SkippedFiles = append(req.SkippedFiles, &executorv1.SkippedFile{Path: label,
-				Reason: "an earlier step's image that can no longer be read: " + err.Error()})
-			continue
-		}
-		if limit > 0 && already+img.Size > limit {
-			continue
-		}
-		already += img.Size
-		req.Images, req.ImageRefs = append(req.Images, img.URL), append(req.ImageRefs, ref)
-	}
 }
 
 func toFileContents(fs []files.File) []*executorv1.FileContent {

@@ -2,8 +2,10 @@ package files
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,6 +54,11 @@ func (pol Policy) ReadImage(ref string) (Image, error) {
 		return Image{}, fmt.Errorf("unsupported image %s: zen sends PNG, JPEG, GIF and WebP images", ref)
 	}
 	info, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Gone since the agent named it (a stale screenshot): the call goes
+		// on without it, as the reference's providers went on.
+		return Image{}, &Skipped{Path: ref, Reason: "not found"}
+	}
 	if err != nil {
 		return Image{}, fmt.Errorf("cannot read image %s: %w", ref, err)
 	}
