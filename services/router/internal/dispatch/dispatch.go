@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/zenmcp/zen/services/platform/auth"
@@ -118,7 +120,10 @@ func (d *Dispatcher) tryProvider(ctx context.Context, e routing.Entry, req provi
 	for attempt := 1; ; attempt++ {
 		res, err := d.once(ctx, e, req, onDelta)
 		if err == nil && res.Content == "" && !emptyRetried {
-			emptyRetried = true // an empty reply sometimes comes good on a second try
+			// An empty reply sometimes comes good on a second try, asked for
+			// as the reference asks Gemini for it.
+			emptyRetried = true
+			req = askedForSubstance(req)
 			attempt--
 			continue
 		}
@@ -159,6 +164,22 @@ func (d *Dispatcher) once(ctx context.Context, e routing.Entry, req provider.Req
 			Fault: provider.FaultTimeout, Msg: fmt.Sprintf("the provider sent nothing for %s", d.policy.IdleTimeout)}
 	}
 	return res, err
+}
+
+// substance is what the second asking for an empty reply adds, in the
+// reference's words.
+const substance = "Please provide a substantive response."
+
+// askedForSubstance is req with substance after its last message's text,
+// in a copy: the messages are the caller's.
+func askedForSubstance(req provider.Request) provider.Request {
+	if len(req.Messages) == 0 {
+		return req
+	}
+	req.Messages = slices.Clone(req.Messages)
+	last := &req.Messages[len(req.Messages)-1]
+	last.Content = strings.TrimRight(last.Content, "\n") + "\n\n" + substance
+	return req
 }
 
 // checkReply turns a reply with no text into an error saying why.

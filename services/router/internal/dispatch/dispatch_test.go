@@ -265,3 +265,24 @@ func TestAStreamThatIsBusyWithoutTextIsNotIdle(t *testing.T) {
 		})
 	}
 }
+
+// TestAnEmptyReplyIsAskedAgainForASubstantiveOne: an empty reply is asked
+// for once more, as the reference asks Gemini, with its words added: "please
+// provide a substantive response". The same request again came back empty
+// as often as not.
+func TestAnEmptyReplyIsAskedAgainForASubstantiveOne(t *testing.T) {
+	for _, format := range wireFormats {
+		t.Run(format, func(t *testing.T) {
+			h := newHarness(t, testPolicy, format)
+			h.primary.SetReply(sequence(fakemodel.Reply{Content: ""}, fakemodel.Reply{Content: "recovered"}))
+			if out, err := h.generate(t); err != nil || out.Content != "recovered" {
+				t.Fatalf("%v %+v", err, out)
+			}
+			reqs := h.primary.Requests()
+			if len(reqs) != 2 || strings.Contains(reqs[0].AllText(), "substantive") ||
+				!strings.Contains(reqs[1].AllText(), "Please provide a substantive response") {
+				t.Errorf("%d requests; want the second alone to ask for a substantive response", len(reqs))
+			}
+		})
+	}
+}
