@@ -80,6 +80,14 @@ func PutStep(md *structpb.Struct, s Step) *structpb.Struct {
 	}}))
 }
 
+// StepNumberIn is the step number recorded in md as memory holds a turn's
+// model_metadata (decoded JSON), or 0.
+func StepNumberIn(md map[string]any) int {
+	rec, _ := md[stepKey].(map[string]any)
+	n, _ := rec["step_number"].(float64)
+	return int(n)
+}
+
 // ReadStep is the step recorded in md, and whether there is one. A field
 // of the wrong kind reads as its zero value.
 func ReadStep(md *structpb.Struct) (Step, bool) {

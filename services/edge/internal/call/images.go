@@ -11,6 +11,16 @@ import (
 	"github.com/zenmcp/zen/services/edge/internal/files"
 )
 
+// finalExpertStep reports whether a call is the final step, after others,
+// of a workflow whose expert reads the files on the final step (not
+// consensus, whose every step's model sees its own step's): it sends its
+// expert the earlier steps' images too.
+func finalExpertStep(tool *Tool, args map[string]any) bool {
+	next, _ := args["next_step_required"].(bool)
+	step, _ := args["step_number"].(float64)
+	return tool.GetFilesOnFinalStep() && !next && step > 1
+}
+
 // imageSet is what a call's images were read into.
 type imageSet struct {
 	urls, refs []string // the images as data URLs, and the refs each was read from
@@ -44,7 +54,7 @@ func (r *Runner) readImages(tool string, model *routerv1.Model, refs []string) (
 			return refuse("Error: " + err.Error())
 		}
 		set.bytes += img.Size
-		set.urls, set.refs = append(set.urls, img.URL), append(set.refs, ref)
+		set.urls, set.refs = append(set.urls, img.URL), append(set.refs, imageRef(ref))
 	}
 	if limit := model.GetMaxImageSizeMb(); limit > 0 && float64(set.bytes) > limit*1024*1024 {
 		return refuse(fmt.Sprintf("Images too large: %.1f MB in total, %s accepts %.0f MB.",
@@ -53,40 +63,50 @@ func (r *Runner) readImages(tool string, model *routerv1.Model, refs []string) (
 	return set, nil
 }
 
-// addEarlierImages adds to a workflow's final step the images of its
-// tool's earlier turns in the thread (earlier, newest first; the executor
-// keeps those of the workflow's own steps), as the reference sends its
-// expert every step's: after the step's own (weighing already bytes),
-// while they fit the count and the model's size limit. One that can no
-// longer be read is left out, saying so: the step is not failed for a
-// file an earlier one named.
+// imageRef is what ImageRefs holds for an image a call named as ref: the
+// path, or "" for a data URL, which would double the message (the
+// executor takes an unnamed image for the call's own).
+func imageRef(ref string) string {
+	if strings.HasPrefix(ref, "data:") {
+		return ""
+	}
+	return ref
+}
+
+// addEarlierImages adds to a workflow's final step the images its earlier
+// steps named (earlier: memory's tool_images, paths, newest first; the
+// executor keeps those of the workflow's own steps), as the reference
+// sends its expert every step's: after the step's own (weighing already
+// bytes), while they fit the count and the model's size limit. One left
+// out is listed, saying why: the step is not failed for a file an earlier
+// one named, nor the expert thought to have seen it.
 func (r *Runner) addEarlierImages(req *executorv1.ExecuteToolRequest, earlier []string, already int64) {
 	model := req.GetModel()
-	if model == nil || !model.GetSupportsImages() {
-		return
-	}
 	limit := int64(model.GetMaxImageSizeMb() * 1024 * 1024)
+	leave := func(path, why string) {
+		req.SkippedFiles = append(req.SkippedFiles, &executorv1.SkippedFile{Path: path,
+			Reason: "an earlier step's image, left out: " + why})
+	}
 	for _, ref := range earlier {
-		if len(req.GetImages()) >= files.MaxImages {
-			return
-		}
-		if slices.Contains(req.GetImageRefs(), ref) {
+		switch {
+		case slices.Contains(req.GetImageRefs(), ref):
+			continue
+		case model == nil || !model.GetSupportsImages():
+			leave(ref, fmt.Sprintf("%s takes no images", model.GetName()))
+			continue
+		case len(req.GetImages()) >= files.MaxImages:
+			leave(ref, fmt.Sprintf("past the %d images a call sends", files.MaxImages))
 			continue
 		}
 		img, err := r.files.ReadImage(ref)
-		if err != nil {
-			label := ref
-			if strings.HasPrefix(ref, "data:") {
-				label = "an image an earlier step sent as a data URL"
-			}
-			req.SkippedFiles = append(req.SkippedFiles, &executorv1.SkippedFile{Path: label,
-				Reason: "an earlier step's image that can no longer be read: " + err.Error()})
-			continue
+		switch {
+		case err != nil:
+			leave(ref, "it can no longer be read: "+err.Error())
+		case limit > 0 && already+img.Size > limit:
+			leave(ref, fmt.Sprintf("past the %.0f MB of images %s takes", model.GetMaxImageSizeMb(), model.GetName()))
+		default:
+			already += img.Size
+			req.Images, req.ImageRefs = append(req.Images, img.URL), append(req.ImageRefs, ref)
 		}
-		if limit > 0 && already+img.Size > limit {
-			continue
-		}
-		already += img.Size
-		req.Images, req.ImageRefs = append(req.Images, img.URL), append(req.ImageRefs, ref)
 	}
 }

@@ -95,9 +95,7 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 		req.Images, req.ImageRefs, imageBytes = set.urls, set.refs, set.bytes
 		req.SkippedFiles = append(req.SkippedFiles, skippedFiles(set.skipped)...)
 	}
-	// The tools whose expert reads the files on the final step (not
-	// consensus, whose every step's model sees its own step's).
-	if next, _ := args["next_step_required"].(bool); tool.GetFilesOnFinalStep() && !next {
+	if finalExpertStep(tool, args) {
 		r.addEarlierImages(req, su.prep.GetToolImages(), imageBytes)
 	}
 	if id != "" {
@@ -149,7 +147,7 @@ func (r *Runner) setUp(ctx context.Context, tool *Tool, id string, args map[stri
 			window = modelWindow(su.model)
 		}
 		var out *Outcome
-		if su.prep, out, err = r.prepareMemory(ctx, tool, id, window); err != nil || out != nil {
+		if su.prep, out, err = r.prepareMemory(ctx, tool, id, window, id != "" && finalExpertStep(tool, args)); err != nil || out != nil {
 			return su, out, err
 		}
 		if id != "" {

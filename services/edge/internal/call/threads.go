@@ -21,10 +21,10 @@ import (
 // asked; a full one is the caller's to weigh (unkeptExchange). Memory's
 // limits are never kept between calls: a memory restarted with other
 // limits is heard at the next call.
-func (r *Runner) prepareMemory(ctx context.Context, tool *Tool, id string,
-	window *memoryv1.ModelWindow) (*memoryv1.PrepareCallResponse, *Outcome, error) {
+func (r *Runner) prepareMemory(ctx context.Context, tool *Tool, id string, window *memoryv1.ModelWindow,
+	wantImages bool) (*memoryv1.PrepareCallResponse, *Outcome, error) {
 	resp, err := r.b.Memory.PrepareCall(ctx, &memoryv1.PrepareCallRequest{ThreadId: id, ToolName: tool.GetName(),
-		ModelWindow: window})
+		ModelWindow: window, WantToolImages: wantImages})
 	if id == "" {
 		if err != nil {
 			return nil, nil, &BackendError{"memory", err}

@@ -104,7 +104,7 @@ func expertPrompt(c *Call, w workflowSpec, a *workflowArgs, st *workflowState, f
 		b.WriteString("Issues found so far: " + string(issues) + "\n")
 	}
 	if len(st.Images) > 0 {
-		b.WriteString("Images shared: " + strings.Join(st.Images, ", ") + "\n")
+		b.WriteString("Images shared: " + strings.Join(imageNames(st.Images), ", ") + "\n")
 	}
 	b.WriteString("=== END INVESTIGATION ===\n")
 	if earlier := otherToolTurns(c, w.name); len(earlier) > 0 {
@@ -154,4 +154,17 @@ func parseExpert(text string) map[string]any {
 	}
 	return map[string]any{"status": "analysis_complete", "raw_analysis": text, "format": "text",
 		"note": "Analysis provided in plain text format"}
+}
+
+// imageNames are the names of images as a prompt mentions them: a path,
+// or, for a data URL (as large as its image), what kind it is.
+func imageNames(refs []string) []string {
+	out := make([]string, len(refs))
+	for i, ref := range refs {
+		out[i] = ref
+		if mime, _, ok := strings.Cut(strings.TrimPrefix(ref, "data:"), ";"); ok && strings.HasPrefix(ref, "data:") {
+			out[i] = "an image sent inline (" + mime + ")"
+		}
+	}
+	return out
 }

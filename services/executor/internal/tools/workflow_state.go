@@ -103,16 +103,17 @@ func restoreState(tool string, s *structpb.Struct) *workflowState {
 }
 
 // imagesOf is the images of c the workflow's steps named (st.Images): the
-// edge sends a final step the images of every turn of its tool in the
-// thread, an earlier session's among them. All of c's when the edge did
-// not say which is which.
+// edge sends a final step the images its tool's earlier turns named, and
+// the executor alone knows the workflow's steps. An image without a ref
+// (a data URL) is the call's own. All of c's when the edge did not say
+// which is which.
 func (s *workflowState) imagesOf(c *Call) []string {
 	if len(c.ImageRefs) != len(c.Images) {
 		return c.Images
 	}
 	var out []string
 	for i, ref := range c.ImageRefs {
-		if slices.Contains(s.Images, ref) {
+		if ref == "" || slices.Contains(s.Images, ref) {
 			out = append(out, c.Images[i])
 		}
 	}

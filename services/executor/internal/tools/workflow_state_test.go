@@ -175,14 +175,14 @@ func (r *resolvingRouter) ResolveModel(_ context.Context, req *routerv1.ResolveM
 func TestAnExpertSeesItsOwnStepsImages(t *testing.T) {
 	t.Parallel()
 	st := &workflowState{Images: []string{"/shots/now.png", "/shots/before.png"}}
-	c := &Call{Images: []string{"data:now", "data:before", "data:old"},
-		ImageRefs: []string{"/shots/now.png", "/shots/before.png", "/shots/last-session.png"}}
-	if diff := cmp.Diff([]string{"data:now", "data:before"}, st.imagesOf(c)); diff != "" {
+	c := &Call{Images: []string{"data:now", "data:before", "data:old", "data:pasted"},
+		ImageRefs: []string{"/shots/now.png", "/shots/before.png", "/shots/last-session.png", ""}}
+	if diff := cmp.Diff([]string{"data:now", "data:before", "data:pasted"}, st.imagesOf(c)); diff != "" {
 		t.Errorf("images (-want +got):\n%s", diff)
 	}
 	// An edge that names none: every image the call carries.
 	c.ImageRefs = nil
-	if got := st.imagesOf(c); len(got) != 3 {
-		t.Errorf("without refs: %v, want the call's three", got)
+	if got := st.imagesOf(c); len(got) != 4 {
+		t.Errorf("without refs: %v, want the call's four", got)
 	}
 }

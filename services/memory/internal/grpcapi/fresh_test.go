@@ -62,7 +62,7 @@ func TestPrepareCallRepliesAreFresh(t *testing.T) {
 				t.Fatal(err)
 			}
 			req := &memoryv1.PrepareCallRequest{ThreadId: created.GetThread().GetThreadId(), ToolName: "debug",
-				ModelWindow: window}
+				ModelWindow: window, WantToolImages: true}
 			first, err := srv.PrepareCall(ctx, req)
 			if err != nil {
 				t.Fatal(err)

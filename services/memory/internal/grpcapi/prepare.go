@@ -36,7 +36,10 @@ func (s *Server) PrepareCall(ctx context.Context, req *memoryv1.PrepareCallReque
 	resp.ToolName, resp.InitialContext = p.Thread.ToolName, toStruct(p.Thread.InitialContext)
 	resp.LastModel, resp.RemainingTurns = p.LastModel, int32(p.Remaining)
 	resp.TurnCount, resp.ThreadWeight = int32(len(p.Thread.Turns)), p.Thread.Weight
-	resp.WorkflowState, resp.ToolImages = toStruct(p.WorkflowState), p.ToolImages
+	resp.WorkflowState = toStruct(p.WorkflowState)
+	if req.GetWantToolImages() {
+		resp.ToolImages = memory.SessionImages(p.Thread.Turns, req.GetToolName())
+	}
 	if sel := p.History; sel != nil {
 		resp.History = &memoryv1.History{
 			ModelWindow: &memoryv1.ModelWindow{Model: p.Window.Model, ContextWindow: clamp(p.Window.ContextWindow)},

@@ -3,7 +3,10 @@ package memory
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/zenmcp/zen/services/platform/turnmeta"
 )
 
 // Limits are the limits the service enforces, as configured when it
@@ -39,9 +42,6 @@ type Prepared struct {
 	// WorkflowState is the newest state the calling tool left in the
 	// thread; nil when it left none.
 	WorkflowState map[string]any
-	// ToolImages are the images the tool's turns in the thread carry,
-	// newest first, each once.
-	ToolImages []string
 	// History fits Window; nil when the call inherits a model whose
 	// context window is not known (a thread written before windows were
 	// kept, or one whose model answered through another tool).
@@ -60,7 +60,7 @@ func (s *Service) PrepareFrom(ctx context.Context, chain []*Thread, tool string,
 	t := chain[len(chain)-1]
 	last := lastModelTurn(chain)
 	p := Prepared{Thread: t, LastModel: last.ModelName, Remaining: s.maxTurns - len(t.Turns),
-		WorkflowState: workflowState(t.Turns, tool), ToolImages: toolImages(t.Turns, tool)}
+		WorkflowState: workflowState(t.Turns, tool)}
 	switch {
 	case window != nil:
 		p.Window = *window
@@ -87,17 +87,23 @@ func workflowState(turns []Turn, tool string) map[string]any {
 	return nil
 }
 
-// toolImages are the images of the tool's turns, newest first, each once.
-func toolImages(turns []Turn, tool string) []string {
+// SessionImages are the images (paths, not data URLs: those are as large as
+// the image, and already in the turns) of the tool's turns in its current
+// workflow session, back to its newest step 1, newest first, each once.
+func SessionImages(turns []Turn, tool string) []string {
 	var out []string
 	for i := len(turns) - 1; i >= 0; i-- {
-		if turns[i].ToolName != tool {
+		t := turns[i]
+		if t.ToolName != tool {
 			continue
 		}
-		for _, img := range turns[i].Images {
-			if !slices.Contains(out, img) {
+		for _, img := range t.Images {
+			if !strings.HasPrefix(img, "data:") && !slices.Contains(out, img) {
 				out = append(out, img)
 			}
+		}
+		if turnmeta.StepNumberIn(t.ModelMetadata) == 1 {
+			break
 		}
 	}
 	return out

@@ -1186,9 +1186,12 @@ type PrepareCallRequest struct {
 	// Unset, the call inherits the thread's last model, and the history is
 	// selected for the context window that model had when it answered, when
 	// memory knows it.
-	ModelWindow   *ModelWindow `protobuf:"bytes,3,opt,name=model_window,json=modelWindow,proto3" json:"model_window,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ModelWindow *ModelWindow `protobuf:"bytes,3,opt,name=model_window,json=modelWindow,proto3" json:"model_window,omitempty"`
+	// want_tool_images asks for tool_images: a workflow's final step, whose
+	// expert sees its earlier steps' images.
+	WantToolImages bool `protobuf:"varint,4,opt,name=want_tool_images,json=wantToolImages,proto3" json:"want_tool_images,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *PrepareCallRequest) Reset() {
@@ -1240,6 +1243,13 @@ func (x *PrepareCallRequest) GetModelWindow() *ModelWindow {
 		return x.ModelWindow
 	}
 	return nil
+}
+
+func (x *PrepareCallRequest) GetWantToolImages() bool {
+	if x != nil {
+		return x.WantToolImages
+	}
+	return false
 }
 
 // History is the part of a thread's history, along its chain of ancestors,
@@ -1364,9 +1374,10 @@ type PrepareCallResponse struct {
 	// thread_weight is what the thread weighs now (see
 	// Limits.max_thread_weight).
 	ThreadWeight int64 `protobuf:"varint,9,opt,name=thread_weight,json=threadWeight,proto3" json:"thread_weight,omitempty"`
-	// tool_images are the images the calling tool's turns in the thread
-	// carry (paths or data URLs, as their calls gave them), newest first,
-	// each once: a workflow's expert sees every step's.
+	// tool_images, when want_tool_images, are the images (paths: a data URL
+	// is not sent back) the calling tool's turns carry in its current
+	// workflow session (back to the newest step 1), newest first, each once:
+	// a workflow's expert sees every step's.
 	ToolImages    []string `protobuf:"bytes,10,rep,name=tool_images,json=toolImages,proto3" json:"tool_images,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2453,11 +2464,12 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x1d\n" +
 	"\n" +
 	"turn_count\x18\x02 \x01(\x05R\tturnCount\x12'\n" +
-	"\x0fremaining_turns\x18\x03 \x01(\x05R\x0eremainingTurns\"\x8d\x01\n" +
+	"\x0fremaining_turns\x18\x03 \x01(\x05R\x0eremainingTurns\"\xb7\x01\n" +
 	"\x12PrepareCallRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12=\n" +
-	"\fmodel_window\x18\x03 \x01(\v2\x1a.zen.memory.v1.ModelWindowR\vmodelWindow\"\x90\x02\n" +
+	"\fmodel_window\x18\x03 \x01(\v2\x1a.zen.memory.v1.ModelWindowR\vmodelWindow\x12(\n" +
+	"\x10want_tool_images\x18\x04 \x01(\bR\x0ewantToolImages\"\x90\x02\n" +
 	"\aHistory\x12=\n" +
 	"\fmodel_window\x18\x01 \x01(\v2\x1a.zen.memory.v1.ModelWindowR\vmodelWindow\x12)\n" +
 	"\x05turns\x18\x02 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12\x1f\n" +
