@@ -8,7 +8,8 @@ import (
 )
 
 // ScrubSpans passes every span that ends to next with scrub applied to its
-// status, its string attributes and its events' string attributes: spans
+// name, status, string attributes, and its events' and links' (zen sets no
+// attribute of another kind that could hold text): spans
 // leave the process as log lines do (ScrubHandler), and the code that sets
 // an error's message on a span (a gRPC client's, the provider request's
 // URL) cannot know what it quotes. The scrubbing runs when next reads the
@@ -40,7 +41,18 @@ func (s scrubbedSpan) Status() sdktrace.Status {
 	return st
 }
 
+func (s scrubbedSpan) Name() string                     { return s.scrub(s.ReadOnlySpan.Name()) }
 func (s scrubbedSpan) Attributes() []attribute.KeyValue { return s.attrs(s.ReadOnlySpan.Attributes()) }
+
+func (s scrubbedSpan) Links() []sdktrace.Link {
+	links := s.ReadOnlySpan.Links()
+	out := make([]sdktrace.Link, len(links))
+	for i, l := range links {
+		l.Attributes = s.attrs(l.Attributes)
+		out[i] = l
+	}
+	return out
+}
 
 func (s scrubbedSpan) Events() []sdktrace.Event {
 	events := s.ReadOnlySpan.Events()

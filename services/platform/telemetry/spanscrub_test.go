@@ -21,8 +21,9 @@ func TestSpansLeaveWithoutSecrets(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	scrub := func(s string) string { return strings.ReplaceAll(s, secret, "[redacted]") }
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(ScrubSpans(rec, scrub)))
-	_, span := tp.Tracer("t").Start(t.Context(), "call", trace.WithAttributes(
-		attribute.String("url.full", "https://api.example/v1?key="+secret), attribute.Int("n", 3)))
+	_, span := tp.Tracer("t").Start(t.Context(), "call "+secret, trace.WithAttributes(
+		attribute.String("url.full", "https://api.example/v1?key="+secret), attribute.Int("n", 3)),
+		trace.WithLinks(trace.Link{Attributes: []attribute.KeyValue{attribute.String("why", secret)}}))
 	span.AddEvent("retry", trace.WithAttributes(attribute.String("error", "401: "+secret)))
 	span.SetStatus(codes.Error, "provider said: bad key "+secret)
 	span.End()
@@ -31,8 +32,12 @@ func TestSpansLeaveWithoutSecrets(t *testing.T) {
 		t.Fatalf("%d spans ended, want 1", len(ended))
 	}
 	s := ended[0]
-	var seen []string
-	seen = append(seen, s.Status().Description)
+	seen := []string{s.Name(), s.Status().Description}
+	for _, l := range s.Links() {
+		for _, a := range l.Attributes {
+			seen = append(seen, a.Value.String())
+		}
+	}
 	for _, a := range s.Attributes() {
 		seen = append(seen, a.Value.String())
 	}
@@ -46,7 +51,7 @@ func TestSpansLeaveWithoutSecrets(t *testing.T) {
 			t.Errorf("a span left with the secret: %q", v)
 		}
 	}
-	if s.Status().Code != codes.Error || len(s.Attributes()) != 2 || len(s.Events()) != 1 {
+	if s.Status().Code != codes.Error || len(s.Attributes()) != 2 || len(s.Events()) != 1 || len(s.Links()) != 1 {
 		t.Errorf("the span lost more than its secret: %+v", s)
 	}
 }

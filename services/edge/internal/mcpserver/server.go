@@ -177,7 +177,9 @@ func handler(name string, runner *call.Runner, tracer trace.Tracer, metrics tele
 		}
 		out, failure = runner.Run(ctx, name, req.Params.Arguments, progress)
 		if failure != nil {
-			span.SetStatus(codes.Error, failure.Error()) // scrubbed as it leaves (telemetry.ScrubSpans)
+			// Scrubbed as it leaves (telemetry.ScrubSpans) too; here as well,
+			// for a process that exports through a provider of its own.
+			span.SetStatus(codes.Error, runner.Secrets.String(failure.Error()))
 			return failureReply(ctx, name, failure, runner.Secrets.String)
 		}
 		if out.IsError {

@@ -66,11 +66,11 @@ func TestParsers(t *testing.T) {
 // event's text is the answer, and its error flag an error.
 func TestClaudesArrayOfEventsIsRead(t *testing.T) {
 	t.Parallel()
-	events := `[{"type":"system","subtype":"init","session_id":"s"},` +
+	events := `[{"type":"system","subtype":"init","session_id":"s","usage":"n/a","result":7},` +
 		`{"type":"assistant","message":{"content":[{"type":"text","text":"working"}]}},` +
 		`{"type":"result","subtype":"success","is_error":false,"result":"CLAUDE-ARRAY","duration_ms":1200,` +
 		`"usage":{"input_tokens":3}}]`
-	p, err := parseClaude("Loaded.\n"+events, "")
+	p, err := parseClaude("Loaded.\n"+events+"\nbye\n", "") // events of other shapes, text after it
 	if err != nil || p.Content != "CLAUDE-ARRAY" || p.Metadata["usage"] == nil || p.Metadata["latency_ms"] != 1200.0 {
 		t.Errorf("claude's array: %+v %v", p, err)
 	}

@@ -137,11 +137,16 @@ type claudeResult struct {
 func parseClaude(stdout, _ string) (Parsed, error) {
 	var out claudeResult
 	if events, ok := claudeEvents(stdout); ok {
-		i := slices.IndexFunc(events, func(e claudeResult) bool { return e.Type == "result" })
+		i := slices.IndexFunc(events, func(e json.RawMessage) bool {
+			var head struct{ Type string }
+			return json.Unmarshal(e, &head) == nil && head.Type == "result"
+		})
 		if i < 0 {
 			return Parsed{}, errors.New("claude output holds no result event")
 		}
-		out = events[i]
+		if err := json.Unmarshal(events[i], &out); err != nil {
+			return Parsed{}, fmt.Errorf("claude's result event is not the expected JSON: %w", err)
+		}
 	} else if err := json.Unmarshal([]byte(jsonStart(stdout)), &out); err != nil {
 		return Parsed{}, fmt.Errorf("claude output is not the expected JSON: %w", err)
 	}
@@ -159,14 +164,15 @@ func parseClaude(stdout, _ string) (Parsed, error) {
 }
 
 // claudeEvents reads claude's output as an array of events, when it is one
-// (after whatever the CLI printed before it).
-func claudeEvents(stdout string) ([]claudeResult, bool) {
+// (after whatever the CLI printed before it, and before whatever after),
+// each as it is: an event of a kind zen does not read is no failure.
+func claudeEvents(stdout string) ([]json.RawMessage, bool) {
 	i := strings.IndexByte(stdout, '[')
 	if j := strings.IndexByte(stdout, '{'); i < 0 || j >= 0 && j < i {
 		return nil, false
 	}
-	var events []claudeResult
-	if json.Unmarshal([]byte(stdout[i:]), &events) != nil {
+	var events []json.RawMessage
+	if json.NewDecoder(strings.NewReader(stdout[i:])).Decode(&events) != nil {
 		return nil, false
 	}
 	return events, true

@@ -119,7 +119,7 @@ func (d *Dispatcher) tryProvider(ctx context.Context, e routing.Entry, req provi
 	emptyRetried := false
 	for attempt := 1; ; attempt++ {
 		res, err := d.once(ctx, e, req, onDelta)
-		if err == nil && res.Content == "" && !emptyRetried {
+		if err == nil && res.Content == "" && !emptyRetried && !blocked(res) {
 			// An empty reply sometimes comes good on a second try, asked for
 			// as the reference asks Gemini for it.
 			emptyRetried = true
@@ -182,13 +182,19 @@ func askedForSubstance(req provider.Request) provider.Request {
 	return req
 }
 
+// blocked reports whether a reply was withheld by the provider's content
+// filter.
+func blocked(res provider.Result) bool {
+	return res.FinishReason == "content_filter" || res.FinishReason == "SAFETY"
+}
+
 // checkReply turns a reply with no text into an error saying why.
 func checkReply(e routing.Entry, res provider.Result) error {
 	if res.Content != "" {
 		return nil
 	}
 	msg := "Response blocked or incomplete. Finish reason: " + res.FinishReason
-	if res.FinishReason == "content_filter" || res.FinishReason == "SAFETY" {
+	if blocked(res) {
 		msg = "Your request was blocked by the provider's content safety policy (finish reason " + res.FinishReason + ")"
 	}
 	return &provider.Error{Provider: e.Provider.Label, Model: e.Name, Fault: provider.FaultRequest, Msg: msg}

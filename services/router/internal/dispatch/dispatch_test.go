@@ -285,4 +285,13 @@ func TestAnEmptyReplyIsAskedAgainForASubstantiveOne(t *testing.T) {
 			}
 		})
 	}
+	// A reply a filter blocked is not asked for again: it would be blocked
+	// again, and paid for.
+	h := newHarness(t, testPolicy, "chat")
+	h.primary.SetReply(sequence(fakemodel.Reply{Content: "", FinishReason: "content_filter"},
+		fakemodel.Reply{Content: "recovered"}))
+	if _, err := h.generate(t); err == nil || len(h.primary.Requests()) != 1 {
+		t.Errorf("a blocked reply: %v, %d requests; want the block reported after one", err,
+			len(h.primary.Requests()))
+	}
 }
