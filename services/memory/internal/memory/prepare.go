@@ -87,18 +87,25 @@ func workflowState(turns []Turn, tool string) map[string]any {
 	return nil
 }
 
+// MaxSessionImages bounds SessionImages: a call sends at most five images
+// (the reference's limit, which the edge holds), and a thread may name
+// hundreds of thousands (an import's turns, within its weight), each of
+// which gathered, and then tried, cost a final step 30 s.
+const MaxSessionImages = 5
+
 // SessionImages are the images (paths, not data URLs: those are as large as
 // the image, and already in the turns) of the tool's turns in its current
-// workflow session, back to its newest step 1, newest first, each once.
+// workflow session, back to its newest step 1, newest first, each once, at
+// most MaxSessionImages.
 func SessionImages(turns []Turn, tool string) []string {
 	var out []string
-	for i := len(turns) - 1; i >= 0; i-- {
+	for i := len(turns) - 1; i >= 0 && len(out) < MaxSessionImages; i-- {
 		t := turns[i]
 		if t.ToolName != tool {
 			continue
 		}
 		for _, img := range t.Images {
-			if !strings.HasPrefix(img, "data:") && !slices.Contains(out, img) {
+			if len(out) < MaxSessionImages && !strings.HasPrefix(img, "data:") && !slices.Contains(out, img) {
 				out = append(out, img)
 			}
 		}

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,6 +24,27 @@ func TestSessionImagesAreTheWorkflowSessionsOwn(t *testing.T) {
 	}
 	want := []string{"/now/second.png", "/now/first.png"}
 	if diff := cmp.Diff(want, SessionImages(turns, "debug")); diff != "" {
+		t.Errorf("SessionImages (-want +got):\n%s", diff)
+	}
+}
+
+// TestSessionImagesAreFew: a thread may hold hundreds of thousands of
+// image paths (an import's turns, within the thread's weight), and a final
+// step took 30 s gathering them, each of which the edge then tried to read.
+// It gets the newest MaxSessionImages, at once.
+func TestSessionImagesAreFew(t *testing.T) {
+	t.Parallel()
+	var turns []Turn
+	for i := range 200 {
+		images := make([]string, 1000)
+		for j := range images {
+			images[j] = fmt.Sprintf("/shots/%d-%d.png", i, j)
+		}
+		turns = append(turns, Turn{ToolName: "debug", Images: images})
+	}
+	got := SessionImages(turns, "debug")
+	want := []string{"/shots/199-0.png", "/shots/199-1.png", "/shots/199-2.png", "/shots/199-3.png", "/shots/199-4.png"}
+	if diff := cmp.Diff(want[:MaxSessionImages], got); diff != "" {
 		t.Errorf("SessionImages (-want +got):\n%s", diff)
 	}
 }

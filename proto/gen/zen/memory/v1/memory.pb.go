@@ -1376,8 +1376,8 @@ type PrepareCallResponse struct {
 	ThreadWeight int64 `protobuf:"varint,9,opt,name=thread_weight,json=threadWeight,proto3" json:"thread_weight,omitempty"`
 	// tool_images, when want_tool_images, are the images (paths: a data URL
 	// is not sent back) the calling tool's turns carry in its current
-	// workflow session (back to the newest step 1), newest first, each once:
-	// a workflow's expert sees every step's.
+	// workflow session (back to the newest step 1), newest first, each once,
+	// at most five: a workflow's expert sees every step's.
 	ToolImages    []string `protobuf:"bytes,10,rep,name=tool_images,json=toolImages,proto3" json:"tool_images,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
