@@ -281,3 +281,44 @@ func TestAMissingImageIsLeftOut(t *testing.T) {
 		t.Errorf("the agent was not told the image was left out: %v", meta)
 	}
 }
+
+// TestAnEarlierImageIsSentOnce: an earlier step's image named under
+// several spellings was read, and sent, once for each.
+func TestAnEarlierImageIsSentOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	catalogue := filepath.Join(dir, "custom.json")
+	if err := os.WriteFile(catalogue, []byte(visionCatalogue), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	small := filepath.Join(dir, "small.png")
+	if err := os.WriteFile(small, []byte("\x89PNG\r\n\x1a\nSMALL"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code := filepath.Join(dir, "lock.go")
+	if err := os.WriteFile(code, []byte("package lock\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := fakemodel.New(t)
+	st := serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"CUSTOM_MODELS_CONFIG_PATH": catalogue}))
+	args := func(n int, next bool) map[string]any {
+		return map[string]any{"step": "look", "step_number": n, "total_steps": 3, "next_step_required": next,
+			"findings": "something", "model": "llava", "relevant_files": []any{code}}
+	}
+	first := args(1, true)
+	first["images"] = []any{small}
+	_, got := callTool(t, st.session, "debug", first)
+	id, _ := got["continuation_id"].(string)
+	second := args(2, true)
+	second["images"], second["continuation_id"] = []any{dir + "/./small.png"}, id // another spelling
+	callTool(t, st.session, "debug", second)
+	final := args(3, false)
+	final["continuation_id"] = id
+	if res, _ := callTool(t, st.session, "debug", final); res.IsError {
+		t.Fatalf("final step: %s", text(res))
+	}
+	body := string(fake.Requests()[0].Body)
+	if n := strings.Count(body, base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\nSMALL"))); n != 1 {
+		t.Errorf("the image named under two spellings was sent %d times, want once", n)
+	}
+}

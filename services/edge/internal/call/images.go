@@ -3,7 +3,7 @@ package call
 import (
 	"errors"
 	"fmt"
-	"slices"
+	"os"
 	"strings"
 
 	executorv1 "github.com/zenmcp/zen/proto/gen/zen/executor/v1"
@@ -87,9 +87,19 @@ func (r *Runner) addEarlierImages(req *executorv1.ExecuteToolRequest, earlier []
 		req.SkippedFiles = append(req.SkippedFiles, &executorv1.SkippedFile{Path: path,
 			Reason: "an earlier step's image, left out: " + why})
 	}
+	// The files already taken, by where they are: one file named under
+	// several spellings is read, and sent, once.
+	taken := map[string]bool{}
+	for _, ref := range req.GetImageRefs() {
+		if p, err := r.files.Resolve(ref); err == nil && ref != "" {
+			taken[p] = true
+		}
+	}
+	pastLimit := func(size int64) bool { return limit > 0 && already+size > limit }
 	for _, ref := range earlier {
+		resolved, resolveErr := r.files.Resolve(ref)
 		switch {
-		case slices.Contains(req.GetImageRefs(), ref):
+		case resolveErr == nil && taken[resolved]:
 			continue
 		case model == nil || !model.GetSupportsImages():
 			leave(ref, fmt.Sprintf("%s takes no images", model.GetName()))
@@ -98,14 +108,20 @@ func (r *Runner) addEarlierImages(req *executorv1.ExecuteToolRequest, earlier []
 			leave(ref, fmt.Sprintf("past the %d images a call sends", files.MaxImages))
 			continue
 		}
+		// Weighed before it is read: one past the limit is never read.
+		if info, err := os.Stat(resolved); resolveErr == nil && err == nil && pastLimit(info.Size()) {
+			leave(ref, fmt.Sprintf("past the %.0f MB of images %s takes", model.GetMaxImageSizeMb(), model.GetName()))
+			continue
+		}
 		img, err := r.files.ReadImage(ref)
 		switch {
 		case err != nil:
 			leave(ref, "it can no longer be read: "+err.Error())
-		case limit > 0 && already+img.Size > limit:
+		case pastLimit(img.Size):
 			leave(ref, fmt.Sprintf("past the %.0f MB of images %s takes", model.GetMaxImageSizeMb(), model.GetName()))
 		default:
 			already += img.Size
+			taken[resolved] = true
 			req.Images, req.ImageRefs = append(req.Images, img.URL), append(req.ImageRefs, ref)
 		}
 	}
