@@ -192,25 +192,10 @@ func TestAWorkflowOnAFullThread(t *testing.T) {
 // be read is left out, saying so, rather than failing the step.
 func TestAWorkflowsExpertSeesEveryStepsImages(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	catalogue := filepath.Join(dir, "custom.json")
-	if err := os.WriteFile(catalogue, []byte(visionCatalogue), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	image := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("\x89PNG\r\n\x1a\n"+body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	dir, fake, st := visionStack(t)
+	image := func(name, body string) string { return writeTestFile(t, dir, name, "\x89PNG\r\n\x1a\n"+body) }
 	first, second, gone := image("first.png", "FIRST"), image("second.png", "SECOND"), image("gone.png", "GONE")
-	code := filepath.Join(dir, "lock.go")
-	if err := os.WriteFile(code, []byte("package lock\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fake := fakemodel.New(t)
-	st := serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"CUSTOM_MODELS_CONFIG_PATH": catalogue}))
+	code := writeTestFile(t, dir, "lock.go", "package lock\n")
 	step := func(n int, next bool, id string, images ...string) map[string]any {
 		args := map[string]any{"step": fmt.Sprintf("look, %d", n), "step_number": n, "total_steps": 3,
 			"next_step_required": next, "findings": fmt.Sprintf("finding %d", n), "model": "llava",
@@ -254,18 +239,9 @@ func TestAWorkflowsExpertSeesEveryStepsImages(t *testing.T) {
 // saying so to the model and the agent.
 func TestAMissingImageIsLeftOut(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	catalogue := filepath.Join(dir, "custom.json")
-	if err := os.WriteFile(catalogue, []byte(visionCatalogue), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	png := filepath.Join(dir, "shot.png")
-	if err := os.WriteFile(png, []byte("\x89PNG\r\n\x1a\nHERE"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, fake, st := visionStack(t)
+	png := writeTestFile(t, dir, "shot.png", "\x89PNG\r\n\x1a\nHERE")
 	missing := filepath.Join(dir, "stale.png")
-	fake := fakemodel.New(t)
-	st := serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"CUSTOM_MODELS_CONFIG_PATH": catalogue}))
 	res, got := callTool(t, st.session, "chat", map[string]any{"prompt": "what changed?",
 		"working_directory_absolute_path": dir, "model": "vision", "images": []any{png, missing}})
 	if res.IsError {
@@ -286,21 +262,9 @@ func TestAMissingImageIsLeftOut(t *testing.T) {
 // several spellings was read, and sent, once for each.
 func TestAnEarlierImageIsSentOnce(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	catalogue := filepath.Join(dir, "custom.json")
-	if err := os.WriteFile(catalogue, []byte(visionCatalogue), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	small := filepath.Join(dir, "small.png")
-	if err := os.WriteFile(small, []byte("\x89PNG\r\n\x1a\nSMALL"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code := filepath.Join(dir, "lock.go")
-	if err := os.WriteFile(code, []byte("package lock\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fake := fakemodel.New(t)
-	st := serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"CUSTOM_MODELS_CONFIG_PATH": catalogue}))
+	dir, fake, st := visionStack(t)
+	small := writeTestFile(t, dir, "small.png", "\x89PNG\r\n\x1a\nSMALL")
+	code := writeTestFile(t, dir, "lock.go", "package lock\n")
 	args := func(n int, next bool) map[string]any {
 		return map[string]any{"step": "look", "step_number": n, "total_steps": 3, "next_step_required": next,
 			"findings": "something", "model": "llava", "relevant_files": []any{code}}
@@ -321,4 +285,24 @@ func TestAnEarlierImageIsSentOnce(t *testing.T) {
 	if n := strings.Count(body, base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\nSMALL"))); n != 1 {
 		t.Errorf("the image named under two spellings was sent %d times, want once", n)
 	}
+}
+
+// visionStack is zen serve with visionCatalogue's model, its fake, and a
+// directory in the roots for a test's files.
+func visionStack(t *testing.T) (string, *fakemodel.Server, stack) {
+	t.Helper()
+	dir := t.TempDir()
+	catalogue := writeTestFile(t, dir, "custom.json", visionCatalogue)
+	fake := fakemodel.New(t)
+	return dir, fake, serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"CUSTOM_MODELS_CONFIG_PATH": catalogue}))
+}
+
+// writeTestFile writes content to name in dir and returns its path.
+func writeTestFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := writeFile(p, content); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
