@@ -85,13 +85,14 @@ func notContinued(out *reply.Reply, why string) {
 // saveFailure says why an answer could not be saved, as far as it helps.
 func saveFailure(err error) string {
 	const lost = "this answer could not be saved, so the conversation cannot be continued"
-	if st := status.Convert(err); st.Code() == codes.Aborted {
+	st := status.Convert(err)
+	if st.Code() == codes.Aborted {
 		return st.Message() // a step another overtook: memory's words say what to do
 	}
 	if reason, _ := origin.Of(err); reason == origin.StoreFull {
 		return lost + ": zen's memory store is full, and stores nothing more until its operator makes room"
 	}
-	switch st := status.Convert(err); st.Code() {
+	switch st.Code() {
 	case codes.InvalidArgument, codes.FailedPrecondition: // the request, or the thread it would go in
 		return lost + ": " + st.Message()
 	case codes.Unavailable:

@@ -202,26 +202,38 @@ func (p Policy) denied(path string) string {
 // homeSecretReason says why a path (folded) names a store of
 // homeSecretDirs, right under the user's home or another, or "".
 func (p Policy) homeSecretReason(folded string) string {
-	homes := []string{}
-	if p.home != "" && p.home != "/" {
-		homes = append(homes, strings.ToLower(filepath.Clean(p.home)))
+	if reason := homeStoreReason(folded, p.foldedHome); reason != "" {
+		return reason
 	}
-	for _, parent := range homeParents {
-		if rest, ok := strings.CutPrefix(folded, strings.ToLower(parent)+"/"); ok {
+	for _, parent := range foldedHomeParents {
+		if rest, ok := strings.CutPrefix(folded, parent+"/"); ok {
 			user, _, _ := strings.Cut(rest, "/")
-			homes = append(homes, strings.ToLower(parent)+"/"+user)
+			return homeStoreReason(folded, parent+"/"+user)
 		}
 	}
-	for _, home := range homes {
-		rest, ok := strings.CutPrefix(folded, home+"/")
-		if !ok {
-			continue
-		}
-		parts := strings.Split(filepath.ToSlash(rest), "/")
-		for _, d := range homeSecretDirs {
-			if len(d) <= len(parts) && slices.Equal(parts[:len(d)], d) {
-				return "is in " + strings.Join(d, "/") + ", which holds keys and credentials"
-			}
+	return ""
+}
+
+// foldedHomeParents are homeParents as deny rules compare paths.
+var foldedHomeParents = func() []string {
+	out := make([]string, len(homeParents))
+	for i, p := range homeParents {
+		out[i] = strings.ToLower(p)
+	}
+	return out
+}()
+
+// homeStoreReason says why folded names a store of homeSecretDirs right
+// under home (folded too), or "".
+func homeStoreReason(folded, home string) string {
+	rest, ok := strings.CutPrefix(folded, home+"/")
+	if home == "" || !ok {
+		return ""
+	}
+	parts := strings.Split(filepath.ToSlash(rest), "/")
+	for _, d := range homeSecretDirs {
+		if len(d) <= len(parts) && slices.Equal(parts[:len(d)], d) {
+			return "is in " + strings.Join(d, "/") + ", which holds keys and credentials"
 		}
 	}
 	return ""

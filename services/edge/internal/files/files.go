@@ -116,7 +116,7 @@ func (pol Policy) walk(dir string, found func(path string, size int64) bool) err
 		// may hold zen's tokens file or a key under a plain name.
 		// A name that is not UTF-8 cannot travel between zen's roles (a
 		// path is text there), and no client could name it either.
-		skip := path != dir && (strings.HasPrefix(name, ".") || d.IsDir() && slices.Contains(excludedDirs, name)) ||
+		skip := path != dir && walkSkips(name, d.IsDir()) ||
 			d.IsDir() && pol.insideInstall(path) || path != dir && pol.denied(path) != "" || !utf8.ValidString(name)
 		if skip {
 			if d.IsDir() {
@@ -124,7 +124,7 @@ func (pol Policy) walk(dir string, found func(path string, size int64) bool) err
 			}
 			return nil
 		}
-		if !slices.Contains(sourceExts, strings.ToLower(filepath.Ext(name))) {
+		if !isSource(name) {
 			return nil
 		}
 		var info fs.FileInfo
@@ -160,7 +160,7 @@ func (pol Policy) walk(dir string, found func(path string, size int64) bool) err
 // link's, resolved) and reads it: below dir, on no hidden or excluded path,
 // and a source file by its own name.
 func walkedTo(dir, target string) bool {
-	if !slices.Contains(sourceExts, strings.ToLower(filepath.Ext(target))) {
+	if !isSource(target) {
 		return false
 	}
 	rel, err := filepath.Rel(dir, target)
@@ -169,11 +169,24 @@ func walkedTo(dir, target string) bool {
 	}
 	parts := strings.Split(rel, string(filepath.Separator))
 	for i, part := range parts {
-		if strings.HasPrefix(part, ".") || i < len(parts)-1 && slices.Contains(excludedDirs, part) {
+		if walkSkips(part, i < len(parts)-1) {
 			return false
 		}
 	}
 	return true
+}
+
+// walkSkips reports whether a walk leaves out an entry named name (a
+// directory, when dir) below the directory it walks, by its name alone:
+// hidden, or a dependency or build directory.
+func walkSkips(name string, dir bool) bool {
+	return strings.HasPrefix(name, ".") || dir && slices.Contains(excludedDirs, name)
+}
+
+// isSource reports whether a walk reads a file named path: a source or
+// text file, by its extension.
+func isSource(path string) bool {
+	return slices.Contains(sourceExts, strings.ToLower(filepath.Ext(path)))
 }
 
 // Read reads one file after checking it against the policy, normalising

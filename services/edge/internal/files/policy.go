@@ -36,6 +36,9 @@ type Config struct {
 // traversal nor a link can reach a denied place or leave the roots.
 type Policy struct {
 	home, install string
+	// foldedHome is home cleaned and in lower case, as deny rules compare
+	// paths; "" without a home, or with one at the disk's root.
+	foldedHome string
 	// roots are resolved; rootsNamed says where they came from, for
 	// messages.
 	roots      []string
@@ -54,6 +57,9 @@ type Policy struct {
 func NewPolicy(c Config) Policy {
 	p := Policy{home: c.Home, install: c.InstallDir, shared: c.Shared, rootsNamed: "ZEN_FILE_ROOTS",
 		agentCLIs: c.AgentCLIs}
+	if c.Home != "" && c.Home != "/" {
+		p.foldedHome = strings.ToLower(filepath.Clean(c.Home))
+	}
 	roots := c.Roots
 	// A home at the disk's root (HOME=/, as service accounts and containers
 	// without a home of their own have) would make the whole disk a root.

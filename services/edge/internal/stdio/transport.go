@@ -107,11 +107,12 @@ func (s *screen) next() ([]byte, error) {
 			// at once instead of waiting for a reply.
 			s.refuse(mcpserver.IDOf(line), mcpserver.TooLarge(size, MaxLine))
 		} else if msg := bytes.TrimSpace(line); len(msg) > 0 {
-			if id, refusal := check(msg); refusal != nil {
+			if decoded, id, refusal := check(msg); refusal != nil {
 				s.ledger.ask() // refuse answers it
 				s.refuse(id, refusal)
 			} else {
-				if isRequest(msg) {
+				// A call, as the SDK reads it: the SDK will answer it.
+				if req, ok := decoded.(*jsonrpc.Request); ok && req.IsCall() {
 					s.ledger.ask()
 				}
 				return append(msg, '\n'), nil
@@ -142,21 +143,22 @@ func (s *screen) readLine() (line []byte, size int64, err error) {
 	}
 }
 
-// check says why msg is not one JSON-RPC message the SDK can take, and
-// the id to answer (nil for null), or returns a nil error.
-func check(msg []byte) (json.RawMessage, *jsonrpc.Error) {
+// check decodes msg as the SDK will, or says why it is not one JSON-RPC
+// message the SDK can take, and the id to answer (nil for null).
+func check(msg []byte) (jsonrpc.Message, json.RawMessage, *jsonrpc.Error) {
 	if !json.Valid(msg) {
 		var v any
-		err := json.Unmarshal(msg, &v)        // for its words: Valid only says no
-		return nil, mcpserver.ParseError(err) // JSON-RPC: a parse error's id is null
+		err := json.Unmarshal(msg, &v)             // for its words: Valid only says no
+		return nil, nil, mcpserver.ParseError(err) // JSON-RPC: a parse error's id is null
 	}
 	if msg[0] == '[' {
-		return nil, mcpserver.BatchRefused()
+		return nil, nil, mcpserver.BatchRefused()
 	}
-	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
-		return mcpserver.IDOf(msg), mcpserver.InvalidRequest(err)
+	decoded, err := jsonrpc.DecodeMessage(msg)
+	if err != nil {
+		return nil, mcpserver.IDOf(msg), mcpserver.InvalidRequest(err)
 	}
-	return nil, nil
+	return decoded, nil, nil
 }
 
 // refuse answers a line with e; a failed write is left for the SDK's next
@@ -210,11 +212,6 @@ func (t *Transport) WaitAnswered(ctx context.Context) {
 			return
 		}
 	}
-}
-
-func isRequest(msg []byte) bool {
-	m, ok := envelope.Read(msg)
-	return ok && m.IsRequest()
 }
 
 func isResponse(msg []byte) bool {

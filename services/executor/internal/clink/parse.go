@@ -125,7 +125,6 @@ func parseCodex(stdout, _ string) (Parsed, error) {
 
 // claudeResult is the result event of claude --print --output-format json.
 type claudeResult struct {
-	Type       string         `json:"type"`
 	Result     string         `json:"result"`
 	IsError    bool           `json:"is_error"`
 	Usage      map[string]any `json:"usage"`

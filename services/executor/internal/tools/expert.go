@@ -162,8 +162,10 @@ func imageNames(refs []string) []string {
 	out := make([]string, len(refs))
 	for i, ref := range refs {
 		out[i] = ref
-		if mime, _, ok := strings.Cut(strings.TrimPrefix(ref, "data:"), ";"); ok && strings.HasPrefix(ref, "data:") {
-			out[i] = "an image sent inline (" + mime + ")"
+		if rest, ok := strings.CutPrefix(ref, "data:"); ok {
+			if mime, _, ok := strings.Cut(rest, ";"); ok {
+				out[i] = "an image sent inline (" + mime + ")"
+			}
 		}
 	}
 	return out

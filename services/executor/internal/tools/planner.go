@@ -133,6 +133,16 @@ var deepThinking = [3][]string{
 // planView is the plan as it now stands: every step, a revised one naming
 // the (latest) step that revised it.
 func planView(st *workflowState) []any {
+	type stepOn struct {
+		number int
+		branch string
+	}
+	revisedBy := map[stepOn]int{} // the latest revision of each step
+	for _, later := range st.History {
+		if later.Revises > 0 && later.Number > later.Revises {
+			revisedBy[stepOn{later.Revises, later.Branch}] = later.Number
+		}
+	}
 	out := make([]any, len(st.History))
 	for i, r := range st.History {
 		step := map[string]any{"step_number": r.Number, "step": r.Step}
@@ -142,10 +152,8 @@ func planView(st *workflowState) []any {
 		if r.Revises > 0 {
 			step["revises_step_number"] = r.Revises
 		}
-		for _, later := range st.History {
-			if later.Revises == r.Number && later.Branch == r.Branch && later.Number > r.Number {
-				step["revised_by_step"] = later.Number
-			}
+		if n, ok := revisedBy[stepOn{r.Number, r.Branch}]; ok {
+			step["revised_by_step"] = n
 		}
 		out[i] = step
 	}
