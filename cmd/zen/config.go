@@ -27,6 +27,7 @@ type settings struct {
 	connAge, connAgeGrace                string         // ZEN_GRPC_MAX_CONNECTION_AGE(_GRACE)
 	age, ageGrace                        time.Duration  // connAge, connAgeGrace, parsed
 	security                             serve.Security // ZEN_SERVICE_TOKEN, ZEN_GRPC_TLS_*
+	clientTokens                         bool           // ZEN_AUTH_TOKEN or ZEN_AUTH_TOKENS_FILE names some
 	getenv                               config.Getenv
 	envFiles                             []string          // the .env files read, in precedence order
 	secrets                              *secrets.Scrubber // scrubbed from logs and results
@@ -101,7 +102,7 @@ func parseSettings(role string, args []string, getenv config.Getenv, stderr io.W
 	if err := s.parseConnectionAge(); err != nil {
 		return nil, err
 	}
-	if s.security, err = roleSecurity(role, getenv); err != nil {
+	if s.security, s.clientTokens, err = roleSecurity(role, getenv); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -138,23 +139,24 @@ func (s *settings) parseConnectionAge() error {
 // roleSecurity is how the role's gRPC calls prove they come from zen. With
 // client tokens configured the inner services must know zen's roles from
 // anyone who reaches their ports: a split role needs ZEN_SERVICE_TOKEN, and
-// serve, whose roles share one process, makes a token of its own.
-func roleSecurity(role string, getenv config.Getenv) (serve.Security, error) {
+// serve, whose roles share one process, makes a token of its own. It
+// reports too whether client tokens are configured.
+func roleSecurity(role string, getenv config.Getenv) (serve.Security, bool, error) {
 	sec, err := serve.LoadSecurity(getenv)
 	if err != nil {
-		return sec, err
+		return sec, false, err
 	}
 	tokens, err := auth.Load(getenv)
 	if err != nil {
-		return sec, err
+		return sec, false, err
 	}
 	switch {
 	case !tokens.On() || sec.Required():
-		return sec, nil
+		return sec, tokens.On(), nil
 	case role == "serve" || role == "stdio":
-		return sec.WithGeneratedToken(), nil
+		return sec.WithGeneratedToken(), true, nil
 	default:
-		return sec, serve.ErrServiceTokenNeeded
+		return sec, true, serve.ErrServiceTokenNeeded
 	}
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"log/slog"
 
-	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/hostguard"
 )
 
@@ -41,7 +40,7 @@ func noteOpenPorts(logger *slog.Logger, s *settings, role string) {
 	if role != "serve" && role != "edge" && role != "gateway" {
 		return
 	}
-	if tokens, err := auth.Load(s.getenv); err != nil || tokens.On() {
+	if s.clientTokens {
 		return
 	}
 	logger.Warn("zen takes calls without a client token: every user and process of this machine (and of its " +
