@@ -46,15 +46,14 @@ func (e *GoneError) Error() string {
 // file: an I/O error, a permission) fails without that verdict, and the
 // next may pass.
 func (s *Store) Ping(context.Context) error {
-	if s.gone.Load() {
+	if s.gone() {
 		return &GoneError{Path: s.goneName()}
 	}
 	for i, name := range s.files() {
 		id, err := idOf(s.stat, name)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) || err == nil && id != s.opened[i]:
-			s.goneFile.Store(int32(i))
-			s.gone.Store(true)
+			s.goneFile.Store(int32(i) + 1)
 			return &GoneError{Path: name}
 		case err != nil:
 			return fmt.Errorf("check the database file %s: %w", name, err)
@@ -69,7 +68,10 @@ func (s *Store) Ping(context.Context) error {
 func (s *Store) files() [2]string { return [2]string{s.path, s.path + "-wal"} }
 
 // goneName is the file Ping found gone.
-func (s *Store) goneName() string { return s.files()[s.goneFile.Load()] }
+func (s *Store) goneName() string { return s.files()[s.goneFile.Load()-1] }
+
+// gone reports whether Ping found the database or its log gone.
+func (s *Store) gone() bool { return s.goneFile.Load() != 0 }
 
 // openedFiles records which files the store opened.
 func (s *Store) openedFiles() error {
@@ -85,7 +87,7 @@ func (s *Store) openedFiles() error {
 
 // Warnings says what puts threads at risk: the database file gone.
 func (s *Store) Warnings() []string {
-	if !s.gone.Load() {
+	if !s.gone() {
 		return nil
 	}
 	return []string{(&GoneError{Path: s.goneName()}).Error()}
@@ -93,7 +95,7 @@ func (s *Store) Warnings() []string {
 
 // refuseWhenGone is the error a write gets once the file is gone, or nil.
 func (s *Store) refuseWhenGone() error {
-	if !s.gone.Load() {
+	if !s.gone() {
 		return nil
 	}
 	return fmt.Errorf("%w: %w", memory.ErrGone, &GoneError{Path: s.goneName()})

@@ -126,11 +126,10 @@ type Store struct {
 	lastSweep time.Time
 
 	// path is the database's, and opened the files it and its log named
-	// when the store opened them; gone is set once one names another, or
-	// none, and goneFile says which (identity.go).
+	// when the store opened them; goneFile is set once one names another,
+	// or none: which, plus one (0: none is gone; identity.go).
 	path     string
 	opened   [2]fileID
-	gone     atomic.Bool
 	goneFile atomic.Int32
 	stat     func(string) (fs.FileInfo, error) // os.Stat; a test's may fail
 }
