@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
 )
@@ -305,4 +306,47 @@ func writeTestFile(t *testing.T, dir, name, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestAnEarlierImageIsCheckedAsANamedOneIs: the paths a final step's
+// earlier images come from are the thread's, which a client can write
+// with an import: one the file policy refuses (a system directory, a
+// credential store) is never read, and the expert is told it was left out.
+func TestAnEarlierImageIsCheckedAsANamedOneIs(t *testing.T) {
+	t.Parallel()
+	dir, fake, st := visionStack(t)
+	system, err := os.MkdirTemp("/var/tmp", "zen-test-") // a system directory, never a root
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(system) })
+	outside := writeTestFile(t, system, "secret.png", "\x89PNG\r\n\x1a\nOUTSIDE")
+	keys := filepath.Join(t.TempDir(), ".ssh") // a credential store, wherever it sits
+	if err := os.MkdirAll(keys, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	key := writeTestFile(t, keys, "id.png", "\x89PNG\r\n\x1a\nKEY")
+	code := writeTestFile(t, dir, "lock.go", "package lock\n")
+	id := uuid.NewString()
+	step1, _ := json.Marshal(map[string]any{"thread_id": id, "tool_name": "debug", "turns": []any{map[string]any{
+		"role": "ROLE_USER", "content": "look", "tool_name": "debug", "images": []any{outside, key},
+		"model_metadata": map[string]any{"step": map[string]any{"step_number": 1}}}}})
+	if code, body := request(t, "POST", st.gateway+"/v1/threads:import", "", string(step1)+"\n"); code != 200 {
+		t.Fatalf("import: %d %s", code, body)
+	}
+	res, _ := callTool(t, st.session, "debug", map[string]any{"step": "found it", "step_number": 2, "total_steps": 2,
+		"next_step_required": false, "findings": "done", "model": "llava", "relevant_files": []any{code},
+		"continuation_id": id})
+	if res.IsError {
+		t.Fatalf("final step: %s", text(res))
+	}
+	body := string(fake.Requests()[0].Body)
+	for name, b := range map[string]string{"in a system directory": "OUTSIDE", "in .ssh": "KEY"} {
+		if strings.Contains(body, base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n"+b))) {
+			t.Errorf("the expert was sent an image %s", name)
+		}
+	}
+	if !strings.Contains(body, "FILE SKIPPED: "+outside) || !strings.Contains(body, "FILE SKIPPED: "+key) {
+		t.Errorf("the expert was not told the refused images were left out")
+	}
 }
