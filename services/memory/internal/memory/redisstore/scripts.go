@@ -62,7 +62,9 @@ return 1
 // client's index keys to update it. ARGV: replace flag, ttl ms, meta JSON,
 // updated_ns, expires_ms, client, update score, id, updated_ms, weight,
 // file count, the meta's revision, the card (listed.go), the first prompt,
-// the first turn's role, file shas..., turns... It returns 1 when written, 0 when the id exists
+// the first turn's role, the count of the state values that follow, those
+// values (a tool and its state field, as appendScript keeps it: statesOf),
+// file shas..., turns... It returns 1 when written, 0 when the id exists
 // (and replace is off), -1 when another client's thread holds the id: that
 // one is never replaced. A thread whose meta is this write's (its
 // revision is new to each write) was written by this very script, run
@@ -78,17 +80,23 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
 end
 local head = {'meta', ARGV[3], 'rev', ARGV[12], 'updated_ns', ARGV[4], 'expires_ms', ARGV[5], 'client', ARGV[6],
   'weight', ARGV[10], 'card', ARGV[13], 'prompt', ARGV[14], 'first', ARGV[15]}
+local ns = tonumber(ARGV[16])
+for i = 17, 16 + ns, 2 do
+  head[#head + 1] = 'state:' .. ARGV[i]
+  head[#head + 1] = ARGV[i + 1]
+end
 redis.call('HSET', KEYS[1], unpack(head))
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
 redis.call('HSET', KEYS[1], unpack(head))
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 local nf = tonumber(ARGV[11])
+local shas = 17 + ns
 if nf > 0 then
-  inChunks('SADD', KEYS[3], 16, 15 + nf)
+  inChunks('SADD', KEYS[3], shas, shas + nf - 1)
   redis.call('PEXPIRE', KEYS[3], ARGV[2])
 end
-if #ARGV > 15 + nf then
-  inChunks('RPUSH', KEYS[2], 16 + nf, #ARGV)
+if #ARGV >= shas + nf then
+  inChunks('RPUSH', KEYS[2], shas + nf, #ARGV)
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
 end
 if #KEYS > 4 then index(KEYS[5], KEYS[6], ARGV[7], ARGV[8], ARGV[5], ARGV[9], ARGV[2]) end

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -22,6 +24,24 @@ func fileSHAs(turns []memory.Turn) []any {
 				out = append(out, f.SHA256)
 			}
 		}
+	}
+	return out
+}
+
+// statesOf is, for each tool whose workflow state turns keep, the tool and
+// the turn count its last state came with: the thread's `state:<tool>`
+// fields, as appendScript writes them for the turns it appends, which
+// refuse a step prepared before that state (memory.Exchange.Unchanged).
+func statesOf(turns []memory.Turn) []any {
+	last := map[string]int{}
+	for i, t := range turns {
+		if t.ToolName != "" && t.WorkflowState != nil {
+			last[t.ToolName] = i + 1
+		}
+	}
+	out := make([]any, 0, 2*len(last))
+	for _, tool := range slices.Sorted(maps.Keys(last)) {
+		out = append(out, tool, last[tool])
 	}
 	return out
 }
@@ -63,6 +83,8 @@ func (s *Store) put(ctx context.Context, t *memory.Thread, replace bool, now tim
 	args := []any{flag, life, string(m), strconv.FormatInt(t.UpdatedAt.UnixNano(), 10), t.ExpiresAt.UnixMilli(),
 		t.ClientID, score(t.UpdatedAt), t.ID, t.UpdatedAt.UnixMilli(), t.Weight, len(shas), rev, c,
 		memory.FirstPrompt(t.Turns), firstRole(t.Turns)}
+	states := statesOf(t.Turns)
+	args = append(append(args, len(states)), states...)
 	if args, err = s.encodeTurns(append(args, shas...), t.Turns); err != nil {
 		return err
 	}

@@ -349,5 +349,38 @@ func runUnchanged(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		if diff := cmp.Diff(want, contents(t, s, th.ID)); diff != "" {
 			t.Errorf("turns (-want +got):\n%s", diff)
 		}
-	})
+	}) // A thread written whole (created with its turns, or imported) holds
+	// states as an appended one does: a step prepared before the last of
+	// them is refused, one prepared after it is stored.
+	for _, how := range []string{"created", "imported"} {
+		t.Run("a state the thread was "+how+" with counts", func(t *testing.T) {
+			s := newStore(t)
+			th := newThread("")
+			th.Turns = append(exchange("chat", "chatted"), exchange("step 1", "answer 1")...)
+			th.Turns[2].ToolName, th.Turns[3].ToolName = "debug", "debug"
+			th.Turns[3].WorkflowState = map[string]any{"step": 1}
+			var err error
+			if how == "created" {
+				err = s.Create(ctx, th)
+			} else {
+				err = s.Import(ctx, []*memory.Thread{th}, false, base)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			step := func(id string, after int) (int, error) {
+				turns := exchange("step "+id, "answer "+id)
+				turns[0].ToolName, turns[1].ToolName = "debug", "debug"
+				turns[1].WorkflowState = map[string]any{"step": id}
+				return s.Append(ctx, th.ID, "", memory.Exchange{ID: id, After: after, StateOf: "debug",
+					Unchanged: true}, turns, 10, base, hour)
+			}
+			if _, err := step("before", 2); !errors.Is(err, memory.ErrMoved) {
+				t.Errorf("a step prepared before the thread's last state: err = %v, want ErrMoved", err)
+			}
+			if n, err := step("after", 4); err != nil || n != 6 {
+				t.Errorf("a step prepared after it = %d, %v; want 6, nil", n, err)
+			}
+		})
+	}
 }
