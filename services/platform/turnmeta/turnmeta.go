@@ -66,18 +66,47 @@ type Step struct {
 	Status           string `json:"status"` // the step's reply status, e.g. pause_for_investigation
 	Confidence       string `json:"confidence"`
 	Findings         string `json:"findings"`
+	// RelevantFiles are the paths the step named relevant, which a final
+	// step's expert reads with its own (SessionFiles in memory).
+	RelevantFiles []string `json:"relevant_files,omitempty"`
 }
 
 // PutStep records s in md, which it creates when nil, and returns md.
 func PutStep(md *structpb.Struct, s Step) *structpb.Struct {
-	return put(md, stepKey, structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
+	f := map[string]*structpb.Value{
 		"step_number":        structpb.NewNumberValue(float64(s.StepNumber)),
 		"total_steps":        structpb.NewNumberValue(float64(s.TotalSteps)),
 		"next_step_required": structpb.NewBoolValue(s.NextStepRequired),
 		"status":             structpb.NewStringValue(s.Status),
 		"confidence":         structpb.NewStringValue(s.Confidence),
 		"findings":           structpb.NewStringValue(s.Findings),
-	}}))
+	}
+	if len(s.RelevantFiles) > 0 {
+		paths := make([]*structpb.Value, len(s.RelevantFiles))
+		for i, p := range s.RelevantFiles {
+			paths[i] = structpb.NewStringValue(p)
+		}
+		f[relevantFilesKey] = structpb.NewListValue(&structpb.ListValue{Values: paths})
+	}
+	return put(md, stepKey, structpb.NewStructValue(&structpb.Struct{Fields: f}))
+}
+
+// relevantFilesKey is where a step's record keeps its relevant files.
+const relevantFilesKey = "relevant_files"
+
+// RelevantFilesIn are the relevant files recorded in md as memory holds a
+// turn's model_metadata (decoded JSON): what is there, its strings alone
+// (an import may write anything).
+func RelevantFilesIn(md map[string]any) []string {
+	rec, _ := md[stepKey].(map[string]any)
+	list, _ := rec[relevantFilesKey].([]any)
+	var out []string
+	for _, v := range list {
+		if p, ok := v.(string); ok && p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // StepNumberIn is the step number recorded in md as memory holds a turn's
@@ -103,6 +132,7 @@ func ReadStep(md *structpb.Struct) (Step, bool) {
 		Status:           f["status"].GetStringValue(),
 		Confidence:       f["confidence"].GetStringValue(),
 		Findings:         f["findings"].GetStringValue(),
+		RelevantFiles:    stringsIn(f[relevantFilesKey]),
 	}, true
 }
 
@@ -116,6 +146,17 @@ func PutTraceID(md *structpb.Struct, id string) *structpb.Struct {
 // anything there, so a reader that links it checks its form.
 func ReadTraceID(md *structpb.Struct) string {
 	return md.GetFields()[traceIDKey].GetStringValue()
+}
+
+// stringsIn are the strings of a list value, the rest left out.
+func stringsIn(v *structpb.Value) []string {
+	var out []string
+	for _, e := range v.GetListValue().GetValues() {
+		if p, ok := e.GetKind().(*structpb.Value_StringValue); ok && p.StringValue != "" {
+			out = append(out, p.StringValue)
+		}
+	}
+	return out
 }
 
 func put(md *structpb.Struct, key string, v *structpb.Value) *structpb.Struct {

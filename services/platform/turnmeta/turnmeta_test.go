@@ -1,6 +1,7 @@
 package turnmeta
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 
@@ -14,13 +15,25 @@ func TestRoundTrip(t *testing.T) {
 	md := &structpb.Struct{Fields: map[string]*structpb.Value{"workflow": structpb.NewBoolValue(true)}}
 	u := Usage{InputTokens: 1200, OutputTokens: 34, TotalTokens: 1234, CostUSD: 0.002}
 	s := Step{StepNumber: 2, TotalSteps: 3, NextStepRequired: true, Status: "pause_for_investigation",
-		Confidence: "low", Findings: "a clue"}
+		Confidence: "low", Findings: "a clue", RelevantFiles: []string{"/src/a.go", "/src/b.go"}}
 	md = PutTraceID(PutStep(PutUsage(md, u), s), "0af7651916cd43dd8448eb211c80319c")
 	gotStep, ok := ReadStep(md)
 	got := []any{ReadUsage(md), gotStep, ok, ReadTraceID(md), md.GetFields()["workflow"].GetBoolValue()}
 	want := []any{u, s, true, "0af7651916cd43dd8448eb211c80319c", true}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// As memory holds it: decoded JSON.
+	raw, err := md.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decoded map[string]any
+	if err := json.Unmarshal(raw, &decoded); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(s.RelevantFiles, RelevantFilesIn(decoded)); diff != "" {
+		t.Errorf("RelevantFilesIn (-want +got):\n%s", diff)
 	}
 	if _, ok := ReadStep(PutUsage(nil, u)); ok {
 		t.Error("ReadStep found a step in metadata that holds none")

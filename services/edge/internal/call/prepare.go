@@ -77,14 +77,21 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 	if next, _ := args["next_step_required"].(bool); tool.GetFilesOnFinalStep() && next {
 		paths = nil // named, not read, until the final step
 	}
+	var left []files.Skipped
+	if finalExpertStep(tool, args) {
+		var earlier []string
+		earlier, left = r.earlierFiles(su.prep.GetToolFiles())
+		paths = append(paths, earlier...)
+	}
 	if len(paths) > 0 {
 		set, out := r.readFiles(name, req.GetModel(), paths, tool.GetWorkflow())
 		if out != nil {
 			return nil, out, nil
 		}
 		learnt.omitted = set.omitted
-		req.Files, req.SkippedFiles = toFileContents(set.read), skippedFiles(set.skipped)
+		req.Files, left = toFileContents(set.read), append(set.skipped, left...)
 	}
+	req.SkippedFiles = skippedFiles(left)
 	refs := stringList(args["images"])
 	var imageBytes int64
 	if len(refs) > 0 {

@@ -20,11 +20,12 @@ import (
 // PrepareCall). A missing thread ends the call here, before any model is
 // asked; a full one is the caller's to weigh (unkeptExchange). Memory's
 // limits are never kept between calls: a memory restarted with other
-// limits is heard at the next call.
+// limits is heard at the next call. A workflow's final step (finalStep)
+// also learns the images and files its earlier steps named.
 func (r *Runner) prepareMemory(ctx context.Context, tool *Tool, id string, window *memoryv1.ModelWindow,
-	wantImages bool) (*memoryv1.PrepareCallResponse, *Outcome, error) {
+	finalStep bool) (*memoryv1.PrepareCallResponse, *Outcome, error) {
 	resp, err := r.b.Memory.PrepareCall(ctx, &memoryv1.PrepareCallRequest{ThreadId: id, ToolName: tool.GetName(),
-		ModelWindow: window, WantToolImages: wantImages})
+		ModelWindow: window, WantToolImages: finalStep, WantToolFiles: finalStep})
 	if id == "" {
 		if err != nil {
 			return nil, nil, &BackendError{"memory", err}

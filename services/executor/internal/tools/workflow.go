@@ -275,7 +275,8 @@ func stepReply(resp map[string]any) *reply.Reply {
 func stepMeta(a stepArgs, resp map[string]any) *structpb.Struct {
 	status, _ := resp["status"].(string)
 	return turnmeta.PutStep(nil, turnmeta.Step{StepNumber: int32(a.StepNumber), TotalSteps: int32(a.TotalSteps),
-		NextStepRequired: a.NextStepRequired, Status: status, Confidence: a.Confidence, Findings: a.Findings})
+		NextStepRequired: a.NextStepRequired, Status: status, Confidence: a.Confidence, Findings: a.Findings,
+		RelevantFiles: a.RelevantFiles})
 }
 
 func stepTurnText(a stepArgs) string {

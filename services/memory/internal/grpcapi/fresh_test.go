@@ -53,7 +53,9 @@ func TestPrepareCallRepliesAreFresh(t *testing.T) {
 					// Written before workflow_state existed: its state is in the metadata.
 					{Role: memoryv1.Role_ROLE_ASSISTANT, Content: "looked", ToolName: "debug", ModelName: "gpt-5",
 						ModelMetadata: mustStruct(t, map[string]any{"workflow": nested})},
-					{Role: memoryv1.Role_ROLE_USER, Content: "and?", ToolName: "debug"},
+					{Role: memoryv1.Role_ROLE_USER, Content: "and?", ToolName: "debug",
+						ModelMetadata: mustStruct(t, map[string]any{"step": map[string]any{"step_number": 2.0,
+							"relevant_files": []any{"/repo/main.go"}}})},
 					{Role: memoryv1.Role_ROLE_ASSISTANT, Content: "so", ToolName: "debug", ModelName: "gpt-5",
 						WorkflowState: mustStruct(t, map[string]any{"tool": "debug", "step": 2.0, "more": nested})},
 				},
@@ -62,7 +64,7 @@ func TestPrepareCallRepliesAreFresh(t *testing.T) {
 				t.Fatal(err)
 			}
 			req := &memoryv1.PrepareCallRequest{ThreadId: created.GetThread().GetThreadId(), ToolName: "debug",
-				ModelWindow: window, WantToolImages: true}
+				ModelWindow: window, WantToolImages: true, WantToolFiles: true}
 			first, err := srv.PrepareCall(ctx, req)
 			if err != nil {
 				t.Fatal(err)

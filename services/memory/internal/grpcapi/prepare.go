@@ -40,6 +40,9 @@ func (s *Server) PrepareCall(ctx context.Context, req *memoryv1.PrepareCallReque
 	if req.GetWantToolImages() {
 		resp.ToolImages = memory.SessionImages(p.Thread.Turns, req.GetToolName())
 	}
+	if req.GetWantToolFiles() {
+		resp.ToolFiles = memory.SessionFiles(p.Thread.Turns, req.GetToolName())
+	}
 	if sel := p.History; sel != nil {
 		resp.History = &memoryv1.History{
 			ModelWindow: &memoryv1.ModelWindow{Model: p.Window.Model, ContextWindow: clamp(p.Window.ContextWindow)},

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"time"
 
@@ -98,15 +97,40 @@ const MaxSessionImages = 5
 // workflow session, back to its newest step 1, newest first, each once, at
 // most MaxSessionImages.
 func SessionImages(turns []Turn, tool string) []string {
+	return sessionPaths(turns, tool, MaxSessionImages, func(t Turn) []string { return t.Images },
+		func(img string) bool { return !strings.HasPrefix(img, "data:") })
+}
+
+// MaxSessionFiles bounds SessionFiles: a step may name thousands of paths
+// and an import write any number, each of which the edge checks against
+// its file policy before the budget decides what is read.
+const MaxSessionFiles = 1000
+
+// SessionFiles are the files the tool's steps named relevant in its current
+// workflow session, back to its newest step 1: newest step first, each
+// path once, at most MaxSessionFiles. The steps' turns record them
+// (turnmeta.Step.RelevantFiles) for a final step's expert to read them all,
+// as the reference's expert reads its consolidated relevant files.
+func SessionFiles(turns []Turn, tool string) []string {
+	return sessionPaths(turns, tool, MaxSessionFiles,
+		func(t Turn) []string { return turnmeta.RelevantFilesIn(t.ModelMetadata) }, nil)
+}
+
+// sessionPaths gathers the paths of the tool's turns in its current
+// workflow session (back to its newest step 1), newest first, each once,
+// those keep takes (nil: all), at most most.
+func sessionPaths(turns []Turn, tool string, most int, paths func(Turn) []string, keep func(string) bool) []string {
 	var out []string
-	for i := len(turns) - 1; i >= 0 && len(out) < MaxSessionImages; i-- {
+	seen := map[string]bool{}
+	for i := len(turns) - 1; i >= 0 && len(out) < most; i-- {
 		t := turns[i]
 		if t.ToolName != tool {
 			continue
 		}
-		for _, img := range t.Images {
-			if len(out) < MaxSessionImages && !strings.HasPrefix(img, "data:") && !slices.Contains(out, img) {
-				out = append(out, img)
+		for _, p := range paths(t) {
+			if len(out) < most && !seen[p] && (keep == nil || keep(p)) {
+				seen[p] = true
+				out = append(out, p)
 			}
 		}
 		if turnmeta.StepNumberIn(t.ModelMetadata) == 1 {

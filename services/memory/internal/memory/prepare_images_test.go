@@ -48,3 +48,34 @@ func TestSessionImagesAreFew(t *testing.T) {
 		t.Errorf("SessionImages (-want +got):\n%s", diff)
 	}
 }
+
+// TestSessionFilesAreTheWorkflowSessionsOwn: a final step's expert reads
+// the files its session's steps named relevant: newest step first, each
+// once, its own tool's, back to the session's step 1, and at most
+// MaxSessionFiles of a thread that names more (an import's).
+func TestSessionFilesAreTheWorkflowSessionsOwn(t *testing.T) {
+	t.Parallel()
+	step := func(n int, files ...any) map[string]any {
+		return map[string]any{"step": map[string]any{"step_number": float64(n), "relevant_files": files}}
+	}
+	turns := []Turn{
+		{ToolName: "analyze", ModelMetadata: step(1, "/old/session.py")},
+		{ToolName: "analyze", ModelMetadata: step(1, "/now/a.py", 7, "")}, // what an import may write
+		{ToolName: "chat", ModelMetadata: step(2, "/chat/c.py")},
+		{ToolName: "analyze", ModelMetadata: step(2, "/now/b.py", "/now/a.py")},
+		{ToolName: "analyze", Role: RoleAssistant},
+	}
+	want := []string{"/now/b.py", "/now/a.py"}
+	if diff := cmp.Diff(want, SessionFiles(turns, "analyze")); diff != "" {
+		t.Errorf("SessionFiles (-want +got):\n%s", diff)
+	}
+	many := make([]any, 3*MaxSessionFiles)
+	for i := range many {
+		many[i] = fmt.Sprintf("/src/%d.py", i)
+	}
+	got := SessionFiles([]Turn{{ToolName: "analyze", ModelMetadata: step(2, many...)}}, "analyze")
+	if len(got) != MaxSessionFiles || got[0] != "/src/0.py" {
+		t.Errorf("SessionFiles of a step naming %d files: %d, from %v; want the first %d", len(many), len(got),
+			got[:min(1, len(got))], MaxSessionFiles)
+	}
+}

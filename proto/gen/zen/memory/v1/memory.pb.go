@@ -1190,8 +1190,11 @@ type PrepareCallRequest struct {
 	// want_tool_images asks for tool_images: a workflow's final step, whose
 	// expert sees its earlier steps' images.
 	WantToolImages bool `protobuf:"varint,4,opt,name=want_tool_images,json=wantToolImages,proto3" json:"want_tool_images,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// want_tool_files asks for tool_files: a workflow's final step, whose
+	// expert reads the files its earlier steps named relevant.
+	WantToolFiles bool `protobuf:"varint,5,opt,name=want_tool_files,json=wantToolFiles,proto3" json:"want_tool_files,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PrepareCallRequest) Reset() {
@@ -1248,6 +1251,13 @@ func (x *PrepareCallRequest) GetModelWindow() *ModelWindow {
 func (x *PrepareCallRequest) GetWantToolImages() bool {
 	if x != nil {
 		return x.WantToolImages
+	}
+	return false
+}
+
+func (x *PrepareCallRequest) GetWantToolFiles() bool {
+	if x != nil {
+		return x.WantToolFiles
 	}
 	return false
 }
@@ -1378,7 +1388,13 @@ type PrepareCallResponse struct {
 	// is not sent back) the calling tool's turns carry in its current
 	// workflow session (back to the newest step 1), newest first, each once,
 	// at most five: a workflow's expert sees every step's.
-	ToolImages    []string `protobuf:"bytes,10,rep,name=tool_images,json=toolImages,proto3" json:"tool_images,omitempty"`
+	ToolImages []string `protobuf:"bytes,10,rep,name=tool_images,json=toolImages,proto3" json:"tool_images,omitempty"`
+	// tool_files, when want_tool_files, are the files the calling tool's
+	// steps named relevant in its current workflow session (back to the
+	// newest step 1), newest step first, each path once, at most 1,000: as
+	// the thread holds them, for the edge to check and read as it would a
+	// path a call names.
+	ToolFiles     []string `protobuf:"bytes,11,rep,name=tool_files,json=toolFiles,proto3" json:"tool_files,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1479,6 +1495,13 @@ func (x *PrepareCallResponse) GetThreadWeight() int64 {
 func (x *PrepareCallResponse) GetToolImages() []string {
 	if x != nil {
 		return x.ToolImages
+	}
+	return nil
+}
+
+func (x *PrepareCallResponse) GetToolFiles() []string {
+	if x != nil {
+		return x.ToolFiles
 	}
 	return nil
 }
@@ -2464,12 +2487,13 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x1d\n" +
 	"\n" +
 	"turn_count\x18\x02 \x01(\x05R\tturnCount\x12'\n" +
-	"\x0fremaining_turns\x18\x03 \x01(\x05R\x0eremainingTurns\"\xb7\x01\n" +
+	"\x0fremaining_turns\x18\x03 \x01(\x05R\x0eremainingTurns\"\xdf\x01\n" +
 	"\x12PrepareCallRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12=\n" +
 	"\fmodel_window\x18\x03 \x01(\v2\x1a.zen.memory.v1.ModelWindowR\vmodelWindow\x12(\n" +
-	"\x10want_tool_images\x18\x04 \x01(\bR\x0ewantToolImages\"\x90\x02\n" +
+	"\x10want_tool_images\x18\x04 \x01(\bR\x0ewantToolImages\x12&\n" +
+	"\x0fwant_tool_files\x18\x05 \x01(\bR\rwantToolFiles\"\x90\x02\n" +
 	"\aHistory\x12=\n" +
 	"\fmodel_window\x18\x01 \x01(\v2\x1a.zen.memory.v1.ModelWindowR\vmodelWindow\x12)\n" +
 	"\x05turns\x18\x02 \x03(\v2\x13.zen.memory.v1.TurnR\x05turns\x12\x1f\n" +
@@ -2477,7 +2501,7 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"totalTurns\x12#\n" +
 	"\romitted_turns\x18\x04 \x01(\x05R\fomittedTurns\x120\n" +
 	"\x05files\x18\x05 \x03(\v2\x1a.zen.memory.v1.HistoryFileR\x05files\x12#\n" +
-	"\romitted_files\x18\x06 \x01(\x05R\fomittedFiles\"\xc2\x03\n" +
+	"\romitted_files\x18\x06 \x01(\x05R\fomittedFiles\"\xe1\x03\n" +
 	"\x13PrepareCallResponse\x12-\n" +
 	"\x06limits\x18\x01 \x01(\v2\x15.zen.memory.v1.LimitsR\x06limits\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12@\n" +
@@ -2492,7 +2516,9 @@ const file_zen_memory_v1_memory_proto_rawDesc = "" +
 	"\rthread_weight\x18\t \x01(\x03R\fthreadWeight\x12\x1f\n" +
 	"\vtool_images\x18\n" +
 	" \x03(\tR\n" +
-	"toolImages\"\xd9\x01\n" +
+	"toolImages\x12\x1d\n" +
+	"\n" +
+	"tool_files\x18\v \x03(\tR\ttoolFiles\"\xd9\x01\n" +
 	"\x14SelectHistoryRequest\x12\x1b\n" +
 	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12!\n" +
 	"\ftoken_budget\x18\x02 \x01(\x05R\vtokenBudget\x12%\n" +

@@ -312,6 +312,11 @@ func (x *PrepareCallResponse) ValidUTF8() bool {
 			return false
 		}
 	}
+	for _, v := range x.ToolFiles {
+		if !utf8.ValidString(v) {
+			return false
+		}
+	}
 	return true
 }
 
