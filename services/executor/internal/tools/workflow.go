@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -216,7 +217,9 @@ func completion(st *workflowState, w workflowSpec, a stepArgs) map[string]any {
 		out["issues_found"] = []any{} // a list, never null
 	}
 	if w.skip != nil {
-		out["final_analysis"] = a.Hypothesis
+		// The agent's conclusion: its hypothesis, or its findings for the
+		// tools that take no hypothesis.
+		out["final_analysis"] = cmp.Or(a.Hypothesis, a.Findings)
 		out["confidence_level"] = a.Confidence
 	}
 	return out

@@ -125,8 +125,8 @@ func codereviewSpec() workflowSpec {
 		),
 		considerations: validateExpert,
 		brief: func(a *workflowArgs) string {
-			return describe(setting{"review_type", a.ReviewType}, setting{"focus_on", a.FocusOn},
-				setting{"standards", a.Standards}, setting{"severity_filter", a.SeverityFilter})
+			return describe(setting{"review_type", orDefault(a.ReviewType, "full")}, setting{"focus_on", a.FocusOn},
+				setting{"standards", a.Standards}, setting{"severity_filter", orDefault(a.SeverityFilter, "all")})
 		},
 		statusExtra: func(s *workflowState, a *workflowArgs) map[string]any {
 			return map[string]any{"issues_by_severity": bySeverity(s.Issues),
@@ -175,7 +175,7 @@ func precommitSpec() workflowSpec {
 		considerations: validateExpert,
 		brief: func(a *workflowArgs) string {
 			return describe(setting{"path", a.Path}, setting{"compare_to", a.CompareTo}, setting{"focus_on", a.FocusOn},
-				setting{"severity_filter", a.SeverityFilter})
+				setting{"severity_filter", orDefault(a.SeverityFilter, "all")})
 		},
 		statusExtra: func(s *workflowState, a *workflowArgs) map[string]any {
 			return map[string]any{"issues_identified": len(s.Issues), "precommit_type": orDefault(a.PrecommitType, "external")}
@@ -228,8 +228,11 @@ func secauditSpec() workflowSpec {
 		),
 		considerations: validateExpert,
 		brief: func(a *workflowArgs) string {
-			return describe(setting{"security_scope", a.SecurityScope}, setting{"threat_level", a.ThreatLevel},
-				setting{"compliance_requirements", a.ComplianceRequirements}, setting{"audit_focus", a.AuditFocus})
+			return describe(setting{"security_scope", a.SecurityScope},
+				setting{"threat_level", orDefault(a.ThreatLevel, "medium")},
+				setting{"compliance_requirements", a.ComplianceRequirements},
+				setting{"audit_focus", orDefault(a.AuditFocus, "comprehensive")},
+				setting{"severity_filter", orDefault(a.SeverityFilter, "all")})
 		},
 	}
 }
@@ -254,7 +257,8 @@ func analyzeSpec() workflowSpec {
 		),
 		considerations: validateExpert,
 		brief: func(a *workflowArgs) string {
-			return describe(setting{"analysis_type", a.AnalysisType}, setting{"output_format", a.OutputFormat})
+			return describe(setting{"analysis_type", orDefault(a.AnalysisType, "general")},
+				setting{"output_format", orDefault(a.OutputFormat, "detailed")})
 		},
 	}
 }
@@ -283,7 +287,8 @@ func refactorSpec() workflowSpec {
 		),
 		considerations: validateExpert,
 		brief: func(a *workflowArgs) string {
-			return describe(setting{"refactor_type", a.RefactorType}, setting{"focus_areas", a.FocusAreas})
+			return describe(setting{"refactor_type", orDefault(a.RefactorType, "codesmells")},
+				setting{"focus_areas", a.FocusAreas}, setting{"style_guide_examples", a.StyleGuideExamples})
 		},
 	}
 }
