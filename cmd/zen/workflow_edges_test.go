@@ -157,4 +157,13 @@ func TestInputsTheReferenceTookAreTaken(t *testing.T) {
 			t.Errorf("codereview with files %s: %v; want %v files each", files, status, want)
 		}
 	}
+	// The reference's schema takes any object as an issue: a severity of
+	// its own, or none, is an issue still.
+	issues := []any{map[string]any{"severity": "info", "description": "a note"},
+		map[string]any{"description": "no severity"}}
+	res, got := callTool(t, st.session, "secaudit", step(1, 2, true, map[string]any{"relevant_files": []any{a},
+		"issues_found": issues}))
+	if status, _ := got["security_audit_status"].(map[string]any); res.IsError || status["issues_found"] != 2.0 {
+		t.Errorf("secaudit with issues of other severities: %.400s", text(res))
+	}
 }

@@ -51,13 +51,14 @@ func workflowSchema(c Catalog, fields map[string]*jsonschema.Schema, required, o
 		"files_checked":    strList(""),
 		"relevant_files":   strList(""),
 		"relevant_context": strList(""),
+		// As the reference's schema: any object is an issue, its severity
+		// one of the four or a word of the agent's own.
 		"issues_found": {Type: "array", Items: &jsonschema.Schema{
 			Type: "object",
 			Properties: map[string]*jsonschema.Schema{
-				"severity":    enum("", "critical", "high", "medium", "low"),
+				"severity":    str("critical, high, medium or low"),
 				"description": str(""),
 			},
-			Required: []string{"severity", "description"},
 		}},
 		"confidence":          enum("", confidences...),
 		"hypothesis":          str(""),
