@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestLoadMergesAndRejects(t *testing.T) {
@@ -80,5 +83,41 @@ func TestClaudesArrayOfEventsIsRead(t *testing.T) {
 	}
 	if _, err := parseClaude(`[{"type":"system"}]`, ""); err == nil || !strings.Contains(err.Error(), "result") {
 		t.Errorf("claude's array without a result: %v", err)
+	}
+}
+
+// TestGeminisStatsAreRead: the reference reads, from gemini's stats, the
+// model that answered, its tokens and the API's latency; zen passed the
+// stats through alone, and named the CLI as the model.
+func TestGeminisStatsAreRead(t *testing.T) {
+	t.Parallel()
+	out := `{"response": "hi", "stats": {"models": {"gemini-2.5-pro": {"api": {"totalRequests": 1,
+		"totalLatencyMs": 4321}, "tokens": {"prompt": 120, "candidates": 30, "total": 150}}}}}`
+	p, err := parseGemini(out, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Parsed{Content: "hi", Model: "gemini-2.5-pro", Metadata: map[string]any{
+		"token_usage": map[string]any{"prompt": 120.0, "candidates": 30.0, "total": 150.0}, "latency_ms": 4321.0}}
+	if diff := cmp.Diff(want, p, cmpopts.IgnoreMapEntries(func(k string, _ any) bool { return k == "stats" })); diff != "" {
+		t.Errorf("parsed (-want +got):\n%s", diff)
+	}
+}
+
+// TestCodexReviewsWithItsOwnPrompt: as the reference's, codex's
+// codereviewer role has a prompt of its own (it has a shell: it reads the
+// change with git and may run the tests), the other CLIs the shared one.
+func TestCodexReviewsWithItsOwnPrompt(t *testing.T) {
+	t.Parallel()
+	r, err := Load("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cli, want := range map[string]string{"codex": "clink_codex_codereviewer", "gemini": "clink_codereviewer",
+		"claude": "clink_codereviewer"} {
+		c, _ := r.Get(cli)
+		if got := c.Roles["codereviewer"].PromptPath; got != want {
+			t.Errorf("%s's codereviewer prompt = %q, want %q", cli, got, want)
+		}
 	}
 }

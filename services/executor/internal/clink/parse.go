@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
 
 // Parsed is what a CLI answered.
 type Parsed struct {
-	Content  string
+	Content string
+	// Model is the model the CLI says answered, when it says ("": the CLI
+	// is the model, as far as zen can tell).
+	Model    string
 	Metadata map[string]any
 }
 
@@ -76,7 +80,22 @@ func parseGemini(stdout, _ string) (Parsed, error) {
 	if out.Stats != nil {
 		meta["stats"] = out.Stats
 	}
-	return Parsed{Content: strings.TrimSpace(out.Response), Metadata: meta}, nil
+	p := Parsed{Content: strings.TrimSpace(out.Response), Metadata: meta}
+	// stats.models holds a model per name, the one that answered first
+	// (by name, for a run that used several).
+	models, _ := out.Stats["models"].(map[string]any)
+	if names := slices.Sorted(maps.Keys(models)); len(names) > 0 {
+		p.Model = names[0]
+		m, _ := models[p.Model].(map[string]any)
+		if tokens, ok := m["tokens"].(map[string]any); ok {
+			meta["token_usage"] = tokens
+		}
+		api, _ := m["api"].(map[string]any)
+		if ms, ok := api["totalLatencyMs"].(float64); ok {
+			meta["latency_ms"] = ms
+		}
+	}
+	return p, nil
 }
 
 // codex exec --json prints one event per line; the answer is the text of

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,9 +126,11 @@ func runClink(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResult, e
 	if s := strings.TrimSpace(run.Stderr); s != "" {
 		meta["stderr"] = tail(s, 2000)
 	}
-	// The CLI is both the model and its provider, whatever it runs on.
+	// The CLI is the provider, and the model unless it names the one that
+	// answered (gemini's stats).
 	r := (&reply.Reply{Status: reply.StatusSuccess, Content: content, ContentType: reply.Text,
-		Metadata: reply.Metadata{ToolName: "clink", ModelUsed: cli.Name, ProviderUsed: cli.Name}}).With(meta)
+		Metadata: reply.Metadata{ToolName: "clink", ModelUsed: cmp.Or(parsed.Model, cli.Name),
+			ProviderUsed: cli.Name}}).With(meta)
 	return &executorv1.ToolResult{
 		OffersContinuation: true,
 		Reply:              r.Encode(),
