@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/zenmcp/zen/services/platform/fakemodel"
 )
 
@@ -55,6 +56,13 @@ func TestConsensusConsultsEachModelBlind(t *testing.T) {
 	if res.IsError || got["status"] != "model_consulted" || got["model_stance"] != "against" {
 		t.Fatalf("step 2: %s", text(res))
 	}
+	// The reference names each consultation by model and stance: one
+	// model may be asked twice.
+	meta, _ := got["metadata"].(map[string]any)
+	if diff := cmp.Diff([]any{"llama3.2:for", "llama3.2:against", "llama3.2:neutral"},
+		meta["models_to_consult"]); diff != "" {
+		t.Errorf("models_to_consult (-want +got):\n%s", diff)
+	}
 	second := fake.Requests()[1]
 	if strings.Contains(second.AllText(), "VERDICT-FOR") || strings.Contains(second.AllText(), "Model 1 liked it") {
 		t.Errorf("model 2 saw model 1's verdict or the agent's notes:\n%s", second.AllText())
@@ -67,6 +75,9 @@ func TestConsensusConsultsEachModelBlind(t *testing.T) {
 		"next_step_required": false, "findings": "against: risky", "continuation_id": id})
 	if res.IsError || got["status"] != "consensus_workflow_complete" || got["consensus_complete"] != true {
 		t.Fatalf("step 3: %s", text(res))
+	}
+	if meta, _ := got["metadata"].(map[string]any); meta["consensus_complete"] != true || meta["total_models"] != 3.0 {
+		t.Errorf("the final step's metadata = %v, want consensus_complete and total_models 3", meta)
 	}
 	failed := got["model_response"].(map[string]any)
 	if failed["status"] != "error" || !strings.Contains(failed["error"].(string), "refuses") {

@@ -121,20 +121,17 @@ func runConsensus(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResul
 		resp["status"] = "consensus_workflow_complete"
 		resp["consensus_workflow_status"] = "ready_for_synthesis"
 		resp["consensus_complete"] = true
-		var consulted []any
-		for _, m := range st.Models {
-			consulted = append(consulted, m.Model+":"+m.Stance)
-		}
+		consulted := anyList(consultations(st.Models))
 		resp["complete_consensus"] = map[string]any{"initial_prompt": st.Proposal, "models_consulted": consulted,
 			"total_responses": len(st.Responses), "consensus_confidence": "high"}
 		resp["next_steps"] = "Every model has answered. Synthesize for the user: where they agree, where they disagree " +
 			"and why, your recommendation, the next steps, and the risks."
-		meta["models_consulted"], meta["total_models"] = consulted, total
+		meta["models_consulted"], meta["total_models"], meta["consensus_complete"] = consulted, total, true
 	} else {
 		next := st.Models[idx+1]
 		resp["next_steps"] = fmt.Sprintf("Note what %s said in findings, then call consensus with step_number: %d to "+
 			"consult %s (%s).", name, a.StepNumber+1, next.Model, next.Stance)
-		meta["models_to_consult"], meta["total_consultation_steps"] = anyList(modelNames(st.Models)), total
+		meta["models_to_consult"], meta["total_consultation_steps"] = anyList(consultations(st.Models)), total
 	}
 	resp["metadata"] = &reply.Metadata{ToolName: "consensus", Fields: meta}
 	out := stepResult(c, st, resp, a, turn)
@@ -142,10 +139,12 @@ func runConsensus(ctx context.Context, env *Env, c *Call) (*executorv1.ToolResul
 	return out, nil
 }
 
-func modelNames(ms []consensusModel) []string {
+// consultations names each consultation as the reference does,
+// model:stance: one model may be asked under two stances.
+func consultations(ms []consensusModel) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
-		out[i] = m.Model
+		out[i] = m.Model + ":" + m.Stance
 	}
 	return out
 }
