@@ -77,7 +77,9 @@ func zenOwnFiles(getenv config.Getenv, envFiles []string) []string {
 		out = append(out, filepath.Join(home, ".zen", "cli_clients")) // the executor's user configs
 	}
 	if dir := memoryserver.DataDir(getenv); dir != "" {
-		out = append(out, dir)
+		// The directory by its paths; its store's files by identity as well
+		// (Policy.ownFile), so that a hard link to one elsewhere is refused.
+		out = append(append(out, dir), memoryserver.StoreFiles(dir)...)
 	}
 	return out
 }

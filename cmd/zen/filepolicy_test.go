@@ -81,7 +81,11 @@ func TestZenOwnFiles(t *testing.T) {
 	dotEnvs := dotEnvFiles(getenv, "serve")
 	want := []string{dotEnvs[0], "/home/ann/.config/zen/.env", "/etc/zen/tokens", "/etc/zen/clis",
 		"/tls/cert.pem", "/tls/key.pem", "/tls/ca.pem", "/etc/zen/openai.json", "/etc/zen/custom.json",
-		"/home/ann/.zen/cli_clients", "/home/ann/.local/state/zen"}
+		"/home/ann/.zen/cli_clients", "/home/ann/.local/state/zen",
+		// By identity too: a hard link to the store's files, wherever it is,
+		// is one of them (the directory's name covers only its own paths).
+		"/home/ann/.local/state/zen/memory.db", "/home/ann/.local/state/zen/memory.db-wal",
+		"/home/ann/.local/state/zen/memory.db-shm"}
 	got := zenOwnFiles(getenv, dotEnvs)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("zen's own files (-want +got):\n%s", diff)

@@ -41,6 +41,14 @@ type Config struct {
 // DBPath is where the sqlite store keeps its file.
 func (c Config) DBPath() string { return filepath.Join(c.DataDir, "memory.db") }
 
+// StoreFiles are the files the sqlite store keeps in dir: its database and
+// the WAL and shared-memory files beside it, which hold every client's
+// threads as the database does.
+func StoreFiles(dir string) []string {
+	db := Config{DataDir: dir}.DBPath()
+	return []string{db, db + "-wal", db + "-shm"}
+}
+
 // Load reads the configuration; errors name the bad variable.
 func Load(getenv config.Getenv) (Config, error) {
 	var c Config
