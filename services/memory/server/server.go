@@ -21,6 +21,9 @@ import (
 	"google.golang.org/grpc"
 )
 
+// clientStoreMB names the bound of one client's threads.
+const clientStoreMB = "ZEN_CLIENT_STORE_MB"
+
 // ServiceName is the gRPC service this role serves, for health checks.
 const ServiceName = "zen.memory.v1.MemoryService"
 
@@ -36,7 +39,17 @@ type Config struct {
 	// RequireDurable is ZEN_REQUIRE_DURABLE_REDIS: a Redis that keeps
 	// nothing on disk is a startup error, not a warning.
 	RequireDurable bool
+	// ClientStoreMB is ZEN_CLIENT_STORE_MB: what one client's live threads
+	// may weigh together, in MiB, so that no client fills the store the
+	// others share; 0 for no bound.
+	ClientStoreMB int
 }
+
+// defaultClientStoreMB is a client's room unless ZEN_CLIENT_STORE_MB says:
+// 32 threads at the most one may hold, and more than a busy agent's three
+// hours of conversations (50 turns of 60 KB prompts and 250 KB answers
+// weigh 8 MB a thread).
+const defaultClientStoreMB = 1024
 
 // DBPath is where the sqlite store keeps its file.
 func (c Config) DBPath() string { return filepath.Join(c.DataDir, "memory.db") }
@@ -58,6 +71,13 @@ func Load(getenv config.Getenv) (Config, error) {
 	}
 	if c.MaxTurns, err = config.Int(getenv, "MAX_CONVERSATION_TURNS", 50, 2, 10_000); err != nil {
 		return c, err
+	}
+	if c.ClientStoreMB, err = config.Int(getenv, clientStoreMB, defaultClientStoreMB, 0, 1<<30); err != nil {
+		return c, err
+	}
+	if most := int(memory.MaxThreadWeight >> 20); c.ClientStoreMB > 0 && c.ClientStoreMB < most {
+		return c, fmt.Errorf("%s=%d: want 0 (no bound) or at least %d, the MiB one thread may hold", clientStoreMB,
+			c.ClientStoreMB, most)
 	}
 	c.RedisURL = config.String(getenv, "REDIS_URL", "")
 	def := "sqlite"
@@ -166,6 +186,7 @@ func New(c Config, logger *slog.Logger) (*Server, error) {
 			"require_durable", c.RequireDurable)
 	}
 	svc := memory.NewService(store, c.TTL, c.MaxTurns)
+	svc.LimitClients(int64(c.ClientStoreMB) << 20)
 	return &Server{api: grpcapi.New(svc, logger), store: store, logger: logger, redis: watch}, nil
 }
 

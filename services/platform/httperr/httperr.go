@@ -48,9 +48,10 @@ func FromError(w http.ResponseWriter, err error) {
 func Status(w http.ResponseWriter, httpStatus int, st *status.Status) {
 	switch reason, _ := origin.Of(st.Err()); {
 	case httpStatus != 0:
-	case reason == origin.StoreFull:
+	case reason == origin.StoreFull || reason == origin.ClientFull:
 		// Not grpc-gateway's 429 for RESOURCE_EXHAUSTED: clients take that
-		// for a rate limit and retry, which a full store never answers.
+		// for a rate limit and retry, which a full store, or a client's
+		// threads at their bound, never answers.
 		httpStatus = http.StatusInsufficientStorage
 	case st.Code() == codes.DataLoss:
 		// Not grpc-gateway's 500: memory says so of a thread gone with the

@@ -28,6 +28,10 @@ const (
 	// maxmemory, a full disk under SQLite): trying again does not help
 	// until an operator makes room.
 	StoreFull Reason = "STORE_FULL"
+	// ClientFull is a write past what one client's threads may weigh
+	// together (ZEN_CLIENT_STORE_MB): the client makes room by deleting
+	// threads, or as its old ones expire.
+	ClientFull Reason = "CLIENT_FULL"
 	// HeavierThanAsked is memory's refusal to send a thread that weighs
 	// more than the max_weight its reader asked for: the gateway weighs one
 	// written anew since it weighed it again.

@@ -89,8 +89,11 @@ func saveFailure(err error) string {
 	if st.Code() == codes.Aborted {
 		return st.Message() // a step another overtook: memory's words say what to do
 	}
-	if reason, _ := origin.Of(err); reason == origin.StoreFull {
+	switch reason, _ := origin.Of(err); reason {
+	case origin.StoreFull:
 		return lost + ": zen's memory store is full, and stores nothing more until its operator makes room"
+	case origin.ClientFull:
+		return lost + ": " + st.Message() // what the client's threads hold, and how to make room
 	}
 	switch st.Code() {
 	case codes.InvalidArgument, codes.FailedPrecondition: // the request, or the thread it would go in

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -60,3 +61,6 @@ func (s *Service) SelectHistory(ctx context.Context, id, clientID string, p Sele
 	}
 	return s.SelectFrom(ctx, chain, p)
 }
+
+// SetClock makes the service read the time from now.
+func (s *Service) SetClock(now func() time.Time) { s.now = now }

@@ -217,6 +217,15 @@ func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread
 			return 0, fmt.Errorf("check parent of thread %d: %w", i+1, err)
 		}
 	}
+	// The threads an import replaces are weighed as they were until they
+	// are: an import with replace takes room for the whole import.
+	var weight int64
+	for _, t := range threads {
+		weight += t.Weight
+	}
+	if err := s.admitWeight(ctx, clientID, weight, now); err != nil {
+		return 0, err
+	}
 	if err := s.store.Import(ctx, threads, replace, now); err != nil {
 		return 0, err
 	}

@@ -196,6 +196,10 @@ type Store interface {
 	// threads with their turns: one page of them could weigh gigabytes, so
 	// a reader weighs each thread before reading it (Service.Weigh).
 	Summaries(ctx context.Context, p ListParams, now time.Time) ([]Summary, error)
+	// ClientWeight is what the client's live threads (expiring after now)
+	// weigh together (Thread.Weight): a read of each of them, for the
+	// per-client bound (Service.LimitClients), which asks rarely.
+	ClientWeight(ctx context.Context, clientID string, now time.Time) (int64, error)
 	// Delete removes a thread; ErrNotFound when there is none.
 	Delete(ctx context.Context, id string) error
 	// SaveBlobs stores blobs and makes them live until at least expiresAt.

@@ -19,6 +19,7 @@ type Service struct {
 	ttl      time.Duration
 	maxTurns int
 	now      func() time.Time
+	quota    *clientQuota // nil: no bound (LimitClients)
 }
 
 // NewService returns a service keeping threads for ttl after their last
@@ -97,6 +98,9 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 		ExpiresAt: now.Add(s.ttl), ToolName: p.ToolName, Turns: count(stamp(p.Turns, now)),
 		InitialContext: p.InitialContext, ClientID: p.ClientID, Weight: weight,
 	}
+	if err := s.admitWeight(ctx, p.ClientID, weight, now); err != nil {
+		return nil, err
+	}
 	// Blobs first: a stored turn never names contents that are missing.
 	if err := s.store.SaveBlobs(ctx, p.Blobs, now, t.ExpiresAt); err != nil {
 		return nil, fmt.Errorf("save files: %w", err)
@@ -149,6 +153,9 @@ func (s *Service) Append(ctx context.Context, id, clientID string, ex Exchange, 
 		return 0, ErrNotFound
 	}
 	now := s.now().UTC()
+	if err := s.admitWeight(ctx, clientID, weight, now); err != nil {
+		return 0, err
+	}
 	if err := s.store.SaveBlobs(ctx, blobs, now, now.Add(s.ttl)); err != nil {
 		return 0, fmt.Errorf("save files: %w", err)
 	}

@@ -212,6 +212,18 @@ func (s *Store) list(p memory.ListParams, now time.Time) ([]*memory.Thread, erro
 	return out, nil
 }
 
+func (s *Store) ClientWeight(_ context.Context, clientID string, now time.Time) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var w int64
+	for _, t := range s.threads {
+		if t.ClientID == clientID && now.Before(t.ExpiresAt) {
+			w += t.Weight
+		}
+	}
+	return w, nil
+}
+
 func (s *Store) Delete(_ context.Context, id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -238,3 +238,46 @@ func threadReply(cmd *redis.Cmd) (meta map[string]string, count int64, turns []s
 	}
 	return meta, count, turns, nil
 }
+
+// weighBatch is how many of a client's threads ClientWeight reads in one
+// round trip.
+const weighBatch = 1000
+
+// ClientWeight reads the weight, expiry and owner of each thread the
+// client's index holds, a batch a round trip: the index may still hold a
+// thread that expired or went, and a thread's expiry is its own hash's.
+func (s *Store) ClientWeight(ctx context.Context, clientID string, now time.Time) (int64, error) {
+	byExpiry := s.clientKeys(clientID)[1]
+	var total int64
+	for start := int64(0); ; start += weighBatch {
+		ids, err := s.rdb.ZRange(ctx, byExpiry, start, start+weighBatch-1).Result()
+		if err != nil {
+			return 0, failure(err)
+		}
+		pipe := s.rdb.Pipeline()
+		heads := make([]*redis.SliceCmd, len(ids))
+		for i, id := range ids {
+			heads[i] = pipe.HMGet(ctx, s.metaKey(id), "weight", "expires_ms", "client")
+		}
+		if len(ids) > 0 {
+			if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+				return 0, failure(err)
+			}
+		}
+		for _, h := range heads {
+			f := h.Val()
+			if len(f) != 3 || f[2] != clientID {
+				continue // gone, or written anew as another's
+			}
+			expires, _ := strconv.ParseInt(fmt.Sprint(f[1]), 10, 64)
+			if expires <= now.UnixMilli() {
+				continue
+			}
+			w, _ := strconv.ParseInt(fmt.Sprint(f[0]), 10, 64)
+			total += w
+		}
+		if len(ids) < weighBatch {
+			return total, nil
+		}
+	}
+}

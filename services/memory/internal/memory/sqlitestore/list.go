@@ -69,6 +69,18 @@ func (s *Store) Summaries(ctx context.Context, p memory.ListParams, now time.Tim
 	return out, err
 }
 
+func (s *Store) ClientWeight(ctx context.Context, clientID string, now time.Time) (int64, error) {
+	release, err := s.reads.take(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	var w int64
+	err = s.query(ctx, `SELECT coalesce(sum(weight), 0) FROM threads WHERE client_id = ? AND expires_at > ?`,
+		[]any{clientID, nanos(now)}, func(rows *sql.Rows) error { return rows.Scan(&w) })
+	return w, err
+}
+
 type scanFunc func(...any) error
 
 func (f scanFunc) Scan(dest ...any) error { return f(dest...) }

@@ -348,6 +348,7 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 	runReads(t, newStore)
 	runContent(t, newStore)
 	runWeight(t, newStore)
+	runClientWeight(t, newStore)
 	runHead(t, newStore)
 }
 

@@ -104,3 +104,54 @@ func runWeight(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		}
 	})
 }
+
+// runClientWeight checks ClientWeight: what a client's live threads weigh
+// together, created, imported and appended to, and nothing of another
+// client's threads, of a deleted one, or of one expired by now.
+func runClientWeight(t *testing.T, newStore func(t *testing.T) memory.Store) {
+	ctx := context.Background()
+	t.Run("a client's threads weigh what they hold together", func(t *testing.T) {
+		s := newStore(t)
+		weigh := func(client string, now time.Time) int64 {
+			t.Helper()
+			w, err := s.ClientWeight(ctx, client, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return w
+		}
+		if w := weigh("alice", base); w != 0 {
+			t.Errorf("a client without threads weighs %d, want 0", w)
+		}
+		created, imported, other, deleted := newThread("alice"), newThread("alice"), newThread("bob"),
+			newThread("alice")
+		created.Weight, imported.Weight, other.Weight, deleted.Weight = 1_000, 20_000, 300_000, 4_000_000
+		for _, th := range []*memory.Thread{created, other, deleted} {
+			if err := s.Create(ctx, th); err != nil {
+				t.Fatal(err)
+			}
+		}
+		imported.ExpiresAt = base.Add(2 * time.Hour)
+		if err := s.Import(ctx, []*memory.Thread{imported}, false, base); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(ctx, created.ID, "alice", memory.Exchange{ID: "x", Weight: 500}, exchange("q", "a"), 10,
+			base, base.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Delete(ctx, deleted.ID); err != nil {
+			t.Fatal(err)
+		}
+		if w := weigh("alice", base); w != 21_500 {
+			t.Errorf("alice's threads weigh %d, want 21500", w)
+		}
+		if w := weigh("bob", base); w != 300_000 {
+			t.Errorf("bob's threads weigh %d, want 300000", w)
+		}
+		// An hour on, the threads written at base have expired; the import
+		// lives two.
+		if w := weigh("alice", base.Add(time.Hour)); w != 20_000 {
+			t.Errorf("alice's live threads an hour on weigh %d, want 20000", w)
+		}
+	})
+}

@@ -1,0 +1,110 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/zenmcp/zen/services/memory/internal/memory"
+	"github.com/zenmcp/zen/services/memory/internal/memory/memstore"
+)
+
+// TestOneClientCannotFillTheStore: every client's threads share one store,
+// and one client filled it (imports of 64 MiB, back to back, each keeping
+// its threads three hours), so that no other client's answer was saved. A
+// client's live threads weigh at most what LimitClients says together: a
+// write past it is refused whole, saying so, while other clients write on,
+// and threads deleted or expired make room again.
+func TestOneClientCannotFillTheStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	svc := memory.NewService(memstore.New(), time.Hour, 50)
+	svc.SetClock(func() time.Time { return now })
+	const limit = 1 << 20
+	svc.LimitClients(limit)
+	big := func() []memory.Turn { return exchange("q", strings.Repeat("x", limit/4)) }
+
+	var kept []*memory.Thread
+	for range 3 {
+		th, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory", Turns: big()})
+		if err != nil {
+			t.Fatalf("a create within the client's room: %v", err)
+		}
+		kept = append(kept, th)
+	}
+	_, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory", Turns: big()})
+	if !errors.Is(err, memory.ErrClientFull) || !strings.Contains(err.Error(), "ZEN_CLIENT_STORE_MB") {
+		t.Errorf("a create past the client's room: %v, want ErrClientFull naming ZEN_CLIENT_STORE_MB", err)
+	}
+	if _, err := svc.Append(ctx, kept[0].ID, "mallory", memory.Exchange{ID: "x"}, big(), nil); !errors.Is(err,
+		memory.ErrClientFull) {
+		t.Errorf("an append past the client's room: %v, want ErrClientFull", err)
+	}
+	imported := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", Turns: big()}
+	if _, err := svc.Import(ctx, "mallory", []*memory.Thread{imported}, false); !errors.Is(err, memory.ErrClientFull) {
+		t.Errorf("an import past the client's room: %v, want ErrClientFull", err)
+	}
+	if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "alice", Turns: big()}); err != nil {
+		t.Errorf("another client's create: %v, want it stored", err)
+	}
+	// A thread deleted makes room.
+	if err := svc.Delete(ctx, kept[0].ID, "mallory"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory", Turns: big()}); err != nil {
+		t.Errorf("a create once a thread was deleted: %v, want it stored", err)
+	}
+	// Expired threads weigh nothing.
+	now = now.Add(2 * time.Hour)
+	for range 3 {
+		if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory",
+			Turns: big()}); err != nil {
+			t.Fatalf("a create once the client's threads expired: %v", err)
+		}
+	}
+}
+
+// TestAClientsRoomIsNotReweighedOnEveryWrite: the bound is kept without
+// reading every thread of the client on each write (its threads may be
+// thousands): they are weighed when the count this process keeps nears
+// the bound, and once a minute.
+func TestAClientsRoomIsNotReweighedOnEveryWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	store := &weighsCounted{Store: memstore.New()}
+	svc := memory.NewService(store, time.Hour, 50)
+	svc.SetClock(func() time.Time { return now })
+	svc.LimitClients(1 << 30)
+	for range 100 {
+		if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "alice",
+			Turns: exchange("q", "a")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if store.weighs != 1 {
+		t.Errorf("100 light writes weighed the client's threads %d times, want once", store.weighs)
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "alice",
+		Turns: exchange("q", "a")}); err != nil {
+		t.Fatal(err)
+	}
+	if store.weighs != 2 {
+		t.Errorf("a write two minutes on: %d weighings in all, want 2", store.weighs)
+	}
+}
+
+type weighsCounted struct {
+	memory.Store
+	weighs int
+}
+
+func (w *weighsCounted) ClientWeight(ctx context.Context, client string, now time.Time) (int64, error) {
+	w.weighs++
+	return w.Store.ClientWeight(ctx, client, now)
+}
