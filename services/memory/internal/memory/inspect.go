@@ -63,10 +63,15 @@ func decodeCursor(token string) (*Cursor, error) {
 
 // Delete removes one of the client's threads.
 func (s *Service) Delete(ctx context.Context, id, clientID string) error {
-	if _, _, err := s.Head(ctx, id, clientID); err != nil {
+	head, _, err := s.Head(ctx, id, clientID)
+	if err != nil {
 		return err
 	}
-	return s.store.Delete(ctx, id)
+	if err := s.store.Delete(ctx, id); err != nil {
+		return err
+	}
+	s.freeWeight(clientID, head.Weight)
+	return nil
 }
 
 // Branch starts a thread whose history is id's: it has no turns of its

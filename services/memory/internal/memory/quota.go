@@ -22,9 +22,14 @@ var ErrClientFull = errors.New("client's threads full")
 // not done on every write: each process keeps a count per client, from a
 // weighing, raised by each write it admits, and weighs again when the count
 // nears the bound (a write would take it past nearShare of it) or is older
-// than quotaFresh. Writes through other processes, and threads deleted or
-// expired since, show at the next weighing; several memory replicas may
-// together admit up to about one bound more each within quotaFresh.
+// than quotaFresh; but never within reweighAfter of the last weighing, nor
+// while another write of the client weighs, when the count decides (it
+// counts writes that then failed too, so it errs towards refusing): a
+// client of a million tiny threads at its bound would otherwise have every
+// write of its own read them all. Writes through other processes, and
+// threads deleted or expired since, show at the next weighing; several
+// memory replicas may together admit up to about one bound more each
+// within quotaFresh.
 type clientQuota struct {
 	limit int64 // 0: none
 	mu    sync.Mutex
@@ -32,15 +37,19 @@ type clientQuota struct {
 }
 
 type quotaCount struct {
-	weight int64
-	at     time.Time // of the weighing it started from
+	weight   int64
+	at       time.Time // of the weighing it started from
+	weighing bool      // a write of the client is weighing its threads
 }
 
 // quotaFresh is how long a client's count is trusted away from the bound.
 const quotaFresh = time.Minute
 
+// reweighAfter is how soon after a weighing a client may be weighed again.
+const reweighAfter = 5 * time.Second
+
 // nearShare is the share of the bound past which a client is weighed anew
-// before each write: what was deleted, or expired, may make room.
+// before a write: what was deleted, or expired, may make room.
 const nearShare = 0.9
 
 // LimitClients bounds what one client's live threads may weigh together
@@ -60,24 +69,51 @@ func (s *Service) admitWeight(ctx context.Context, client string, add int64, now
 	}
 	q.mu.Lock()
 	c, ok := q.count[client]
-	if ok && now.Sub(c.at) < quotaFresh && now.Sub(c.at) >= 0 && float64(c.weight+add) <= nearShare*float64(q.limit) {
+	age := now.Sub(c.at)
+	switch {
+	case ok && age >= 0 && age < quotaFresh && float64(c.weight+add) <= nearShare*float64(q.limit),
+		ok && (c.weighing || age >= 0 && age < reweighAfter):
+		defer q.mu.Unlock()
+		if c.weight+add > q.limit {
+			return clientFull(c.weight, add, q.limit)
+		}
 		c.weight += add
 		q.count[client] = c
-		q.mu.Unlock()
 		return nil
 	}
+	c.weighing = true
+	q.count[client] = c
 	q.mu.Unlock()
 	held, err := s.store.ClientWeight(ctx, client, now)
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	if err != nil {
+		c = q.count[client]
+		c.weighing = false
+		q.count[client] = c
 		return fmt.Errorf("weigh the client's threads: %w", err)
 	}
 	if held+add > q.limit {
+		q.count[client] = quotaCount{weight: held, at: now}
 		return clientFull(held, add, q.limit)
 	}
-	q.mu.Lock()
 	q.count[client] = quotaCount{weight: held + add, at: now}
-	q.mu.Unlock()
 	return nil
+}
+
+// freeWeight gives back what a thread the client deleted weighed, so
+// that the room shows at once, before the next weighing.
+func (s *Service) freeWeight(client string, weight int64) {
+	q := s.quota
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if c, ok := q.count[client]; ok {
+		c.weight = max(0, c.weight-weight)
+		q.count[client] = c
+	}
 }
 
 // clientFull says why a write of add did not fit beside held.

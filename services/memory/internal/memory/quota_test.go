@@ -108,3 +108,35 @@ func (w *weighsCounted) ClientWeight(ctx context.Context, client string, now tim
 	w.weighs++
 	return w.Store.ClientWeight(ctx, client, now)
 }
+
+// TestAClientAtItsBoundIsNotReweighedOnEveryWrite: a client at its bound
+// could have every write of its own read all its threads (a million tiny
+// ones, an import's); it is weighed at most every few seconds, the count
+// this process keeps deciding in between.
+func TestAClientAtItsBoundIsNotReweighedOnEveryWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	store := &weighsCounted{Store: memstore.New()}
+	svc := memory.NewService(store, time.Hour, 50)
+	svc.SetClock(func() time.Time { return now })
+	const limit = 1 << 20
+	svc.LimitClients(limit)
+	for range 3 {
+		if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory",
+			Turns: exchange("q", strings.Repeat("x", limit/4))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := store.weighs
+	for range 20 {
+		_, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory",
+			Turns: exchange("q", strings.Repeat("x", limit/4))})
+		if !errors.Is(err, memory.ErrClientFull) {
+			t.Fatalf("a write past the bound: %v, want ErrClientFull", err)
+		}
+	}
+	if n := store.weighs - before; n > 1 {
+		t.Errorf("20 writes at the bound weighed the client's threads %d times, want at most once", n)
+	}
+}
