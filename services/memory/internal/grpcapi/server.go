@@ -289,6 +289,7 @@ func (s *Server) toStatus(ctx context.Context, op string, err error) error {
 		return st.Err() // this server's own answer (reads.go)
 	}
 	var lost *memory.LostError
+	var full *memory.ClientFullError
 	switch {
 	case errors.As(err, &lost):
 		// Its own code, so the edge can tell the client the store lost
@@ -326,9 +327,9 @@ func (s *Server) toStatus(ctx context.Context, op string, err error) error {
 			"import keeps the threads it stored before the refused one: import again with replace once there is "+
 			"room). It takes an operator to make room: raise Redis's maxmemory or delete threads, or free disk "+
 			"space under SQLite. Stored threads can still be read.", origin.StoreFull, nil)
-	case errors.Is(err, memory.ErrClientFull):
-		// The message says what the client holds and what to do.
-		return origin.Error(codes.ResourceExhausted, err.Error(), origin.ClientFull, nil)
+	case errors.As(err, &full):
+		// What the client holds, and what to do.
+		return origin.Error(codes.ResourceExhausted, full.Error(), origin.ClientFull, nil)
 	case errors.Is(err, memory.ErrUnavailable):
 		s.logger.WarnContext(ctx, "memory store unavailable", "op", op, "err", err)
 		return status.Error(codes.Unavailable, "memory: the store is unavailable; try again shortly")

@@ -222,19 +222,35 @@ func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread
 			return 0, fmt.Errorf("check parent of thread %d: %w", i+1, err)
 		}
 	}
-	// The threads an import replaces are weighed as they were until they
-	// are: an import with replace takes room for the whole import.
-	var weight int64
-	for _, t := range threads {
-		weight += t.Weight
-	}
-	if err := s.admitWeight(ctx, clientID, weight, now); err != nil {
+	stored, err := s.admitWeight(ctx, clientID, s.importWeight(ctx, clientID, threads, replace, now), now)
+	if err != nil {
 		return 0, err
 	}
+	defer stored()
 	if err := s.store.Import(ctx, threads, replace, now); err != nil {
 		return 0, err
 	}
 	return len(threads), nil
+}
+
+// importWeight is what an import adds to its client's threads: what its
+// threads weigh, less what the client's threads it replaces weighed (read
+// by their heads, only when the client has a bound to keep).
+func (s *Service) importWeight(ctx context.Context, clientID string, threads []*Thread, replace bool,
+	now time.Time) int64 {
+	var add int64
+	for _, t := range threads {
+		add += t.Weight + ThreadOverhead
+	}
+	if !replace || s.quota == nil || s.quota.limit <= 0 || clientID == "" {
+		return add
+	}
+	for _, t := range threads {
+		if old, _, err := s.store.Head(ctx, t.ID, now); err == nil && old.ClientID == clientID {
+			add -= old.Weight + ThreadOverhead
+		}
+	}
+	return add
 }
 
 // unixEpoch is the earliest time a thread may carry.

@@ -197,8 +197,9 @@ type Store interface {
 	// a reader weighs each thread before reading it (Service.Weigh).
 	Summaries(ctx context.Context, p ListParams, now time.Time) ([]Summary, error)
 	// ClientWeight is what the client's live threads (expiring after now)
-	// weigh together (Thread.Weight): a read of each of them, for the
-	// per-client bound (Service.LimitClients), which asks rarely.
+	// weigh together, each its Thread.Weight and ThreadOverhead: a read of
+	// each of them, for the per-client bound (Service.LimitClients), which
+	// asks rarely.
 	ClientWeight(ctx context.Context, clientID string, now time.Time) (int64, error)
 	// Delete removes a thread; ErrNotFound when there is none.
 	Delete(ctx context.Context, id string) error

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -138,5 +140,142 @@ func TestAClientAtItsBoundIsNotReweighedOnEveryWrite(t *testing.T) {
 	}
 	if n := store.weighs - before; n > 1 {
 		t.Errorf("20 writes at the bound weighed the client's threads %d times, want at most once", n)
+	}
+}
+
+// TestEmptyThreadsCountTowardsTheBound: a thread without turns weighs
+// nothing, yet takes its row and index entries: imports of a thousand
+// empty threads each went past any bound.
+func TestEmptyThreadsCountTowardsTheBound(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 50)
+	svc.LimitClients(100 * memory.ThreadOverhead)
+	empty := func(n int) []*memory.Thread {
+		out := make([]*memory.Thread, n)
+		for i := range out {
+			out[i] = &memory.Thread{ID: uuid.NewString(), ToolName: "chat"}
+		}
+		return out
+	}
+	if _, err := svc.Import(ctx, "mallory", empty(100), false); err != nil {
+		t.Fatalf("an import of 100 empty threads within the bound: %v", err)
+	}
+	if _, err := svc.Import(ctx, "mallory", empty(1), false); !errors.Is(err, memory.ErrClientFull) {
+		t.Errorf("one more empty thread: %v, want ErrClientFull", err)
+	}
+	if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory"}); !errors.Is(err,
+		memory.ErrClientFull) {
+		t.Errorf("an empty create (a branch's) past the bound: %v, want ErrClientFull", err)
+	}
+}
+
+// TestWritesAtOnceShareTheRoom: a weighing sees only what is stored, and
+// writes near the bound at once were each admitted beside what was stored,
+// none beside the others: 16 writes of 3 MiB at 27 of 32 MiB all went in.
+// Here 8 of a unit go at 6 units of 8 (a unit and a thread's overhead
+// each): one fits.
+func TestWritesAtOnceShareTheRoom(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := &gatedCreates{Store: memstore.New(), gate: make(chan struct{})}
+	svc := memory.NewService(store, time.Hour, 50)
+	const unit = 64 << 10
+	svc.LimitClients(8 * unit)
+	text := func(n int) []memory.Turn { return exchange("q", strings.Repeat("x", n)) }
+	store.open()
+	if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory",
+		Turns: text(6 * unit)}); err != nil {
+		t.Fatal(err)
+	}
+	store.close()
+	var wg sync.WaitGroup
+	var admitted atomic.Int32
+	for range 8 {
+		wg.Go(func() {
+			if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory",
+				Turns: text(unit)}); err == nil {
+				admitted.Add(1)
+			} else if !errors.Is(err, memory.ErrClientFull) {
+				t.Error(err)
+			}
+		})
+	}
+	store.waitFor(1) // the one that fits is held in the store
+	store.open()     // and the others were refused meanwhile, or go in now
+	wg.Wait()
+	if n := admitted.Load(); n != 1 {
+		t.Errorf("%d writes of a unit at once went in beside 6 units of 8, want 1", n)
+	}
+}
+
+// gatedCreates holds each Create until the gate opens.
+type gatedCreates struct {
+	memory.Store
+	gate    chan struct{}
+	mu      sync.Mutex
+	waiting int
+}
+
+func (g *gatedCreates) Create(ctx context.Context, t *memory.Thread) error {
+	g.mu.Lock()
+	g.waiting++
+	gate := g.gate
+	g.mu.Unlock()
+	<-gate
+	return g.Store.Create(ctx, t)
+}
+
+func (g *gatedCreates) open() { g.mu.Lock(); close(g.gate); g.mu.Unlock() }
+func (g *gatedCreates) close() {
+	g.mu.Lock()
+	g.gate = make(chan struct{})
+	g.waiting = 0
+	g.mu.Unlock()
+}
+
+// waitFor waits until n creates are held at the gate.
+func (g *gatedCreates) waitFor(n int) {
+	for {
+		g.mu.Lock()
+		w := g.waiting
+		g.mu.Unlock()
+		if w >= n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestAnImportReplacingTheClientsThreadsTakesOnlyWhatItAdds: restoring
+// one's own export with replace adds nothing, yet was weighed whole beside
+// the threads it replaces.
+func TestAnImportReplacingTheClientsThreadsTakesOnlyWhatItAdds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 50)
+	const mib = 1 << 20
+	svc.LimitClients(2 * mib)
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", Turns: exchange("q", strings.Repeat("x", 1.5*mib))}
+	if _, err := svc.Import(ctx, "alice", []*memory.Thread{th}, false); err != nil {
+		t.Fatal(err)
+	}
+	again := &memory.Thread{ID: th.ID, ToolName: "chat", Turns: exchange("q", strings.Repeat("y", 1.5*mib))}
+	if _, err := svc.Import(ctx, "alice", []*memory.Thread{again}, true); err != nil {
+		t.Errorf("an import replacing the client's own thread: %v, want it stored", err)
+	}
+}
+
+// TestTheUnnamedClientHasNoBound: without client tokens every caller is
+// one client, and there is no other client to keep room for.
+func TestTheUnnamedClientHasNoBound(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc := memory.NewService(memstore.New(), time.Hour, 50)
+	svc.LimitClients(memory.ThreadOverhead)
+	for range 3 {
+		if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: exchange("q", "a")}); err != nil {
+			t.Fatalf("the unnamed client's create: %v", err)
+		}
 	}
 }

@@ -98,9 +98,11 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 		ExpiresAt: now.Add(s.ttl), ToolName: p.ToolName, Turns: count(stamp(p.Turns, now)),
 		InitialContext: p.InitialContext, ClientID: p.ClientID, Weight: weight,
 	}
-	if err := s.admitWeight(ctx, p.ClientID, weight, now); err != nil {
+	stored, err := s.admitWeight(ctx, p.ClientID, weight+ThreadOverhead, now)
+	if err != nil {
 		return nil, err
 	}
+	defer stored()
 	// Blobs first: a stored turn never names contents that are missing.
 	if err := s.store.SaveBlobs(ctx, p.Blobs, now, t.ExpiresAt); err != nil {
 		return nil, fmt.Errorf("save files: %w", err)
@@ -153,9 +155,11 @@ func (s *Service) Append(ctx context.Context, id, clientID string, ex Exchange, 
 		return 0, ErrNotFound
 	}
 	now := s.now().UTC()
-	if err := s.admitWeight(ctx, clientID, weight, now); err != nil {
+	stored, err := s.admitWeight(ctx, clientID, weight, now)
+	if err != nil {
 		return 0, err
 	}
+	defer stored()
 	if err := s.store.SaveBlobs(ctx, blobs, now, now.Add(s.ttl)); err != nil {
 		return 0, fmt.Errorf("save files: %w", err)
 	}

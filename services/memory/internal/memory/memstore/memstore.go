@@ -218,7 +218,7 @@ func (s *Store) ClientWeight(_ context.Context, clientID string, now time.Time) 
 	var w int64
 	for _, t := range s.threads {
 		if t.ClientID == clientID && now.Before(t.ExpiresAt) {
-			w += t.Weight
+			w += t.Weight + memory.ThreadOverhead
 		}
 	}
 	return w, nil

@@ -220,3 +220,18 @@ func TestAListedReplyOfAnotherShapeIsAnError(t *testing.T) {
 		t.Errorf("a thread's reply: %v %d %v %v", meta, count, turns, err)
 	}
 }
+
+// TestAClientOfManyThreadsIsWeighedWhole: ClientWeight reads a client's
+// index a batch at a time; every batch counts, the last one short or full.
+func TestAClientOfManyThreadsIsWeighedWhole(t *testing.T) {
+	t.Parallel()
+	_, s := miniStore(t)
+	now := time.Now()
+	for range weighBatch + 1 {
+		create(t, s, "alice", now, time.Hour)
+	}
+	got, err := s.ClientWeight(context.Background(), "alice", now)
+	if want := int64(weighBatch+1) * memory.ThreadOverhead; err != nil || got != want {
+		t.Errorf("ClientWeight = %d, %v; want %d", got, err, want)
+	}
+}

@@ -76,8 +76,9 @@ func (s *Store) ClientWeight(ctx context.Context, clientID string, now time.Time
 	}
 	defer release()
 	var w int64
-	err = s.query(ctx, `SELECT coalesce(sum(weight), 0) FROM threads WHERE client_id = ? AND expires_at > ?`,
-		[]any{clientID, nanos(now)}, func(rows *sql.Rows) error { return rows.Scan(&w) })
+	err = s.query(ctx, `SELECT coalesce(sum(weight), 0) + count(*) * ? FROM threads WHERE client_id = ? AND
+		expires_at > ?`, []any{memory.ThreadOverhead, clientID, nanos(now)},
+		func(rows *sql.Rows) error { return rows.Scan(&w) })
 	return w, err
 }
 

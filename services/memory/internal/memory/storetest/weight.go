@@ -106,8 +106,9 @@ func runWeight(t *testing.T, newStore func(t *testing.T) memory.Store) {
 }
 
 // runClientWeight checks ClientWeight: what a client's live threads weigh
-// together, created, imported and appended to, and nothing of another
-// client's threads, of a deleted one, or of one expired by now.
+// together (and memory.ThreadOverhead each), created, imported and
+// appended to, and nothing of another client's threads, of a deleted one,
+// or of one expired by now.
 func runClientWeight(t *testing.T, newStore func(t *testing.T) memory.Store) {
 	ctx := context.Background()
 	t.Run("a client's threads weigh what they hold together", func(t *testing.T) {
@@ -142,16 +143,18 @@ func runClientWeight(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		if err := s.Delete(ctx, deleted.ID); err != nil {
 			t.Fatal(err)
 		}
-		if w := weigh("alice", base); w != 21_500 {
-			t.Errorf("alice's threads weigh %d, want 21500", w)
+		// Each thread counts memory.ThreadOverhead beside its weight.
+		const each = memory.ThreadOverhead
+		if w := weigh("alice", base); w != 21_500+2*each {
+			t.Errorf("alice's threads weigh %d, want %d", w, 21_500+2*each)
 		}
-		if w := weigh("bob", base); w != 300_000 {
-			t.Errorf("bob's threads weigh %d, want 300000", w)
+		if w := weigh("bob", base); w != 300_000+each {
+			t.Errorf("bob's threads weigh %d, want %d", w, 300_000+each)
 		}
 		// An hour on, the threads written at base have expired; the import
 		// lives two.
-		if w := weigh("alice", base.Add(time.Hour)); w != 20_000 {
-			t.Errorf("alice's live threads an hour on weigh %d, want 20000", w)
+		if w := weigh("alice", base.Add(time.Hour)); w != 20_000+each {
+			t.Errorf("alice's live threads an hour on weigh %d, want %d", w, 20_000+each)
 		}
 	})
 }
