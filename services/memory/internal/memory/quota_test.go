@@ -235,16 +235,24 @@ func (g *gatedCreates) close() {
 }
 
 // waitFor waits until n creates are held at the gate.
-func (g *gatedCreates) waitFor(n int) {
-	for {
-		g.mu.Lock()
-		w := g.waiting
-		g.mu.Unlock()
-		if w >= n {
-			return
+func (g *gatedCreates) waitFor(n int) { <-g.reached(n) }
+
+// reached is closed once n creates are held at the gate.
+func (g *gatedCreates) reached(n int) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			g.mu.Lock()
+			w := g.waiting
+			g.mu.Unlock()
+			if w >= n {
+				return
+			}
+			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(time.Millisecond)
-	}
+	}()
+	return done
 }
 
 // TestAnImportReplacingTheClientsThreadsTakesOnlyWhatItAdds: restoring
@@ -279,3 +287,56 @@ func TestTheUnnamedClientHasNoBound(t *testing.T) {
 		}
 	}
 }
+
+// TestAWeighingCountsTheWritesNotYetStored: a weighing reads what is
+// stored, so a write admitted before it and still being stored is added
+// to it; else a write weighed meanwhile was admitted beside the stored
+// threads alone.
+func TestAWeighingCountsTheWritesNotYetStored(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	store := &gatedCreates{Store: memstore.New(), gate: make(chan struct{})}
+	svc := memory.NewService(store, time.Hour, 50)
+	svc.SetClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	const unit = 64 << 10
+	svc.LimitClients(8 * unit)
+	text := func(n int) []memory.Turn { return exchange("q", strings.Repeat("x", n)) }
+	store.open()
+	if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory",
+		Turns: text(4 * unit)}); err != nil {
+		t.Fatal(err)
+	}
+	store.close()
+	first := make(chan error, 1)
+	go func() {
+		_, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory", Turns: text(3 * unit)})
+		first <- err
+	}()
+	store.waitFor(1) // admitted by the count, and being stored
+	mu.Lock()
+	now = now.Add(2 * quotaWeighedAgain)
+	mu.Unlock()
+	second := make(chan error, 1)
+	go func() {
+		_, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory", Turns: text(3 * unit)})
+		second <- err
+	}()
+	// Refused, or admitted: then it reaches the store, and waits there.
+	select {
+	case err := <-second:
+		if !errors.Is(err, memory.ErrClientFull) {
+			t.Errorf("a write weighed while another was being stored: %v, want ErrClientFull", err)
+		}
+	case <-store.reached(2):
+		t.Error("a write weighed while another was being stored was admitted beside the stored threads alone")
+	}
+	store.open()
+	if err := <-first; err != nil {
+		t.Errorf("the write being stored: %v", err)
+	}
+}
+
+// quotaWeighedAgain is past the time a client's count is trusted.
+const quotaWeighedAgain = time.Minute
