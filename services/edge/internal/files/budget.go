@@ -126,7 +126,7 @@ func (pol Policy) ExpandWithin(paths []string, maxBytes int64, named Named) (Exp
 		}
 	}
 	walked := 0
-	for _, g := range all {
+	for _, g := range distinctDirs(all) {
 		if !g.dir {
 			if _, ok := taken[g.path]; ok && !seen[g.path] {
 				take(g.path, g.size)
@@ -167,6 +167,24 @@ func (pol Policy) ExpandWithin(paths []string, maxBytes int64, named Named) (Exp
 		}
 	}
 	return exp, nil
+}
+
+// distinctDirs is paths with each directory once, by where it resolves: a
+// directory named under fifty spellings (an import's earlier steps may
+// name a thousand) was walked fifty times, its files found again each time.
+func distinctDirs(paths []namedPath) []namedPath {
+	out := make([]namedPath, 0, len(paths))
+	dirs := map[string]bool{}
+	for _, p := range paths {
+		if p.dir {
+			if dirs[p.path] {
+				continue
+			}
+			dirs[p.path] = true
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // namedPath is a path a call named outright: a file or a directory.
