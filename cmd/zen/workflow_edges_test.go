@@ -160,10 +160,10 @@ func TestInputsTheReferenceTookAreTaken(t *testing.T) {
 	// The reference's schema takes any object as an issue: a severity of
 	// its own, or none, is an issue still.
 	issues := []any{map[string]any{"severity": "info", "description": "a note"},
-		map[string]any{"description": "no severity"}}
+		map[string]any{"description": "no severity"}, map[string]any{"severity": 3, "description": 7}}
 	res, got := callTool(t, st.session, "secaudit", step(1, 2, true, map[string]any{"relevant_files": []any{a},
 		"issues_found": issues}))
-	if status, _ := got["security_audit_status"].(map[string]any); res.IsError || status["issues_found"] != 2.0 {
+	if status, _ := got["security_audit_status"].(map[string]any); res.IsError || status["issues_found"] != 3.0 {
 		t.Errorf("secaudit with issues of other severities: %.400s", text(res))
 	}
 }

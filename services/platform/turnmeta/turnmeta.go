@@ -100,6 +100,11 @@ const relevantFilesKey = "relevant_files"
 func RelevantFilesIn(md map[string]any) []string {
 	rec, _ := md[stepKey].(map[string]any)
 	list, _ := rec[relevantFilesKey].([]any)
+	return paths(list)
+}
+
+// paths are the non-empty strings of list, the rest left out.
+func paths(list []any) []string {
 	var out []string
 	for _, v := range list {
 		if p, ok := v.(string); ok && p != "" {
@@ -132,7 +137,7 @@ func ReadStep(md *structpb.Struct) (Step, bool) {
 		Status:           f["status"].GetStringValue(),
 		Confidence:       f["confidence"].GetStringValue(),
 		Findings:         f["findings"].GetStringValue(),
-		RelevantFiles:    stringsIn(f[relevantFilesKey]),
+		RelevantFiles:    paths(f[relevantFilesKey].GetListValue().AsSlice()),
 	}, true
 }
 
@@ -146,17 +151,6 @@ func PutTraceID(md *structpb.Struct, id string) *structpb.Struct {
 // anything there, so a reader that links it checks its form.
 func ReadTraceID(md *structpb.Struct) string {
 	return md.GetFields()[traceIDKey].GetStringValue()
-}
-
-// stringsIn are the strings of a list value, the rest left out.
-func stringsIn(v *structpb.Value) []string {
-	var out []string
-	for _, e := range v.GetListValue().GetValues() {
-		if p, ok := e.GetKind().(*structpb.Value_StringValue); ok && p.StringValue != "" {
-			out = append(out, p.StringValue)
-		}
-	}
-	return out
 }
 
 func put(md *structpb.Struct, key string, v *structpb.Value) *structpb.Struct {

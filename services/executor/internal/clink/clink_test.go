@@ -91,15 +91,19 @@ func TestClaudesArrayOfEventsIsRead(t *testing.T) {
 // stats through alone, and named the CLI as the model.
 func TestGeminisStatsAreRead(t *testing.T) {
 	t.Parallel()
+	// The model that answered comes first, as gemini writes them; a model
+	// it used on the way (whose name sorts first) after it.
 	out := `{"response": "hi", "stats": {"models": {"gemini-2.5-pro": {"api": {"totalRequests": 1,
-		"totalLatencyMs": 4321}, "tokens": {"prompt": 120, "candidates": 30, "total": 150}}}}}`
+		"totalLatencyMs": 4321}, "tokens": {"prompt": 120, "candidates": 30, "total": 150}},
+		"gemini-2.5-flash-lite": {"api": {"totalLatencyMs": 9}, "tokens": {"total": 5}}}}}`
 	p, err := parseGemini(out, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Parsed{Content: "hi", Model: "gemini-2.5-pro", Metadata: map[string]any{
 		"token_usage": map[string]any{"prompt": 120.0, "candidates": 30.0, "total": 150.0}, "latency_ms": 4321.0}}
-	if diff := cmp.Diff(want, p, cmpopts.IgnoreMapEntries(func(k string, _ any) bool { return k == "stats" })); diff != "" {
+	ignoreStats := cmpopts.IgnoreMapEntries(func(k string, _ any) bool { return k == "stats" })
+	if diff := cmp.Diff(want, p, ignoreStats); diff != "" {
 		t.Errorf("parsed (-want +got):\n%s", diff)
 	}
 }

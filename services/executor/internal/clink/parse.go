@@ -2,10 +2,10 @@ package clink
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 )
@@ -70,9 +70,16 @@ func parseGemini(stdout, _ string) (Parsed, error) {
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal([]byte(jsonStart(stdout)), &out); err != nil {
+	var order struct {
+		Stats struct {
+			Models json.RawMessage `json:"models"`
+		} `json:"stats"`
+	}
+	raw := []byte(jsonStart(stdout))
+	if err := json.Unmarshal(raw, &out); err != nil {
 		return Parsed{}, fmt.Errorf("gemini output is not the expected JSON: %w", err)
 	}
+	_ = json.Unmarshal(raw, &order) // decoded once above: it cannot fail here
 	if out.Error != nil && out.Response == "" {
 		return Parsed{}, fmt.Errorf("gemini reported an error: %s", out.Error.Message)
 	}
@@ -81,11 +88,10 @@ func parseGemini(stdout, _ string) (Parsed, error) {
 		meta["stats"] = out.Stats
 	}
 	p := Parsed{Content: strings.TrimSpace(out.Response), Metadata: meta}
-	// stats.models holds a model per name, the one that answered first
-	// (by name, for a run that used several).
+	// stats.models holds a model per name; the first, as gemini writes
+	// them, is the one that answered (the reference's reading).
 	models, _ := out.Stats["models"].(map[string]any)
-	if names := slices.Sorted(maps.Keys(models)); len(names) > 0 {
-		p.Model = names[0]
+	if p.Model = firstKey(order.Stats.Models); p.Model != "" {
 		m, _ := models[p.Model].(map[string]any)
 		if tokens, ok := m["tokens"].(map[string]any); ok {
 			meta["token_usage"] = tokens
@@ -96,6 +102,17 @@ func parseGemini(stdout, _ string) (Parsed, error) {
 		}
 	}
 	return p, nil
+}
+
+// firstKey is the first key of a JSON object as written, or "".
+func firstKey(object json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(object))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return ""
+	}
+	key, _ := dec.Token()
+	name, _ := key.(string)
+	return name
 }
 
 // codex exec --json prints one event per line; the answer is the text of

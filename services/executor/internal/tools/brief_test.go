@@ -19,7 +19,8 @@ func TestTheExpertIsToldTheToolsSettings(t *testing.T) {
 	}{
 		{secauditSpec(), workflowArgs{}, []string{"threat_level: medium", "audit_focus: comprehensive",
 			"severity_filter: all"}},
-		{secauditSpec(), workflowArgs{ThreatLevel: "high", AuditFocus: "owasp", SeverityFilter: "high"}, []string{"threat_level: high", "audit_focus: owasp", "severity_filter: high"}},
+		{secauditSpec(), workflowArgs{ThreatLevel: "high", AuditFocus: "owasp", SeverityFilter: "high"},
+			[]string{"threat_level: high", "audit_focus: owasp", "severity_filter: high"}},
 		{analyzeSpec(), workflowArgs{}, []string{"analysis_type: general", "output_format: detailed"}},
 		{refactorSpec(), workflowArgs{StyleGuideExamples: []string{"/src/house.go"}},
 			[]string{"refactor_type: codesmells", "style_guide_examples: [/src/house.go]"}},
@@ -36,9 +37,10 @@ func TestTheExpertIsToldTheToolsSettings(t *testing.T) {
 }
 
 // TestACompletionWithoutTheExpertKeepsTheAgentsAnalysis: a final step the
-// expert is skipped for reports the agent's conclusion as final_analysis:
-// its hypothesis, or for the tools that take none (secaudit, refactor,
-// testgen) its findings, as the reference does; zen left it empty.
+// expert is skipped for reports the agent's conclusion as final_analysis,
+// as the reference reads it: debug's hypothesis, every other tool's
+// findings (thinkdeep's too, which takes a hypothesis); zen left it empty
+// for the tools that take no hypothesis.
 func TestACompletionWithoutTheExpertKeepsTheAgentsAnalysis(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -51,6 +53,8 @@ func TestACompletionWithoutTheExpertKeepsTheAgentsAnalysis(t *testing.T) {
 		{secauditSpec(), stepArgs{Findings: "SQL injection in search", Confidence: "certain"},
 			"SQL injection in search"},
 		{refactorSpec(), stepArgs{Findings: "split the parser", Confidence: "complete"}, "split the parser"},
+		{thinkdeepSpec(), stepArgs{Findings: "option B holds", Hypothesis: "B", Confidence: "certain"},
+			"option B holds"},
 	} {
 		got := completion(&workflowState{}, tc.spec, tc.args)
 		if got["final_analysis"] != tc.want {

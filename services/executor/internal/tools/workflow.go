@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -29,6 +28,9 @@ type workflowSpec struct {
 	// message (the reference's six file-including tools).
 	embedFiles  bool
 	filesHeader string
+	// hypothesisConcludes: a completion without the expert reports the
+	// agent's hypothesis as its final_analysis, not its findings (debug).
+	hypothesisConcludes bool
 	// noFiles: the expert reads no file at all, the step's or the
 	// thread's (thinkdeep's, as the reference's: it weighs the agent's
 	// reasoning, which names the files), and the edge reads none for it.
@@ -225,9 +227,12 @@ func completion(st *workflowState, w workflowSpec, a stepArgs) map[string]any {
 		out["issues_found"] = []any{} // a list, never null
 	}
 	if w.skip != nil {
-		// The agent's conclusion: its hypothesis, or its findings for the
-		// tools that take no hypothesis.
-		out["final_analysis"] = cmp.Or(a.Hypothesis, a.Findings)
+		// The agent's conclusion, as the reference reads it: debug's
+		// hypothesis, every other tool's findings.
+		out["final_analysis"] = a.Findings
+		if w.hypothesisConcludes {
+			out["final_analysis"] = a.Hypothesis
+		}
 		out["confidence_level"] = a.Confidence
 	}
 	return out

@@ -51,13 +51,14 @@ func workflowSchema(c Catalog, fields map[string]*jsonschema.Schema, required, o
 		"files_checked":    strList(""),
 		"relevant_files":   strList(""),
 		"relevant_context": strList(""),
-		// As the reference's schema: any object is an issue, its severity
-		// one of the four or a word of the agent's own.
+		// As the reference's schema: any object is an issue. Its fields
+		// are described, not typed: a severity of the agent's own, a number
+		// or none is an issue still.
 		"issues_found": {Type: "array", Items: &jsonschema.Schema{
 			Type: "object",
 			Properties: map[string]*jsonschema.Schema{
-				"severity":    str("critical, high, medium or low"),
-				"description": str(""),
+				"severity":    {Description: "critical, high, medium or low"},
+				"description": {Description: "what is wrong, and where"},
 			},
 		}},
 		"confidence":          enum("", confidences...),

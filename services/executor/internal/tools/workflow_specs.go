@@ -58,6 +58,11 @@ const validateExpert = "The expert saw only what you sent. Check each point agai
 
 func severityFilter() *jsonschema.Schema { return enum("", "critical", "high", "medium", "low", "all") }
 
+// severityFilterOf is the severity filter a call gave, or its default.
+func severityFilterOf(a *workflowArgs) setting {
+	return setting{"severity_filter", orDefault(a.SeverityFilter, "all")}
+}
+
 // external tells whether the expert validates (the default) or the agent
 // alone (internal).
 func external(validation string) *jsonschema.Schema {
@@ -126,7 +131,7 @@ func codereviewSpec() workflowSpec {
 		considerations: validateExpert,
 		brief: func(a *workflowArgs) string {
 			return describe(setting{"review_type", orDefault(a.ReviewType, "full")}, setting{"focus_on", a.FocusOn},
-				setting{"standards", a.Standards}, setting{"severity_filter", orDefault(a.SeverityFilter, "all")})
+				setting{"standards", a.Standards}, severityFilterOf(a))
 		},
 		statusExtra: func(s *workflowState, a *workflowArgs) map[string]any {
 			return map[string]any{"issues_by_severity": bySeverity(s.Issues),
@@ -175,7 +180,7 @@ func precommitSpec() workflowSpec {
 		considerations: validateExpert,
 		brief: func(a *workflowArgs) string {
 			return describe(setting{"path", a.Path}, setting{"compare_to", a.CompareTo}, setting{"focus_on", a.FocusOn},
-				setting{"severity_filter", orDefault(a.SeverityFilter, "all")})
+				severityFilterOf(a))
 		},
 		statusExtra: func(s *workflowState, a *workflowArgs) map[string]any {
 			return map[string]any{"issues_identified": len(s.Issues), "precommit_type": orDefault(a.PrecommitType, "external")}
@@ -190,7 +195,7 @@ func debugSpec() workflowSpec {
 		expert:      true, filesHeader: "ESSENTIAL FILES FOR DEBUGGING", confidence: defaultConfidences, defaultConf: "low",
 		skip: certain, skipStatus: "certain_confidence_proceed_with_fix", skipReason: "the agent is certain of the root cause",
 		pause: "pause_for_investigation", statusKey: "investigation_status", requiredKey: "investigation_required",
-		completeKey: "investigation_complete", completionKey: "complete_investigation",
+		completeKey: "investigation_complete", completionKey: "complete_investigation", hypothesisConcludes: true,
 		omit: []string{},
 		actions: staged(
 			[]string{"Search for the code related to the symptoms", "Read the files involved and how they connect", "Learn what the code is meant to do"},
@@ -232,7 +237,7 @@ func secauditSpec() workflowSpec {
 				setting{"threat_level", orDefault(a.ThreatLevel, "medium")},
 				setting{"compliance_requirements", a.ComplianceRequirements},
 				setting{"audit_focus", orDefault(a.AuditFocus, "comprehensive")},
-				setting{"severity_filter", orDefault(a.SeverityFilter, "all")})
+				severityFilterOf(a))
 		},
 	}
 }

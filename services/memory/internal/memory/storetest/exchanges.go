@@ -349,7 +349,8 @@ func runUnchanged(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		if diff := cmp.Diff(want, contents(t, s, th.ID)); diff != "" {
 			t.Errorf("turns (-want +got):\n%s", diff)
 		}
-	}) // A thread written whole (created with its turns, or imported) holds
+	})
+	// A thread written whole (created with its turns, or imported) holds
 	// states as an appended one does: a step prepared before the last of
 	// them is refused, one prepared after it is stored.
 	for _, how := range []string{"created", "imported"} {
