@@ -28,6 +28,8 @@ func TestOneClientCannotFillTheStore(t *testing.T) {
 	svc.SetClock(func() time.Time { return now })
 	const limit = 1 << 20
 	svc.LimitClients(limit)
+	// A quarter of the bound, and a little more (the question, and a
+	// thread's overhead): three fit, a fourth does not.
 	big := func() []memory.Turn { return exchange("q", strings.Repeat("x", limit/4)) }
 
 	var kept []*memory.Thread
