@@ -132,7 +132,7 @@ func newGateway(ctx context.Context, c Conns, s Settings, bodies bodyBounds) (ht
 	// Probes send the pod's IP as Host and get no addresses: they skip the
 	// Host check and the token.
 	// A body's time to arrive (bodies.time) is serve.HTTP's, outside this.
-	h := serve.Paced(bodies.sendTime, hosts.Protect(nosniff(top), probes...))
+	h := serve.Paced(bodies.sendTime, serve.Cuttable(hosts.Protect(nosniff(top), probes...)))
 	return otelhttp.NewHandler(h, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 		return "gateway " + r.Method + " " + r.URL.Path
 	})), nil

@@ -9,6 +9,7 @@ import (
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
 	"github.com/zenmcp/zen/services/platform/auth"
 	"github.com/zenmcp/zen/services/platform/origin"
+	"github.com/zenmcp/zen/services/platform/serve"
 	"github.com/zenmcp/zen/services/platform/slots"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -62,14 +63,14 @@ func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait
 			return nil, err
 		}
 		weight := max(basic.GetWeight(), 1) // max_weight 0 would be none
-		release, err := p.room.Take(ctx, client, cost*weight, time.Until(until))
+		release, err := p.takeRoom(ctx, client, cost*weight, time.Until(until))
 		if errors.Is(err, slots.ErrOverBudget) {
 			return nil, &noRoom{room: p.room.Max(), wait: wait, yours: holding}
 		}
 		if err != nil {
 			return nil, err
 		}
-		release = p.holders.Hold(client, release)
+		release = p.holders.Hold(client, release, serve.CutterOf(ctx))
 		if err := readHolding(weight, read, release); !heavierThanAsked(err) {
 			if err != nil {
 				return nil, err
@@ -99,6 +100,37 @@ func readHolding(weight int64, read func(weight int64) error, release func()) (e
 	err = read(weight)
 	done = true
 	return err
+}
+
+// holdLease is how long a read may hold room while another client's read
+// waits for it: past it, the read is cut off (its answer ends, and its
+// room comes free). A thread at the room's bound goes out on loopback in a
+// second; one read as slowly as serve.Paced allows held the room for hours.
+const holdLease = 5 * time.Second
+
+// cutCheck is how often a read waiting for room cuts off the reads that
+// hold it past holdLease.
+const cutCheck = 500 * time.Millisecond
+
+// takeRoom takes room as p.room.Take does; while it waits, the reads of
+// other clients that hold room past holdLease are cut off.
+func (p threadPaths) takeRoom(ctx context.Context, client string, weight int64, wait time.Duration) (func(),
+	error) {
+	stop := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(cutCheck)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case now := <-tick.C:
+				p.holders.CutStale(client, holdLease, now)
+			}
+		}
+	}()
+	defer close(stop)
+	return p.room.Take(ctx, client, weight, wait)
 }
 
 // readAttempts bounds how often a read weighs a thread that grew past its

@@ -1,7 +1,10 @@
 package serve
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -42,13 +45,42 @@ type pacedWriter struct {
 	http.ResponseWriter
 	rc *http.ResponseController
 	d  time.Duration
+
+	// mu orders a cut with the deadline a piece sets: once cut, no piece
+	// sets one of its own, and the one being written has passed its own.
+	mu  sync.Mutex
+	cut bool
+}
+
+// errCut is a write to an answer that was cut.
+var errCut = errors.New("serve: the answer was cut off")
+
+// next gives the next piece its deadline, unless the answer was cut.
+func (w *pacedWriter) next() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cut {
+		return errCut
+	}
+	return w.rc.SetWriteDeadline(time.Now().Add(w.d))
+}
+
+// cutOff ends the answer: the piece being written fails at once, and every
+// write after it.
+func (w *pacedWriter) cutOff() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.cut = true
+	_ = w.rc.SetWriteDeadline(time.Now())
 }
 
 func (w *pacedWriter) Write(p []byte) (int, error) {
 	written := 0
 	for len(p) > 0 {
 		piece := p[:min(len(p), SendPiece)]
-		_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+		if err := w.next(); errors.Is(err, errCut) {
+			return written, err
+		}
 		n, err := w.ResponseWriter.Write(piece)
 		written += n
 		if err != nil {
@@ -64,8 +96,31 @@ func (w *pacedWriter) Flush() { _ = w.FlushError() }
 // FlushError is Flush with its error: http.ResponseController uses it, so
 // a handler learns its client stopped taking the answer.
 func (w *pacedWriter) FlushError() error {
-	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	if err := w.next(); errors.Is(err, errCut) {
+		return err
+	}
 	return w.rc.Flush()
+}
+
+// Cuttable lets next's handlers cut their answer off (CutterOf their
+// request's context), when it is paced: placed right inside Paced. The
+// gateway cuts an answer whose slow reader holds room that others wait for.
+func Cuttable(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if pw, ok := w.(*pacedWriter); ok {
+			r = r.WithContext(context.WithValue(r.Context(), cutterKey{}, pw.cutOff))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type cutterKey struct{}
+
+// CutterOf is what cuts off the answer of the request whose context ctx
+// is, which Cuttable made; nil for one it did not.
+func CutterOf(ctx context.Context) func() {
+	cut, _ := ctx.Value(cutterKey{}).(func())
+	return cut
 }
 
 func (w *pacedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

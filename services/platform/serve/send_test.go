@@ -110,3 +110,40 @@ func tcpAddr(t *testing.T, addr string) *net.TCPAddr {
 	}
 	return a
 }
+
+// An answer that is cut (CutterOf its request's context) ends at once,
+// however long its pieces may wait for a slow client: the gateway cuts the
+// reader of a thread that holds room others wait for.
+func TestACutAnswerEndsAtOnce(t *testing.T) {
+	t.Parallel()
+	ended, cuts := make(chan error, 1), make(chan func(), 1)
+	addr := paceLoopback(t, time.Hour, Cuttable(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cuts <- CutterOf(r.Context())
+		_, err := w.Write([]byte(strings.Repeat("a", 8<<20)))
+		ended <- err
+	})))
+	conn, err := net.DialTCP("tcp", nil, tcpAddr(t, addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetReadBuffer(4 << 10)
+	fmt.Fprint(conn, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	_, _ = conn.Read(make([]byte, 1)) // the answer has begun; no more is read
+	cut := <-cuts
+	if cut == nil {
+		t.Fatal("a Cuttable handler under Paced has no cutter")
+	}
+	cut()
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Error("a cut answer went out whole")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a cut answer was still being written after 20 s")
+	}
+	if CutterOf(t.Context()) != nil {
+		t.Error("a context no Cuttable handler made has a cutter")
+	}
+}

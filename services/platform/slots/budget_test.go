@@ -208,8 +208,8 @@ func TestHoldersCountEachClientsWork(t *testing.T) {
 	t.Parallel()
 	h := NewHolders()
 	released := 0
-	first := h.Hold("alice", func() { released++ })
-	second := h.Hold("alice", func() { released++ })
+	first := h.Hold("alice", func() { released++ }, nil)
+	second := h.Hold("alice", func() { released++ }, nil)
 	if !h.Holding("alice") || h.Holding("bob") {
 		t.Fatalf("alice holding %v, bob %v; want alice alone", h.Holding("alice"), h.Holding("bob"))
 	}
@@ -222,5 +222,33 @@ func TestHoldersCountEachClientsWork(t *testing.T) {
 	second()
 	if h.Holding("alice") || released != 2 {
 		t.Errorf("after both: alice holding %v, %d released; want neither held", h.Holding("alice"), released)
+	}
+}
+
+// TestStaleHoldsOfOthersAreCut: a client that reads a thread slowly holds
+// its room for as long as it likes (one read of 32 MiB at 6 KB/s, an
+// hour and a half), and every other client's read of more than what was
+// left waited out its wait and was refused. Work held past the lease while
+// another client waits is cut, once; the waiting client's own work, and
+// work held a shorter time, are not.
+func TestStaleHoldsOfOthersAreCut(t *testing.T) {
+	t.Parallel()
+	h := NewHolders()
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var cut []string
+	hold := func(client, name string, at time.Time) {
+		h.HoldAt(client, func() {}, func() { cut = append(cut, name) }, at)
+	}
+	hold("bob", "bob's old read", start)
+	hold("carol", "carol's new read", start.Add(4*time.Second))
+	hold("alice", "alice's old read", start)
+	h.Hold("dave", func() {}, nil) // nothing to cut it with
+	now := start.Add(5 * time.Second)
+	if n := h.CutStale("alice", 5*time.Second, now); n != 1 {
+		t.Errorf("CutStale cut %d holds, want 1", n)
+	}
+	h.CutStale("alice", 5*time.Second, now) // again: each is cut once
+	if diff := cmp.Diff([]string{"bob's old read"}, cut); diff != "" {
+		t.Errorf("cut (-want +got):\n%s", diff)
 	}
 }

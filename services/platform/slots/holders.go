@@ -1,6 +1,9 @@
 package slots
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // Holders counts, for each client, the pieces of work that hold part of a
 // Budget, where the client decides how long they hold it (a thread the
@@ -8,13 +11,26 @@ import "sync"
 // not to wait for more, for every other client's work queued behind it
 // would wait as long (another client's reads of a kilobyte waited 9 s).
 // Work that holds room only while the server works need not count.
+//
+// Work held past a lease while another client waits can be cut
+// (CutStale): a client that read a thread of 32 MiB at 6 KB/s held the
+// room for an hour and a half, and every other client's read of more than
+// what was left waited out its wait and was refused.
 type Holders struct {
-	mu   sync.Mutex
-	held map[string]int
+	mu    sync.Mutex
+	held  map[string]int
+	holds map[*hold]struct{}
+}
+
+// hold is one piece of work holding room.
+type hold struct {
+	client string
+	since  time.Time
+	cut    func() // nil: it cannot be cut; set to nil once cut
 }
 
 // NewHolders counts no work yet.
-func NewHolders() *Holders { return &Holders{held: map[string]int{}} }
+func NewHolders() *Holders { return &Holders{held: map[string]int{}, holds: map[*hold]struct{}{}} }
 
 // Holding reports whether client's work holds part of the budget.
 func (h *Holders) Holding(client string) bool {
@@ -24,10 +40,18 @@ func (h *Holders) Holding(client string) bool {
 }
 
 // Hold counts a piece of client's work, which holds part of the budget
-// until release, and returns release.
-func (h *Holders) Hold(client string, release func()) func() {
+// until release, and returns release. cut, when not nil, ends the work
+// early (CutStale); it must lead to release.
+func (h *Holders) Hold(client string, release, cut func()) func() {
+	return h.HoldAt(client, release, cut, time.Now())
+}
+
+// HoldAt is Hold of work that began holding at since.
+func (h *Holders) HoldAt(client string, release, cut func(), since time.Time) func() {
+	w := &hold{client: client, since: since, cut: cut}
 	h.mu.Lock()
 	h.held[client]++
+	h.holds[w] = struct{}{}
 	h.mu.Unlock()
 	var once sync.Once
 	return func() {
@@ -35,9 +59,29 @@ func (h *Holders) Hold(client string, release func()) func() {
 			release()
 			h.mu.Lock()
 			defer h.mu.Unlock()
+			delete(h.holds, w)
 			if h.held[client]--; h.held[client] == 0 {
 				delete(h.held, client)
 			}
 		})
 	}
+}
+
+// CutStale cuts the work of clients other than waiting that has held room
+// for lease or longer by now, each piece once, and returns how many it
+// cut.
+func (h *Holders) CutStale(waiting string, lease time.Duration, now time.Time) int {
+	var cuts []func()
+	h.mu.Lock()
+	for w := range h.holds {
+		if w.client != waiting && w.cut != nil && now.Sub(w.since) >= lease {
+			cuts = append(cuts, w.cut)
+			w.cut = nil
+		}
+	}
+	h.mu.Unlock()
+	for _, cut := range cuts {
+		cut()
+	}
+	return len(cuts)
 }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/zenmcp/zen/services/platform/fakemodel"
+)
+
+// TestASlowReaderYieldsTheRoomToOthers: the gateway holds the threads it
+// reads whole within a room, as long as their readers take to read them;
+// one client reading a thread at the room's bound slowly (6 KB/s: an hour
+// and a half) had every other client's read of a thread of megabytes
+// refused after its wait, again and again. Past a lease, while another
+// client waits, the slow read is cut off and the other is served.
+func TestASlowReaderYieldsTheRoomToOthers(t *testing.T) {
+	t.Parallel()
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("alice "+aliceToken+"\nbob "+bobToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startZen(t, mergeEnv(fakeEnv(fakemodel.New(t)), map[string]string{"ZEN_AUTH_TOKENS_FILE": tokens}),
+		[]string{"mcp", "gateway"}, serveArgs()...)
+	gateway := "http://" + p.addr("gateway")
+	thread := func(token string, turns int) string {
+		var list []any
+		for i := range turns {
+			role := []string{"ROLE_USER", "ROLE_ASSISTANT"}[i%2]
+			list = append(list, map[string]any{"role": role, "content": strings.Repeat("x", 2_000_000)})
+		}
+		id := uuid.NewString()
+		line, _ := json.Marshal(map[string]any{"thread_id": id, "tool_name": "chat", "turns": list})
+		if code, body := request(t, "POST", gateway+"/v1/threads:import", token, string(line)+"\n"); code != 200 {
+			t.Fatalf("import: %d %s", code, body)
+		}
+		return id
+	}
+	bobs, alices := thread(bobToken, 16), thread(aliceToken, 1) // 31 MiB and 2 MiB: past the room together
+
+	// Bob asks for his thread of 32 MB, reads the first bytes of the
+	// answer and no more.
+	conn, err := net.DialTCP("tcp", nil, tcpAddrOf(t, p.addr("gateway")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetReadBuffer(4 << 10)
+	fmt.Fprintf(conn, "GET /v1/threads/%s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", bobs,
+		p.addr("gateway"), bobToken)
+	if _, err := conn.Read(make([]byte, 1)); err != nil {
+		t.Fatalf("bob's answer: %v", err)
+	}
+	if code, body := request(t, "GET", gateway+"/v1/threads/"+alices, aliceToken, ""); code != 200 {
+		t.Errorf("alice's read while bob's slow one holds the room: %d %.300s, want 200", code, body)
+	}
+}
+
+func tcpAddrOf(t *testing.T, addr string) *net.TCPAddr {
+	t.Helper()
+	a, err := net.ResolveTCPAddr("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
