@@ -70,7 +70,7 @@ func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait
 		if err != nil {
 			return nil, err
 		}
-		release = p.holders.Hold(client, release, serve.CutterOf(ctx))
+		release = p.holders.Hold(client, release, serve.CutterOf(ctx), leaseOf(weight))
 		if err := readHolding(weight, read, release); !heavierThanAsked(err) {
 			if err != nil {
 				return nil, err
@@ -102,18 +102,30 @@ func readHolding(weight int64, read func(weight int64) error, release func()) (e
 	return err
 }
 
-// holdLease is how long a read may hold room while another client's read
-// waits for it: past it, the read is cut off (its answer ends, and its
-// room comes free). A thread at the room's bound goes out on loopback in a
-// second; one read as slowly as serve.Paced allows held the room for hours.
-const holdLease = 5 * time.Second
+// A read may hold room while another client's read waits for it for
+// holdLease, and as long besides as its thread takes to go out at
+// leaseRate: past that it is cut off (its answer ends, and its room comes
+// free). A thread at memory's bound of 32 MiB has 9 s, which a reader on
+// a link of 70 Mbit/s takes, and which is within the 10 s a waiting read
+// waits (bodyBounds.roomWait), so the waiting read is served, not refused;
+// one read as slowly as serve.Paced allows held the room for hours.
+const (
+	holdLease = 5 * time.Second
+	leaseRate = 8 << 20 // bytes of weight a second
+)
+
+// leaseOf is how long a read of a thread that weighs weight may hold room
+// while others wait.
+func leaseOf(weight int64) time.Duration {
+	return holdLease + time.Duration(weight)*time.Second/leaseRate
+}
 
 // cutCheck is how often a read waiting for room cuts off the reads that
-// hold it past holdLease.
+// hold it past their lease.
 const cutCheck = 500 * time.Millisecond
 
 // takeRoom takes room as p.room.Take does; while it waits, the reads of
-// other clients that hold room past holdLease are cut off.
+// other clients that hold room past their lease are cut off.
 func (p threadPaths) takeRoom(ctx context.Context, client string, weight int64, wait time.Duration) (func(),
 	error) {
 	stop := make(chan struct{})
@@ -125,7 +137,7 @@ func (p threadPaths) takeRoom(ctx context.Context, client string, weight int64, 
 			case <-stop:
 				return
 			case now := <-tick.C:
-				p.holders.CutStale(client, holdLease, now)
+				p.holders.CutStale(client, now)
 			}
 		}
 	}()

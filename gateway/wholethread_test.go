@@ -359,3 +359,15 @@ func TestAnExportWhoseListingGoesRoundEnds(t *testing.T) {
 		t.Fatal("an export whose listing goes round does not end")
 	}
 }
+
+// TestAWaitingReadOutlastsTheLeaseOfAThreadAtTheBound: a read waiting for
+// room cuts off, past its lease, the read that holds it; the lease of a
+// thread that takes the whole room must end within the wait, or the
+// waiting read is refused before the room comes free.
+func TestAWaitingReadOutlastsTheLeaseOfAThreadAtTheBound(t *testing.T) {
+	t.Parallel()
+	if lease := leaseOf(servedBodies.threadRoom) + cutCheck; lease >= servedBodies.roomWait {
+		t.Errorf("a thread at the room's bound holds it %s while others wait, past their wait of %s", lease,
+			servedBodies.roomWait)
+	}
+}

@@ -208,8 +208,8 @@ func TestHoldersCountEachClientsWork(t *testing.T) {
 	t.Parallel()
 	h := NewHolders()
 	released := 0
-	first := h.Hold("alice", func() { released++ }, nil)
-	second := h.Hold("alice", func() { released++ }, nil)
+	first := h.Hold("alice", func() { released++ }, nil, 0)
+	second := h.Hold("alice", func() { released++ }, nil, 0)
 	if !h.Holding("alice") || h.Holding("bob") {
 		t.Fatalf("alice holding %v, bob %v; want alice alone", h.Holding("alice"), h.Holding("bob"))
 	}
@@ -236,18 +236,19 @@ func TestStaleHoldsOfOthersAreCut(t *testing.T) {
 	h := NewHolders()
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var cut []string
-	hold := func(client, name string, at time.Time) {
-		h.HoldAt(client, func() {}, func() { cut = append(cut, name) }, at)
+	hold := func(client, name string, at time.Time, lease time.Duration) {
+		h.HoldAt(client, func() {}, func() { cut = append(cut, name) }, lease, at)
 	}
-	hold("bob", "bob's old read", start)
-	hold("carol", "carol's new read", start.Add(4*time.Second))
-	hold("alice", "alice's old read", start)
-	h.Hold("dave", func() {}, nil) // nothing to cut it with
+	hold("bob", "bob's old read", start, 5*time.Second)
+	hold("carol", "carol's new read", start.Add(4*time.Second), 5*time.Second)
+	hold("erin", "erin's long read", start, 6*time.Second) // a heavier thread's lease
+	hold("alice", "alice's old read", start, 5*time.Second)
+	h.Hold("dave", func() {}, nil, 0) // nothing to cut it with
 	now := start.Add(5 * time.Second)
-	if n := h.CutStale("alice", 5*time.Second, now); n != 1 {
+	if n := h.CutStale("alice", now); n != 1 {
 		t.Errorf("CutStale cut %d holds, want 1", n)
 	}
-	h.CutStale("alice", 5*time.Second, now) // again: each is cut once
+	h.CutStale("alice", now) // again: each is cut once
 	if diff := cmp.Diff([]string{"bob's old read"}, cut); diff != "" {
 		t.Errorf("cut (-want +got):\n%s", diff)
 	}

@@ -26,7 +26,8 @@ type Holders struct {
 type hold struct {
 	client string
 	since  time.Time
-	cut    func() // nil: it cannot be cut; set to nil once cut
+	lease  time.Duration // how long it may hold room while others wait
+	cut    func()        // nil: it cannot be cut; set to nil once cut
 }
 
 // NewHolders counts no work yet.
@@ -41,14 +42,15 @@ func (h *Holders) Holding(client string) bool {
 
 // Hold counts a piece of client's work, which holds part of the budget
 // until release, and returns release. cut, when not nil, ends the work
-// early (CutStale); it must lead to release.
-func (h *Holders) Hold(client string, release, cut func()) func() {
-	return h.HoldAt(client, release, cut, time.Now())
+// once it has held room for lease while another client waits (CutStale);
+// it must lead to release.
+func (h *Holders) Hold(client string, release, cut func(), lease time.Duration) func() {
+	return h.HoldAt(client, release, cut, lease, time.Now())
 }
 
 // HoldAt is Hold of work that began holding at since.
-func (h *Holders) HoldAt(client string, release, cut func(), since time.Time) func() {
-	w := &hold{client: client, since: since, cut: cut}
+func (h *Holders) HoldAt(client string, release, cut func(), lease time.Duration, since time.Time) func() {
+	w := &hold{client: client, since: since, lease: lease, cut: cut}
 	h.mu.Lock()
 	h.held[client]++
 	h.holds[w] = struct{}{}
@@ -68,13 +70,13 @@ func (h *Holders) HoldAt(client string, release, cut func(), since time.Time) fu
 }
 
 // CutStale cuts the work of clients other than waiting that has held room
-// for lease or longer by now, each piece once, and returns how many it
+// for its lease or longer by now, each piece once, and returns how many it
 // cut.
-func (h *Holders) CutStale(waiting string, lease time.Duration, now time.Time) int {
+func (h *Holders) CutStale(waiting string, now time.Time) int {
 	var cuts []func()
 	h.mu.Lock()
 	for w := range h.holds {
-		if w.client != waiting && w.cut != nil && now.Sub(w.since) >= lease {
+		if w.client != waiting && w.cut != nil && now.Sub(w.since) >= w.lease {
 			cuts = append(cuts, w.cut)
 			w.cut = nil
 		}
