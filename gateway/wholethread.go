@@ -70,7 +70,7 @@ func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait
 		if err != nil {
 			return nil, err
 		}
-		release = p.holders.Hold(client, release, serve.CutterOf(ctx), leaseOf(weight))
+		release = p.holders.Hold(client, release, cutOf(serve.AnswerOf(ctx), weight))
 		if err := readHolding(weight, read, release); !heavierThanAsked(err) {
 			if err != nil {
 				return nil, err
@@ -118,6 +118,26 @@ const (
 // while others wait.
 func leaseOf(weight int64) time.Duration {
 	return holdLease + time.Duration(weight)*time.Second/leaseRate
+}
+
+// cutRate is the pace below which a read past its lease is cut off for a
+// waiting one, in bytes a second over the time it held room: a reader on
+// an ordinary link (3 MB/s) is not, whatever another client does to keep
+// a read waiting; one at 6 KB/s, which held the room for hours, is.
+const cutRate = 1 << 20
+
+// cutOf is how a read of a thread that weighs weight, whose answer is
+// answer (nil: none to cut), is cut off for another client's waiting read.
+func cutOf(answer serve.Answer, weight int64) slots.Cut {
+	if answer == nil {
+		return slots.Cut{}
+	}
+	// An export's answer holds room a thread at a time: its pace is
+	// counted from the thread's start.
+	from := answer.Sent()
+	return slots.Cut{Off: answer.Cut, Lease: leaseOf(weight), Slow: func(held time.Duration) bool {
+		return float64(answer.Sent()-from) < cutRate*held.Seconds()
+	}}
 }
 
 // cutCheck is how often a read waiting for room cuts off the reads that

@@ -371,3 +371,36 @@ func TestAWaitingReadOutlastsTheLeaseOfAThreadAtTheBound(t *testing.T) {
 			servedBodies.roomWait)
 	}
 }
+
+// TestOnlyASlowReadIsCutOff: a read past its lease is cut off for a
+// waiting one only when it goes out slowly: a client that kept a read of
+// its own waiting cut another's steady read at 3 MB/s of a large thread,
+// again and again, and that reader could never have its thread. An
+// export's pace counts from the thread it holds room for.
+func TestOnlyASlowReadIsCutOff(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name           string
+		before, during int64 // bytes sent before the hold, and during its 10 s
+		slow           bool
+	}{
+		{"a steady read", 0, 30 << 20, false},
+		{"a read at 6 KB/s", 0, 60 << 10, true},
+		{"an export's slow thread after fast ones", 100 << 20, 60 << 10, true},
+	} {
+		a := &sentAnswer{sent: tc.before}
+		cut := cutOf(a, 30<<20)
+		a.sent += tc.during
+		if got := cut.Slow(10 * time.Second); got != tc.slow {
+			t.Errorf("%s: slow = %v, want %v", tc.name, got, tc.slow)
+		}
+	}
+	if cut := cutOf(nil, 1); cut.Off != nil {
+		t.Error("a read without an answer to cut can be cut")
+	}
+}
+
+type sentAnswer struct{ sent int64 }
+
+func (a *sentAnswer) Sent() int64 { return a.sent }
+func (a *sentAnswer) Cut()        {}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -48,8 +49,9 @@ type pacedWriter struct {
 
 	// mu orders a cut with the deadline a piece sets: once cut, no piece
 	// sets one of its own, and the one being written has passed its own.
-	mu  sync.Mutex
-	cut bool
+	mu   sync.Mutex
+	cut  bool
+	sent atomic.Int64 // bytes handed to the connection
 }
 
 // errCut is a write to an answer that was cut.
@@ -65,9 +67,12 @@ func (w *pacedWriter) next() error {
 	return w.rc.SetWriteDeadline(time.Now().Add(w.d))
 }
 
-// cutOff ends the answer: the piece being written fails at once, and every
+// Sent is how many bytes of the answer went to the connection so far.
+func (w *pacedWriter) Sent() int64 { return w.sent.Load() }
+
+// Cut ends the answer: the piece being written fails at once, and every
 // write after it.
-func (w *pacedWriter) cutOff() {
+func (w *pacedWriter) Cut() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.cut = true
@@ -83,6 +88,7 @@ func (w *pacedWriter) Write(p []byte) (int, error) {
 		}
 		n, err := w.ResponseWriter.Write(piece)
 		written += n
+		w.sent.Add(int64(n))
 		if err != nil {
 			return written, err
 		}
@@ -102,25 +108,33 @@ func (w *pacedWriter) FlushError() error {
 	return w.rc.Flush()
 }
 
-// Cuttable lets next's handlers cut their answer off (CutterOf their
-// request's context), when it is paced: placed right inside Paced. The
-// gateway cuts an answer whose slow reader holds room that others wait for.
+// An Answer is a paced answer on its way: how much of it went out, and
+// what cuts it off.
+type Answer interface {
+	Sent() int64
+	Cut()
+}
+
+// Cuttable lets next's handlers see their answer on its way and cut it off
+// (AnswerOf their request's context), when it is paced: placed right inside
+// Paced. The gateway cuts off an answer whose slow reader holds room that
+// others wait for.
 func Cuttable(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if pw, ok := w.(*pacedWriter); ok {
-			r = r.WithContext(context.WithValue(r.Context(), cutterKey{}, pw.cutOff))
+			r = r.WithContext(context.WithValue(r.Context(), answerKey{}, Answer(pw)))
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-type cutterKey struct{}
+type answerKey struct{}
 
-// CutterOf is what cuts off the answer of the request whose context ctx
-// is, which Cuttable made; nil for one it did not.
-func CutterOf(ctx context.Context) func() {
-	cut, _ := ctx.Value(cutterKey{}).(func())
-	return cut
+// AnswerOf is the answer of the request whose context ctx is, which
+// Cuttable made; nil for one it did not.
+func AnswerOf(ctx context.Context) Answer {
+	a, _ := ctx.Value(answerKey{}).(Answer)
+	return a
 }
 
 func (w *pacedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

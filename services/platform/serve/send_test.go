@@ -111,14 +111,16 @@ func tcpAddr(t *testing.T, addr string) *net.TCPAddr {
 	return a
 }
 
-// An answer that is cut (CutterOf its request's context) ends at once,
+// An answer that is cut (AnswerOf its request's context) ends at once,
 // however long its pieces may wait for a slow client: the gateway cuts the
-// reader of a thread that holds room others wait for.
+// reader of a thread that holds room others wait for. What went out of it
+// is counted.
 func TestACutAnswerEndsAtOnce(t *testing.T) {
 	t.Parallel()
-	ended, cuts := make(chan error, 1), make(chan func(), 1)
+	ended, answers := make(chan error, 1), make(chan Answer, 1)
 	addr := paceLoopback(t, time.Hour, Cuttable(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cuts <- CutterOf(r.Context())
+		answers <- AnswerOf(r.Context())
+		_, _ = w.Write([]byte("first"))
 		_, err := w.Write([]byte(strings.Repeat("a", 8<<20)))
 		ended <- err
 	})))
@@ -130,11 +132,11 @@ func TestACutAnswerEndsAtOnce(t *testing.T) {
 	_ = conn.SetReadBuffer(4 << 10)
 	fmt.Fprint(conn, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
 	_, _ = conn.Read(make([]byte, 1)) // the answer has begun; no more is read
-	cut := <-cuts
-	if cut == nil {
-		t.Fatal("a Cuttable handler under Paced has no cutter")
+	answer := <-answers
+	if answer == nil {
+		t.Fatal("a Cuttable handler under Paced has no answer to cut")
 	}
-	cut()
+	answer.Cut()
 	select {
 	case err := <-ended:
 		if err == nil {
@@ -143,7 +145,10 @@ func TestACutAnswerEndsAtOnce(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("a cut answer was still being written after 20 s")
 	}
-	if CutterOf(t.Context()) != nil {
-		t.Error("a context no Cuttable handler made has a cutter")
+	if n := answer.Sent(); n < int64(len("first")) || n >= 8<<20 {
+		t.Errorf("%d bytes sent of a cut answer, want its start and not all", n)
+	}
+	if AnswerOf(t.Context()) != nil {
+		t.Error("a context no Cuttable handler made has an answer")
 	}
 }

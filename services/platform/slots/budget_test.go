@@ -208,8 +208,8 @@ func TestHoldersCountEachClientsWork(t *testing.T) {
 	t.Parallel()
 	h := NewHolders()
 	released := 0
-	first := h.Hold("alice", func() { released++ }, nil, 0)
-	second := h.Hold("alice", func() { released++ }, nil, 0)
+	first := h.Hold("alice", func() { released++ }, Cut{})
+	second := h.Hold("alice", func() { released++ }, Cut{})
 	if !h.Holding("alice") || h.Holding("bob") {
 		t.Fatalf("alice holding %v, bob %v; want alice alone", h.Holding("alice"), h.Holding("bob"))
 	}
@@ -228,22 +228,25 @@ func TestHoldersCountEachClientsWork(t *testing.T) {
 // TestStaleHoldsOfOthersAreCut: a client that reads a thread slowly holds
 // its room for as long as it likes (one read of 32 MiB at 6 KB/s, an
 // hour and a half), and every other client's read of more than what was
-// left waited out its wait and was refused. Work held past the lease while
-// another client waits is cut, once; the waiting client's own work, and
-// work held a shorter time, are not.
+// left waited out its wait and was refused. Slow work held past its lease
+// while another client waits is cut, once; the waiting client's own work,
+// work held a shorter time, and work that goes out fast enough are not.
 func TestStaleHoldsOfOthersAreCut(t *testing.T) {
 	t.Parallel()
 	h := NewHolders()
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var cut []string
-	hold := func(client, name string, at time.Time, lease time.Duration) {
-		h.HoldAt(client, func() {}, func() { cut = append(cut, name) }, lease, at)
+	hold := func(client, name string, at time.Time, lease time.Duration, slow func(time.Duration) bool) {
+		h.HoldAt(client, func() {}, Cut{Off: func() { cut = append(cut, name) }, Lease: lease, Slow: slow}, at)
 	}
-	hold("bob", "bob's old read", start, 5*time.Second)
-	hold("carol", "carol's new read", start.Add(4*time.Second), 5*time.Second)
-	hold("erin", "erin's long read", start, 6*time.Second) // a heavier thread's lease
-	hold("alice", "alice's old read", start, 5*time.Second)
-	h.Hold("dave", func() {}, nil, 0) // nothing to cut it with
+	hold("bob", "bob's old read", start, 5*time.Second, nil)
+	hold("carol", "carol's new read", start.Add(4*time.Second), 5*time.Second, nil)
+	hold("erin", "erin's long read", start, 6*time.Second, nil) // a heavier thread's lease
+	hold("alice", "alice's old read", start, 5*time.Second, nil)
+	hold("frank", "frank's steady read", start, 5*time.Second, func(held time.Duration) bool {
+		return held < 5*time.Second // it has sent enough in the time it held room: not slow
+	})
+	h.Hold("dave", func() {}, Cut{}) // nothing to cut it with
 	now := start.Add(5 * time.Second)
 	if n := h.CutStale("alice", now); n != 1 {
 		t.Errorf("CutStale cut %d holds, want 1", n)

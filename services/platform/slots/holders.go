@@ -26,8 +26,22 @@ type Holders struct {
 type hold struct {
 	client string
 	since  time.Time
-	lease  time.Duration // how long it may hold room while others wait
-	cut    func()        // nil: it cannot be cut; set to nil once cut
+	// cut, once the work has held room for its lease while another client
+	// waits, and while slow says its progress over that time is too
+	// little, ends it. nil: it cannot be cut; set to nil once cut.
+	cut   func()
+	lease time.Duration
+	slow  func(held time.Duration) bool
+}
+
+// A Cut says when and how a piece of work that holds room is cut off for
+// another client's waiting work: Off ends it (and must lead to its
+// release), once it has held room for Lease, and while Slow says its
+// progress over the time it held room is too little (nil: always).
+type Cut struct {
+	Off   func()
+	Lease time.Duration
+	Slow  func(held time.Duration) bool
 }
 
 // NewHolders counts no work yet.
@@ -41,16 +55,15 @@ func (h *Holders) Holding(client string) bool {
 }
 
 // Hold counts a piece of client's work, which holds part of the budget
-// until release, and returns release. cut, when not nil, ends the work
-// once it has held room for lease while another client waits (CutStale);
-// it must lead to release.
-func (h *Holders) Hold(client string, release, cut func(), lease time.Duration) func() {
-	return h.HoldAt(client, release, cut, lease, time.Now())
+// until release, and returns release. cut, when its Off is set, is how the
+// work is cut off for another client's waiting work (CutStale).
+func (h *Holders) Hold(client string, release func(), cut Cut) func() {
+	return h.HoldAt(client, release, cut, time.Now())
 }
 
 // HoldAt is Hold of work that began holding at since.
-func (h *Holders) HoldAt(client string, release, cut func(), lease time.Duration, since time.Time) func() {
-	w := &hold{client: client, since: since, lease: lease, cut: cut}
+func (h *Holders) HoldAt(client string, release func(), cut Cut, since time.Time) func() {
+	w := &hold{client: client, since: since, cut: cut.Off, lease: cut.Lease, slow: cut.Slow}
 	h.mu.Lock()
 	h.held[client]++
 	h.holds[w] = struct{}{}
@@ -69,14 +82,15 @@ func (h *Holders) HoldAt(client string, release, cut func(), lease time.Duration
 	}
 }
 
-// CutStale cuts the work of clients other than waiting that has held room
-// for its lease or longer by now, each piece once, and returns how many it
-// cut.
+// CutStale cuts off the work of clients other than waiting that has held
+// room for its lease by now and is slow, each piece once, and returns how
+// many it cut.
 func (h *Holders) CutStale(waiting string, now time.Time) int {
 	var cuts []func()
 	h.mu.Lock()
 	for w := range h.holds {
-		if w.client != waiting && w.cut != nil && now.Sub(w.since) >= w.lease {
+		held := now.Sub(w.since)
+		if w.client != waiting && w.cut != nil && held >= w.lease && (w.slow == nil || w.slow(held)) {
 			cuts = append(cuts, w.cut)
 			w.cut = nil
 		}

@@ -227,7 +227,13 @@ func (s *Service) Import(ctx context.Context, clientID string, threads []*Thread
 		return 0, err
 	}
 	defer stored()
-	if err := s.store.Import(ctx, threads, replace, now); err != nil {
+	err = s.store.Import(ctx, threads, replace, now)
+	if replace {
+		// The threads it replaced were weighed as it read them: a delete
+		// of one since left it stored and out of the count.
+		s.weighAgain(clientID)
+	}
+	if err != nil {
 		return 0, err
 	}
 	return len(threads), nil

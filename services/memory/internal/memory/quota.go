@@ -153,6 +153,20 @@ func (q *clientQuota) admit(c *quotaCount, add int64) (stored func(), err error)
 	}, nil
 }
 
+// weighAgain has the client's next write weigh its threads, whatever its
+// count says.
+func (s *Service) weighAgain(client string) {
+	q := s.quota
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if c := q.count[client]; c != nil {
+		c.at = time.Time{}
+	}
+}
+
 // freeWeight gives back what a thread the client deleted weighed, so
 // that the room shows at once, before the next weighing.
 func (s *Service) freeWeight(client string, weight int64) {

@@ -342,3 +342,32 @@ func TestAWeighingCountsTheWritesNotYetStored(t *testing.T) {
 
 // quotaWeighedAgain is past the time a client's count is trusted.
 const quotaWeighedAgain = time.Minute
+
+// TestAReplacingImportHasTheClientWeighedAgain: an import that replaces
+// the client's threads is charged what they weighed when it read them; a
+// delete of one of them meanwhile (given back at once) left the thread
+// stored and out of the count, and the client wrote past its bound. The
+// next write after such an import weighs the client's threads.
+func TestAReplacingImportHasTheClientWeighedAgain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := &weighsCounted{Store: memstore.New()}
+	svc := memory.NewService(store, time.Hour, 50)
+	svc.LimitClients(1 << 30)
+	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", Turns: exchange("q", "a")}
+	if _, err := svc.Import(ctx, "alice", []*memory.Thread{th}, false); err != nil {
+		t.Fatal(err)
+	}
+	again := &memory.Thread{ID: th.ID, ToolName: "chat", Turns: exchange("q", "a")}
+	if _, err := svc.Import(ctx, "alice", []*memory.Thread{again}, true); err != nil {
+		t.Fatal(err)
+	}
+	before := store.weighs
+	if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "alice",
+		Turns: exchange("q", "a")}); err != nil {
+		t.Fatal(err)
+	}
+	if store.weighs != before+1 {
+		t.Errorf("the write after a replacing import weighed the client %d times, want once", store.weighs-before)
+	}
+}
