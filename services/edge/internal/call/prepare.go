@@ -78,7 +78,7 @@ func (r *Runner) prepare(ctx context.Context, tool *Tool, args map[string]any, p
 		paths = nil // named, not read, until the final step
 	}
 	var left []files.Skipped
-	if finalExpertStep(tool, args) && tool.GetFilesArgument() != "" {
+	if finalExpertStep(tool, args) {
 		var earlier []string
 		earlier, left = r.earlierFiles(su.prep.GetToolFiles())
 		paths = append(paths, earlier...)

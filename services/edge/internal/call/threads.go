@@ -25,7 +25,7 @@ import (
 func (r *Runner) prepareMemory(ctx context.Context, tool *Tool, id string, window *memoryv1.ModelWindow,
 	finalStep bool) (*memoryv1.PrepareCallResponse, *Outcome, error) {
 	resp, err := r.b.Memory.PrepareCall(ctx, &memoryv1.PrepareCallRequest{ThreadId: id, ToolName: tool.GetName(),
-		ModelWindow: window, WantToolImages: finalStep, WantToolFiles: finalStep && tool.GetFilesArgument() != ""})
+		ModelWindow: window, WantToolImages: finalStep, WantToolFiles: finalStep})
 	if id == "" {
 		if err != nil {
 			return nil, nil, &BackendError{"memory", err}

@@ -25,10 +25,7 @@ var promotedStatuses = []string{"files_required_to_continue", "investigation_pau
 // each once and with line numbers.
 func expertStep(ctx context.Context, env *Env, c *Call, w workflowSpec, st *workflowState, a *workflowArgs,
 	resp map[string]any) (*executorv1.ToolResult, error) {
-	var files []*executorv1.FileContent
-	if !w.noFiles {
-		files = filesOnce(c)
-	}
+	files := filesOnce(c)
 	system := prompts.System(w.name, env.Locale)
 	user := expertPrompt(c, w, a, st, files)
 	if w.embedFiles {
@@ -115,7 +112,7 @@ func expertPrompt(c *Call, w workflowSpec, a *workflowArgs, st *workflowState, f
 		b.WriteString(render.Turns(earlier))
 		b.WriteString("=== END EARLIER CONVERSATION ===\n")
 	}
-	if !w.noFiles && (len(files) > 0 || len(c.Skipped) > 0) {
+	if len(files) > 0 || len(c.Skipped) > 0 {
 		header := w.filesHeader
 		if header == "" {
 			header = "ESSENTIAL FILES"

@@ -31,10 +31,6 @@ type workflowSpec struct {
 	// hypothesisConcludes: a completion without the expert reports the
 	// agent's hypothesis as its final_analysis, not its findings (debug).
 	hypothesisConcludes bool
-	// noFiles: the expert reads no file at all, the step's or the
-	// thread's (thinkdeep's, as the reference's: it weighs the agent's
-	// reasoning, which names the files), and the edge reads none for it.
-	noFiles bool
 	// requireAtStep1 names an argument step 1 must carry.
 	requireAtStep1 string
 	confidence     []string
@@ -66,14 +62,10 @@ type workflowSpec struct {
 }
 
 func (w workflowSpec) tool() Tool {
-	files := "relevant_files"
-	if w.noFiles {
-		files = ""
-	}
 	return Tool{
 		Name: w.name, Title: w.title, Description: w.description + stepping + expertFinal, Category: ExtendedReasoning,
 		ReadOnly:      true,
-		RequiresModel: true, Workflow: true, FilesArgument: files, FilesOnFinalStep: true,
+		RequiresModel: true, Workflow: true, FilesArgument: "relevant_files", FilesOnFinalStep: true,
 		Schema: func(c Catalog) *jsonschema.Schema {
 			return workflowSchema(c, w.fields, w.required, w.omit, w.confidence, true)
 		},

@@ -73,7 +73,7 @@ func thinkdeepSpec() workflowSpec {
 	return workflowSpec{
 		name: "thinkdeep", title: "Think deeper",
 		description: "Reason through a hard problem; another model then challenges and extends your reasoning.",
-		expert:      true, alwaysExpert: true, noFiles: true, confidence: defaultConfidences, defaultConf: "low",
+		expert:      true, alwaysExpert: true, confidence: defaultConfidences, defaultConf: "low",
 		skip: certain, skipStatus: "deep_thinking_complete_ready_for_implementation",
 		skipReason: "the agent is certain of its conclusion",
 		pause:      "pause_for_thinkdeep", statusKey: "thinkdeep_status", requiredKey: "thinkdeep_required",
