@@ -70,7 +70,7 @@ func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait
 		if err != nil {
 			return nil, err
 		}
-		release = p.holders.Hold(client, release, cutOf(serve.AnswerOf(ctx), weight))
+		release = p.holders.Hold(client, release, cutOf(answerToCut(ctx), weight, time.Now()))
 		if err := readHolding(weight, read, release); !heavierThanAsked(err) {
 			if err != nil {
 				return nil, err
@@ -121,23 +121,46 @@ func leaseOf(weight int64) time.Duration {
 }
 
 // cutRate is the pace below which a read past its lease is cut off for a
-// waiting one, in bytes a second over the time it held room: a reader on
-// an ordinary link (3 MB/s) is not, whatever another client does to keep
-// a read waiting; one at 6 KB/s, which held the room for hours, is.
+// waiting one, in bytes a second since its answer began: a reader on an
+// ordinary link (3 MB/s) is not, whatever another client does to keep a
+// read waiting; one at 6 KB/s, which held the room for hours, is.
 const cutRate = 1 << 20
 
-// cutOf is how a read of a thread that weighs weight, whose answer is
-// answer (nil: none to cut), is cut off for another client's waiting read.
-func cutOf(answer serve.Answer, weight int64) slots.Cut {
+// cutOf is how a read of a thread that weighs weight, holding room since
+// since, whose answer is answer (nil: none to cut), is cut off for another
+// client's waiting read. Its lease runs from when the answer began to go
+// out, after memory's read (which may wait its turn for seconds), or from
+// since when the answer was under way already.
+func cutOf(answer serve.Answer, weight int64, since time.Time) slots.Cut {
 	if answer == nil {
 		return slots.Cut{}
 	}
-	// An export's answer holds room a thread at a time: its pace is
-	// counted from the thread's start.
 	from := answer.Sent()
-	return slots.Cut{Off: answer.Cut, Lease: leaseOf(weight), Slow: func(held time.Duration) bool {
-		return float64(answer.Sent()-from) < cutRate*held.Seconds()
+	return slots.Cut{Off: answer.Cut, Stale: func(now time.Time) bool {
+		started := answer.Started()
+		if started.IsZero() {
+			return false // nothing is going out yet: memory's read, not the client, holds it
+		}
+		if started.Before(since) {
+			started = since
+		}
+		held := now.Sub(started)
+		return held >= leaseOf(weight) && float64(answer.Sent()-from) < cutRate*held.Seconds()
 	}}
+}
+
+// uncut marks ctx's reads as ones never cut off: an export holds room a
+// thread at a time while memory reads it, not while its client reads.
+func uncut(ctx context.Context) context.Context { return context.WithValue(ctx, uncutKey{}, true) }
+
+type uncutKey struct{}
+
+// answerToCut is the answer a read within ctx may be cut off by, or nil.
+func answerToCut(ctx context.Context) serve.Answer {
+	if ctx.Value(uncutKey{}) != nil {
+		return nil
+	}
+	return serve.AnswerOf(ctx)
 }
 
 // cutCheck is how often a read waiting for room cuts off the reads that

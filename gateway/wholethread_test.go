@@ -375,32 +375,46 @@ func TestAWaitingReadOutlastsTheLeaseOfAThreadAtTheBound(t *testing.T) {
 // TestOnlyASlowReadIsCutOff: a read past its lease is cut off for a
 // waiting one only when it goes out slowly: a client that kept a read of
 // its own waiting cut another's steady read at 3 MB/s of a large thread,
-// again and again, and that reader could never have its thread. An
-// export's pace counts from the thread it holds room for.
+// again and again, and that reader could never have its thread. The lease
+// runs from the answer's start, not while memory reads the thread.
 func TestOnlyASlowReadIsCutOff(t *testing.T) {
 	t.Parallel()
+	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	lease := leaseOf(30 << 20)
 	for _, tc := range []struct {
-		name           string
-		before, during int64 // bytes sent before the hold, and during its 10 s
-		slow           bool
+		name    string
+		started time.Duration // after since; -1: not yet
+		sent    int64
+		at      time.Duration // after since
+		stale   bool
 	}{
-		{"a steady read", 0, 30 << 20, false},
-		{"a read at 6 KB/s", 0, 60 << 10, true},
-		{"an export's slow thread after fast ones", 100 << 20, 60 << 10, true},
+		{"a steady read", 0, 30 << 20, lease + time.Second, false},
+		{"a read at 6 KB/s", 0, 60 << 10, lease + time.Second, true},
+		{"a slow read within its lease", 0, 1, lease - time.Second, false},
+		{"a read waiting for memory", -1, 0, lease + time.Minute, false},
+		{"a slow read whose answer began after memory's read", 20 * time.Second, 60 << 10,
+			20*time.Second + lease - time.Second, false},
 	} {
-		a := &sentAnswer{sent: tc.before}
-		cut := cutOf(a, 30<<20)
-		a.sent += tc.during
-		if got := cut.Slow(10 * time.Second); got != tc.slow {
-			t.Errorf("%s: slow = %v, want %v", tc.name, got, tc.slow)
+		a := &sentAnswer{}
+		cut := cutOf(a, 30<<20, since)
+		a.sent = tc.sent
+		if tc.started >= 0 {
+			a.started = since.Add(tc.started)
+		}
+		if got := cut.Stale(since.Add(tc.at)); got != tc.stale {
+			t.Errorf("%s: stale = %v, want %v", tc.name, got, tc.stale)
 		}
 	}
-	if cut := cutOf(nil, 1); cut.Off != nil {
+	if cut := cutOf(nil, 1, since); cut.Off != nil {
 		t.Error("a read without an answer to cut can be cut")
 	}
 }
 
-type sentAnswer struct{ sent int64 }
+type sentAnswer struct {
+	sent    int64
+	started time.Time
+}
 
-func (a *sentAnswer) Sent() int64 { return a.sent }
-func (a *sentAnswer) Cut()        {}
+func (a *sentAnswer) Sent() int64        { return a.sent }
+func (a *sentAnswer) Started() time.Time { return a.started }
+func (a *sentAnswer) Cut()               {}

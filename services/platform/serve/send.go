@@ -36,7 +36,14 @@ func Paced(d time.Duration, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r) // a writer without deadlines
 			return
 		}
-		next.ServeHTTP(&pacedWriter{ResponseWriter: w, rc: rc, d: d}, r)
+		pw := &pacedWriter{ResponseWriter: w, rc: rc, d: d}
+		next.ServeHTTP(pw, r)
+		if pw.finish() {
+			// Cut off: the answer must not end as if whole (an export
+			// with threads missing would read as complete), so the
+			// connection is dropped mid-answer.
+			panic(http.ErrAbortHandler)
+		}
 		_ = rc.SetWriteDeadline(time.Now().Add(d))
 	})
 }
@@ -49,9 +56,23 @@ type pacedWriter struct {
 
 	// mu orders a cut with the deadline a piece sets: once cut, no piece
 	// sets one of its own, and the one being written has passed its own.
-	mu   sync.Mutex
-	cut  bool
-	sent atomic.Int64 // bytes handed to the connection
+	// Once done (its handler returned), a cut comes too late to act: the
+	// connection may serve the client's next request.
+	mu     sync.Mutex
+	cut    bool
+	done   bool
+	cancel context.CancelCauseFunc // the request's context, when Cuttable made it
+	sent   atomic.Int64            // bytes handed to the connection
+	first  atomic.Int64            // when the first of them was, in Unix ns (0: none yet)
+}
+
+// finish marks the answer's handler as returned, and reports whether the
+// answer was cut off.
+func (w *pacedWriter) finish() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.done = true
+	return w.cut
 }
 
 // errCut is a write to an answer that was cut.
@@ -70,13 +91,31 @@ func (w *pacedWriter) next() error {
 // Sent is how many bytes of the answer went to the connection so far.
 func (w *pacedWriter) Sent() int64 { return w.sent.Load() }
 
+// Started is when the answer's first bytes went to the connection; zero
+// before they have.
+func (w *pacedWriter) Started() time.Time {
+	if ns := w.first.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
 // Cut ends the answer: the piece being written fails at once, and every
 // write after it.
+// The request's context ends too, so that what the handler waits for
+// (memory's read of the thread) gives up, and the room its answer holds
+// comes free.
 func (w *pacedWriter) Cut() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.done || w.cut {
+		return
+	}
 	w.cut = true
 	_ = w.rc.SetWriteDeadline(time.Now())
+	if w.cancel != nil {
+		w.cancel(errCut)
+	}
 }
 
 func (w *pacedWriter) Write(p []byte) (int, error) {
@@ -88,7 +127,9 @@ func (w *pacedWriter) Write(p []byte) (int, error) {
 		}
 		n, err := w.ResponseWriter.Write(piece)
 		written += n
-		w.sent.Add(int64(n))
+		if n > 0 && w.sent.Add(int64(n)) == int64(n) {
+			w.first.Store(time.Now().UnixNano())
+		}
 		if err != nil {
 			return written, err
 		}
@@ -108,10 +149,11 @@ func (w *pacedWriter) FlushError() error {
 	return w.rc.Flush()
 }
 
-// An Answer is a paced answer on its way: how much of it went out, and
-// what cuts it off.
+// An Answer is a paced answer on its way: how much of it went out, since
+// when, and what cuts it off.
 type Answer interface {
 	Sent() int64
+	Started() time.Time
 	Cut()
 }
 
@@ -122,7 +164,12 @@ type Answer interface {
 func Cuttable(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if pw, ok := w.(*pacedWriter); ok {
-			r = r.WithContext(context.WithValue(r.Context(), answerKey{}, Answer(pw)))
+			ctx, cancel := context.WithCancelCause(context.WithValue(r.Context(), answerKey{}, Answer(pw)))
+			defer cancel(nil)
+			pw.mu.Lock()
+			pw.cancel = cancel
+			pw.mu.Unlock()
+			r = r.WithContext(ctx)
 		}
 		next.ServeHTTP(w, r)
 	})

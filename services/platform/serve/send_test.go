@@ -2,6 +2,8 @@ package serve
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -148,7 +150,42 @@ func TestACutAnswerEndsAtOnce(t *testing.T) {
 	if n := answer.Sent(); n < int64(len("first")) || n >= 8<<20 {
 		t.Errorf("%d bytes sent of a cut answer, want its start and not all", n)
 	}
+	if answer.Started().IsZero() {
+		t.Error("an answer that went out in part has no start")
+	}
 	if AnswerOf(t.Context()) != nil {
 		t.Error("a context no Cuttable handler made has an answer")
+	}
+}
+
+// An answer cut between two writes, or while its handler waits for what
+// it is to send, does not end as if whole: its connection drops, and the
+// handler's context ends. An export cut so once read as complete with
+// threads missing, its client none the wiser.
+func TestAnAnswerCutBetweenWritesDoesNotEndWhole(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	answered := make(chan error, 1)
+	addr := paceLoopback(t, time.Hour, Cuttable(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "line1\n")
+		_ = http.NewResponseController(w).Flush()
+		AnswerOf(r.Context()).Cut()
+		<-r.Context().Done() // what it waited for gives up
+		answered <- context.Cause(r.Context())
+		<-release
+		_, _ = io.WriteString(w, "line2\n")
+	})))
+	res, err := http.Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if err := <-answered; !errors.Is(err, errCut) {
+		t.Errorf("the cut handler's context ended with %v, want errCut", err)
+	}
+	close(release)
+	body, err := io.ReadAll(res.Body)
+	if err == nil {
+		t.Errorf("a cut answer read as whole: %q", body)
 	}
 }

@@ -228,31 +228,29 @@ func TestHoldersCountEachClientsWork(t *testing.T) {
 // TestStaleHoldsOfOthersAreCut: a client that reads a thread slowly holds
 // its room for as long as it likes (one read of 32 MiB at 6 KB/s, an
 // hour and a half), and every other client's read of more than what was
-// left waited out its wait and was refused. Slow work held past its lease
-// while another client waits is cut, once; the waiting client's own work,
-// work held a shorter time, and work that goes out fast enough are not.
+// left waited out its wait and was refused. Stale work (its Cut says when)
+// is cut while another client waits, once; the waiting client's own work,
+// and work that is not stale or cannot be cut, are not.
 func TestStaleHoldsOfOthersAreCut(t *testing.T) {
 	t.Parallel()
 	h := NewHolders()
-	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var cut []string
-	hold := func(client, name string, at time.Time, lease time.Duration, slow func(time.Duration) bool) {
-		h.HoldAt(client, func() {}, Cut{Off: func() { cut = append(cut, name) }, Lease: lease, Slow: slow}, at)
+	hold := func(client, name string, stale bool) {
+		h.Hold(client, func() {}, Cut{Off: func() { cut = append(cut, name) }, Stale: func(at time.Time) bool {
+			return stale && at.Equal(now)
+		}})
 	}
-	hold("bob", "bob's old read", start, 5*time.Second, nil)
-	hold("carol", "carol's new read", start.Add(4*time.Second), 5*time.Second, nil)
-	hold("erin", "erin's long read", start, 6*time.Second, nil) // a heavier thread's lease
-	hold("alice", "alice's old read", start, 5*time.Second, nil)
-	hold("frank", "frank's steady read", start, 5*time.Second, func(held time.Duration) bool {
-		return held < 5*time.Second // it has sent enough in the time it held room: not slow
-	})
-	h.Hold("dave", func() {}, Cut{}) // nothing to cut it with
-	now := start.Add(5 * time.Second)
+	hold("bob", "bob's slow read", true)
+	hold("carol", "carol's steady read", false)
+	hold("alice", "alice's slow read", true)
+	h.Hold("dave", func() {}, Cut{})                                            // nothing to cut it with
+	h.Hold("erin", func() {}, Cut{Off: func() { cut = append(cut, "erin's") }}) // nothing says when
 	if n := h.CutStale("alice", now); n != 1 {
 		t.Errorf("CutStale cut %d holds, want 1", n)
 	}
 	h.CutStale("alice", now) // again: each is cut once
-	if diff := cmp.Diff([]string{"bob's old read"}, cut); diff != "" {
+	if diff := cmp.Diff([]string{"bob's slow read"}, cut); diff != "" {
 		t.Errorf("cut (-want +got):\n%s", diff)
 	}
 }

@@ -25,23 +25,15 @@ type Holders struct {
 // hold is one piece of work holding room.
 type hold struct {
 	client string
-	since  time.Time
-	// cut, once the work has held room for its lease while another client
-	// waits, and while slow says its progress over that time is too
-	// little, ends it. nil: it cannot be cut; set to nil once cut.
-	cut   func()
-	lease time.Duration
-	slow  func(held time.Duration) bool
+	cut    Cut // its Off set to nil once cut
 }
 
 // A Cut says when and how a piece of work that holds room is cut off for
 // another client's waiting work: Off ends it (and must lead to its
-// release), once it has held room for Lease, and while Slow says its
-// progress over the time it held room is too little (nil: always).
+// release) once Stale says so. Either nil: it is never cut.
 type Cut struct {
 	Off   func()
-	Lease time.Duration
-	Slow  func(held time.Duration) bool
+	Stale func(now time.Time) bool
 }
 
 // NewHolders counts no work yet.
@@ -55,15 +47,10 @@ func (h *Holders) Holding(client string) bool {
 }
 
 // Hold counts a piece of client's work, which holds part of the budget
-// until release, and returns release. cut, when its Off is set, is how the
-// work is cut off for another client's waiting work (CutStale).
+// until release, and returns release. cut is how the work is cut off for
+// another client's waiting work (CutStale).
 func (h *Holders) Hold(client string, release func(), cut Cut) func() {
-	return h.HoldAt(client, release, cut, time.Now())
-}
-
-// HoldAt is Hold of work that began holding at since.
-func (h *Holders) HoldAt(client string, release func(), cut Cut, since time.Time) func() {
-	w := &hold{client: client, since: since, cut: cut.Off, lease: cut.Lease, slow: cut.Slow}
+	w := &hold{client: client, cut: cut}
 	h.mu.Lock()
 	h.held[client]++
 	h.holds[w] = struct{}{}
@@ -82,17 +69,15 @@ func (h *Holders) HoldAt(client string, release func(), cut Cut, since time.Time
 	}
 }
 
-// CutStale cuts off the work of clients other than waiting that has held
-// room for its lease by now and is slow, each piece once, and returns how
-// many it cut.
+// CutStale cuts off the work of clients other than waiting that is stale
+// by now, each piece once, and returns how many it cut.
 func (h *Holders) CutStale(waiting string, now time.Time) int {
 	var cuts []func()
 	h.mu.Lock()
 	for w := range h.holds {
-		held := now.Sub(w.since)
-		if w.client != waiting && w.cut != nil && held >= w.lease && (w.slow == nil || w.slow(held)) {
-			cuts = append(cuts, w.cut)
-			w.cut = nil
+		if w.client != waiting && w.cut.Off != nil && w.cut.Stale != nil && w.cut.Stale(now) {
+			cuts = append(cuts, w.cut.Off)
+			w.cut.Off = nil
 		}
 	}
 	h.mu.Unlock()

@@ -66,6 +66,7 @@ type clientQuota struct {
 type quotaCount struct {
 	weight  int64         // from the last weighing, with the writes admitted since
 	pending int64         // admitted writes not yet stored, or failed
+	settled int64         // writes stored (or failed) while a weighing read
 	at      time.Time     // of the last weighing
 	weighed chan struct{} // while a write of the client weighs its threads: closed when it has
 }
@@ -115,13 +116,15 @@ func (s *Service) admitWeight(ctx context.Context, client string, add int64, now
 		}
 		q.mu.Lock()
 	}
-	if age := now.Sub(c.at); !c.at.IsZero() && age >= 0 &&
+	// A writer's now may come before the last weighing's (taken before it
+	// waited): that weighing is as recent for it.
+	if age := max(now.Sub(c.at), 0); !c.at.IsZero() &&
 		(age < reweighAfter || age < quotaFresh && float64(c.weight+add) <= nearShare*float64(q.limit)) {
 		defer q.mu.Unlock()
 		return q.admit(c, add)
 	}
 	weighed := make(chan struct{})
-	c.weighed = weighed
+	c.weighed, c.settled = weighed, 0
 	q.mu.Unlock()
 	held, err := s.store.ClientWeight(ctx, client, now)
 	q.mu.Lock()
@@ -131,8 +134,17 @@ func (s *Service) admitWeight(ctx context.Context, client string, add int64, now
 	if err != nil {
 		return nil, fmt.Errorf("weigh the client's threads: %w", err)
 	}
-	c.weight, c.at = held+c.pending, now
+	// What was pending when the weighing began and was stored while it
+	// read (settled) may be in held or not: it is counted, as pending is.
+	c.weight, c.at = held+c.pending+c.settled, maxTime(c.at, now)
 	return q.admit(c, add)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // admit counts add for c when it fits, pending until the write is stored;
@@ -149,6 +161,9 @@ func (q *clientQuota) admit(c *quotaCount, add int64) (stored func(), err error)
 			q.mu.Lock()
 			defer q.mu.Unlock()
 			c.pending -= add
+			if c.weighed != nil {
+				c.settled += add
+			}
 		})
 	}, nil
 }

@@ -143,6 +143,28 @@ func TestAClientAtItsBoundIsNotReweighedOnEveryWrite(t *testing.T) {
 	if n := store.weighs - before; n > 1 {
 		t.Errorf("20 writes at the bound weighed the client's threads %d times, want at most once", n)
 	}
+	// Some seconds on, what was deleted or expired meanwhile may make room:
+	// the next write weighs again.
+	before = store.weighs
+	now = now.Add(6 * time.Second)
+	if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory",
+		Turns: exchange("q", strings.Repeat("x", limit/4))}); !errors.Is(err, memory.ErrClientFull) {
+		t.Fatalf("a write past the bound: %v, want ErrClientFull", err)
+	}
+	if n := store.weighs - before; n != 1 {
+		t.Errorf("a write at the bound 6 s on weighed the client's threads %d times, want once", n)
+	}
+	// A writer whose time was taken before that weighing (it waited since)
+	// finds it as recent.
+	before = store.weighs
+	now = now.Add(-time.Second)
+	if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory",
+		Turns: exchange("q", strings.Repeat("x", limit/4))}); !errors.Is(err, memory.ErrClientFull) {
+		t.Fatalf("a write past the bound: %v, want ErrClientFull", err)
+	}
+	if n := store.weighs - before; n != 0 {
+		t.Errorf("a write timed before the last weighing weighed again %d times, want none", n)
+	}
 }
 
 // TestEmptyThreadsCountTowardsTheBound: a thread without turns weighs
@@ -203,8 +225,8 @@ func TestWritesAtOnceShareTheRoom(t *testing.T) {
 			}
 		})
 	}
-	store.waitFor(1) // the one that fits is held in the store
-	store.open()     // and the others were refused meanwhile, or go in now
+	store.waitFor(t, 1) // the one that fits is held in the store
+	store.open()        // and the others were refused meanwhile, or go in now
 	wg.Wait()
 	if n := admitted.Load(); n != 1 {
 		t.Errorf("%d writes of a unit at once went in beside 6 units of 8, want 1", n)
@@ -237,21 +259,26 @@ func (g *gatedCreates) close() {
 }
 
 // waitFor waits until n creates are held at the gate.
-func (g *gatedCreates) waitFor(n int) { <-g.reached(n) }
+func (g *gatedCreates) waitFor(t *testing.T, n int) { <-g.reached(t, n) }
 
-// reached is closed once n creates are held at the gate.
-func (g *gatedCreates) reached(n int) <-chan struct{} {
+// reached is closed once n creates are held at the gate; its watch ends
+// with the test.
+func (g *gatedCreates) reached(t *testing.T, n int) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
-		defer close(done)
 		for {
 			g.mu.Lock()
 			w := g.waiting
 			g.mu.Unlock()
 			if w >= n {
+				close(done)
 				return
 			}
-			time.Sleep(time.Millisecond)
+			select {
+			case <-t.Context().Done():
+				return
+			case <-time.After(time.Millisecond):
+			}
 		}
 	}()
 	return done
@@ -316,7 +343,7 @@ func TestAWeighingCountsTheWritesNotYetStored(t *testing.T) {
 		_, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory", Turns: text(3 * unit)})
 		first <- err
 	}()
-	store.waitFor(1) // admitted by the count, and being stored
+	store.waitFor(t, 1) // admitted by the count, and being stored
 	mu.Lock()
 	now = now.Add(2 * quotaWeighedAgain)
 	mu.Unlock()
@@ -331,7 +358,7 @@ func TestAWeighingCountsTheWritesNotYetStored(t *testing.T) {
 		if !errors.Is(err, memory.ErrClientFull) {
 			t.Errorf("a write weighed while another was being stored: %v, want ErrClientFull", err)
 		}
-	case <-store.reached(2):
+	case <-store.reached(t, 2):
 		t.Error("a write weighed while another was being stored was admitted beside the stored threads alone")
 	}
 	store.open()
@@ -370,4 +397,72 @@ func TestAReplacingImportHasTheClientWeighedAgain(t *testing.T) {
 	if store.weighs != before+1 {
 		t.Errorf("the write after a replacing import weighed the client %d times, want once", store.weighs-before)
 	}
+}
+
+// TestAWriteStoredWhileTheClientIsWeighedStaysCounted: a weighing reads
+// the store while writes go on; one admitted before it that is stored
+// while it reads is in what it read or not, and was counted in neither
+// (no longer pending): the client then wrote past its bound.
+func TestAWriteStoredWhileTheClientIsWeighedStaysCounted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	creates := &gatedCreates{Store: memstore.New(), gate: make(chan struct{})}
+	store := &gatedWeighs{gatedCreates: creates, read: make(chan struct{}), answer: make(chan struct{})}
+	svc := memory.NewService(store, time.Hour, 50)
+	svc.SetClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	const unit = 64 << 10
+	svc.LimitClients(16 * unit)
+	text := func(n int) []memory.Turn { return exchange("q", strings.Repeat("x", n)) }
+	create := func(n int) chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory", Turns: text(n)})
+			done <- err
+		}()
+		return done
+	}
+	creates.open()
+	store.pass() // the first weighing
+	if err := <-create(6 * unit); err != nil {
+		t.Fatal(err)
+	}
+	creates.close()
+	first := create(5 * unit) // admitted by the count, held in the store
+	creates.waitFor(t, 1)
+	mu.Lock()
+	now = now.Add(2 * time.Minute)
+	mu.Unlock()
+	second := create(6 * unit) // weighs: reads the store without the first
+	<-store.read
+	creates.open() // the first is stored while the weighing reads
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	close(store.answer)
+	if err := <-second; !errors.Is(err, memory.ErrClientFull) {
+		t.Errorf("a write weighed while another was stored: %v, want ErrClientFull (6 + 5 + 6 units of 16)", err)
+	}
+}
+
+// gatedWeighs reads a client's threads when asked, and answers once told.
+type gatedWeighs struct {
+	*gatedCreates
+	read, answer chan struct{}
+	passed       bool
+}
+
+// pass lets the next weighing through at once.
+func (g *gatedWeighs) pass() { g.passed = true }
+
+func (g *gatedWeighs) ClientWeight(ctx context.Context, client string, now time.Time) (int64, error) {
+	w, err := g.gatedCreates.ClientWeight(ctx, client, now)
+	if g.passed {
+		g.passed = false
+		return w, err
+	}
+	g.read <- struct{}{}
+	<-g.answer
+	return w, err
 }
