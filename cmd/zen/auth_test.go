@@ -50,13 +50,21 @@ func getAs(t *testing.T, url, token string) int {
 	return resp.StatusCode
 }
 
-func TestTokensIsolateClients(t *testing.T) {
+// aliceAndBob is zen serve with env and a tokens file naming two clients,
+// alice and bob (aliceToken, bobToken), and its MCP URL and gateway.
+func aliceAndBob(t *testing.T, env map[string]string) (mcpURL, gateway string) {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "tokens")
 	if err := os.WriteFile(file, []byte("# client token\nalice "+aliceToken+"\nbob "+bobToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := startZen(t, mergeEnv(fakeEnv(fakemodel.New(t)), map[string]string{"ZEN_AUTH_TOKENS_FILE": file}), []string{"mcp", "gateway"}, serveArgs()...)
-	mcpURL, gw := "http://"+p.addr("mcp")+"/mcp", "http://"+p.addr("gateway")
+	p := startZen(t, mergeEnv(env, map[string]string{"ZEN_AUTH_TOKENS_FILE": file}), []string{"mcp", "gateway"},
+		serveArgs()...)
+	return "http://" + p.addr("mcp") + "/mcp", "http://" + p.addr("gateway")
+}
+
+func TestTokensIsolateClients(t *testing.T) {
+	mcpURL, gw := aliceAndBob(t, fakeEnv(fakemodel.New(t)))
 
 	if _, err := connectAs(t, mcpURL, "not-a-token-at-all"); err == nil {
 		t.Fatal("a wrong token connected")

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,13 +19,7 @@ import (
 func TestAClientsThreadsHaveABound(t *testing.T) {
 	t.Parallel()
 	fake := fakemodel.New(t)
-	tokens := filepath.Join(t.TempDir(), "tokens")
-	if err := os.WriteFile(tokens, []byte("alice "+aliceToken+"\nbob "+bobToken+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := startZen(t, mergeEnv(fakeEnv(fake), map[string]string{"ZEN_CLIENT_STORE_MB": "32",
-		"ZEN_AUTH_TOKENS_FILE": tokens}), []string{"mcp", "gateway"}, serveArgs()...)
-	mcpURL, gateway := "http://"+p.addr("mcp")+"/mcp", "http://"+p.addr("gateway")
+	mcpURL, gateway := aliceAndBob(t, mergeEnv(fakeEnv(fake), map[string]string{"ZEN_CLIENT_STORE_MB": "32"}))
 	// A thread of 16 turns of almost 2 MB: 31 MiB, within the bound.
 	thread := func(turns, size int) string {
 		var list []any

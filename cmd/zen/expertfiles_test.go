@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -69,16 +68,8 @@ func TestAWorkflowsExpertReadsEveryStepsFiles(t *testing.T) {
 func TestAnEarlierFileIsCheckedAsANamedOneIs(t *testing.T) {
 	t.Parallel()
 	dir, fake, st := visionStack(t)
-	system, err := os.MkdirTemp("/var/tmp", "zen-test-") // a system directory, never a root
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(system) })
+	system, keys := refusedPlaces(t)
 	outside := writeTestFile(t, system, "secret.py", "OUTSIDE_BODY = 1\n")
-	keys := filepath.Join(t.TempDir(), ".ssh") // a credential store, wherever it sits
-	if err := os.MkdirAll(keys, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	key := writeTestFile(t, keys, "config", "KEY_BODY\n")
 	code := writeTestFile(t, dir, "lock.py", "LOCK_BODY = 1\n")
 	id := uuid.NewString()

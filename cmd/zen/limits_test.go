@@ -298,6 +298,23 @@ func visionStack(t *testing.T) (string, *fakemodel.Server, stack) {
 	return dir, fake, serveStack(t, mergeEnv(fakeEnv(fake), map[string]string{"CUSTOM_MODELS_CONFIG_PATH": catalogue}))
 }
 
+// refusedPlaces are two directories the file policy refuses whatever the
+// roots: a system directory (never a root) and a credential store
+// (wherever it sits).
+func refusedPlaces(t *testing.T) (system, keys string) {
+	t.Helper()
+	system, err := os.MkdirTemp("/var/tmp", "zen-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(system) })
+	keys = filepath.Join(t.TempDir(), ".ssh")
+	if err := os.MkdirAll(keys, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return system, keys
+}
+
 // writeTestFile writes content to name in dir and returns its path.
 func writeTestFile(t *testing.T, dir, name, content string) string {
 	t.Helper()
@@ -315,16 +332,8 @@ func writeTestFile(t *testing.T, dir, name, content string) string {
 func TestAnEarlierImageIsCheckedAsANamedOneIs(t *testing.T) {
 	t.Parallel()
 	dir, fake, st := visionStack(t)
-	system, err := os.MkdirTemp("/var/tmp", "zen-test-") // a system directory, never a root
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(system) })
+	system, keys := refusedPlaces(t)
 	outside := writeTestFile(t, system, "secret.png", "\x89PNG\r\n\x1a\nOUTSIDE")
-	keys := filepath.Join(t.TempDir(), ".ssh") // a credential store, wherever it sits
-	if err := os.MkdirAll(keys, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	key := writeTestFile(t, keys, "id.png", "\x89PNG\r\n\x1a\nKEY")
 	code := writeTestFile(t, dir, "lock.go", "package lock\n")
 	id := uuid.NewString()

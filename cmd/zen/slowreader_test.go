@@ -6,8 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,13 +22,8 @@ import (
 // client waits, the slow read is cut off and the other is served.
 func TestASlowReaderYieldsTheRoomToOthers(t *testing.T) {
 	t.Parallel()
-	tokens := filepath.Join(t.TempDir(), "tokens")
-	if err := os.WriteFile(tokens, []byte("alice "+aliceToken+"\nbob "+bobToken+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := startZen(t, mergeEnv(fakeEnv(fakemodel.New(t)), map[string]string{"ZEN_AUTH_TOKENS_FILE": tokens}),
-		[]string{"mcp", "gateway"}, serveArgs()...)
-	gateway := "http://" + p.addr("gateway")
+	_, gateway := aliceAndBob(t, fakeEnv(fakemodel.New(t)))
+	address := strings.TrimPrefix(gateway, "http://")
 	thread := func(token string, turns int) string {
 		var list []any
 		for i := range turns {
@@ -48,14 +41,14 @@ func TestASlowReaderYieldsTheRoomToOthers(t *testing.T) {
 
 	// Bob asks for his thread of 32 MB, reads the first bytes of the
 	// answer and no more.
-	conn, err := net.DialTCP("tcp", nil, tcpAddrOf(t, p.addr("gateway")))
+	conn, err := net.DialTCP("tcp", nil, tcpAddrOf(t, address))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	_ = conn.SetReadBuffer(4 << 10)
 	fmt.Fprintf(conn, "GET /v1/threads/%s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", bobs,
-		p.addr("gateway"), bobToken)
+		address, bobToken)
 	if _, err := conn.Read(make([]byte, 1)); err != nil {
 		t.Fatalf("bob's answer: %v", err)
 	}

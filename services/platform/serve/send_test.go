@@ -60,14 +60,7 @@ func TestAnAnswerNobodyReadsEnds(t *testing.T) {
 		_, err := w.Write([]byte(strings.Repeat("a", 8<<20)))
 		ended <- err
 	}))
-	conn, err := net.DialTCP("tcp", nil, tcpAddr(t, addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetReadBuffer(4 << 10)
-	fmt.Fprint(conn, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
-	_, _ = conn.Read(make([]byte, 1)) // the answer has begun; no more is read
+	stalledReader(t, addr)
 	select {
 	case err := <-ended:
 		if err == nil {
@@ -104,6 +97,20 @@ func TestASmallAnswerAfterALargeOneGoesOut(t *testing.T) {
 	}
 }
 
+// stalledReader asks addr for / and reads the first byte of the answer,
+// and no more, until the test ends.
+func stalledReader(t *testing.T, addr string) {
+	t.Helper()
+	conn, err := net.DialTCP("tcp", nil, tcpAddr(t, addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	_ = conn.SetReadBuffer(4 << 10)
+	fmt.Fprint(conn, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	_, _ = conn.Read(make([]byte, 1)) // the answer has begun; no more is read
+}
+
 func tcpAddr(t *testing.T, addr string) *net.TCPAddr {
 	t.Helper()
 	a, err := net.ResolveTCPAddr("tcp", addr)
@@ -126,14 +133,7 @@ func TestACutAnswerEndsAtOnce(t *testing.T) {
 		_, err := w.Write([]byte(strings.Repeat("a", 8<<20)))
 		ended <- err
 	})))
-	conn, err := net.DialTCP("tcp", nil, tcpAddr(t, addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetReadBuffer(4 << 10)
-	fmt.Fprint(conn, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
-	_, _ = conn.Read(make([]byte, 1)) // the answer has begun; no more is read
+	stalledReader(t, addr)
 	answer := <-answers
 	if answer == nil {
 		t.Fatal("a Cuttable handler under Paced has no answer to cut")
