@@ -181,7 +181,7 @@ const exportCost = 2
 // room until release.
 func (p threadPaths) exportLine(ctx context.Context, id string, wait time.Duration) ([]byte, func(), error) {
 	var line []byte
-	release, err := p.withinRoom(uncut(ctx), id, exportCost, wait, func(weight int64) (err error) {
+	release, err := p.withinRoom(ctx, id, exportCost, wait, func(weight int64) (err error) {
 		line, err = p.readLine(ctx, id, weight)
 		return err
 	})

@@ -70,7 +70,7 @@ func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait
 		if err != nil {
 			return nil, err
 		}
-		release = p.holders.Hold(client, release, cutOf(answerToCut(ctx), weight, time.Now()))
+		release = p.holders.Hold(client, release, cutOf(serve.AnswerOf(ctx), weight))
 		if err := readHolding(weight, read, release); !heavierThanAsked(err) {
 			if err != nil {
 				return nil, err
@@ -106,9 +106,10 @@ func readHolding(weight int64, read func(weight int64) error, release func()) (e
 // holdLease, and as long besides as its thread takes to go out at
 // leaseRate: past that it is cut off (its answer ends, and its room comes
 // free). A thread at memory's bound of 32 MiB has 9 s, which a reader on
-// a link of 70 Mbit/s takes, and which is within the 10 s a waiting read
-// waits (bodyBounds.roomWait), so the waiting read is served, not refused;
-// one read as slowly as serve.Paced allows held the room for hours.
+// a link of 70 Mbit/s takes; with the waiting reads' check every cutCheck,
+// a slow read of it whose answer began as the waiting read came is cut
+// within that read's 10 s (bodyBounds.roomWait). One read as slowly as
+// serve.Paced allows held the room for hours.
 const (
 	holdLease = 5 * time.Second
 	leaseRate = 8 << 20 // bytes of weight a second
@@ -121,46 +122,57 @@ func leaseOf(weight int64) time.Duration {
 }
 
 // cutRate is the pace below which a read past its lease is cut off for a
-// waiting one, in bytes a second since its answer began: a reader on an
-// ordinary link (3 MB/s) is not, whatever another client does to keep a
-// read waiting; one at 6 KB/s, which held the room for hours, is.
+// waiting one, in bytes a second: a reader on an ordinary link (3 MB/s) is
+// not, whatever another client does to keep a read waiting; one at 6 KB/s,
+// which held the room for hours, is.
 const cutRate = 1 << 20
 
-// cutOf is how a read of a thread that weighs weight, holding room since
-// since, whose answer is answer (nil: none to cut), is cut off for another
-// client's waiting read. Its lease runs from when the answer began to go
-// out, after memory's read (which may wait its turn for seconds), or from
-// since when the answer was under way already.
-func cutOf(answer serve.Answer, weight int64, since time.Time) slots.Cut {
+// paceWindow is how far back the pace of a read is judged, once the
+// waiting reads have watched it that long: a read that sent most of its
+// thread at once and then stalled kept its average above cutRate for half
+// a minute.
+const paceWindow = 2 * time.Second
+
+// sample is how much of a read's answer had gone out when a waiting read
+// looked.
+type sample struct {
+	at   time.Time
+	sent int64
+}
+
+// cutOf is how a read of a thread that weighs weight, whose answer is
+// answer (nil: none to cut), is cut off for another client's waiting read.
+// Its lease runs from when its answer's bytes began to go out (after
+// memory's read, which may wait its turn for seconds; for an export, this
+// thread's line), and past it the read is cut when its pace is below
+// cutRate: over the last paceWindow the waiting reads watched, or since
+// it began when they have watched less.
+func cutOf(answer serve.Answer, weight int64) slots.Cut {
 	if answer == nil {
 		return slots.Cut{}
 	}
+	answer.Mark()
 	from := answer.Sent()
+	var seen []sample // Stale runs under the Holders' lock
 	return slots.Cut{Off: answer.Cut, Stale: func(now time.Time) bool {
-		started := answer.Started()
-		if started.IsZero() {
+		moved := answer.Moved()
+		if moved.IsZero() {
 			return false // nothing is going out yet: memory's read, not the client, holds it
 		}
-		if started.Before(since) {
-			started = since
+		sent := answer.Sent() - from
+		seen = append(seen, sample{at: now, sent: sent})
+		for len(seen) > 1 && now.Sub(seen[1].at) >= paceWindow {
+			seen = seen[1:]
 		}
-		held := now.Sub(started)
-		return held >= leaseOf(weight) && float64(answer.Sent()-from) < cutRate*held.Seconds()
+		if now.Sub(moved) < leaseOf(weight) {
+			return false
+		}
+		base := seen[0]
+		if now.Sub(base.at) < paceWindow {
+			base = sample{at: moved}
+		}
+		return float64(sent-base.sent) < cutRate*now.Sub(base.at).Seconds()
 	}}
-}
-
-// uncut marks ctx's reads as ones never cut off: an export holds room a
-// thread at a time while memory reads it, not while its client reads.
-func uncut(ctx context.Context) context.Context { return context.WithValue(ctx, uncutKey{}, true) }
-
-type uncutKey struct{}
-
-// answerToCut is the answer a read within ctx may be cut off by, or nil.
-func answerToCut(ctx context.Context) serve.Answer {
-	if ctx.Value(uncutKey{}) != nil {
-		return nil
-	}
-	return serve.AnswerOf(ctx)
 }
 
 // cutCheck is how often a read waiting for room cuts off the reads that

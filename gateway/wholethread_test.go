@@ -376,45 +376,59 @@ func TestAWaitingReadOutlastsTheLeaseOfAThreadAtTheBound(t *testing.T) {
 // waiting one only when it goes out slowly: a client that kept a read of
 // its own waiting cut another's steady read at 3 MB/s of a large thread,
 // again and again, and that reader could never have its thread. The lease
-// runs from the answer's start, not while memory reads the thread.
+// runs from when the answer's bytes began to go out, not while memory
+// reads; the pace is judged over the last seconds the waiting reads
+// watched, so a read that sent most of its thread and stalled is cut.
 func TestOnlyASlowReadIsCutOff(t *testing.T) {
 	t.Parallel()
-	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	lease := leaseOf(30 << 20)
+	type look struct {
+		at   time.Duration // after start
+		sent int64
+	}
 	for _, tc := range []struct {
-		name    string
-		started time.Duration // after since; -1: not yet
-		sent    int64
-		at      time.Duration // after since
-		stale   bool
+		name  string
+		moved time.Duration // after start; -1: not yet
+		looks []look        // the waiting reads' checks; the last one's answer is judged
+		stale bool
 	}{
-		{"a steady read", 0, 30 << 20, lease + time.Second, false},
-		{"a read at 6 KB/s", 0, 60 << 10, lease + time.Second, true},
-		{"a slow read within its lease", 0, 1, lease - time.Second, false},
-		{"a read waiting for memory", -1, 0, lease + time.Minute, false},
-		{"a slow read whose answer began after memory's read", 20 * time.Second, 60 << 10,
-			20*time.Second + lease - time.Second, false},
+		{"a steady read", 0, []look{{lease + time.Second, 30 << 20}}, false},
+		{"a read at 6 KB/s", 0, []look{{lease + time.Second, 60 << 10}}, true},
+		{"a slow read within its lease", 0, []look{{lease - time.Second, 1}}, false},
+		{"a read waiting for memory", -1, []look{{lease + time.Minute, 0}}, false},
+		{"a slow read whose answer began after memory's read", 20 * time.Second,
+			[]look{{20*time.Second + lease - time.Second, 60 << 10}}, false},
+		{"a read that sent its thread at once and stalled", 0, []look{{lease, 29 << 20},
+			{lease + time.Second, 29 << 20}, {lease + 3*time.Second, 29 << 20}}, true},
+		{"a read going out steadily, watched a while", 0, []look{{lease, 20 << 20},
+			{lease + time.Second, 23 << 20}, {lease + 3*time.Second, 29 << 20}}, false},
 	} {
 		a := &sentAnswer{}
-		cut := cutOf(a, 30<<20, since)
-		a.sent = tc.sent
-		if tc.started >= 0 {
-			a.started = since.Add(tc.started)
+		cut := cutOf(a, 30<<20)
+		if tc.moved >= 0 {
+			a.moved = start.Add(tc.moved)
 		}
-		if got := cut.Stale(since.Add(tc.at)); got != tc.stale {
+		var got bool
+		for _, l := range tc.looks {
+			a.sent = l.sent
+			got = cut.Stale(start.Add(l.at))
+		}
+		if got != tc.stale {
 			t.Errorf("%s: stale = %v, want %v", tc.name, got, tc.stale)
 		}
 	}
-	if cut := cutOf(nil, 1, since); cut.Off != nil {
+	if cut := cutOf(nil, 1); cut.Off != nil {
 		t.Error("a read without an answer to cut can be cut")
 	}
 }
 
 type sentAnswer struct {
-	sent    int64
-	started time.Time
+	sent  int64
+	moved time.Time
 }
 
-func (a *sentAnswer) Sent() int64        { return a.sent }
-func (a *sentAnswer) Started() time.Time { return a.started }
-func (a *sentAnswer) Cut()               {}
+func (a *sentAnswer) Sent() int64      { return a.sent }
+func (a *sentAnswer) Mark()            {}
+func (a *sentAnswer) Moved() time.Time { return a.moved }
+func (a *sentAnswer) Cut()             {}

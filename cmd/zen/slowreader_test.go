@@ -39,34 +39,37 @@ func TestASlowReaderYieldsTheRoomToOthers(t *testing.T) {
 	}
 	bobs, alices := thread(bobToken, 16), thread(aliceToken, 1) // 31 MiB and 2 MiB: past the room together
 
-	// Bob asks for his thread of 32 MB, reads the first bytes of the
-	// answer and no more.
-	conn, err := net.DialTCP("tcp", nil, tcpAddrOf(t, address))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetReadBuffer(4 << 10)
-	fmt.Fprintf(conn, "GET /v1/threads/%s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", bobs,
-		address, bobToken)
-	if _, err := conn.Read(make([]byte, 1)); err != nil {
-		t.Fatalf("bob's answer: %v", err)
-	}
-	// Within her wait, or the one after it, as a client told to try again
-	// (Retry-After) does: the lease of bob's read is 9 s of her 10.
-	code, body := request(t, "GET", gateway+"/v1/threads/"+alices, aliceToken, "")
-	if code == http.StatusTooManyRequests {
-		code, body = request(t, "GET", gateway+"/v1/threads/"+alices, aliceToken, "")
-	}
-	if code != 200 {
-		t.Errorf("alice's read while bob's slow one holds the room: %d %.300s, want 200", code, body)
-	}
-	// Bob's answer was cut off, and does not read as whole: its chunked
-	// body never ends (a whole one would, and its connection stay open).
-	_ = conn.SetReadBuffer(1 << 20)
-	_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
-	if rest, _ := io.ReadAll(conn); strings.Contains(string(rest), "\r\n0\r\n\r\n") {
-		t.Error("bob's cut answer ended as if whole")
+	// Bob asks for his thread of 32 MB, or its export, reads the first
+	// bytes of the answer and no more.
+	for _, path := range []string{"/v1/threads/" + bobs, "/v1/threads:export?thread_id=" + bobs} {
+		conn, err := net.DialTCP("tcp", nil, tcpAddrOf(t, address))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetReadBuffer(4 << 10)
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", path, address,
+			bobToken)
+		if _, err := conn.Read(make([]byte, 1)); err != nil {
+			t.Fatalf("bob's answer: %v", err)
+		}
+		// Within her wait, or the one after it, as a client told to try
+		// again (Retry-After) does: bob's read has a lease of 9 s first.
+		code, body := request(t, "GET", gateway+"/v1/threads/"+alices, aliceToken, "")
+		if code == http.StatusTooManyRequests {
+			code, body = request(t, "GET", gateway+"/v1/threads/"+alices, aliceToken, "")
+		}
+		if code != 200 {
+			t.Errorf("alice's read while bob's slow %s holds the room: %d %.300s, want 200", path, code, body)
+		}
+		// Bob's answer was cut off, and does not read as whole: its
+		// chunked body never ends (a whole one would, and its connection
+		// stay open).
+		_ = conn.SetReadBuffer(1 << 20)
+		_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
+		if rest, _ := io.ReadAll(conn); strings.Contains(string(rest), "\r\n0\r\n\r\n") {
+			t.Errorf("bob's cut answer to %s ended as if whole", path)
+		}
 	}
 }
 

@@ -7,6 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // SendPiece is how much of an answer goes out under one deadline: a client
@@ -41,7 +44,8 @@ func Paced(d time.Duration, next http.Handler) http.Handler {
 		if pw.finish() {
 			// Cut off: the answer must not end as if whole (an export
 			// with threads missing would read as complete), so the
-			// connection is dropped mid-answer.
+			// connection is dropped mid-answer; its span says why.
+			trace.SpanFromContext(r.Context()).SetStatus(otelcodes.Error, "answer cut off: its reader was too slow")
 			panic(http.ErrAbortHandler)
 		}
 		_ = rc.SetWriteDeadline(time.Now().Add(d))
@@ -63,7 +67,10 @@ type pacedWriter struct {
 	done   bool
 	cancel context.CancelCauseFunc // the request's context, when Cuttable made it
 	sent   atomic.Int64            // bytes handed to the connection
-	first  atomic.Int64            // when the first of them was, in Unix ns (0: none yet)
+	// marked is whether Mark was called; moved, when the first piece
+	// after it went out (zero until one has).
+	marked bool
+	moved  time.Time
 }
 
 // finish marks the answer's handler as returned, and reports whether the
@@ -85,23 +92,31 @@ func (w *pacedWriter) next() error {
 	if w.cut {
 		return errCut
 	}
-	return w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	now := time.Now()
+	if w.marked && w.moved.IsZero() {
+		w.moved = now
+	}
+	return w.rc.SetWriteDeadline(now.Add(w.d))
 }
 
 // Sent is how many bytes of the answer went to the connection so far.
 func (w *pacedWriter) Sent() int64 { return w.sent.Load() }
 
-// Started is when the answer's first bytes went to the connection; zero
-// before they have.
-func (w *pacedWriter) Started() time.Time {
-	if ns := w.first.Load(); ns != 0 {
-		return time.Unix(0, ns)
-	}
-	return time.Time{}
+// Mark starts watching for the answer's next bytes (Moved).
+func (w *pacedWriter) Mark() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.marked, w.moved = true, time.Time{}
 }
 
-// Cut ends the answer: the piece being written fails at once, and every
-// write after it.
+// Moved is when the first piece of the answer after the last Mark began
+// to go out; zero before one has.
+func (w *pacedWriter) Moved() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.moved
+}
+
 // The request's context ends too, so that what the handler waits for
 // (memory's read of the thread) gives up, and the room its answer holds
 // comes free.
@@ -127,9 +142,7 @@ func (w *pacedWriter) Write(p []byte) (int, error) {
 		}
 		n, err := w.ResponseWriter.Write(piece)
 		written += n
-		if n > 0 && w.sent.Add(int64(n)) == int64(n) {
-			w.first.Store(time.Now().UnixNano())
-		}
+		w.sent.Add(int64(n))
 		if err != nil {
 			return written, err
 		}
@@ -149,11 +162,13 @@ func (w *pacedWriter) FlushError() error {
 	return w.rc.Flush()
 }
 
-// An Answer is a paced answer on its way: how much of it went out, since
-// when, and what cuts it off.
+// An Answer is a paced answer on its way: how much of it went out, when
+// its pieces began to go out again after a Mark (a reader marks it as it
+// takes room, and measures its pace from there), and what cuts it off.
 type Answer interface {
 	Sent() int64
-	Started() time.Time
+	Mark()
+	Moved() time.Time
 	Cut()
 }
 

@@ -128,7 +128,9 @@ func TestACutAnswerEndsAtOnce(t *testing.T) {
 	t.Parallel()
 	ended, answers := make(chan error, 1), make(chan Answer, 1)
 	addr := paceLoopback(t, time.Hour, Cuttable(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		answers <- AnswerOf(r.Context())
+		answer := AnswerOf(r.Context())
+		answer.Mark()
+		answers <- answer
 		_, _ = w.Write([]byte("first"))
 		_, err := w.Write([]byte(strings.Repeat("a", 8<<20)))
 		ended <- err
@@ -150,8 +152,8 @@ func TestACutAnswerEndsAtOnce(t *testing.T) {
 	if n := answer.Sent(); n < int64(len("first")) || n >= 8<<20 {
 		t.Errorf("%d bytes sent of a cut answer, want its start and not all", n)
 	}
-	if answer.Started().IsZero() {
-		t.Error("an answer that went out in part has no start")
+	if answer.Moved().IsZero() {
+		t.Error("an answer that went out after its Mark has not moved")
 	}
 	if AnswerOf(t.Context()) != nil {
 		t.Error("a context no Cuttable handler made has an answer")

@@ -71,18 +71,20 @@ func (h *Holders) Hold(client string, release func(), cut Cut) func() {
 
 // CutStale cuts off the work of clients other than waiting that is stale
 // by now, each piece once, and returns how many it cut.
+//
+// Each is cut under the lock its release takes, so that work released is
+// never cut after (its answer whole, the cut would drop it): Off must not
+// take that lock, nor wait for work that does.
 func (h *Holders) CutStale(waiting string, now time.Time) int {
-	var cuts []func()
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
 	for w := range h.holds {
 		if w.client != waiting && w.cut.Off != nil && w.cut.Stale != nil && w.cut.Stale(now) {
-			cuts = append(cuts, w.cut.Off)
+			w.cut.Off()
 			w.cut.Off = nil
+			n++
 		}
 	}
-	h.mu.Unlock()
-	for _, cut := range cuts {
-		cut()
-	}
-	return len(cuts)
+	return n
 }

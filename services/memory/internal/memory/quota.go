@@ -66,7 +66,7 @@ type clientQuota struct {
 type quotaCount struct {
 	weight  int64         // from the last weighing, with the writes admitted since
 	pending int64         // admitted writes not yet stored, or failed
-	settled int64         // writes stored (or failed) while a weighing read
+	gen     int           // raised by weighAgain, so a weighing under way is not taken as after it
 	at      time.Time     // of the last weighing
 	weighed chan struct{} // while a write of the client weighs its threads: closed when it has
 }
@@ -124,7 +124,11 @@ func (s *Service) admitWeight(ctx context.Context, client string, add int64, now
 		return q.admit(c, add)
 	}
 	weighed := make(chan struct{})
-	c.weighed, c.settled = weighed, 0
+	// No write is admitted while the weighing reads (the others wait for
+	// it): what was pending as it began, stored meanwhile or not, in what
+	// it read or not, is counted beside it.
+	c.weighed = weighed
+	pending, gen := c.pending, c.gen
 	q.mu.Unlock()
 	held, err := s.store.ClientWeight(ctx, client, now)
 	q.mu.Lock()
@@ -134,9 +138,10 @@ func (s *Service) admitWeight(ctx context.Context, client string, add int64, now
 	if err != nil {
 		return nil, fmt.Errorf("weigh the client's threads: %w", err)
 	}
-	// What was pending when the weighing began and was stored while it
-	// read (settled) may be in held or not: it is counted, as pending is.
-	c.weight, c.at = held+c.pending+c.settled, maxTime(c.at, now)
+	c.weight = held + pending
+	if c.gen == gen { // else weighAgain came meanwhile: this weighing may have read too soon
+		c.at = maxTime(c.at, now)
+	}
 	return q.admit(c, add)
 }
 
@@ -161,9 +166,6 @@ func (q *clientQuota) admit(c *quotaCount, add int64) (stored func(), err error)
 			q.mu.Lock()
 			defer q.mu.Unlock()
 			c.pending -= add
-			if c.weighed != nil {
-				c.settled += add
-			}
 		})
 	}, nil
 }
@@ -179,6 +181,7 @@ func (s *Service) weighAgain(client string) {
 	defer q.mu.Unlock()
 	if c := q.count[client]; c != nil {
 		c.at = time.Time{}
+		c.gen++
 	}
 }
 
