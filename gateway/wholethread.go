@@ -70,7 +70,7 @@ func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait
 		if err != nil {
 			return nil, err
 		}
-		release = p.holders.Hold(client, release, cutOf(serve.AnswerOf(ctx), weight))
+		release = p.holders.Hold(client, release, cutOf(serve.AnswerOf(ctx)))
 		if err := readHolding(weight, read, release); !heavierThanAsked(err) {
 			if err != nil {
 				return nil, err
@@ -102,24 +102,14 @@ func readHolding(weight int64, read func(weight int64) error, release func()) (e
 	return err
 }
 
-// A read may hold room while another client's read waits for it for
-// holdLease, and as long besides as its thread takes to go out at
-// leaseRate: past that it is cut off (its answer ends, and its room comes
-// free). A thread at memory's bound of 32 MiB has 9 s, which a reader on
-// a link of 70 Mbit/s takes; with the waiting reads' check every cutCheck,
-// a slow read of it whose answer began as the waiting read came is cut
-// within that read's 10 s (bodyBounds.roomWait). One read as slowly as
+// cutLease is how long a read's answer goes out, while another client's
+// read waits for room, before its pace is judged (cutRate): its start may
+// be slow. It is short, so that a wait outlasts a few of them: reads that
+// took room and read nothing, from two tokens taking turns, each held it
+// for a lease of 9 s (as long as its thread took at 8 MiB/s) and kept
+// every other client's reads refused for minutes. One read as slowly as
 // serve.Paced allows held the room for hours.
-const (
-	holdLease = 5 * time.Second
-	leaseRate = 8 << 20 // bytes of weight a second
-)
-
-// leaseOf is how long a read of a thread that weighs weight may hold room
-// while others wait.
-func leaseOf(weight int64) time.Duration {
-	return holdLease + time.Duration(weight)*time.Second/leaseRate
-}
+const cutLease = 3 * time.Second
 
 // cutRate is the pace below which a read past its lease is cut off for a
 // waiting one, in bytes a second: a reader on an ordinary link (3 MB/s) is
@@ -130,8 +120,9 @@ const cutRate = 1 << 20
 // paceWindow is how far back the pace of a read is judged, once the
 // waiting reads have watched it that long: a read that sent most of its
 // thread at once and then stalled kept its average above cutRate for half
-// a minute.
-const paceWindow = 2 * time.Second
+// a minute. A reader that takes its bytes in bursts less than this apart
+// keeps its pace.
+const paceWindow = 4 * time.Second
 
 // sample is how much of a read's answer had gone out when a waiting read
 // looked.
@@ -140,14 +131,13 @@ type sample struct {
 	sent int64
 }
 
-// cutOf is how a read of a thread that weighs weight, whose answer is
-// answer (nil: none to cut), is cut off for another client's waiting read.
-// Its lease runs from when its answer's bytes began to go out (after
-// memory's read, which may wait its turn for seconds; for an export, this
-// thread's line), and past it the read is cut when its pace is below
-// cutRate: over the last paceWindow the waiting reads watched, or since
-// it began when they have watched less.
-func cutOf(answer serve.Answer, weight int64) slots.Cut {
+// cutOf is how a read whose answer is answer (nil: none to cut) is cut off
+// for another client's waiting read. Its lease runs from when its answer's
+// bytes began to go out (after memory's read, which may wait its turn for
+// seconds; for an export, this thread's line), and past it the read is cut
+// when its pace is below cutRate: over the last paceWindow the waiting
+// reads watched, or since it began when they have watched less.
+func cutOf(answer serve.Answer) slots.Cut {
 	if answer == nil {
 		return slots.Cut{}
 	}
@@ -164,7 +154,7 @@ func cutOf(answer serve.Answer, weight int64) slots.Cut {
 		for len(seen) > 1 && now.Sub(seen[1].at) >= paceWindow {
 			seen = seen[1:]
 		}
-		if now.Sub(moved) < leaseOf(weight) {
+		if now.Sub(moved) < cutLease {
 			return false
 		}
 		base := seen[0]

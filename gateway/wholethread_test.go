@@ -360,14 +360,13 @@ func TestAnExportWhoseListingGoesRoundEnds(t *testing.T) {
 	}
 }
 
-// TestAWaitingReadOutlastsTheLeaseOfAThreadAtTheBound: a read waiting for
-// room cuts off, past its lease, the read that holds it; the lease of a
-// thread that takes the whole room must end within the wait, or the
-// waiting read is refused before the room comes free.
-func TestAWaitingReadOutlastsTheLeaseOfAThreadAtTheBound(t *testing.T) {
+// TestAWaitReadOutlastsTwoLeases: a read waiting for room cuts off, past
+// their lease, the slow reads ahead of it; its wait must outlast two of
+// them, or two tokens taking turns at reading nothing keep it refused.
+func TestAWaitReadOutlastsTwoLeases(t *testing.T) {
 	t.Parallel()
-	if lease := leaseOf(servedBodies.threadRoom) + cutCheck; lease >= servedBodies.roomWait {
-		t.Errorf("a thread at the room's bound holds it %s while others wait, past their wait of %s", lease,
+	if two := 2 * (cutLease + cutCheck); two >= servedBodies.roomWait {
+		t.Errorf("two slow reads hold the room %s while others wait, past their wait of %s", two,
 			servedBodies.roomWait)
 	}
 }
@@ -382,7 +381,7 @@ func TestAWaitingReadOutlastsTheLeaseOfAThreadAtTheBound(t *testing.T) {
 func TestOnlyASlowReadIsCutOff(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	lease := leaseOf(30 << 20)
+	lease := cutLease
 	type look struct {
 		at   time.Duration // after start
 		sent int64
@@ -400,12 +399,14 @@ func TestOnlyASlowReadIsCutOff(t *testing.T) {
 		{"a slow read whose answer began after memory's read", 20 * time.Second,
 			[]look{{20*time.Second + lease - time.Second, 60 << 10}}, false},
 		{"a read that sent its thread at once and stalled", 0, []look{{lease, 29 << 20},
-			{lease + time.Second, 29 << 20}, {lease + 3*time.Second, 29 << 20}}, true},
+			{lease + time.Second, 29 << 20}, {lease + 5*time.Second, 29 << 20}}, true},
 		{"a read going out steadily, watched a while", 0, []look{{lease, 20 << 20},
-			{lease + time.Second, 23 << 20}, {lease + 3*time.Second, 29 << 20}}, false},
+			{lease + time.Second, 23 << 20}, {lease + 5*time.Second, 29 << 20}}, false},
+		{"a read taken in bursts 3 s apart", 0, []look{{lease, 9 << 20}, {lease + time.Second, 9 << 20},
+			{lease + 2*time.Second, 18 << 20}, {lease + 5*time.Second, 27 << 20}}, false},
 	} {
 		a := &sentAnswer{}
-		cut := cutOf(a, 30<<20)
+		cut := cutOf(a)
 		if tc.moved >= 0 {
 			a.moved = start.Add(tc.moved)
 		}
@@ -418,7 +419,7 @@ func TestOnlyASlowReadIsCutOff(t *testing.T) {
 			t.Errorf("%s: stale = %v, want %v", tc.name, got, tc.stale)
 		}
 	}
-	if cut := cutOf(nil, 1); cut.Off != nil {
+	if cut := cutOf(nil); cut.Off != nil {
 		t.Error("a read without an answer to cut can be cut")
 	}
 }

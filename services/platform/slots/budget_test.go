@@ -254,3 +254,19 @@ func TestStaleHoldsOfOthersAreCut(t *testing.T) {
 		t.Errorf("cut (-want +got):\n%s", diff)
 	}
 }
+
+// TestReleasedWorkIsNotCut: a piece of work's room, given back, wakes the
+// work waiting for it, which cuts the stale work it finds: the released
+// piece must be gone by then, or work that is done (an answer written
+// whole) is cut, and its answer dropped.
+func TestReleasedWorkIsNotCut(t *testing.T) {
+	t.Parallel()
+	h := NewHolders()
+	cut := false
+	release := h.Hold("bob", func() { h.CutStale("alice", time.Now()) }, Cut{Off: func() { cut = true },
+		Stale: func(time.Time) bool { return true }})
+	release()
+	if cut {
+		t.Error("work was cut as its room, given back, woke a waiter")
+	}
+}

@@ -58,13 +58,16 @@ func (h *Holders) Hold(client string, release func(), cut Cut) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			release()
+			// Out of the holds before its room is free: a waiter the room
+			// wakes would otherwise find it there, and cut work that is
+			// done.
 			h.mu.Lock()
-			defer h.mu.Unlock()
 			delete(h.holds, w)
 			if h.held[client]--; h.held[client] == 0 {
 				delete(h.held, client)
 			}
+			h.mu.Unlock()
+			release()
 		})
 	}
 }
