@@ -70,7 +70,14 @@ func (p threadPaths) withinRoom(ctx context.Context, id string, cost int64, wait
 		if err != nil {
 			return nil, err
 		}
-		release = p.holders.Hold(client, release, cutOf(serve.AnswerOf(ctx)))
+		cut := cutOf(serve.AnswerOf(ctx))
+		if off := cut.Off; off != nil {
+			cut.Off = func() {
+				p.room.Demote(client, p.roomWait) // its next read waits behind the others
+				off()
+			}
+		}
+		release = p.holders.Hold(client, release, cut)
 		if err := readHolding(weight, read, release); !heavierThanAsked(err) {
 			if err != nil {
 				return nil, err

@@ -32,6 +32,9 @@ type Budget struct {
 	served  uint64             // the grants so far: a client's last one orders whose turn is next
 	arrived uint64             // the waiters so far: between clients never served, the first one first
 	clients map[string]*client // those holding room or waiting for it
+	// demoted are the clients whose work was cut off for its pace
+	// (Demote), until when they come back behind every client waiting.
+	demoted map[string]time.Time
 }
 
 // client is one client's share of a Budget: what it holds, its work
@@ -54,7 +57,23 @@ const UntilTheCallerLeaves = time.Duration(math.MaxInt64)
 
 // NewBudget allows work weighing size in all at once.
 func NewBudget(size int64) *Budget {
-	return &Budget{max: size, free: size, clients: map[string]*client{}}
+	return &Budget{max: size, free: size, clients: map[string]*client{}, demoted: map[string]time.Time{}}
+}
+
+// Demote has client who, whose work was cut off for holding room too
+// slowly, come back for the next for behind every client then waiting, as
+// if served last: back as a new client, ahead of them, clients taking
+// turns at work they never finished kept the others waiting.
+func (b *Budget) Demote(who string, next time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := time.Now()
+	for c, until := range b.demoted {
+		if !now.Before(until) {
+			delete(b.demoted, c)
+		}
+	}
+	b.demoted[who] = now.Add(next)
 }
 
 // Max is the weight the budget allows at once.
@@ -76,6 +95,9 @@ func (b *Budget) Take(ctx context.Context, who string, weight int64, wait time.D
 		// client served before, and two taking turns kept those waiting
 		// until their waits ran out.
 		c = &client{served: max(b.served, 1) - 1}
+		if until, ok := b.demoted[who]; ok && time.Now().Before(until) {
+			c.served = b.served + 1 // behind everyone served so far, and every newcomer
+		}
 		b.clients[who] = c
 	}
 	b.arrived++

@@ -270,3 +270,52 @@ func TestReleasedWorkIsNotCut(t *testing.T) {
 		t.Error("work was cut as its room, given back, woke a waiter")
 	}
 }
+
+// TestACutClientGoesBehindTheWaiting: a client whose work was cut off for
+// being slow (Demote) came back as new, ahead of the work that had waited
+// for it; tokens taking turns at reads they never read kept another
+// client's small reads waiting to their limit. Back within the demotion,
+// it goes behind every client waiting.
+func TestACutClientGoesBehindTheWaiting(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget(10)
+		ctx := t.Context()
+		running, err := b.Take(ctx, "bob", 10, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		order := make(chan string, 2)
+		take := func(client string, weight int64) {
+			go func() {
+				release, err := b.Take(ctx, client, weight, time.Minute)
+				if err != nil {
+					t.Errorf("%s: %v", client, err)
+					return
+				}
+				order <- client
+				release()
+			}()
+			synctest.Wait()
+		}
+		take("alice", 10)
+		b.Demote("bob", time.Minute) // its read was cut
+		running()
+		<-order // alice's, the room free of bob's
+		running2, err := b.Take(ctx, "carol", 10, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		take("dave", 10)
+		take("bob", 10) // back, cut a moment ago
+		take("erin", 10)
+		running2()
+		var got []string
+		for range 3 {
+			got = append(got, <-order)
+		}
+		if diff := cmp.Diff([]string{"dave", "erin", "bob"}, got); diff != "" {
+			t.Errorf("the order work ran in (-want +got):\n%s", diff)
+		}
+	})
+}
