@@ -61,9 +61,10 @@ func NewBudget(size int64) *Budget {
 }
 
 // Demote has client who, whose work was cut off for holding room too
-// slowly, come back for the next for behind every client then waiting, as
-// if served last: back as a new client, ahead of them, clients taking
-// turns at work they never finished kept the others waiting.
+// slowly, wait behind every client then waiting, as if served last: its
+// work waiting already, and its work that comes back for the next while
+// (back as a new client, ahead of them, clients taking turns at work they
+// never finished kept the others waiting).
 func (b *Budget) Demote(who string, next time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -74,6 +75,9 @@ func (b *Budget) Demote(who string, next time.Duration) {
 		}
 	}
 	b.demoted[who] = now.Add(next)
+	if c := b.clients[who]; c != nil {
+		c.served = b.served + 1 // its work waiting already goes behind too
+	}
 }
 
 // Max is the weight the budget allows at once.

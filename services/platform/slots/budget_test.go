@@ -319,3 +319,39 @@ func TestACutClientGoesBehindTheWaiting(t *testing.T) {
 		}
 	})
 }
+
+// TestACutClientsWaitingWorkGoesBehindToo: a client cut while more of its
+// work waits (two connections of one token) kept that work's place in
+// line, ahead of the others.
+func TestACutClientsWaitingWorkGoesBehindToo(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget(10)
+		ctx := t.Context()
+		running, err := b.Take(ctx, "carol", 10, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		order := make(chan string, 2)
+		take := func(client string) {
+			go func() {
+				release, err := b.Take(ctx, client, 10, time.Minute)
+				if err != nil {
+					t.Errorf("%s: %v", client, err)
+					return
+				}
+				order <- client
+				release()
+			}()
+			synctest.Wait()
+		}
+		take("bob")   // its second connection, waiting
+		take("alice") // behind it
+		b.Demote("bob", time.Minute)
+		running()
+		got := []string{<-order, <-order}
+		if diff := cmp.Diff([]string{"alice", "bob"}, got); diff != "" {
+			t.Errorf("the order work ran in (-want +got):\n%s", diff)
+		}
+	})
+}
