@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	memoryv1 "github.com/zenmcp/zen/proto/gen/zen/memory/v1"
@@ -177,23 +178,29 @@ func cutOf(answer serve.Answer) slots.Cut {
 const cutCheck = 500 * time.Millisecond
 
 // takeRoom takes room as p.room.Take does; while it waits, the reads of
-// other clients that hold room past their lease are cut off.
+// other clients that hold room past their lease are cut off, every
+// cutCheck (a timer: a read the room takes at once, the usual, starts
+// nothing).
 func (p threadPaths) takeRoom(ctx context.Context, client string, weight int64, wait time.Duration) (func(),
 	error) {
-	stop := make(chan struct{})
-	go func() {
-		tick := time.NewTicker(cutCheck)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case now := <-tick.C:
-				p.holders.CutStale(client, now)
-			}
+	var mu sync.Mutex
+	var check *time.Timer
+	mu.Lock()
+	check = time.AfterFunc(cutCheck, func() {
+		p.holders.CutStale(client, time.Now())
+		mu.Lock()
+		defer mu.Unlock()
+		if check != nil {
+			check.Reset(cutCheck)
 		}
+	})
+	mu.Unlock()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		check.Stop()
+		check = nil
 	}()
-	defer close(stop)
 	return p.room.Take(ctx, client, weight, wait)
 }
 

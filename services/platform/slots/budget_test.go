@@ -286,18 +286,7 @@ func TestACutClientGoesBehindTheWaiting(t *testing.T) {
 			t.Fatal(err)
 		}
 		order := make(chan string, 2)
-		take := func(client string, weight int64) {
-			go func() {
-				release, err := b.Take(ctx, client, weight, time.Minute)
-				if err != nil {
-					t.Errorf("%s: %v", client, err)
-					return
-				}
-				order <- client
-				release()
-			}()
-			synctest.Wait()
-		}
+		take := func(client string, weight int64) { takeInTurn(t, b, order, client, weight) }
 		take("alice", 10)
 		b.Demote("bob", time.Minute) // its read was cut
 		running()
@@ -333,18 +322,7 @@ func TestACutClientsWaitingWorkGoesBehindToo(t *testing.T) {
 			t.Fatal(err)
 		}
 		order := make(chan string, 2)
-		take := func(client string) {
-			go func() {
-				release, err := b.Take(ctx, client, 10, time.Minute)
-				if err != nil {
-					t.Errorf("%s: %v", client, err)
-					return
-				}
-				order <- client
-				release()
-			}()
-			synctest.Wait()
-		}
+		take := func(client string) { takeInTurn(t, b, order, client, 10) }
 		take("bob")   // its second connection, waiting
 		take("alice") // behind it
 		b.Demote("bob", time.Minute)
@@ -354,4 +332,20 @@ func TestACutClientsWaitingWorkGoesBehindToo(t *testing.T) {
 			t.Errorf("the order work ran in (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// takeInTurn has client take weight of b in a goroutine of the bubble,
+// which says on order when its turn came and gives the weight back; it
+// returns once the take is running or waiting.
+func takeInTurn(t *testing.T, b *Budget, order chan<- string, client string, weight int64) {
+	go func() {
+		release, err := b.Take(t.Context(), client, weight, time.Minute)
+		if err != nil {
+			t.Errorf("%s: %v", client, err)
+			return
+		}
+		order <- client
+		release()
+	}()
+	synctest.Wait()
 }

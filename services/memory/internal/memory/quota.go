@@ -173,28 +173,27 @@ func (q *clientQuota) admit(c *quotaCount, add int64) (stored func(), err error)
 // weighAgain has the client's next write weigh its threads, whatever its
 // count says.
 func (s *Service) weighAgain(client string) {
-	q := s.quota
-	if q == nil {
-		return
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if c := q.count[client]; c != nil {
+	s.quota.change(client, func(c *quotaCount) {
 		c.at = time.Time{}
 		c.gen++
-	}
+	})
 }
 
 // freeWeight gives back what a thread the client deleted weighed, so
 // that the room shows at once, before the next weighing.
 func (s *Service) freeWeight(client string, weight int64) {
-	q := s.quota
+	s.quota.change(client, func(c *quotaCount) { c.weight = max(0, c.weight-weight-ThreadOverhead) })
+}
+
+// change has edit change the client's count, when there is a bound and the
+// client has a count.
+func (q *clientQuota) change(client string, edit func(c *quotaCount)) {
 	if q == nil {
 		return
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if c := q.count[client]; c != nil {
-		c.weight = max(0, c.weight-weight-ThreadOverhead)
+		edit(c)
 	}
 }

@@ -23,15 +23,12 @@ import (
 // each): one fits.
 func TestWritesAtOnceShareTheRoom(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	store := &gatedCreates{Store: memstore.New(), gate: make(chan struct{})}
-	svc := memory.NewService(store, time.Hour, 50)
 	const unit = 64 << 10
-	svc.LimitClients(8 * unit)
+	svc := bounded(store, 8*unit, nil)
 	text := func(n int) []memory.Turn { return exchange("q", strings.Repeat("x", n)) }
 	store.open()
-	if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory",
-		Turns: text(6 * unit)}); err != nil {
+	if _, err := chatIn(svc, "mallory", text(6*unit)); err != nil {
 		t.Fatal(err)
 	}
 	store.close()
@@ -39,8 +36,7 @@ func TestWritesAtOnceShareTheRoom(t *testing.T) {
 	var admitted atomic.Int32
 	for range 8 {
 		wg.Go(func() {
-			if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory",
-				Turns: text(unit)}); err == nil {
+			if _, err := chatIn(svc, "mallory", text(unit)); err == nil {
 				admitted.Add(1)
 			} else if !errors.Is(err, memory.ErrClientFull) {
 				t.Error(err)
@@ -112,24 +108,20 @@ func (g *gatedCreates) reached(t *testing.T, n int) <-chan struct{} {
 // threads alone.
 func TestAWeighingCountsTheWritesNotYetStored(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	var mu sync.Mutex
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	store := &gatedCreates{Store: memstore.New(), gate: make(chan struct{})}
-	svc := memory.NewService(store, time.Hour, 50)
-	svc.SetClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
 	const unit = 64 << 10
-	svc.LimitClients(8 * unit)
+	svc := bounded(store, 8*unit, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
 	text := func(n int) []memory.Turn { return exchange("q", strings.Repeat("x", n)) }
 	store.open()
-	if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory",
-		Turns: text(4 * unit)}); err != nil {
+	if _, err := chatIn(svc, "mallory", text(4*unit)); err != nil {
 		t.Fatal(err)
 	}
 	store.close()
 	first := make(chan error, 1)
 	go func() {
-		_, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory", Turns: text(3 * unit)})
+		_, err := chatIn(svc, "mallory", text(3*unit))
 		first <- err
 	}()
 	store.waitFor(t, 1) // admitted by the count, and being stored
@@ -138,7 +130,7 @@ func TestAWeighingCountsTheWritesNotYetStored(t *testing.T) {
 	mu.Unlock()
 	second := make(chan error, 1)
 	go func() {
-		_, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory", Turns: text(3 * unit)})
+		_, err := chatIn(svc, "mallory", text(3*unit))
 		second <- err
 	}()
 	// Refused, or admitted: then it reaches the store, and waits there.
@@ -165,20 +157,17 @@ const quotaWeighedAgain = time.Minute
 // (no longer pending): the client then wrote past its bound.
 func TestAWriteStoredWhileTheClientIsWeighedStaysCounted(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	var mu sync.Mutex
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	creates := &gatedCreates{Store: memstore.New(), gate: make(chan struct{})}
 	store := &gatedWeighs{gatedCreates: creates, read: make(chan struct{}), answer: make(chan struct{})}
-	svc := memory.NewService(store, time.Hour, 50)
-	svc.SetClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
 	const unit = 64 << 10
-	svc.LimitClients(16 * unit)
+	svc := bounded(store, 16*unit, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
 	text := func(n int) []memory.Turn { return exchange("q", strings.Repeat("x", n)) }
 	create := func(n int) chan error {
 		done := make(chan error, 1)
 		go func() {
-			_, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory", Turns: text(n)})
+			_, err := chatIn(svc, "mallory", text(n))
 			done <- err
 		}()
 		return done

@@ -22,23 +22,21 @@ func TestOneClientCannotFillTheStore(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	svc := memory.NewService(memstore.New(), time.Hour, 50)
-	svc.SetClock(func() time.Time { return now })
 	const limit = 1 << 20
-	svc.LimitClients(limit)
+	svc := bounded(memstore.New(), limit, func() time.Time { return now })
 	// A quarter of the bound, and a little more (the question, and a
 	// thread's overhead): three fit, a fourth does not.
 	big := func() []memory.Turn { return exchange("q", strings.Repeat("x", limit/4)) }
 
 	var kept []*memory.Thread
 	for range 3 {
-		th, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory", Turns: big()})
+		th, err := chatIn(svc, "mallory", big())
 		if err != nil {
 			t.Fatalf("a create within the client's room: %v", err)
 		}
 		kept = append(kept, th)
 	}
-	_, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory", Turns: big()})
+	_, err := chatIn(svc, "mallory", big())
 	if !errors.Is(err, memory.ErrClientFull) || !strings.Contains(err.Error(), "ZEN_CLIENT_STORE_MB") {
 		t.Errorf("a create past the client's room: %v, want ErrClientFull naming ZEN_CLIENT_STORE_MB", err)
 	}
@@ -50,21 +48,20 @@ func TestOneClientCannotFillTheStore(t *testing.T) {
 	if _, err := svc.Import(ctx, "mallory", []*memory.Thread{imported}, false); !errors.Is(err, memory.ErrClientFull) {
 		t.Errorf("an import past the client's room: %v, want ErrClientFull", err)
 	}
-	if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "alice", Turns: big()}); err != nil {
+	if _, err := chatIn(svc, "alice", big()); err != nil {
 		t.Errorf("another client's create: %v, want it stored", err)
 	}
 	// A thread deleted makes room.
 	if err := svc.Delete(ctx, kept[0].ID, "mallory"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory", Turns: big()}); err != nil {
+	if _, err := chatIn(svc, "mallory", big()); err != nil {
 		t.Errorf("a create once a thread was deleted: %v, want it stored", err)
 	}
 	// Expired threads weigh nothing.
 	now = now.Add(2 * time.Hour)
 	for range 3 {
-		if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory",
-			Turns: big()}); err != nil {
+		if _, err := chatIn(svc, "mallory", big()); err != nil {
 			t.Fatalf("a create once the client's threads expired: %v", err)
 		}
 	}
@@ -76,15 +73,11 @@ func TestOneClientCannotFillTheStore(t *testing.T) {
 // the bound, and once a minute.
 func TestAClientsRoomIsNotReweighedOnEveryWrite(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	store := &weighsCounted{Store: memstore.New()}
-	svc := memory.NewService(store, time.Hour, 50)
-	svc.SetClock(func() time.Time { return now })
-	svc.LimitClients(1 << 30)
+	svc := bounded(store, 1<<30, func() time.Time { return now })
 	for range 100 {
-		if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "alice",
-			Turns: exchange("q", "a")}); err != nil {
+		if _, err := chatIn(svc, "alice", exchange("q", "a")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -92,8 +85,7 @@ func TestAClientsRoomIsNotReweighedOnEveryWrite(t *testing.T) {
 		t.Errorf("100 light writes weighed the client's threads %d times, want once", store.weighs)
 	}
 	now = now.Add(2 * time.Minute)
-	if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "alice",
-		Turns: exchange("q", "a")}); err != nil {
+	if _, err := chatIn(svc, "alice", exchange("q", "a")); err != nil {
 		t.Fatal(err)
 	}
 	if store.weighs != 2 {
@@ -117,23 +109,18 @@ func (w *weighsCounted) ClientWeight(ctx context.Context, client string, now tim
 // this process keeps deciding in between.
 func TestAClientAtItsBoundIsNotReweighedOnEveryWrite(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	store := &weighsCounted{Store: memstore.New()}
-	svc := memory.NewService(store, time.Hour, 50)
-	svc.SetClock(func() time.Time { return now })
 	const limit = 1 << 20
-	svc.LimitClients(limit)
+	svc := bounded(store, limit, func() time.Time { return now })
 	for range 3 {
-		if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory",
-			Turns: exchange("q", strings.Repeat("x", limit/4))}); err != nil {
+		if _, err := chatIn(svc, "mallory", exchange("q", strings.Repeat("x", limit/4))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	before := store.weighs
 	for range 20 {
-		_, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory",
-			Turns: exchange("q", strings.Repeat("x", limit/4))})
+		_, err := chatIn(svc, "mallory", exchange("q", strings.Repeat("x", limit/4)))
 		if !errors.Is(err, memory.ErrClientFull) {
 			t.Fatalf("a write past the bound: %v, want ErrClientFull", err)
 		}
@@ -145,8 +132,7 @@ func TestAClientAtItsBoundIsNotReweighedOnEveryWrite(t *testing.T) {
 	// the next write weighs again.
 	before = store.weighs
 	now = now.Add(6 * time.Second)
-	if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory",
-		Turns: exchange("q", strings.Repeat("x", limit/4))}); !errors.Is(err, memory.ErrClientFull) {
+	if _, err := chatIn(svc, "mallory", exchange("q", strings.Repeat("x", limit/4))); !errors.Is(err, memory.ErrClientFull) {
 		t.Fatalf("a write past the bound: %v, want ErrClientFull", err)
 	}
 	if n := store.weighs - before; n != 1 {
@@ -156,8 +142,7 @@ func TestAClientAtItsBoundIsNotReweighedOnEveryWrite(t *testing.T) {
 	// finds it as recent.
 	before = store.weighs
 	now = now.Add(-time.Second)
-	if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "mallory",
-		Turns: exchange("q", strings.Repeat("x", limit/4))}); !errors.Is(err, memory.ErrClientFull) {
+	if _, err := chatIn(svc, "mallory", exchange("q", strings.Repeat("x", limit/4))); !errors.Is(err, memory.ErrClientFull) {
 		t.Fatalf("a write past the bound: %v, want ErrClientFull", err)
 	}
 	if n := store.weighs - before; n != 0 {
@@ -171,8 +156,7 @@ func TestAClientAtItsBoundIsNotReweighedOnEveryWrite(t *testing.T) {
 func TestEmptyThreadsCountTowardsTheBound(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	svc := memory.NewService(memstore.New(), time.Hour, 50)
-	svc.LimitClients(100 * memory.ThreadOverhead)
+	svc := bounded(memstore.New(), 100*memory.ThreadOverhead, nil)
 	empty := func(n int) []*memory.Thread {
 		out := make([]*memory.Thread, n)
 		for i := range out {
@@ -198,9 +182,8 @@ func TestEmptyThreadsCountTowardsTheBound(t *testing.T) {
 func TestAnImportReplacingTheClientsThreadsTakesOnlyWhatItAdds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	svc := memory.NewService(memstore.New(), time.Hour, 50)
 	const mib = 1 << 20
-	svc.LimitClients(2 * mib)
+	svc := bounded(memstore.New(), 2*mib, nil)
 	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", Turns: exchange("q", strings.Repeat("x", 1.5*mib))}
 	if _, err := svc.Import(ctx, "alice", []*memory.Thread{th}, false); err != nil {
 		t.Fatal(err)
@@ -216,8 +199,7 @@ func TestAnImportReplacingTheClientsThreadsTakesOnlyWhatItAdds(t *testing.T) {
 func TestTheUnnamedClientHasNoBound(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	svc := memory.NewService(memstore.New(), time.Hour, 50)
-	svc.LimitClients(memory.ThreadOverhead)
+	svc := bounded(memstore.New(), memory.ThreadOverhead, nil)
 	for range 3 {
 		if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", Turns: exchange("q", "a")}); err != nil {
 			t.Fatalf("the unnamed client's create: %v", err)
@@ -234,8 +216,7 @@ func TestAReplacingImportHasTheClientWeighedAgain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store := &weighsCounted{Store: memstore.New()}
-	svc := memory.NewService(store, time.Hour, 50)
-	svc.LimitClients(1 << 30)
+	svc := bounded(store, 1<<30, nil)
 	th := &memory.Thread{ID: uuid.NewString(), ToolName: "chat", Turns: exchange("q", "a")}
 	if _, err := svc.Import(ctx, "alice", []*memory.Thread{th}, false); err != nil {
 		t.Fatal(err)
@@ -245,11 +226,26 @@ func TestAReplacingImportHasTheClientWeighedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := store.weighs
-	if _, err := svc.Create(ctx, memory.CreateParams{ToolName: "chat", ClientID: "alice",
-		Turns: exchange("q", "a")}); err != nil {
+	if _, err := chatIn(svc, "alice", exchange("q", "a")); err != nil {
 		t.Fatal(err)
 	}
 	if store.weighs != before+1 {
 		t.Errorf("the write after a replacing import weighed the client %d times, want once", store.weighs-before)
 	}
+}
+
+// bounded is a service keeping each client's threads within limit, reading
+// the time from clock (nil: the clock's).
+func bounded(store memory.Store, limit int64, clock func() time.Time) *memory.Service {
+	svc := memory.NewService(store, time.Hour, 50)
+	if clock != nil {
+		svc.SetClock(clock)
+	}
+	svc.LimitClients(limit)
+	return svc
+}
+
+// chatIn has svc create a chat thread of client's with turns.
+func chatIn(svc *memory.Service, client string, turns []memory.Turn) (*memory.Thread, error) {
+	return svc.Create(context.Background(), memory.CreateParams{ToolName: "chat", ClientID: client, Turns: turns})
 }
